@@ -1,0 +1,23 @@
+"""Data sets for bayesclass: the :class:`Dataset` container, loaders, the seeds' example data, splits.
+
+Everything a model or the CLI needs from this package is re-exported here.
+"""
+
+from data.csvfile import load_csv
+from data.dataset import Dataset, FeatureKind, check_features
+from data.loaders import DatasetInfo, available, load
+from data.split import train_validation_test_split
+from data.synthetic import seed000_separable, seed001_gaussians
+
+__all__ = [
+    "Dataset",
+    "DatasetInfo",
+    "FeatureKind",
+    "available",
+    "check_features",
+    "load",
+    "load_csv",
+    "seed000_separable",
+    "seed001_gaussians",
+    "train_validation_test_split",
+]

@@ -1,0 +1,70 @@
+"""Small argument checks shared by the ``data`` modules (private)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def require_int(value: object, *, argument: str, minimum: int) -> int:
+    """Return ``value`` as ``int`` if it is an integer >= ``minimum``; else ``ValueError``.
+
+    ``bool`` is rejected (``True`` is not a sample size) and floats are not
+    rounded: no silent coercion.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(
+            f"{argument} must be an integer, got {value!r} ({type(value).__name__}); "
+            f"pass a whole number such as {argument}={max(minimum, 0) or 1}"
+        )
+    if value < minimum:
+        raise ValueError(f"{argument} must be >= {minimum}, got {value}; pass a larger {argument}")
+    return int(value)
+
+
+def require_seed(random_seed: object) -> int:
+    """Validate a ``random_seed`` for :func:`numpy.random.default_rng` (non-negative int)."""
+    return require_int(random_seed, argument="random_seed", minimum=0)
+
+
+def first_true(mask: np.ndarray) -> tuple[int, int] | None:
+    """(row, column) of the first ``True`` of a 2-D mask in row-major order, or ``None``."""
+    flat = np.flatnonzero(mask)
+    if flat.size == 0:
+        return None
+    row, column = divmod(int(flat[0]), mask.shape[1])
+    return row, column
+
+
+def column_label(column: int, feature_names: tuple[str, ...] | None) -> str:
+    """``"column 'name'"`` when names are known, else ``"column 2"``."""
+    if feature_names is not None and column < len(feature_names):
+        return f"column {feature_names[column]!r}"
+    return f"column {column}"
+
+
+def check_finite(X: np.ndarray, *, argument: str, feature_names: tuple[str, ...] | None, when: str) -> None:
+    """Raise ``ValueError`` naming the first NaN/inf cell of a 2-D float array."""
+    cell = first_true(~np.isfinite(X))
+    if cell is not None:
+        row, column = cell
+        value = "NaN" if np.isnan(X[row, column]) else X[row, column]
+        raise ValueError(
+            f"{argument} contains {value} at row {row}, {column_label(column, feature_names)}; "
+            f"remove or impute missing or infinite values before {when}"
+        )
+
+
+def numeric_2d(X: object, *, argument: str) -> np.ndarray:
+    """``np.asarray(X)`` if its dtype is boolean, integer or real float; else ``ValueError``."""
+    try:
+        array = np.asarray(X)
+    except ValueError as error:  # ragged nested sequences
+        raise ValueError(f"{argument} is not a rectangular array ({error}); pass equal-length rows") from error
+    if array.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{argument} must be numeric (bool, integer or float), got dtype {array.dtype}; "
+            "encode text columns as numbers first (load_csv does this for CSV files)"
+        )
+    return array

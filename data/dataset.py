@@ -1,0 +1,389 @@
+"""The :class:`Dataset` container shared by every model, and input checks for prediction.
+
+A classification data set is a design matrix ``X`` (one row per observation,
+one column per feature) and class codes ``y`` in ``0..K-1`` naming classes
+``C_1..C_K`` (seed 001 §A; seed 000 §9, "an integer in {1, ..., K}", shifted
+to start at 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal, get_args
+
+import numpy as np
+
+from data._validation import check_finite, column_label, first_true, numeric_2d
+
+FeatureKind = Literal["continuous", "binary", "categorical", "count"]
+"""How a feature's values are to be modelled.
+
+``"continuous"``: any finite real (Gaussian class models, seed 003 "Gaussian Naive Bayes").
+``"binary"``: 0/1 only (Bernoulli, seed 003 "Raining"). ``"categorical"``: codes
+``0..L-1`` (multinomial). ``"count"``: non-negative integers (e.g. pixel intensities 0..16).
+"""
+
+FEATURE_KINDS: tuple[str, ...] = get_args(FeatureKind)
+
+
+def _names(value: object, *, argument: str) -> tuple[str, ...]:
+    """Validate a sequence of unique, non-empty strings and return it as a tuple."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValueError(f"{argument} must be a sequence of strings, got {value!r}; pass e.g. a tuple of str")
+    bad = [name for name in value if not isinstance(name, str) or not name]
+    if bad:
+        raise ValueError(f"{argument} must hold non-empty strings, got {bad[0]!r}; convert names with str()")
+    names = tuple(str(name) for name in value)  # plain str, also for numpy.str_ elements
+    if len(set(names)) != len(names):
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        raise ValueError(f"{argument} must be unique, but {duplicates} repeat; rename the duplicates")
+    return names
+
+
+def _frozen(array: np.ndarray, dtype: type) -> np.ndarray:
+    """A C-contiguous, read-only copy of ``array`` with the given dtype."""
+    out = np.array(array, dtype=dtype, order="C", copy=True)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """An immutable, validated classification data set.
+
+    Parameters
+    ----------
+    name : str
+        Short identifier (``"iris"``, ``"transport[train]"``).
+    X : array_like, shape (n_obs, n_features)
+        Features; stored as a read-only, C-contiguous ``float64`` copy. All
+        values finite: missing values are never imputed silently.
+    y : array_like of int, shape (n_obs,)
+        Class codes ``0..K-1`` indexing ``class_names``; stored as read-only ``int64``.
+        Classes with no rows are allowed (e.g. a small test split); so is a
+        single class present. Models that need every class present check that.
+    feature_names, class_names : sequence of str
+        Unique column and class names; ``class_names`` fixes ``K``.
+    feature_kinds : sequence of FeatureKind
+        One per column. ``"binary"`` columns hold only 0/1; ``"categorical"``
+        and ``"count"`` columns hold non-negative integers.
+    description : str
+        One or two sentences for reports.
+    provenance : str
+        Where the numbers come from: citation/URL/package, or generator,
+        arguments and seed.
+    category_names : Mapping[str, tuple[str, ...]]
+        For binary/categorical columns read from text: level names indexed by
+        code, e.g. ``{"Raining": ("no", "yes")}`` (seed 003, transport table).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, the offending value and the fix.
+
+    Notes
+    -----
+    Instances are hashable by identity (``eq=False``); compare contents with
+    :meth:`fingerprint`. Pickling re-runs the validation, so unpickled arrays
+    stay read-only.
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: tuple[str, ...]
+    class_names: tuple[str, ...]
+    feature_kinds: tuple[FeatureKind, ...]
+    description: str = ""
+    provenance: str = ""
+    category_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        def set_(attribute: str, value: object) -> None:  # frozen dataclass: store converted fields once
+            object.__setattr__(self, attribute, value)
+
+        for argument in ("name", "description", "provenance"):
+            if not isinstance(getattr(self, argument), str):
+                raise ValueError(f"{argument} must be a str, got {getattr(self, argument)!r}")
+        if not self.name:
+            raise ValueError("name must be a non-empty string; pass e.g. name='my_data'")
+        feature_names = _names(self.feature_names, argument="feature_names")
+        class_names = _names(self.class_names, argument="class_names")
+        if not class_names:
+            raise ValueError("class_names is empty; pass one name per class code in y")
+
+        X = numeric_2d(self.X, argument="X")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_obs, n_features), got shape {X.shape}; reshape it, e.g. X.reshape(-1, 1)")
+        if X.shape[0] == 0:
+            raise ValueError("X has 0 rows; a Dataset needs at least one observation")
+        if X.shape[1] != len(feature_names):
+            raise ValueError(
+                f"X has {X.shape[1]} columns but feature_names has {len(feature_names)} names "
+                f"{feature_names}; pass one name per column"
+            )
+        if X.shape[1] == 0:
+            raise ValueError("X has 0 columns; a Dataset needs at least one feature")
+        X = _frozen(X, np.float64)
+        check_finite(X, argument="X", feature_names=feature_names, when="building a Dataset")
+
+        y = np.asarray(self.y)
+        if y.dtype.kind not in "iu":
+            raise ValueError(
+                f"y must hold integer class codes, got dtype {y.dtype}; map labels to codes 0..K-1 "
+                "(e.g. np.unique(labels, return_inverse=True)) and pass the labels as class_names"
+            )
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D (n_obs,), got shape {y.shape}; pass y.ravel() if it is a column")
+        if len(y) != len(X):
+            raise ValueError(f"X has {len(X)} rows but y has {len(y)} entries; pass one class code per row of X")
+        out_of_range = (y < 0) | (y >= len(class_names))
+        if out_of_range.any():
+            row = int(np.argmax(out_of_range))
+            raise ValueError(
+                f"y[{row}] = {y[row]} is not a class code in range({len(class_names)}) for class_names "
+                f"{class_names}; pass codes 0..{len(class_names) - 1} or add the missing class names"
+            )
+        y = _frozen(y, np.int64)
+
+        feature_kinds = self.feature_kinds
+        if isinstance(feature_kinds, Sequence) and not isinstance(feature_kinds, str):
+            feature_kinds = tuple(feature_kinds)
+        if not isinstance(feature_kinds, tuple) or len(feature_kinds) != len(feature_names):
+            raise ValueError(
+                f"feature_kinds must list one kind per feature ({len(feature_names)}), got {self.feature_kinds!r}"
+            )
+        unknown = [kind for kind in feature_kinds if kind not in FEATURE_KINDS]
+        if unknown:
+            raise ValueError(f"feature_kinds contains {unknown[0]!r}; use one of {FEATURE_KINDS}")
+        kinds = np.array(feature_kinds)
+        self._check_values(X, kinds == "binary", feature_names, "binary", "0 or 1", lambda v: (v != 0) & (v != 1))
+        self._check_values(
+            X, (kinds == "categorical") | (kinds == "count"), feature_names, "categorical/count",
+            "a non-negative integer", lambda v: (v < 0) | (v != np.round(v)),
+        )  # fmt: skip
+
+        category_names = self._checked_categories(X, feature_names, feature_kinds)
+        set_("feature_names", feature_names)
+        set_("class_names", class_names)
+        set_("feature_kinds", feature_kinds)
+        set_("X", X)
+        set_("y", y)
+        set_("category_names", category_names)
+
+    @staticmethod
+    def _check_values(X, columns, feature_names, kind, allowed, is_bad) -> None:
+        """Raise if a column of the given kind holds a value ``is_bad`` flags."""
+        if not columns.any():
+            return
+        indices = np.flatnonzero(columns)
+        cell = first_true(is_bad(X[:, indices]))
+        if cell is not None:
+            row, column = cell[0], int(indices[cell[1]])
+            raise ValueError(
+                f"X[{row}, {column}] = {X[row, column]} in {kind} {column_label(column, feature_names)} "
+                f"must be {allowed}; fix the value or declare the column with another feature kind"
+            )
+
+    def _checked_categories(self, X, feature_names, feature_kinds) -> Mapping[str, tuple[str, ...]]:
+        """Validate ``category_names`` against the columns and freeze it."""
+        if not isinstance(self.category_names, Mapping):
+            raise ValueError(f"category_names must be a mapping feature name -> level names, got {self.category_names!r}")
+        checked = {}
+        for feature, levels in self.category_names.items():
+            if feature not in feature_names:
+                raise ValueError(f"category_names has key {feature!r}, which is not in feature_names {feature_names}")
+            column = feature_names.index(feature)
+            kind = feature_kinds[column]
+            if kind not in ("binary", "categorical"):
+                raise ValueError(
+                    f"category_names[{feature!r}] is given but the feature is {kind!r}; drop it or change the kind"
+                )
+            levels = _names(levels, argument=f"category_names[{feature!r}]")
+            if kind == "binary" and len(levels) != 2:
+                raise ValueError(f"category_names[{feature!r}] = {levels} must name exactly 2 levels (codes 0 and 1)")
+            top = X[:, column].max()
+            if top >= len(levels):
+                raise ValueError(
+                    f"column {feature!r} has code {int(top)} but category_names[{feature!r}] names only "
+                    f"{len(levels)} levels {levels}; add the missing level names"
+                )
+            checked[feature] = levels
+        return MappingProxyType(checked)
+
+    def __reduce__(self):
+        arguments = (self.name, self.X, self.y, self.feature_names, self.class_names, self.feature_kinds,
+                     self.description, self.provenance, dict(self.category_names))  # fmt: skip
+        return (type(self), arguments)
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset(name={self.name!r}, n_obs={self.n_obs}, n_features={self.n_features}, "
+            f"n_classes={self.n_classes}, class_names={self.class_names})"
+        )
+
+    @property
+    def n_obs(self) -> int:
+        """Number of rows (observations)."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Number of columns (features)."""
+        return int(self.X.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes ``K = len(class_names)``, including classes with no rows."""
+        return len(self.class_names)
+
+    @property
+    def class_counts(self) -> np.ndarray:
+        """Rows per class, shape ``(K,)``; ``class_counts / n_obs`` is the MLE of the class prior (seed 001 eq 7)."""
+        return np.bincount(self.y, minlength=self.n_classes)
+
+    def fingerprint(self) -> str:
+        """SHA-256 hex digest of X, y, feature names and class names (stable across runs and platforms)."""
+        digest = hashlib.sha256()
+        digest.update(np.ascontiguousarray(self.X, dtype="<f8").tobytes())
+        digest.update(np.ascontiguousarray(self.y, dtype="<i8").tobytes())
+        digest.update(json.dumps([self.feature_names, self.class_names]).encode())
+        return digest.hexdigest()
+
+    def subset(self, indices: Sequence[int] | np.ndarray, *, name: str | None = None) -> Dataset:
+        """Rows ``indices`` (integer positions, repeats allowed, or a boolean mask of length ``n_obs``).
+
+        Names, kinds, class names and category names are kept, so codes mean
+        the same thing in every subset. ``name`` defaults to ``f"{self.name}[subset]"``.
+        """
+        index = np.asarray(indices)
+        if index.dtype == bool:
+            if index.shape != (self.n_obs,):
+                raise ValueError(f"indices is a boolean mask of shape {index.shape}; it must have shape ({self.n_obs},)")
+            index = np.flatnonzero(index)
+        elif index.dtype.kind not in "iu" or index.ndim != 1:
+            raise ValueError(
+                f"indices must be 1-D integer positions or a boolean mask, got dtype {index.dtype}, shape {index.shape}"
+            )
+        if index.size == 0:
+            raise ValueError("indices selects no rows; a Dataset needs at least one observation")
+        bad = (index < 0) | (index >= self.n_obs)
+        if bad.any():
+            raise ValueError(
+                f"indices contains {index[np.argmax(bad)]}, outside 0..{self.n_obs - 1}; pass valid row positions"
+            )
+        return replace(
+            self,
+            name=f"{self.name}[subset]" if name is None else name,
+            X=self.X[index],
+            y=self.y[index],
+            provenance=f"{self.provenance}; {index.size} of {self.n_obs} rows",
+        )
+
+    def standardized(self, *, reference: Dataset | None = None) -> Dataset:
+        """Centre and scale the continuous columns: ``(x - mean) / std`` (ddof=0).
+
+        Parameters
+        ----------
+        reference : Dataset, optional
+            Whose mean and std to use (default ``self``). Pass the training set
+            when standardising validation/test sets, so that all share one scale.
+
+        Raises
+        ------
+        ValueError
+            If ``reference`` has other feature names or kinds, or a continuous
+            column of the reference is constant (std 0).
+        """
+        reference = self if reference is None else reference
+        if not isinstance(reference, Dataset):
+            raise ValueError(f"reference must be a Dataset, got {type(reference).__name__}")
+        if (reference.feature_names, reference.feature_kinds) != (self.feature_names, self.feature_kinds):
+            raise ValueError(
+                f"reference {reference.name!r} has features {reference.feature_names} {reference.feature_kinds} but "
+                f"{self.name!r} has {self.feature_names} {self.feature_kinds}; pass a reference with the same columns"
+            )
+        continuous = np.array(self.feature_kinds) == "continuous"
+        mean = np.where(continuous, reference.X.mean(axis=0), 0.0)
+        std = np.where(continuous, reference.X.std(axis=0), 1.0)
+        if (std == 0).any():
+            column = int(np.argmax(std == 0))
+            raise ValueError(
+                f"continuous column {self.feature_names[column]!r} is constant in {reference.name!r} (std 0) and "
+                "cannot be standardized; drop the column or declare it with another kind"
+            )
+        columns = zip(self.feature_names, mean, std, continuous)
+        scale = ", ".join(f"{name}: mean {m:.6g}, std {s:.6g}" for name, m, s, is_continuous in columns if is_continuous)
+        return replace(
+            self,
+            X=(self.X - mean) / std,
+            provenance=f"{self.provenance}; standardized (ddof=0) with the mean/std of {reference.name!r} ({scale})",
+        )
+
+
+def check_features(
+    X: object,
+    *,
+    n_features: int,
+    feature_names: Sequence[str] | None = None,
+    argument: str = "X",
+) -> np.ndarray:
+    """Validate new inputs for prediction and return them as a 2-D float64 array.
+
+    Parameters
+    ----------
+    X : array_like or Dataset
+        New inputs; a :class:`Dataset` contributes its ``X`` (and, when
+        ``feature_names`` is given, must have the same feature names). A 1-D
+        array of length ``n_features`` is ONE row.
+    n_features : int
+        Number of features the model was fitted on.
+    feature_names : sequence of str, optional
+        Fitted feature names, used in error messages.
+    argument : str
+        Name of the argument in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float64``, C-contiguous, shape ``(n_rows, n_features)``, all finite.
+
+    Raises
+    ------
+    ValueError
+        Non-numeric values, wrong number of columns, NaN/inf (row and column
+        named), or no rows.
+    """
+    names = None if feature_names is None else tuple(feature_names)
+    if isinstance(X, Dataset):
+        if names is not None and X.feature_names != names:
+            raise ValueError(
+                f"{argument} is Dataset {X.name!r} with features {X.feature_names} but the model was fitted on "
+                f"{names}; pass a Dataset with the same columns in the same order"
+            )
+        X = X.X
+    array = numeric_2d(X, argument=argument)
+    fitted = f"{n_features} features" + ("" if names is None else f" ({', '.join(map(repr, names))})")
+    if array.ndim == 1:
+        if array.shape[0] != n_features:
+            raise ValueError(
+                f"{argument} is 1-D with {array.shape[0]} values but the model was fitted on {fitted}; pass one row "
+                f"of {n_features} values or a 2-D array of shape (n_rows, {n_features})"
+            )
+        array = array[np.newaxis, :]
+    if array.ndim != 2:
+        raise ValueError(f"{argument} must be 2-D (n_rows, n_features), got shape {array.shape}")
+    if array.shape[1] != n_features:
+        raise ValueError(
+            f"{argument} has {array.shape[1]} columns but the model was fitted on {fitted}; "
+            "pass the same columns in the same order"
+        )
+    if array.shape[0] == 0:
+        raise ValueError(f"{argument} has 0 rows; pass at least one row to predict")
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    check_finite(array, argument=argument, feature_names=names, when="predicting")
+    return array

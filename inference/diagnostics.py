@@ -1,0 +1,75 @@
+"""Convergence diagnostics of a NUTS fit, condensed into a pass/fail verdict.
+
+Every number comes from ArviZ (``arviz_stats.rhat``, ``ess``, ``mcse``,
+``summary``); this module only applies the thresholds:
+
+- rank-normalised split r_hat <= 1.01 for every parameter element,
+- bulk and tail ESS >= 400 for every parameter element,
+- 0 divergent transitions after warm-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import arviz_stats as azs
+import pandas as pd
+import xarray as xr
+
+__all__ = ["ConvergenceReport", "MAX_R_HAT", "MIN_ESS", "diagnose"]
+
+MAX_R_HAT = 1.01
+MIN_ESS = 400
+
+
+@dataclass(frozen=True)
+class ConvergenceReport:
+    """Worst-case diagnostics over all parameter elements, and the verdict."""
+
+    max_r_hat: float
+    min_ess_bulk: float
+    min_ess_tail: float
+    n_divergences: int
+    max_mcse_mean: float
+    passed: bool
+    failures: tuple[str, ...]
+    table: pd.DataFrame
+
+    def __str__(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.failures)
+        return (
+            f"convergence {verdict}\n"
+            f"  max r_hat {self.max_r_hat:.4f} (<= {MAX_R_HAT}), min ESS bulk {self.min_ess_bulk:.0f} / "
+            f"tail {self.min_ess_tail:.0f} (>= {MIN_ESS}), divergences {self.n_divergences} (= 0), "
+            f"max MCSE of the mean {self.max_mcse_mean:.3g}"
+        )
+
+
+def diagnose(result: xr.DataTree) -> ConvergenceReport:
+    """Diagnose the posterior of a NUTS result (see the module docstring for the thresholds)."""
+    if "posterior" not in result:
+        raise ValueError(
+            f"this result was fitted by method {result.attrs.get('method')!r} and has no posterior draws to "
+            "diagnose; fit with method='nuts'"
+        )
+    posterior = result["posterior"].to_dataset()
+    r_hat = _worst(azs.rhat(posterior), max)
+    ess_bulk = _worst(azs.ess(posterior, method="bulk"), min)
+    ess_tail = _worst(azs.ess(posterior, method="tail"), min)
+    mcse = _worst(azs.mcse(posterior, method="mean"), max)
+    divergences = int(result["sample_stats"]["diverging"].sum()) if "sample_stats" in result else 0
+    failures = []
+    if not r_hat <= MAX_R_HAT:
+        failures.append(f"r_hat {r_hat:.4f} > {MAX_R_HAT}")
+    if not ess_bulk >= MIN_ESS:
+        failures.append(f"bulk ESS {ess_bulk:.0f} < {MIN_ESS}")
+    if not ess_tail >= MIN_ESS:
+        failures.append(f"tail ESS {ess_tail:.0f} < {MIN_ESS}")
+    if divergences:
+        failures.append(f"{divergences} divergent transitions")
+    table = azs.summary(result, kind="all", ci_prob=0.89, ci_kind="eti", round_to="none")
+    return ConvergenceReport(r_hat, ess_bulk, ess_tail, divergences, mcse, not failures, tuple(failures), table)
+
+
+def _worst(statistics: xr.Dataset, pick) -> float:
+    return float(pick(float(getattr(var, pick.__name__)()) for var in statistics.data_vars.values()))

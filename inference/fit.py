@@ -1,0 +1,202 @@
+"""One entry to fit any registered model: NUTS, MAP or MLE, returning an ArviZ ``DataTree``.
+
+Layout of the result (every group a plain ``xarray.Dataset``):
+
+``posterior``            draws of the model's parameters (NUTS only), dims ``chain, draw, ...``
+``sample_stats``         NUTS statistics (divergences, step size, tree depth ...)
+``point_estimate_map``   the MAP, same variables as the posterior minus ``chain``/``draw``
+``point_estimate_mle``   the MLE, where it exists (root attr ``mle_status`` says why not)
+``observed_data``        ``y`` (class codes) of the training data
+``constant_data``        ``X`` of the training data and the feature standardisation
+
+Root attrs record the provenance: model name and hyperparameters (JSON), method,
+sampler settings (JSON), random seed, data name, fingerprint and provenance,
+class and feature names, package versions and timings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from importlib import metadata
+from typing import Literal
+
+import numpy as np
+import xarray as xr
+
+from data import Dataset
+from models import ClassifierModel, SeparationError, get_model
+from inference.sampling import SamplerSettings, sample_nuts
+
+__all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
+
+Method = Literal["nuts", "map", "mle"]
+METHODS: tuple[str, ...] = ("nuts", "map", "mle")
+
+
+def fit(
+    model: ClassifierModel | str,
+    data: Dataset,
+    *,
+    method: Method = "nuts",
+    sampler: SamplerSettings | None = None,
+    standardize: bool = False,
+    random_seed: int | None = None,
+) -> xr.DataTree:
+    """Fit ``model`` to ``data``.
+
+    Parameters
+    ----------
+    model : ClassifierModel or str
+        A family instance (e.g. ``LogisticRegression(link="probit")``) or a
+        registry name (default hyperparameters).
+    data : Dataset
+        Training data (see :func:`data.load`).
+    method : {"nuts", "map", "mle"}
+        Posterior sampling by NUTS (the MAP, and the MLE where it exists, are
+        stored beside the draws for comparison), or one point estimate.
+    sampler : SamplerSettings, optional
+        Settings of the NUTS run (ignored by "map"/"mle").
+    standardize : bool
+        Centre and scale the continuous features by their training mean and
+        standard deviation before fitting; the same transform is stored and
+        applied by :func:`inference.predict`. Priors then refer to standardised
+        features.
+    random_seed : int, optional
+        Seed of the sampler; drawn from fresh entropy and recorded when None.
+
+    Returns
+    -------
+    xarray.DataTree
+        See the module docstring.
+    """
+    if isinstance(model, str):
+        model = get_model(model)
+    if not isinstance(model, ClassifierModel):
+        raise TypeError(f"model must be a registry name or a ClassifierModel, got {type(model).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is unknown; choose one of {', '.join(map(repr, METHODS))}")
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a data.Dataset (see data.load), got {type(data).__name__}")
+    if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)) or random_seed < 0):
+        raise ValueError(f"random_seed must be a non-negative integer, got {random_seed!r}")
+    sampler = sampler or SamplerSettings()
+    if random_seed is None:
+        random_seed = int(np.random.SeedSequence().generate_state(1)[0])
+    model.check_training_data(data)
+
+    center, scale = _standardization(data, standardize)
+    training = _apply_standardization(data, center, scale)
+
+    groups: dict[str, xr.Dataset] = {}
+    attrs: dict[str, object] = {}
+    if method == "nuts":
+        pymc_model = model.build(training)
+        run = sample_nuts(
+            pymc_model,
+            cache_key=(model.to_json(), training.feature_names, training.class_names),
+            var_names=model.parameter_names,
+            jitter=tuple(rv.name for rv in pymc_model.free_RVs),
+            settings=sampler,
+            random_seed=random_seed,
+        )
+        groups["posterior"] = run.posterior.assign_coords({"class": list(training.class_names)})
+        groups["sample_stats"] = run.sample_stats
+        attrs.update(
+            compile_seconds=run.compile_seconds,
+            sampling_seconds=run.sampling_seconds,
+            compile_cache_hit=int(run.compile_cache_hit),
+        )
+    for kind in ("map", "mle") if method == "nuts" else (method,):
+        try:
+            groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
+        except SeparationError as error:
+            if method == "mle":
+                raise
+            attrs["mle_status"] = str(error)
+    attrs.setdefault("mle_status", "exists" if "point_estimate_mle" in groups else "not computed")
+
+    groups["observed_data"] = xr.Dataset({"y": (("obs",), training.y)})
+    groups["constant_data"] = xr.Dataset(
+        {
+            "X": (("obs", "feature"), data.X),
+            "feature_center": (("feature",), center),
+            "feature_scale": (("feature",), scale),
+        },
+        coords={"feature": list(data.feature_names)},
+    )
+    tree = xr.DataTree.from_dict({name: xr.DataTree(dataset) for name, dataset in groups.items()})
+    tree.attrs.update(
+        _provenance(model, data, method=method, sampler=sampler, random_seed=random_seed, standardize=standardize)
+    )
+    tree.attrs.update(attrs)
+    return tree
+
+
+def model_of(result: xr.DataTree) -> ClassifierModel:
+    """The model a result was fitted with, rebuilt from its provenance attrs."""
+    from models import model_from_dict
+
+    try:
+        return model_from_dict(json.loads(result.attrs["model_hyperparameters"]))
+    except KeyError:
+        raise ValueError(
+            "this DataTree has no 'model_hyperparameters' attr: it was not produced by inference.fit"
+        ) from None
+
+
+def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
+    """(center, scale) per feature that :func:`fit` applied to the training features."""
+    constant = result["constant_data"]
+    return constant["feature_center"].values, constant["feature_scale"].values
+
+
+def _standardization(data: Dataset, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+    center = np.zeros(data.n_features)
+    scale = np.ones(data.n_features)
+    if standardize:
+        continuous = np.array([kind == "continuous" for kind in data.feature_kinds])
+        std = data.X.std(axis=0)
+        constant = continuous & (std == 0)
+        if constant.any():
+            names = ", ".join(repr(data.feature_names[j]) for j in np.flatnonzero(constant))
+            raise ValueError(f"cannot standardize constant feature(s) {names}; drop them or fit with standardize=False")
+        center[continuous] = data.X[:, continuous].mean(axis=0)
+        scale[continuous] = std[continuous]
+    return center, scale
+
+
+def _apply_standardization(data: Dataset, center: np.ndarray, scale: np.ndarray) -> Dataset:
+    if not (center.any() or (scale != 1).any()):
+        return data
+    return dataclasses.replace(data, X=(data.X - center) / scale)
+
+
+def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardize) -> dict[str, object]:
+    packages = {name: _version(name) for name in ("bayesclass", "pymc", "pytensor", "nutpie", "arviz", "numpy", "scipy", "xarray", "scikit-learn")}
+    packages["python"] = sys.version.split()[0]
+    return {
+        "model": model.name,
+        "model_hyperparameters": model.to_json(),
+        "method": method,
+        "sampler_settings": json.dumps(dataclasses.asdict(sampler)) if method == "nuts" else "{}",
+        "random_seed": int(random_seed),
+        "standardize": int(standardize),
+        "data_name": data.name,
+        "data_fingerprint": data.fingerprint(),
+        "data_provenance": data.provenance,
+        "class_names": json.dumps(list(data.class_names)),
+        "feature_names": json.dumps(list(data.feature_names)),
+        "feature_kinds": json.dumps(list(data.feature_kinds)),
+        "package_versions": json.dumps(packages),
+        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"

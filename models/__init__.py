@@ -1,0 +1,45 @@
+"""WHAT is believed: one module per classifier family, all under one contract.
+
+``REGISTRY`` maps the registry name (also the CLI's ``--model``) to the family
+class; :func:`get_model` builds one from keyword hyperparameters and
+:func:`model_from_dict` rebuilds one from the provenance attrs of a saved run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.base import ClassifierModel
+from models.logistic import ConvergenceError, LogisticPrior, LogisticRegression, SeparationError
+
+__all__ = [
+    "REGISTRY",
+    "ClassifierModel",
+    "ConvergenceError",
+    "LogisticPrior",
+    "LogisticRegression",
+    "SeparationError",
+    "get_model",
+    "model_from_dict",
+]
+
+REGISTRY: dict[str, type[ClassifierModel]] = {
+    LogisticRegression.name: LogisticRegression,
+}
+
+
+def _family(name: str) -> type[ClassifierModel]:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(map(repr, sorted(REGISTRY)))}") from None
+
+
+def get_model(name: str, **hyperparameters: Any) -> ClassifierModel:
+    """The family registered as ``name`` with the given hyperparameters."""
+    return _family(name)(**hyperparameters)
+
+
+def model_from_dict(values: dict[str, Any]) -> ClassifierModel:
+    """Rebuild a model from :meth:`ClassifierModel.to_dict` output (``values["model"]`` is the name)."""
+    return _family(values["model"]).from_dict(values)

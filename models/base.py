@@ -1,0 +1,171 @@
+"""The model contract every classifier family implements.
+
+A family is a frozen dataclass whose fields are its hyperparameters (priors,
+link, covariance kind ...), validated on construction. It provides
+
+``build(data) -> pm.Model``
+    the PyMC model, vectorised, with named dims ``class``, ``feature``, ``obs``;
+``point_estimate(data, kind) -> xarray.Dataset``
+    the closed-form or deterministic-optimiser estimate for ``kind`` in
+    :attr:`ClassifierModel.point_estimate_kinds`, with the SAME variable names
+    and dims as the PyMC posterior, minus ``chain``/``draw``;
+``class_log_proba(params, X) -> xarray.DataArray``
+    log P(class | x) for every row of ``X``, from parameters in the log domain,
+    broadcasting over any leading dims of ``params`` (``chain``, ``draw`` ...).
+
+Every parameter set (posterior or point estimate) carries a ``class``
+coordinate holding the class names, so that ``class_log_proba`` can label its
+output even for families whose parameters have no ``class`` dim (binary
+logistic regression).
+
+The base class implements everything that is common once, over those hooks
+(in the manner of scikit-learn's ``_BaseNB``): training-data checks,
+``class_proba``, ``to_dict``/``from_dict`` for provenance attrs.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import json
+import math
+import typing
+from typing import Any, ClassVar
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+
+from data import Dataset, check_features
+
+__all__ = ["ClassifierModel", "check_positive", "features_as_dataarray"]
+
+
+def check_positive(value: float, *, argument: str, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float, or raise a ``ValueError`` naming ``argument``.
+
+    ``allow_inf`` admits ``math.inf``, which the priors use to mean a flat
+    (improper, unpenalised) prior.
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{argument} must be a positive number, got {value!r}") from None
+    if math.isnan(number) or number <= 0 or (math.isinf(number) and not allow_inf):
+        hint = " or inf for a flat prior" if allow_inf else ""
+        raise ValueError(f"{argument} must be a positive finite number{hint}, got {value!r}")
+    return number
+
+
+def features_as_dataarray(X: Any, params: xr.Dataset, *, argument: str = "X") -> xr.DataArray:
+    """Validate new inputs against the fitted features and label them ``(obs, feature)``.
+
+    ``X`` may be an array of shape (n_obs, n_features), one row of shape
+    (n_features,), or a :class:`data.Dataset`. The feature names come from the
+    ``feature`` coordinate of ``params``.
+    """
+    feature_names = tuple(str(name) for name in params.coords["feature"].values)
+    values = check_features(X, n_features=len(feature_names), feature_names=feature_names, argument=argument)
+    return xr.DataArray(values, dims=("obs", "feature"), coords={"feature": list(feature_names)})
+
+
+class ClassifierModel(abc.ABC):
+    """Base class of every classifier family (the model contract, see module docstring).
+
+    Subclasses are frozen, keyword-only dataclasses and set the class variables
+    below.
+    """
+
+    #: registry name, also the CLI's ``--model`` value
+    name: ClassVar[str]
+    #: the ``kind`` values :meth:`point_estimate` accepts
+    point_estimate_kinds: ClassVar[tuple[str, ...]] = ("mle", "map")
+    #: names of the parameters, as in the PyMC model and the posterior
+    parameter_names: ClassVar[tuple[str, ...]]
+
+    # -- hooks ---------------------------------------------------------------------
+    @abc.abstractmethod
+    def build(self, data: Dataset) -> pm.Model:
+        """The PyMC model of ``data`` (dims ``class``, ``feature``, ``obs``)."""
+
+    @abc.abstractmethod
+    def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
+        """Family-specific estimate; ``data`` and ``kind`` are already validated."""
+
+    @abc.abstractmethod
+    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
+        """log P(class | x), dims ``(*leading, obs, class)``."""
+
+    # -- shared behaviour ------------------------------------------------------------
+    def point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
+        """Closed-form / deterministic estimate of the parameters.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+        kind : str
+            One of :attr:`point_estimate_kinds`.
+
+        Returns
+        -------
+        xarray.Dataset
+            Same variable names and dims as the posterior, minus ``chain``/``draw``;
+            ``attrs["kind"]`` records ``kind``.
+        """
+        if kind not in self.point_estimate_kinds:
+            raise ValueError(
+                f"kind={kind!r} is not a point estimate of the {self.name!r} model; "
+                f"choose one of {', '.join(map(repr, self.point_estimate_kinds))}"
+            )
+        self.check_training_data(data)
+        estimate = self._point_estimate(data, kind)
+        estimate.attrs["kind"] = kind
+        return estimate
+
+    def class_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
+        """P(class | x) = exp(:meth:`class_log_proba`); sums to 1 over ``class``."""
+        return np.exp(self.class_log_proba(params, X))
+
+    def check_training_data(self, data: Dataset) -> None:
+        """Reject data no model of this family can be fitted to (fewer than 2 classes, empty classes)."""
+        if not isinstance(data, Dataset):
+            raise TypeError(f"data must be a data.Dataset (see data.load), got {type(data).__name__}")
+        counts = data.class_counts
+        present = np.flatnonzero(counts)
+        if present.size < 2:
+            only = data.class_names[present[0]] if present.size else "none"
+            raise ValueError(
+                f"y contains a single class ({only!r}) in {data.name!r}; a classifier needs rows "
+                "of at least 2 classes: check the target column or the split"
+            )
+        empty = [data.class_names[k] for k in np.flatnonzero(counts == 0)]
+        if empty:
+            raise ValueError(
+                f"class(es) {', '.join(map(repr, empty))} of {data.name!r} have no training rows; "
+                "drop them from class_names or use a stratified split"
+            )
+
+    def coords(self, data: Dataset) -> dict[str, list[str]]:
+        """Coordinates shared by the PyMC model and the point estimates."""
+        return {"class": list(data.class_names), "feature": list(data.feature_names)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Hyperparameters as plain JSON-able values (for provenance attrs)."""
+        return {"model": self.name, **dataclasses.asdict(self)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ClassifierModel:
+        """Inverse of :meth:`to_dict` (nested prior dataclasses are rebuilt)."""
+        types = typing.get_type_hints(cls)
+        kwargs = {}
+        for field in dataclasses.fields(cls):
+            if field.name in values:
+                value = values[field.name]
+                if dataclasses.is_dataclass(types[field.name]) and isinstance(value, dict):
+                    value = types[field.name](**value)
+                kwargs[field.name] = value
+        return cls(**kwargs)

@@ -1,0 +1,477 @@
+r"""Gaussian-prior logistic regression: binary (logit or probit link) and multiclass softmax.
+
+Model
+-----
+Binary (2 classes; the second class name is the "positive" class :math:`c_1`),
+seed 000 eq 9.41 and seed 004 "Probit Models":
+
+.. math::
+
+    P(c_1 \mid \mathbf{x}) = g(b + \mathbf{w}^\top \mathbf{x}), \qquad
+    g = \text{logistic } (1 + e^{-a})^{-1} \text{ (link "logit") or }
+    g = \Phi \text{ (link "probit")},
+
+    w_j \sim \mathcal{N}(0, \sigma_w^2), \qquad b \sim \mathcal{N}(0, \sigma_b^2).
+
+Multiclass (K >= 3 classes, seed 000 eq 9.43 written with a + sign):
+
+.. math::
+
+    P(c_k \mid \mathbf{x}) = \frac{\exp(b_k + \mathbf{w}_k^\top \mathbf{x})}
+                                 {\sum_{\ell} \exp(b_\ell + \mathbf{w}_\ell^\top \mathbf{x})}.
+
+The softmax is unchanged by adding one vector to every :math:`\mathbf{w}_k`, so
+the model is made identifiable with **zero-sum** weights and intercepts,
+:math:`\sum_k \mathbf{w}_k = 0`, :math:`\sum_k b_k = 0`, with
+``pm.ZeroSumNormal(sigma)`` priors. That density is the iid
+:math:`\mathcal{N}(0, \sigma^2)` density restricted to the zero-sum subspace, so
+the MAP equals the symmetric L2-penalised multinomial fit (scikit-learn's
+``LogisticRegression(C=sigma**2)``), whose solution is zero-sum anyway. (The
+reference-class form of seed 003 "Multinomial Logistic Regression" has the same
+likelihood but puts its prior on differences to the last class, a different
+model.) Probit is binary only: a multinomial probit has no closed form.
+
+Point estimates (seed 003 "Computing MLE" / "Computing MAP")
+-------------------------------------------------------------
+With :math:`\theta = (b, \mathbf{w})` and log-likelihood :math:`\ell(\theta)`
+(seed 000 eq 9.46), the MAP minimises
+
+.. math::
+
+    f(\theta) = -\ell(\theta) + \tfrac{1}{2\sigma_b^2} b^2
+              + \tfrac{1}{2\sigma_w^2} \mathbf{w}^\top\mathbf{w},
+
+(``intercept_sigma=inf`` leaves the intercept unpenalised) and the MLE drops
+both penalties. Both are found by Newton's method with the exact Hessian
+(:math:`X^\top \operatorname{diag}(p_i(1-p_i)) X` for the logit link, seed 000
+eqs 9.47-9.49) and a backtracking line search, to a gradient norm of ``1e-8``.
+The MLE does not exist when the data are (quasi-)linearly separable (seed 000
+§9.6: "weights grow without bound"); a linear programme detects that before any
+iteration and :class:`SeparationError` says so. MAP and posterior stay finite.
+
+Sampling parametrisation
+------------------------
+``parametrization="whitened"`` (the default) lets NUTS see the same posterior
+through the fixed linear map :math:`\theta = \hat\theta_{MAP} + L^{-\top} z`,
+where :math:`L L^\top` is the exact Hessian of :math:`f` at the MAP (the Laplace
+approximation). The Jacobian is constant, so the posterior of ``intercept`` and
+``weights`` is unchanged, while :math:`z` is close to standard normal: NUTS
+takes short, uncorrelated trajectories even on strongly correlated features.
+``parametrization="centered"`` builds the textbook model verbatim.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import scipy.linalg
+import scipy.optimize
+import scipy.sparse
+import scipy.special
+import xarray as xr
+
+from data import Dataset
+from models.base import ClassifierModel, check_positive, features_as_dataarray
+
+__all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
+
+Link = Literal["logit", "probit"]
+Parametrization = Literal["whitened", "centered"]
+
+#: gradient-norm tolerance of the Newton iterations
+GRADIENT_TOLERANCE = 1e-8
+
+
+class SeparationError(ValueError):
+    """The MLE does not exist because the training data are linearly separable."""
+
+
+class ConvergenceError(RuntimeError):
+    """Newton's method did not reach the gradient tolerance."""
+
+
+@dataclass(frozen=True)
+class LogisticPrior:
+    """Gaussian priors of logistic regression.
+
+    Parameters
+    ----------
+    weight_sigma : float
+        Prior standard deviation of every weight, :math:`w_j \\sim N(0, \\sigma_w^2)`
+        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2).
+    intercept_sigma : float
+        Prior standard deviation of the intercept(s); ``math.inf`` gives a flat,
+        unpenalised intercept (as scikit-learn's).
+    """
+
+    weight_sigma: float = 1.0
+    intercept_sigma: float = 10.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weight_sigma", check_positive(self.weight_sigma, argument="weight_sigma"))
+        object.__setattr__(
+            self, "intercept_sigma", check_positive(self.intercept_sigma, argument="intercept_sigma", allow_inf=True)
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogisticRegression(ClassifierModel):
+    """Bayesian logistic regression (see the module docstring for the equations).
+
+    Parameters
+    ----------
+    prior : LogisticPrior
+        Gaussian priors of weights and intercept.
+    link : {"logit", "probit"}
+        Inverse link of the binary model; multiclass models are softmax (logit).
+    parametrization : {"whitened", "centered"}
+        How the PyMC model presents the same posterior to NUTS (module docstring).
+    """
+
+    name: ClassVar[str] = "logistic"
+    parameter_names: ClassVar[tuple[str, ...]] = ("intercept", "weights")
+
+    prior: LogisticPrior = field(default_factory=LogisticPrior)
+    link: Link = "logit"
+    parametrization: Parametrization = "whitened"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prior, LogisticPrior):
+            raise TypeError(f"prior must be a LogisticPrior, got {type(self.prior).__name__}")
+        if self.link not in ("logit", "probit"):
+            raise ValueError(f"link must be 'logit' or 'probit', got {self.link!r}")
+        if self.parametrization not in ("whitened", "centered"):
+            raise ValueError(f"parametrization must be 'whitened' or 'centered', got {self.parametrization!r}")
+
+    # -- helpers -----------------------------------------------------------------------
+    def _check_link(self, n_classes: int, class_names: tuple[str, ...]) -> None:
+        if self.link == "probit" and n_classes != 2:
+            raise ValueError(
+                f"link='probit' is only defined for 2 classes, the data have {n_classes} "
+                f"({', '.join(class_names)}); use link='logit' (softmax) for multiclass data"
+            )
+
+    def _penalty(self, n_features: int, n_free_classes: int, kind: str) -> np.ndarray:
+        """Diagonal of the prior precision over the flattened coefficients (intercept first in each row)."""
+        if kind == "mle":
+            return np.zeros(n_free_classes * (n_features + 1))
+        row = np.full(n_features + 1, self.prior.weight_sigma**-2)
+        row[0] = self.prior.intercept_sigma**-2  # 0 for a flat intercept
+        return np.tile(row, n_free_classes)
+
+    # -- point estimates ---------------------------------------------------------------
+    def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
+        solution = self._newton(data, kind)
+        estimate = self._coefficients_to_dataset(solution.coefficients, data)
+        estimate.attrs.update(
+            gradient_norm=solution.gradient_norm,
+            n_iterations=solution.n_iterations,
+            negative_log_objective=solution.objective,
+        )
+        return estimate
+
+    def _newton(self, data: Dataset, kind: str) -> _NewtonSolution:
+        self._check_link(data.n_classes, data.class_names)
+        design = _design_matrix(data.X)
+        if kind == "mle":
+            _check_mle_exists(design, data)
+        n_free = 1 if data.n_classes == 2 else data.n_classes - 1
+        objective = _BinaryObjective(design, data.y, self.link) if data.n_classes == 2 else _SoftmaxObjective(
+            design, data.y, data.n_classes
+        )
+        return _minimise_newton(objective, self._penalty(data.n_features, n_free, kind), kind=kind)
+
+    def _coefficients_to_dataset(self, coefficients: np.ndarray, data: Dataset) -> xr.Dataset:
+        coords = self.coords(data)
+        if data.n_classes == 2:
+            variables = {"intercept": ((), coefficients[0]), "weights": (("feature",), coefficients[1:])}
+        else:
+            full = _zero_sum_basis(data.n_classes) @ coefficients.reshape(data.n_classes - 1, -1)
+            variables = {"intercept": (("class",), full[:, 0]), "weights": (("feature", "class"), full[:, 1:].T)}
+        return xr.Dataset(variables, coords=coords)
+
+    # -- PyMC model --------------------------------------------------------------------
+    def build(self, data: Dataset) -> pm.Model:
+        """The PyMC model (module docstring), with data in ``pm.Data`` containers ``X`` and ``y``.
+
+        Data containers (``X``, ``y`` and, when whitened, ``laplace_mode`` and
+        ``laplace_scale``) can be swapped for other data of the same number of
+        features and classes without rebuilding (``pm.set_data`` or nutpie's
+        ``with_data``).
+        """
+        self.check_training_data(data)
+        self._check_link(data.n_classes, data.class_names)
+        binary = data.n_classes == 2
+        with pm.Model(coords=self.coords(data)) as model:
+            X = pm.Data("X", data.X, dims=("obs", "feature"))
+            y = pm.Data("y", data.y, dims="obs")
+            if self.parametrization == "whitened":
+                intercept, weights = self._whitened_coefficients(data)
+            else:
+                intercept, weights = self._centered_coefficients(binary)
+            eta = intercept + pt.dot(X, weights)
+            if binary and self.link == "logit":
+                pm.Bernoulli("y_obs", logit_p=eta, observed=y, dims="obs")
+            elif binary:
+                # logit(Phi(eta)) = log Phi(eta) - log Phi(-eta): exact and stable in both tails
+                pm.Bernoulli("y_obs", logit_p=_log_normal_cdf(eta) - _log_normal_cdf(-eta), observed=y, dims="obs")
+            else:
+                pm.Categorical("y_obs", logit_p=eta, observed=y, dims="obs")
+        return model
+
+    def _centered_coefficients(self, binary: bool) -> tuple[Any, Any]:
+        sigma_b, sigma_w = self.prior.intercept_sigma, self.prior.weight_sigma
+        if binary:
+            intercept = pm.Flat("intercept") if math.isinf(sigma_b) else pm.Normal("intercept", 0.0, sigma_b)
+            return intercept, pm.Normal("weights", 0.0, sigma_w, dims="feature")
+        if math.isinf(sigma_b):
+            n_classes = len(pm.modelcontext(None).coords["class"])
+            free = pm.Flat("intercept_free", shape=n_classes - 1)
+            intercept = pm.Deterministic("intercept", pt.dot(_zero_sum_basis(n_classes), free), dims="class")
+        else:
+            intercept = pm.ZeroSumNormal("intercept", sigma_b, dims="class")
+        return intercept, pm.ZeroSumNormal("weights", sigma_w, dims=("feature", "class"))
+
+    def _whitened_coefficients(self, data: Dataset) -> tuple[Any, Any]:
+        solution = self._newton(data, "map")
+        cholesky = np.linalg.cholesky(solution.hessian)
+        scale = scipy.linalg.solve_triangular(cholesky.T, np.eye(len(cholesky)), lower=False)  # L^{-T}
+        mode = pm.Data("laplace_mode", solution.coefficients)
+        transform = pm.Data("laplace_scale", scale)
+        z = pm.Flat("whitened_coefficients", shape=len(cholesky))
+        coefficients = mode + pt.dot(transform, z)
+        penalty = self._penalty(data.n_features, len(cholesky) // (data.n_features + 1), "map")
+        pm.Potential("log_prior", -0.5 * pt.sum(penalty * coefficients**2))
+        if data.n_classes == 2:
+            intercept = pm.Deterministic("intercept", coefficients[0])
+            weights = pm.Deterministic("weights", coefficients[1:], dims="feature")
+            return intercept, weights
+        full = pt.dot(_zero_sum_basis(data.n_classes), coefficients.reshape((data.n_classes - 1, -1)))
+        intercept = pm.Deterministic("intercept", full[:, 0], dims="class")
+        return intercept, pm.Deterministic("weights", full[:, 1:].T, dims=("feature", "class"))
+
+    # -- prediction --------------------------------------------------------------------
+    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
+        """log P(class | x) from ``intercept`` and ``weights`` (any leading dims).
+
+        Binary: log g(eta) and log g(-eta) with eta = b + w'x (seed 000 eq 9.41;
+        ``log_expit`` / ``log_ndtr``, never log of a rounded probability).
+        Multiclass: log-softmax (seed 000 eq 9.43) via ``scipy.special.log_softmax``.
+        """
+        features = features_as_dataarray(X, params)
+        class_names = params.coords["class"].values
+        eta = params["intercept"] + xr.dot(features, params["weights"], dim="feature")
+        if "class" not in params["weights"].dims:
+            log_cdf = scipy.special.log_expit if self.link == "logit" else scipy.special.log_ndtr
+            log_proba = xr.concat([xr.apply_ufunc(log_cdf, -eta), xr.apply_ufunc(log_cdf, eta)], dim="class")
+            log_proba = log_proba.assign_coords({"class": class_names})
+        else:
+            log_proba = xr.apply_ufunc(
+                scipy.special.log_softmax,
+                eta,
+                input_core_dims=[["class"]],
+                output_core_dims=[["class"]],
+                kwargs={"axis": -1},
+            )
+        return log_proba.transpose(..., "obs", "class").rename("class_log_proba")
+
+    def laplace_covariance(self, data: Dataset) -> np.ndarray:
+        """Inverse exact Hessian at the MAP over the flattened free coefficients."""
+        return np.linalg.inv(self._newton(data, "map").hessian)
+
+
+# ---------------------------------------------------------------------------------------
+# Newton's method
+
+
+@dataclass(frozen=True)
+class _NewtonSolution:
+    coefficients: np.ndarray  # flattened free coefficients, intercept first in each class row
+    hessian: np.ndarray  # exact Hessian of the objective (penalty included) at the solution
+    gradient_norm: float
+    n_iterations: int
+    objective: float
+
+
+def _design_matrix(X: np.ndarray) -> np.ndarray:
+    return np.hstack([np.ones((X.shape[0], 1)), X])
+
+
+class _BinaryObjective:
+    """-log-likelihood of the binary model with its gradient and exact Hessian."""
+
+    def __init__(self, design: np.ndarray, y: np.ndarray, link: Link) -> None:
+        self.design, self.link = design, link
+        self.sign = 2.0 * y - 1.0
+        self.y = y.astype(float)
+
+    def __call__(self, coefficients: np.ndarray, *, derivatives: bool) -> tuple[float, ...]:
+        margin = self.sign * (self.design @ coefficients)
+        if self.link == "logit":
+            value = -scipy.special.log_expit(margin).sum()
+            if not derivatives:
+                return (value,)
+            proba = scipy.special.expit(self.design @ coefficients)
+            d_eta, curvature = proba - self.y, proba * (1.0 - proba)
+        else:
+            log_cdf = scipy.special.log_ndtr(margin)
+            value = -log_cdf.sum()
+            if not derivatives:
+                return (value,)
+            mills = np.exp(-0.5 * margin**2 - 0.5 * math.log(2 * math.pi) - log_cdf)  # phi / Phi
+            d_eta, curvature = -self.sign * mills, mills * (margin + mills)
+        gradient = self.design.T @ d_eta
+        hessian = (self.design * curvature[:, None]).T @ self.design
+        return value, gradient, hessian
+
+
+class _SoftmaxObjective:
+    """-log-likelihood of the zero-sum softmax model over free coefficients V, W = Q V."""
+
+    def __init__(self, design: np.ndarray, y: np.ndarray, n_classes: int) -> None:
+        self.design, self.y, self.n_classes = design, y, n_classes
+        self.basis = _zero_sum_basis(n_classes)  # (K, K-1), orthonormal columns
+        self.onehot = np.eye(n_classes)[y]
+
+    def __call__(self, coefficients: np.ndarray, *, derivatives: bool) -> tuple[float, ...]:
+        n_obs, n_coef = self.design.shape
+        free = coefficients.reshape(self.n_classes - 1, n_coef)
+        log_proba = scipy.special.log_softmax(self.design @ (self.basis @ free).T, axis=1)
+        value = -log_proba[np.arange(n_obs), self.y].sum()
+        if not derivatives:
+            return (value,)
+        proba = np.exp(log_proba)
+        gradient = self.basis.T @ ((proba - self.onehot).T @ self.design)
+        # Hessian = sum_i Q'(diag p_i - p_i p_i')Q (x) x_i x_i'
+        per_class = np.einsum("ik,ia,ib->kab", proba, self.design, self.design, optimize=True)
+        first = np.einsum("km,kn,kab->manb", self.basis, self.basis, per_class, optimize=True)
+        projected = (proba @ self.basis)[:, :, None] * self.design[:, None, :]
+        flat = projected.reshape(n_obs, -1)
+        size = (self.n_classes - 1) * n_coef
+        hessian = first.reshape(size, size) - flat.T @ flat
+        return value, gradient.ravel(), hessian
+
+
+def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iterations: int = 100) -> _NewtonSolution:
+    """Newton's method with exact Hessian and Armijo backtracking, to ||gradient|| <= 1e-8."""
+
+    def penalised(coefficients: np.ndarray, derivatives: bool) -> tuple[Any, ...]:
+        terms = objective(coefficients, derivatives=derivatives)
+        value = terms[0] + 0.5 * np.sum(penalty * coefficients**2)
+        if not derivatives:
+            return (value,)
+        return value, terms[1] + penalty * coefficients, terms[2] + np.diag(penalty)
+
+    coefficients = np.zeros_like(penalty)
+    for iteration in range(max_iterations + 1):
+        value, gradient, hessian = penalised(coefficients, True)
+        gradient_norm = float(np.linalg.norm(gradient))
+        if gradient_norm <= GRADIENT_TOLERANCE:
+            return _NewtonSolution(coefficients, hessian, gradient_norm, iteration, float(value))
+        try:
+            step = scipy.linalg.cho_solve(scipy.linalg.cho_factor(hessian), gradient)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                f"the {kind.upper()} objective has a singular Hessian: some features are constant or "
+                "collinear in the training data, so their weights are not identifiable; drop them, or use "
+                "kind='map' / a finite prior"
+            ) from None
+        decrement = float(gradient @ step)
+        size = 1.0
+        if decrement > 1e-12:  # far from the optimum: backtrack (Armijo); near it take the full step
+            while size > 1e-12 and penalised(coefficients - size * step, False)[0] > value - 1e-4 * size * decrement:
+                size *= 0.5
+        coefficients = coefficients - size * step
+    raise ConvergenceError(
+        f"Newton's method for the {kind.upper()} did not reach a gradient norm <= {GRADIENT_TOLERANCE:g} in "
+        f"{max_iterations} iterations (last {gradient_norm:.3g}); standardise the features (--standardize)"
+    )
+
+
+def _zero_sum_basis(n_classes: int) -> np.ndarray:
+    """Orthonormal basis (K, K-1) of the zero-sum subspace of R^K (a fixed Helmert-type basis)."""
+    return scipy.linalg.null_space(np.ones((1, n_classes)))
+
+
+# ---------------------------------------------------------------------------------------
+# separation
+
+
+def _check_mle_exists(design: np.ndarray, data: Dataset) -> None:
+    """Raise :class:`SeparationError` when the data are (quasi-)linearly separable.
+
+    The log-likelihood is bounded and has no maximiser iff there is a direction
+    D of the coefficients along which no row's margin to any other class
+    decreases and some increases. The linear programme maximises the summed
+    margins over the box -1 <= D <= 1 under "no margin negative"; a positive
+    optimum is such a direction (seed 000 §9.6).
+    """
+    constant = np.flatnonzero(np.ptp(data.X, axis=0) == 0)
+    if constant.size:
+        names = ", ".join(repr(data.feature_names[j]) for j in constant)
+        raise ValueError(
+            f"feature(s) {names} are constant in {data.name!r}, so their MLE weights are not identifiable "
+            "(the intercept absorbs them); drop them or use kind='map'"
+        )
+    scaled = design.copy()
+    scaled[:, 1:] = (scaled[:, 1:] - scaled[:, 1:].mean(axis=0)) / scaled[:, 1:].std(axis=0)
+    n_obs, n_coef = scaled.shape
+    n_classes = data.n_classes
+    if n_classes == 2:
+        margins = scipy.sparse.csr_matrix((2.0 * data.y - 1.0)[:, None] * scaled)
+    else:
+        # rows (i, k != y_i): (D_{y_i} - D_k) . x_i
+        rows = np.repeat(np.arange(n_obs), n_classes - 1)
+        others = (data.y[:, None] + np.arange(1, n_classes)[None, :]) % n_classes
+        own = np.repeat(data.y, n_classes - 1)
+        columns = np.arange(n_coef)
+        x_rows = np.repeat(scaled, n_classes - 1, axis=0)
+        row_index = np.arange(rows.size)[:, None]
+        margins = scipy.sparse.csr_matrix(
+            (
+                np.concatenate([x_rows, -x_rows], axis=1).ravel(),
+                (
+                    np.repeat(row_index, 2 * n_coef, axis=1).ravel(),
+                    np.concatenate([own[:, None] * n_coef + columns, others.ravel()[:, None] * n_coef + columns], axis=1).ravel(),
+                ),
+            ),
+            shape=(rows.size, n_classes * n_coef),
+        )
+    result = scipy.optimize.linprog(
+        -np.asarray(margins.sum(axis=0)).ravel(),
+        A_ub=-margins,
+        b_ub=np.zeros(margins.shape[0]),
+        bounds=(-1.0, 1.0),
+        method="highs",
+    )
+    if result.status == 0 and -result.fun > 1e-6 * n_obs:
+        # complete separation iff some direction makes EVERY margin positive: maximise the smallest one
+        n_rows, n_coef_total = margins.shape
+        smallest = scipy.optimize.linprog(
+            np.r_[np.zeros(n_coef_total), -1.0],
+            A_ub=scipy.sparse.hstack([-margins, np.ones((n_rows, 1))]),
+            b_ub=np.zeros(n_rows),
+            bounds=[(-1.0, 1.0)] * n_coef_total + [(0.0, 1.0)],
+            method="highs",
+        )
+        what = "completely" if smallest.status == 0 and -smallest.fun > 1e-9 else "quasi-completely"
+        raise SeparationError(
+            f"the MLE does not exist: the classes of {data.name!r} are {what} linearly separable, so the "
+            "likelihood keeps increasing as the weights grow without bound (seed 000 §9.6). Use kind='map' "
+            "(the Gaussian prior keeps the weights finite) or sample the posterior (method 'nuts')"
+        )
+
+
+def _log_normal_cdf(x: Any) -> Any:
+    """log Phi(x) in PyTensor, accurate in both tails, with finite gradients in both branches."""
+    left = pt.minimum(x, -1.0)
+    right = pt.maximum(x, -1.0)
+    lower_tail = pt.log(0.5 * pt.erfcx(-left / math.sqrt(2.0))) - 0.5 * left**2
+    upper = pt.log1p(-0.5 * pt.erfc(right / math.sqrt(2.0)))
+    return pt.switch(x < -1.0, lower_tail, upper)
+

@@ -1,0 +1,329 @@
+"""Tests of the data package: Dataset validation, loaders, generators, CSV, splits, check_features."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn import datasets as sk_datasets
+
+import data
+from data import Dataset, check_features, load, load_csv, train_validation_test_split
+
+
+def small_dataset(**overrides) -> Dataset:
+    arguments = dict(
+        name="toy",
+        X=np.array([[0.5, 1.0], [1.5, 0.0], [2.5, 1.0]]),
+        y=np.array([0, 1, 1]),
+        feature_names=("size", "flag"),
+        class_names=("a", "b"),
+        feature_kinds=("continuous", "binary"),
+    )
+    arguments.update(overrides)
+    return Dataset(**arguments)
+
+
+# --------------------------------------------------------------------------- transport (seed 003)
+
+
+@pytest.fixture(scope="module")
+def transport() -> Dataset:
+    return load("transport")
+
+
+def test_transport_table_shape_and_kinds(transport):
+    assert transport.n_obs == 10
+    assert transport.feature_names == ("Distance", "Raining", "Flat Tire")
+    assert transport.feature_kinds == ("continuous", "binary", "binary")
+    assert transport.class_names == ("bike", "bus", "car", "walk")
+    assert dict(transport.category_names) == {"Raining": ("no", "yes"), "Flat Tire": ("no", "yes")}
+    assert "seed 003, transport table" in transport.provenance
+
+
+def test_transport_reproduces_seed_mle_tables(transport):
+    codes = {name: code for code, name in enumerate(transport.class_names)}
+    prior = transport.class_counts / transport.n_obs
+    assert {name: prior[code] for name, code in codes.items()} == {"walk": 0.2, "bike": 0.4, "bus": 0.2, "car": 0.2}
+
+    expected = {  # mode: (P(Raining=yes | mode), mean Distance, std Distance ddof=0), seed 003 slides
+        "walk": (1.0, 1.5, 0.5),
+        "bike": (0.5, 4.0, np.sqrt(13.5)),
+        "bus": (0.5, 1.5, 0.5),
+        "car": (0.0, 5.5, 4.5),
+    }
+    distance, raining = transport.X[:, 0], transport.X[:, 1]
+    for mode, (p_rain, mean, std) in expected.items():
+        rows = transport.y == codes[mode]
+        assert raining[rows].mean() == p_rain
+        assert distance[rows].mean() == pytest.approx(mean, abs=1e-12)
+        assert distance[rows].std(ddof=0) == pytest.approx(std, abs=1e-12)
+    assert distance[transport.y == codes["bike"]].std() == pytest.approx(3.674, abs=1e-3)
+
+
+# --------------------------------------------------------------------------- scikit-learn sets
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [("iris", "continuous"), ("wine", "continuous"), ("breast_cancer", "continuous"), ("digits", "count")]
+)
+def test_sklearn_sets_match_sklearn(name, kind):
+    bunch = getattr(sk_datasets, f"load_{name}")()
+    dataset = load(name)
+    assert dataset.X.shape == bunch.data.shape
+    np.testing.assert_array_equal(dataset.X, bunch.data)
+    np.testing.assert_array_equal(dataset.class_counts, np.bincount(bunch.target))
+    assert dataset.class_names == tuple(str(label) for label in bunch.target_names)
+    assert set(dataset.feature_kinds) == {kind}
+    assert "scikit-learn" in dataset.provenance and "UCI" in dataset.provenance
+    info = {info.name: info for info in data.available()}[name]
+    assert (info.n_obs, info.n_features, info.n_classes) == (dataset.n_obs, dataset.n_features, dataset.n_classes)
+    assert not dataset.X.flags.writeable and not dataset.y.flags.writeable
+    assert dataset.X.flags.c_contiguous and dataset.X.dtype == np.float64 and dataset.y.dtype == np.int64
+    with pytest.raises(ValueError, match="read-only"):
+        dataset.X[0, 0] = 1.0
+
+
+def test_available_lists_every_loadable_name():
+    names = [info.name for info in data.available()]
+    assert names == ["iris", "wine", "breast_cancer", "digits", "transport", "seed001_gaussians", "seed000_separable"]
+    for info in data.available():
+        assert info.n_obs == "generated" or load(info.name).n_obs == info.n_obs
+
+
+def test_fingerprint_stable_and_sensitive(transport):
+    assert transport.fingerprint() == load("transport").fingerprint()
+    assert len(transport.fingerprint()) == 64
+    changed_x = Dataset(**{**_fields(transport), "X": transport.X + np.eye(10, 3) * [1, 0, 0]})
+    changed_y = Dataset(**{**_fields(transport), "y": np.roll(transport.y, 1)})
+    assert len({transport.fingerprint(), changed_x.fingerprint(), changed_y.fingerprint()}) == 3
+
+
+def _fields(dataset: Dataset) -> dict:
+    names = ("name", "X", "y", "feature_names", "class_names", "feature_kinds", "description", "provenance")
+    return {name: getattr(dataset, name) for name in names} | {"category_names": dict(dataset.category_names)}
+
+
+def test_pickle_round_trip_keeps_arrays_read_only(transport):
+    copy = pickle.loads(pickle.dumps(transport))
+    assert copy.fingerprint() == transport.fingerprint()
+    assert not copy.X.flags.writeable
+    assert dict(copy.category_names) == dict(transport.category_names)
+
+
+# --------------------------------------------------------------------------- generators
+
+
+def test_seed001_gaussians_matches_generative_model():
+    n = 20_000
+    dataset = data.seed001_gaussians(n=n, random_seed=1)
+    assert dataset.class_names == ("C1", "C2") and dataset.feature_names == ("x1", "x2")
+    fraction_c1 = np.mean(dataset.y == 0)
+    assert abs(fraction_c1 - 0.7) < 3 * np.sqrt(0.7 * 0.3 / n)
+    for code, truth in enumerate([[2.0, 1.0], [1.0, 2.0]]):
+        rows = dataset.X[dataset.y == code]
+        standard_error = 1.0 / np.sqrt(len(rows))  # identity covariance
+        assert np.all(np.abs(rows.mean(axis=0) - truth) < 3 * standard_error)
+    same = load("seed001_gaussians", n=50, random_seed=3)
+    np.testing.assert_array_equal(data.seed001_gaussians(n=50, random_seed=3).X, same.X)
+    assert data.seed001_gaussians(n=50, random_seed=3).fingerprint() != data.seed001_gaussians(n=50, random_seed=4).fingerprint()
+
+
+def hard_margin_feasible(X: np.ndarray, y: np.ndarray) -> bool:
+    """Is there (w, b) with t_i (w . x_i + b) >= 1 for all i (t = +-1)? A linear feasibility problem."""
+    t = np.where(y == 1, 1.0, -1.0)
+    A_ub = -t[:, None] * np.column_stack([X, np.ones(len(X))])
+    result = linprog(np.zeros(X.shape[1] + 1), A_ub=A_ub, b_ub=-np.ones(len(X)), bounds=(None, None), method="highs")
+    return result.status == 0
+
+
+@pytest.mark.parametrize("random_seed", [0, 1, 2, 3, 4])
+def test_seed000_separable_is_linearly_separable(random_seed):
+    dataset = data.seed000_separable(n=200, random_seed=random_seed)
+    assert hard_margin_feasible(dataset.X, dataset.y)
+    np.testing.assert_array_equal(dataset.class_counts, [40, 160])
+    small, large = dataset.X[dataset.y == 0], dataset.X[dataset.y == 1]
+    assert small[:, 0].max() <= -0.25 and large[:, 0].min() >= 0.25  # margin around x1 = 0
+    assert np.ptp(np.linalg.eigvalsh(np.cov(large.T))) > 10 * np.ptp(np.linalg.eigvalsh(np.cov(small.T)))
+
+
+def test_seed000_separable_defeats_least_squares_like_figure_9_1():
+    """Least squares on +-1 labels (seed 000 eq 9.1) misclassifies some of the separable points."""
+    errors = []
+    for random_seed in range(5):
+        dataset = data.seed000_separable(n=200, random_seed=random_seed)
+        design = np.column_stack([dataset.X, np.ones(dataset.n_obs)])
+        t = np.where(dataset.y == 1, 1.0, -1.0)
+        weights = np.linalg.lstsq(design, t, rcond=None)[0]
+        errors.append(int(np.sum(np.sign(design @ weights) != t)))
+    assert all(error > 0 for error in errors), errors
+
+
+def test_generators_reject_bad_arguments():
+    with pytest.raises(ValueError, match=r"n must be >= 2, got 1"):
+        data.seed001_gaussians(n=1)
+    with pytest.raises(ValueError, match=r"n must be an integer, got 10\.0"):
+        data.seed001_gaussians(n=10.0)
+    with pytest.raises(ValueError, match=r"random_seed must be an integer"):
+        data.seed000_separable(random_seed="a")
+    with pytest.raises(ValueError, match=r"produced no rows of class 'small_isotropic'; pass a larger n"):
+        data.seed000_separable(n=4)
+    with pytest.raises(ValueError, match=r"unexpected keyword arguments \['sigma'\].*accepts \['n', 'random_seed'\]"):
+        load("seed001_gaussians", sigma=2)
+    with pytest.raises(ValueError, match=r"load\('iris'\) got unexpected keyword arguments \['n'\]"):
+        load("iris", n=10)
+    with pytest.raises(ValueError, match=r"unknown dataset name 'irises'; choose one of .*'iris'"):
+        load("irises")
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+def write(tmp_path, text: str, name: str = "table.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_csv_round_trip(tmp_path):
+    path = write(
+        tmp_path,
+        "colour,rain,weight,score,label\n"
+        "red,yes,1.5,1,10\n"
+        "blue,no,2.5,0,2\n"
+        "green,yes,3.0,1,10\n"
+        "red,no,4.0,0,2\n"
+        "blue,no,0.5,1,3\n",
+    )
+    dataset = load(str(path), target="label")
+    assert dataset.name == "table"
+    assert dataset.feature_names == ("colour", "rain", "weight", "score")
+    assert dataset.feature_kinds == ("categorical", "binary", "continuous", "binary")
+    assert dict(dataset.category_names) == {"colour": ("blue", "green", "red"), "rain": ("no", "yes")}
+    np.testing.assert_array_equal(dataset.X[:, 0], [2, 0, 1, 2, 0])
+    np.testing.assert_array_equal(dataset.X[:, 1], [1, 0, 1, 0, 0])
+    np.testing.assert_array_equal(dataset.X[:, 2], [1.5, 2.5, 3.0, 4.0, 0.5])
+    assert dataset.class_names == ("2", "3", "10")  # numeric labels sorted numerically
+    np.testing.assert_array_equal(dataset.y, [2, 0, 2, 0, 1])
+    assert dataset.provenance.startswith(f"CSV file {path.resolve()} (sha256 ")
+    assert load_csv(path, target="label", name="other").fingerprint() == dataset.fingerprint()
+
+
+def test_csv_errors(tmp_path):
+    good = write(tmp_path, "a,b\n1,x\n2,y\n")
+    with pytest.raises(ValueError, match=r"target column 'label' is not in CSV file .*\['a', 'b'\]"):
+        load_csv(good, target="label")
+    with pytest.raises(ValueError, match=r"pass target=COLUMN \(--target\)"):
+        load(str(good))
+    with pytest.raises(ValueError, match=r"is not an existing file"):
+        load_csv(tmp_path / "absent.csv", target="b")
+    missing = write(tmp_path, "a,c,b\n1,u,x\n,u,y\n", "missing.csv")
+    with pytest.raises(ValueError, match=r"missing value '' at line 3, column 'a'; remove the row or impute"):
+        load_csv(missing, target="b")
+    not_available = write(tmp_path, "a,c,b\n1,u,x\n2,NA,y\n", "na.csv")
+    with pytest.raises(ValueError, match=r"missing value 'NA' at line 3, column 'c'"):
+        load_csv(not_available, target="b")
+    mixed = write(tmp_path, "a,b\n1,x\nfive,y\n", "mixed.csv")
+    with pytest.raises(ValueError, match=r"column 'a' mixes text and numbers"):
+        load_csv(mixed, target="b")
+    ragged = write(tmp_path, "a,b\n1,x\n2\n", "ragged.csv")
+    with pytest.raises(ValueError, match=r"line 3 has 1 cells but the header has 2"):
+        load_csv(ragged, target="b")
+
+
+# --------------------------------------------------------------------------- split
+
+
+def test_split_sizes_disjoint_stratified_reproducible():
+    iris = load("iris")
+    tagged = Dataset(**{**_fields(iris), "X": np.column_stack([iris.X[:, :3], np.arange(150.0)])})  # row ids
+    train, validation, test = train_validation_test_split(tagged, fractions=(0.6, 0.2, 0.2), random_seed=7)
+    assert (train.name, validation.name, test.name) == ("iris[train]", "iris[validation]", "iris[test]")
+    assert (train.n_obs, validation.n_obs, test.n_obs) == (90, 30, 30)
+    ids = [part.X[:, 3] for part in (train, validation, test)]
+    np.testing.assert_array_equal(np.sort(np.concatenate(ids)), np.arange(150))  # disjoint and covering
+    np.testing.assert_array_equal(train.class_counts, [30, 30, 30])
+    np.testing.assert_array_equal(test.class_counts, [10, 10, 10])
+    again = train_validation_test_split(tagged, fractions=(0.6, 0.2, 0.2), random_seed=7)
+    assert [part.fingerprint() for part in again] == [part.fingerprint() for part in (train, validation, test)]
+    other = train_validation_test_split(tagged, random_seed=8)
+    assert other[0].fingerprint() != train.fingerprint()
+
+
+def test_split_errors(transport):
+    with pytest.raises(ValueError, match=r"fractions must be 3 positive numbers .* got \(0\.8, 0, 0\.2\)"):
+        train_validation_test_split(transport, fractions=(0.8, 0, 0.2), random_seed=0)
+    with pytest.raises(ValueError, match=r"fractions must be 3 positive numbers .* summing to 1"):
+        train_validation_test_split(transport, fractions=(0.5, 0.2, 0.2), random_seed=0)
+    with pytest.raises(ValueError, match=r"every part needs at least one row"):
+        train_validation_test_split(transport, fractions=(0.9, 0.04, 0.06), random_seed=0)
+    with pytest.raises(ValueError, match=r"cannot split 'transport' stratified by class.*stratify=False"):
+        train_validation_test_split(transport, random_seed=0)
+    parts = train_validation_test_split(transport, random_seed=0, stratify=False)
+    assert [part.n_obs for part in parts] == [6, 2, 2]
+
+
+# --------------------------------------------------------------------------- check_features
+
+
+def test_check_features():
+    names = ("a", "b", "c", "d")
+    row = check_features([1, 2, 3, 4], n_features=4, feature_names=names)
+    assert row.shape == (1, 4) and row.dtype == np.float64 and row.flags.c_contiguous
+    with pytest.raises(ValueError, match=r"X has 3 columns but the model was fitted on 4 features \('a', 'b', 'c', 'd'\); "
+                       r"pass the same columns in the same order"):  # fmt: skip
+        check_features(np.ones((2, 3)), n_features=4, feature_names=names)
+    with pytest.raises(ValueError, match=r"X contains NaN at row 1, column 'c'"):
+        check_features([[1, 2, 3, 4], [1, 2, np.nan, 4]], n_features=4, feature_names=names)
+    with pytest.raises(ValueError, match=r"X_new contains inf at row 0, column 3"):
+        check_features([[1, 2, 3, np.inf]], n_features=4, argument="X_new")
+    with pytest.raises(ValueError, match=r"X has 0 rows"):
+        check_features(np.empty((0, 4)), n_features=4)
+    with pytest.raises(ValueError, match=r"X must be numeric"):
+        check_features([["a", "b", "c", "d"]], n_features=4)
+    dataset = small_dataset()
+    np.testing.assert_array_equal(check_features(dataset, n_features=2), dataset.X)
+    with pytest.raises(ValueError, match=r"Dataset 'toy' with features \('size', 'flag'\)"):
+        check_features(dataset, n_features=2, feature_names=("flag", "size"))
+
+
+# --------------------------------------------------------------------------- Dataset validation
+
+
+def test_dataset_validation_errors():
+    with pytest.raises(ValueError, match=r"X contains NaN at row 1, column 'size'; remove or impute"):
+        small_dataset(X=np.array([[0.5, 1.0], [np.nan, 0.0], [2.5, 1.0]]))
+    with pytest.raises(ValueError, match=r"X has 3 rows but y has 2 entries"):
+        small_dataset(y=np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"y\[2\] = 2 is not a class code in range\(2\)"):
+        small_dataset(y=np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match=r"X\[1, 1\] = 0.5 in binary column 'flag' must be 0 or 1"):
+        small_dataset(X=np.array([[0.5, 1.0], [1.5, 0.5], [2.5, 1.0]]))
+    with pytest.raises(ValueError, match=r"y must hold integer class codes, got dtype float64"):
+        small_dataset(y=np.array([0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match=r"feature_kinds contains 'real'"):
+        small_dataset(feature_kinds=("real", "binary"))
+    with pytest.raises(ValueError, match=r"feature_names must be unique"):
+        small_dataset(feature_names=("size", "size"))
+    with pytest.raises(ValueError, match=r"X has 0 rows"):
+        small_dataset(X=np.empty((0, 2)), y=np.empty(0, dtype=int))
+
+
+def test_subset_and_standardized():
+    dataset = small_dataset()
+    subset = dataset.subset([2, 0])
+    assert subset.name == "toy[subset]" and subset.class_names == dataset.class_names
+    np.testing.assert_array_equal(subset.y, [1, 0])
+    single_class = dataset.subset(np.array([False, True, True]), name="bees")
+    np.testing.assert_array_equal(single_class.class_counts, [0, 2])  # allowed; models reject it
+    scaled = dataset.standardized()
+    np.testing.assert_allclose(scaled.X[:, 0].mean(), 0.0, atol=1e-12)
+    np.testing.assert_allclose(scaled.X[:, 0].std(), 1.0)
+    np.testing.assert_array_equal(scaled.X[:, 1], dataset.X[:, 1])  # binary untouched
+    expected = (np.array([2.5, 0.5]) - 1.5) / np.std([0.5, 1.5, 2.5])  # scaled with the full set's mean/std
+    np.testing.assert_allclose(subset.standardized(reference=dataset).X[:, 0], expected)
+    assert "standardized" in scaled.provenance
+    with pytest.raises(ValueError, match=r"continuous column 'size' is constant in 'toy\[subset\]'"):
+        dataset.subset([0, 0]).standardized()
