@@ -1,0 +1,31 @@
+"""HOW beliefs are updated and used: sampling, MAP/MLE, prediction, diagnostics, persistence.
+
+Start with :func:`fit` (any registered model, by NUTS, MAP or MLE) and
+:func:`predict`; :func:`diagnose` condenses ArviZ diagnostics into a verdict;
+:func:`save`/:func:`load` keep results as netCDF; :class:`BayesianClassifier`
+wraps it all as a scikit-learn estimator.
+"""
+
+from inference.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
+from inference.estimator import BayesianClassifier
+from inference.fit import METHODS, fit, model_of
+from inference.io import load, save
+from inference.predict import DEFAULT_INTERVAL_PROB, predict
+from inference.sampling import SamplerSettings, clear_compile_cache
+
+__all__ = [
+    "DEFAULT_INTERVAL_PROB",
+    "MAX_R_HAT",
+    "METHODS",
+    "MIN_ESS",
+    "BayesianClassifier",
+    "ConvergenceReport",
+    "SamplerSettings",
+    "clear_compile_cache",
+    "diagnose",
+    "fit",
+    "load",
+    "model_of",
+    "predict",
+    "save",
+]
