@@ -3,7 +3,7 @@
 Everything a model or the CLI needs from this package is re-exported here.
 """
 
-from data.csvfile import load_csv
+from data.csvfile import features_from_csv, load_csv
 from data.dataset import Dataset, FeatureKind, check_features
 from data.loaders import DatasetInfo, available, load
 from data.split import train_validation_test_split
@@ -16,6 +16,7 @@ __all__ = [
     "available",
     "check_features",
     "load",
+    "features_from_csv",
     "load_csv",
     "seed000_separable",
     "seed001_gaussians",

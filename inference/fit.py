@@ -190,6 +190,7 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
         "class_names": json.dumps(list(data.class_names)),
         "feature_names": json.dumps(list(data.feature_names)),
         "feature_kinds": json.dumps(list(data.feature_kinds)),
+        "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
         "package_versions": json.dumps(packages),
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }

@@ -2,35 +2,47 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import xarray as xr
 
-__all__ = ["load", "save"]
+__all__ = ["atomic_write", "load", "save"]
 
 
-def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
-    """Write ``result`` with its provenance attrs to ``path`` (netCDF4 via h5netcdf).
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success rename it over ``path``.
 
-    The tree is written to a temporary file in the same directory and renamed
-    over ``path``, so an interrupted save never leaves a truncated file behind
-    nor destroys an earlier one.
+    An interrupted or failed write never leaves a truncated file behind nor
+    destroys an earlier one. The file gets the permissions of a plain ``open``
+    (0666 less the umask), not ``mkstemp``'s 0600.
     """
     path = Path(path)
-    if path.suffix != ".nc":
-        raise ValueError(f"path {str(path)!r} must end in .nc (results are netCDF files)")
-    if not path.parent.exists():
+    if not path.parent.resolve().is_dir():
         raise ValueError(f"directory {str(path.parent)!r} does not exist; create it first")
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:
-        result.to_netcdf(temporary, engine="h5netcdf")
+        yield Path(temporary)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
-    except BaseException:
+    finally:
         Path(temporary).unlink(missing_ok=True)
-        raise
+
+
+def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
+    """Write ``result`` with its provenance attrs to ``path`` (netCDF4, one group per DataTree node), atomically."""
+    path = Path(path)
+    if path.suffix != ".nc":
+        raise ValueError(f"path {str(path)!r} must end in .nc (results are netCDF files)")
+    with atomic_write(path) as temporary:
+        result.to_netcdf(temporary, engine="netcdf4")
     return path
 
 
@@ -39,5 +51,5 @@ def load(path: str | os.PathLike) -> xr.DataTree:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no result file at {str(path)!r}; fit one with 'bayesclass fit ... --out {path.name}'")
-    with xr.open_datatree(path, engine="h5netcdf") as tree:
+    with xr.open_datatree(path, engine="netcdf4") as tree:
         return tree.load()

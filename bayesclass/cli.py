@@ -1,0 +1,284 @@
+"""The ``bayesclass`` command line.
+
+Subcommands: ``datasets``, ``fit``, ``predict``, ``compare``, ``diagnose``.
+Exit codes: 0 success; 2 invalid arguments or input (one line on stderr);
+1 a fit that failed (the reason on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main"]
+
+# Heavy imports (PyMC, ArviZ) happen inside the commands, so `--help` and
+# argument errors answer at once.
+
+
+class UsageError(Exception):
+    """Invalid arguments or input: exit code 2."""
+
+
+class FitFailed(Exception):
+    """The fit ran and failed: exit code 1."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        args.command(args)
+    except UsageError as error:
+        print(f"bayesclass {args.name}: error: {error}", file=sys.stderr)
+        return 2
+    except FitFailed as error:
+        print(f"bayesclass {args.name}: fit failed: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- argument parsing -----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bayesclass", description="Bayesian classifiers beside their MLE/MAP.")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    datasets = commands.add_parser("datasets", help="list the built-in datasets")
+    datasets.set_defaults(command=_datasets, name="datasets")
+
+    fit = commands.add_parser("fit", help="fit a model and save the result as netCDF")
+    _model_arguments(fit)
+    fit.add_argument("--method", choices=("nuts", "map", "mle"), default="nuts", help="default: nuts")
+    fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
+    fit.set_defaults(command=_fit, name="fit")
+
+    compare = commands.add_parser(
+        "compare", help="fit by NUTS, MAP and MLE on a training split and print the comparison"
+    )
+    _model_arguments(compare)
+    compare.add_argument("--out", type=Path, help="also save the NUTS result (.nc)")
+    compare.set_defaults(command=_compare, name="compare")
+
+    predict = commands.add_parser("predict", help="class probabilities for new rows, written as CSV")
+    predict.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
+    predict.add_argument("--data", required=True, help="built-in dataset name or CSV file")
+    predict.add_argument("--target", help="label column of a CSV file (optional for prediction)")
+    predict.add_argument("--interval-prob", type=float, default=0.89, help="ETI probability (default 0.89)")
+    predict.add_argument("--out", required=True, type=Path, help="CSV file to write")
+    predict.set_defaults(command=_predict, name="predict")
+
+    diagnose = commands.add_parser("diagnose", help="convergence verdict of a saved NUTS result")
+    diagnose.add_argument("--run", required=True, type=Path)
+    diagnose.set_defaults(command=_diagnose, name="diagnose")
+    return parser
+
+
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="logistic", help="registry name (default: logistic)")
+    parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
+    parser.add_argument("--target", help="label column of a CSV file")
+    parser.add_argument("--standardize", action="store_true", help="centre and scale continuous features")
+    prior = parser.add_argument_group("logistic model")
+    prior.add_argument("--prior-sigma", type=float, default=1.0, help="prior sd of the weights (default 1)")
+    prior.add_argument(
+        "--intercept-sigma", type=float, default=10.0, help="prior sd of the intercept; inf = flat (default 10)"
+    )
+    prior.add_argument("--link", choices=("logit", "probit"), default="logit")
+    sampler = parser.add_argument_group("NUTS")
+    sampler.add_argument("--draws", type=int, default=1000)
+    sampler.add_argument("--tune", type=int, default=1000)
+    sampler.add_argument("--chains", type=int, default=2)
+    sampler.add_argument("--target-accept", type=float, default=0.8)
+    sampler.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS backend")
+    sampler.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (recorded in the result)")
+
+
+# -- setup (errors here are usage errors) -----------------------------------------------------
+
+
+def _setup(args: argparse.Namespace):
+    from data import load
+    from inference import SamplerSettings
+    from models import get_model
+
+    try:
+        if args.model == "logistic":
+            from models import LogisticPrior
+
+            hyperparameters = {
+                "prior": LogisticPrior(weight_sigma=args.prior_sigma, intercept_sigma=args.intercept_sigma),
+                "link": args.link,
+            }
+        else:
+            hyperparameters = {}
+        model = get_model(args.model, **hyperparameters)
+        sampler = SamplerSettings(
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            target_accept=args.target_accept,
+            backend=args.sampler,
+            progressbar=not args.no_progress,
+        )
+        data = load(args.data, target=args.target) if _is_csv(args.data) else load(args.data)
+        model.check_training_data(data)
+        if args.seed is not None and args.seed < 0:
+            raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    except (ValueError, TypeError) as error:
+        raise UsageError(error) from None
+    return model, sampler, data
+
+
+def _is_csv(name: str) -> bool:
+    return name.lower().endswith(".csv")
+
+
+def _check_output(path: Path, suffix: str) -> None:
+    if path.suffix != suffix:
+        raise UsageError(f"--out {str(path)!r} must end in {suffix}")
+    if not path.parent.resolve().is_dir():
+        raise UsageError(f"--out directory {str(path.parent)!r} does not exist; create it first")
+
+
+def _run_fit(model, data, *, method, sampler, standardize, seed):
+    from inference import fit
+    from models import ConvergenceError
+
+    try:
+        return fit(model, data, method=method, sampler=sampler, standardize=standardize, random_seed=seed)
+    except (ValueError, ConvergenceError, RuntimeError) as error:
+        raise FitFailed(error) from None
+
+
+def _save(result, path: Path) -> None:
+    from inference import save
+
+    try:
+        save(result, path)
+    except OSError as error:
+        raise FitFailed(f"the fit succeeded but {path} could not be written: {error}") from None
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def _datasets(args: argparse.Namespace) -> None:
+    from data import available
+
+    print(f"{'name':<20} {'rows':>9} {'features':>8} {'classes':>7}  description")
+    for info in available():
+        print(f"{info.name:<20} {info.n_obs!s:>9} {info.n_features:>8} {info.n_classes:>7}  {info.description}")
+
+
+def _fit(args: argparse.Namespace) -> None:
+    from inference import diagnose
+
+    _check_output(args.out, ".nc")
+    model, sampler, data = _setup(args)
+    result = _run_fit(
+        model, data, method=args.method, sampler=sampler, standardize=args.standardize, seed=args.seed
+    )
+    _save(result, args.out)
+    print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
+    if args.method == "nuts":
+        print(diagnose(result))
+    print(f"MLE: {result.attrs['mle_status']}")
+
+
+def _compare(args: argparse.Namespace) -> None:
+    from data import train_validation_test_split
+    from reports.comparison import format_comparison
+
+    if args.out is not None:
+        _check_output(args.out, ".nc")
+    model, sampler, data = _setup(args)
+    seed = args.seed if args.seed is not None else 0
+    try:
+        train, validation, test = train_validation_test_split(data, random_seed=seed)
+    except ValueError as error:
+        raise UsageError(error) from None
+    print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
+    result = _run_fit(model, train, method="nuts", sampler=sampler, standardize=args.standardize, seed=seed)
+    print(format_comparison(result, {"validation": validation, "test": test}))
+    if args.out is not None:
+        _save(result, args.out)
+        print(f"saved {args.out}")
+
+
+def _predict(args: argparse.Namespace) -> None:
+    from data import features_from_csv, load, load_csv
+    from inference import load as load_result
+    from inference import predict
+
+    _check_output(args.out, ".csv")
+    try:
+        result = load_result(args.run)
+        feature_names = tuple(json.loads(result.attrs["feature_names"]))
+        class_names = tuple(json.loads(result.attrs["class_names"]))
+        category_names = json.loads(result.attrs.get("category_names", "{}"))
+        labels = None
+        if not _is_csv(args.data):
+            new = load(args.data)
+            features, labels = new, new
+        elif args.target:
+            new = load_csv(args.data, target=args.target, category_names=category_names, class_names=class_names)
+            features, labels = new, new
+        else:
+            features = features_from_csv(args.data, feature_names=feature_names, category_names=category_names)
+        prediction = predict(result, features, interval_prob=args.interval_prob, keep_draws=False)
+    except (ValueError, TypeError, KeyError) as error:
+        raise UsageError(error) from None
+    columns: dict[str, np.ndarray] = {}
+    for index, name in enumerate(class_names):
+        columns[f"p_{name}"] = prediction["class_proba"].values[:, index]
+        if "class_proba_low" in prediction:
+            columns[f"p_{name}_low"] = prediction["class_proba_low"].values[:, index]
+            columns[f"p_{name}_high"] = prediction["class_proba_high"].values[:, index]
+        if "posterior" in result and "class_proba_map" in prediction:
+            columns[f"p_{name}_map"] = prediction["class_proba_map"].values[:, index]
+    columns["predicted"] = prediction["predicted"].values
+    if labels is not None:
+        columns["observed"] = np.asarray(labels.class_names, dtype=object)[labels.y]
+    _write_csv_atomically(args.out, columns)
+    print(f"wrote {len(columns['predicted'])} predictions to {args.out} ({prediction.attrs['point']})")
+
+
+def _diagnose(args: argparse.Namespace) -> None:
+    from inference import diagnose
+    from inference import load as load_result
+
+    try:
+        report = diagnose(load_result(args.run))
+    except ValueError as error:
+        raise UsageError(error) from None
+    print(report)
+    print(report.table.to_string())
+
+
+def _write_csv_atomically(path: Path, columns: dict[str, np.ndarray]) -> None:
+    from inference.io import atomic_write
+
+    with atomic_write(path) as temporary, open(temporary, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(columns)
+        writer.writerows(zip(*(_cells(values) for values in columns.values()), strict=True))
+
+
+def _cells(values: np.ndarray) -> list[str]:
+    if values.dtype.kind == "f":
+        return [repr(float(value)) if math.isfinite(value) else str(value) for value in values]
+    return [str(value) for value in values]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
