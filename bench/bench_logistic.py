@@ -1,0 +1,562 @@
+"""Benchmark of Bayesian logistic regression (issue 2): NUTS speed and MAP speed.
+
+Part 1, NUTS on ``breast_cancer`` (569 x 30, standardised), one posterior, three samplers:
+
+``bayesclass``
+    ``inference.fit(LogisticRegression(), data, method="nuts")``: nutpie on the
+    whitened parametrisation (models/logistic.py), with the per-process compile
+    cache of inference/sampling.py.
+``hand-written nutpie``
+    The textbook PyMC model (``weights ~ N(0, 1)``, ``intercept ~ N(0, 10)``,
+    ``Bernoulli(logit_p=intercept + X @ weights)``) compiled with
+    ``nutpie.compile_pymc_model`` and sampled with ``nutpie.sample``.
+``PyMC NUTS``
+    The same hand-written model through ``pm.sample(nuts_sampler="pymc")``
+    (PyMC 6 would pick nutpie by default when it is installed).
+
+ESS/s = smallest bulk ESS over every element of ``weights`` and ``intercept``
+divided by the sampling seconds; the median over repeats (different seeds) is
+compared. Time to first result from a cold compile cache is measured in a
+fresh interpreter per sampler whose PyTensor ``compiledir`` and
+``NUMBA_CACHE_DIR`` point to new empty directories, from before the process
+starts (imports included) until the posterior is in memory.
+
+Part 2, MAP vs scikit-learn on synthetic data (n=100,000, d=50): Newton MAP
+(flat intercept, ``weight_sigma=1`` = ``C=1``) vs
+``sklearn.linear_model.LogisticRegression(C=1.0)`` at its default tolerance,
+best of 3 each; also sklearn at ``tol=1e-10`` and the gradient norm of sklearn's
+default-tolerance solution under the MAP objective.
+
+Run::
+
+    .venv/bin/python bench/bench_logistic.py            # full run (~5 min on 2 cores)
+    .venv/bin/python bench/bench_logistic.py --quick    # smaller NUTS runs, no cold starts
+    .venv/bin/python bench/bench_logistic.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+# Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions, so that a
+# ``--cold-run`` child process pays exactly the imports its sampler needs.
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+TARGET_VS_HAND_NUTPIE = 1.0  # ESS/s ratio bayesclass / hand-written nutpie, at least
+TARGET_VS_PYMC = 1.5  # ESS/s ratio bayesclass / PyMC's NUTS, at least
+TARGET_MAP_VS_SKLEARN = 3.0  # MAP seconds / scikit-learn seconds, at most
+TARGET_GRADIENT_NORM = 1e-8  # gradient norm of the MAP, at most
+
+WEIGHT_SIGMA = 1.0
+INTERCEPT_SIGMA = 10.0
+CHAINS = 2
+SAMPLERS = ("bayesclass", "hand_nutpie", "pymc_nuts")
+LABELS = {"bayesclass": "bayesclass (nutpie)", "hand_nutpie": "hand-written nutpie", "pymc_nuts": "PyMC NUTS"}
+COLD_MARKER = "BENCH_COLD_RESULT "
+
+
+# ------------------------------------------------------------------------------------------
+# the three samplers
+
+
+def breast_cancer():
+    import data
+
+    return data.load("breast_cancer").standardized()
+
+
+def hand_written_model(dataset):
+    """The textbook PyMC model of the same posterior as bayesclass's default LogisticRegression."""
+    import pymc as pm
+
+    with pm.Model(coords={"feature": list(dataset.feature_names)}) as model:
+        weights = pm.Normal("weights", 0.0, WEIGHT_SIGMA, dims="feature")
+        intercept = pm.Normal("intercept", 0.0, INTERCEPT_SIGMA)
+        pm.Bernoulli("y_obs", logit_p=intercept + pm.math.dot(dataset.X, weights), observed=dataset.y)
+    return model
+
+
+def posterior_stats(posterior, sample_stats) -> dict:
+    """Smallest bulk ESS, largest r_hat (ArviZ) over weights and intercept, and divergences."""
+    import arviz_stats as azs
+
+    posterior = posterior[["weights", "intercept"]]
+    ess = azs.ess(posterior, method="bulk")
+    rhat = azs.rhat(posterior)
+    return {
+        "min_ess_bulk": min(float(var.min()) for var in ess.data_vars.values()),
+        "max_r_hat": max(float(var.max()) for var in rhat.data_vars.values()),
+        "divergences": int(sample_stats["diverging"].sum()),
+    }
+
+
+def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
+    import inference
+    import models
+
+    model = models.LogisticRegression(
+        prior=models.LogisticPrior(weight_sigma=WEIGHT_SIGMA, intercept_sigma=INTERCEPT_SIGMA)
+    )
+    settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
+    start = time.perf_counter()
+    result = inference.fit(model, dataset, method="nuts", sampler=settings, random_seed=seed)
+    wall = time.perf_counter() - start
+    report = inference.diagnose(result)
+    return {
+        "compile_s": float(result.attrs["compile_seconds"]),
+        "sampling_s": float(result.attrs["sampling_seconds"]),
+        "wall_s": wall,
+        "compile_cache_hit": int(result.attrs["compile_cache_hit"]),
+        "min_ess_bulk": float(report.min_ess_bulk),
+        "max_r_hat": float(report.max_r_hat),
+        "divergences": int(report.n_divergences),
+        "backend": str(result["sample_stats"].attrs.get("inference_library", "?")),
+    }
+
+
+def compile_hand_nutpie(dataset) -> tuple[object, float]:
+    import nutpie
+
+    model = hand_written_model(dataset)
+    start = time.perf_counter()
+    compiled = nutpie.compile_pymc_model(model)
+    return compiled, time.perf_counter() - start
+
+
+def sample_hand_nutpie(compiled, draws: int, tune: int, seed: int):
+    import nutpie
+
+    start = time.perf_counter()
+    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=CHAINS, seed=seed, progress_bar=False)
+    return trace, time.perf_counter() - start
+
+
+def run_hand_nutpie(compiled, compile_s: float, draws: int, tune: int, seed: int) -> dict:
+    trace, sampling = sample_hand_nutpie(compiled, draws, tune, seed)
+    stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
+    return {"compile_s": compile_s, "sampling_s": sampling, "wall_s": compile_s + sampling, **stats}
+
+
+def sample_pymc(dataset, draws: int, tune: int, seed: int):
+    """pm.sample with PyMC's own NUTS; (trace, wall seconds, sampling seconds, sampling-time source)."""
+    import pymc as pm
+
+    model = hand_written_model(dataset)
+    start = time.perf_counter()
+    trace = pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=CHAINS,
+        cores=CHAINS,
+        nuts_sampler="pymc",
+        random_seed=seed,
+        progressbar=False,
+        compute_convergence_checks=False,
+        model=model,
+    )
+    wall = time.perf_counter() - start
+    for attrs, where in ((trace["sample_stats"].attrs, "sample_stats.attrs"), (trace.attrs, "root attrs")):
+        if "sampling_time" in attrs:
+            return trace, wall, float(attrs["sampling_time"]), where
+    return trace, wall, wall, "wall time (no sampling_time attr)"
+
+
+def run_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
+    trace, wall, sampling, source = sample_pymc(dataset, draws, tune, seed)
+    stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
+    return {
+        "compile_s": max(wall - sampling, 0.0),
+        "sampling_s": sampling,
+        "wall_s": wall,
+        "sampling_time_source": source,
+        **stats,
+    }
+
+
+def warm_up_nutpie() -> float:
+    """Compile and sample a 1-parameter model, so that one-time numba/PyTensor start-up costs of
+    the process are not charged to whichever sampler happens to run first."""
+    import nutpie
+    import pymc as pm
+
+    start = time.perf_counter()
+    with pm.Model() as tiny:
+        pm.Normal("x", 0.0, 1.0)
+    nutpie.sample(nutpie.compile_pymc_model(tiny), draws=10, tune=10, chains=CHAINS, seed=0, progress_bar=False)
+    return time.perf_counter() - start
+
+
+def bench_nuts(draws: int, tune: int, repeats: int, seed: int) -> dict:
+    dataset = breast_cancer()
+    warm_up_s = warm_up_nutpie()
+    runs: dict[str, list[dict]] = {name: [] for name in SAMPLERS}
+    compiled, hand_compile_s = compile_hand_nutpie(dataset)  # compiled once, sampled `repeats` times
+    for repeat in range(repeats):
+        run_seed = seed + repeat
+        runs["bayesclass"].append({"seed": run_seed, **run_bayesclass(dataset, draws, tune, run_seed)})
+        runs["hand_nutpie"].append(
+            {"seed": run_seed, **run_hand_nutpie(compiled, hand_compile_s if repeat == 0 else 0.0, draws, tune, run_seed)}
+        )
+        runs["pymc_nuts"].append({"seed": run_seed, **run_pymc(dataset, draws, tune, run_seed)})
+    hits = [run for run in runs["bayesclass"] if run["compile_cache_hit"]]
+    if not hits:  # a single repeat: one more fit of the same structure, now a compile-cache hit
+        hits = [{"seed": seed + repeats, **run_bayesclass(dataset, draws, tune, seed + repeats)}]
+    for sampler_runs in runs.values():
+        for run in sampler_runs:
+            run["ess_per_s"] = run["min_ess_bulk"] / run["sampling_s"]
+    summary = {}
+    for name, sampler_runs in runs.items():
+        compiles = [run["compile_s"] for run in sampler_runs if run.get("compile_cache_hit", 0) == 0 and run["compile_s"] > 0]
+        summary[name] = {
+            "median_ess_per_s": statistics.median(run["ess_per_s"] for run in sampler_runs),
+            "median_sampling_s": statistics.median(run["sampling_s"] for run in sampler_runs),
+            "median_min_ess_bulk": statistics.median(run["min_ess_bulk"] for run in sampler_runs),
+            "compile_s": statistics.median(compiles),
+            "max_r_hat": max(run["max_r_hat"] for run in sampler_runs),
+            "divergences": sum(run["divergences"] for run in sampler_runs),
+        }
+    return {
+        "dataset": {"name": dataset.name, "n_obs": int(dataset.X.shape[0]), "n_features": int(dataset.X.shape[1])},
+        "warm_up_s": warm_up_s,
+        "runs": runs,
+        "summary": summary,
+        "bayesclass_cache_hit_fit": hits[0],
+        "ratio_vs_hand_nutpie": summary["bayesclass"]["median_ess_per_s"] / summary["hand_nutpie"]["median_ess_per_s"],
+        "ratio_vs_pymc": summary["bayesclass"]["median_ess_per_s"] / summary["pymc_nuts"]["median_ess_per_s"],
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# time to first result from a cold compile cache
+
+
+def cold_run(name: str, process_start: float, draws: int, tune: int, seed: int) -> None:
+    """Body of a ``--cold-run`` child: fit once, print seconds since ``process_start`` (epoch)."""
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    dataset = breast_cancer()
+    if name == "bayesclass":
+        run = run_bayesclass(dataset, draws, tune, seed)
+        detail = {"compile_s": run["compile_s"], "sampling_s": run["sampling_s"]}
+    elif name == "hand_nutpie":
+        compiled, compile_s = compile_hand_nutpie(dataset)
+        trace, sampling = sample_hand_nutpie(compiled, draws, tune, seed)
+        trace["posterior"].to_dataset()
+        detail = {"compile_s": compile_s, "sampling_s": sampling}
+    elif name == "pymc_nuts":
+        trace, wall, sampling, _ = sample_pymc(dataset, draws, tune, seed)
+        detail = {"compile_s": max(wall - sampling, 0.0), "sampling_s": sampling}
+    else:
+        raise ValueError(f"--cold-run {name!r} is unknown; choose one of {SAMPLERS}")
+    first_result_s = time.time() - process_start
+    print(COLD_MARKER + json.dumps({"first_result_s": first_result_s, **detail}), flush=True)
+
+
+def bench_cold(draws: int, tune: int, seed: int) -> dict:
+    results = {}
+    for name in SAMPLERS:
+        with tempfile.TemporaryDirectory(prefix="bench-pytensor-") as compiledir, tempfile.TemporaryDirectory(
+            prefix="bench-numba-"
+        ) as numba_cache:
+            env = dict(os.environ)
+            flags = [flag for flag in env.get("PYTENSOR_FLAGS", "").split(",") if flag and not flag.startswith("compiledir")]
+            env["PYTENSOR_FLAGS"] = ",".join([*flags, f"compiledir={compiledir}"])
+            env["NUMBA_CACHE_DIR"] = numba_cache
+            command = [sys.executable, str(Path(__file__).resolve()), "--cold-run", name, "--seed", str(seed)]
+            command += ["--draws", str(draws), "--tune", str(tune)]
+            process_start = time.time()
+            command += ["--process-start", repr(process_start)]
+            completed = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True)
+            process_wall = time.time() - process_start
+        lines = [line for line in completed.stdout.splitlines() if line.startswith(COLD_MARKER)]
+        if completed.returncode != 0 or not lines:
+            tail = (completed.stderr or completed.stdout)[-2000:]
+            raise RuntimeError(f"cold run of {name} failed (exit {completed.returncode}):\n{tail}")
+        results[name] = {**json.loads(lines[-1][len(COLD_MARKER):]), "process_wall_s": process_wall}
+    return results
+
+
+# ------------------------------------------------------------------------------------------
+# MAP vs scikit-learn
+
+
+def synthetic(n_obs: int = 100_000, n_features: int = 50):
+    import numpy as np
+    import scipy.special
+
+    import data
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_obs, n_features))
+    true_weights = rng.normal(0.0, 0.5, n_features)
+    y = rng.binomial(1, scipy.special.expit(X @ true_weights + 0.3)).astype(np.int64)
+    return data.Dataset(
+        name="synthetic",
+        X=X,
+        y=y,
+        feature_names=tuple(f"x{j}" for j in range(n_features)),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",) * n_features,
+        provenance=f"bench_logistic.py: default_rng(0), X ~ N(0, 1), w ~ N(0, 0.5^2), b = 0.3, n={n_obs}, d={n_features}",
+    )
+
+
+def best_of(function, repeats: int = 3) -> tuple[float, object]:
+    best, value = math.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = function()
+        best = min(best, time.perf_counter() - start)
+    return best, value
+
+
+def map_gradient_norm(X, y, intercept: float, weights, weight_sigma: float) -> float:
+    """||gradient|| of the MAP objective (flat intercept): [1 X]'(p - y) + [0, w / sigma^2]."""
+    import numpy as np
+    import scipy.special
+
+    residual = scipy.special.expit(intercept + X @ weights) - y
+    gradient = np.concatenate([[residual.sum()], X.T @ residual + weights / weight_sigma**2])
+    return float(np.linalg.norm(gradient))
+
+
+def bench_map() -> dict:
+    import numpy as np
+    import sklearn.linear_model
+    from sklearn.exceptions import ConvergenceWarning
+
+    import models
+
+    dataset = synthetic()
+    model = models.LogisticRegression(prior=models.LogisticPrior(weight_sigma=WEIGHT_SIGMA, intercept_sigma=math.inf))
+    ours_s, estimate = best_of(lambda: model.point_estimate(dataset, "map"))
+    ours = np.concatenate([[float(estimate["intercept"])], estimate["weights"].values])
+
+    def sklearn_fit(**kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            fitted = sklearn.linear_model.LogisticRegression(C=WEIGHT_SIGMA**2, **kwargs).fit(dataset.X, dataset.y)
+        fitted.converged_ = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        return fitted
+
+    def sklearn_summary(seconds: float, fitted) -> dict:
+        coefficients = np.concatenate([fitted.intercept_, fitted.coef_.ravel()])
+        return {
+            "seconds": seconds,
+            "n_iter": int(np.max(fitted.n_iter_)),
+            "converged": bool(fitted.converged_),
+            "gradient_norm_under_map_objective": map_gradient_norm(
+                dataset.X, dataset.y, float(fitted.intercept_[0]), fitted.coef_.ravel(), WEIGHT_SIGMA
+            ),
+            "max_abs_coef_diff_to_ours": float(np.max(np.abs(coefficients - ours))),
+        }
+
+    default = sklearn_summary(*best_of(sklearn_fit))
+    tight = sklearn_summary(*best_of(lambda: sklearn_fit(tol=1e-10, max_iter=10_000)))
+    return {
+        "n_obs": int(dataset.X.shape[0]),
+        "n_features": int(dataset.X.shape[1]),
+        "ours": {
+            "seconds": ours_s,
+            "gradient_norm": float(estimate.attrs["gradient_norm"]),
+            "gradient_norm_recomputed": map_gradient_norm(
+                dataset.X, dataset.y, ours[0], ours[1:], WEIGHT_SIGMA
+            ),
+            "n_iterations": int(estimate.attrs["n_iterations"]),
+        },
+        "sklearn_default_tol": default,
+        "sklearn_tol_1e-10": tight,
+        "ratio_vs_sklearn_default": ours_s / default["seconds"],
+        "ratio_vs_sklearn_tol_1e-10": ours_s / tight["seconds"],
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# printing
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "MISS"
+
+
+def print_nuts(nuts: dict, draws: int, tune: int, repeats: int) -> None:
+    info = nuts["dataset"]
+    print(
+        f"NUTS on {info['name']} ({info['n_obs']} x {info['n_features']}, standardized), draws={draws} tune={tune} "
+        f"chains={CHAINS}, {repeats} repeat(s) with seeds {[run['seed'] for run in nuts['runs']['bayesclass']]}"
+    )
+    print(f"(process warm-up, a 1-parameter nutpie model, took {nuts['warm_up_s']:.1f} s and is charged to nobody)")
+    header = f"{'sampler':<22}{'seed':>5}{'compile s':>11}{'sampling s':>12}{'wall s':>9}{'min ESS':>9}{'ESS/s':>9}{'max r_hat':>11}{'div':>5}"
+    print(header)
+    print("-" * len(header))
+    for name in SAMPLERS:
+        for run in nuts["runs"][name]:
+            compile_text = f"{run['compile_s']:.2f}" + ("*" if run.get("compile_cache_hit") else "")
+            if name == "hand_nutpie" and run["compile_s"] == 0.0:
+                compile_text = "(reused)"
+            print(
+                f"{LABELS[name]:<22}{run['seed']:>5}{compile_text:>11}{run['sampling_s']:>12.2f}{run['wall_s']:>9.2f}"
+                f"{run['min_ess_bulk']:>9.0f}{run['ess_per_s']:>9.0f}{run['max_r_hat']:>11.4f}{run['divergences']:>5}"
+            )
+    print("  * compile-cache hit (inference.sampling keeps compiled models per process)")
+    print("  PyMC: compile s = pm.sample wall - sample_stats sampling_time (includes worker start-up and init)")
+    print("  bayesclass: wall s = inference.fit (also Newton MAP for the whitening, MAP/MLE point estimates, separation LP)")
+    print()
+    print(f"{'median over repeats':<22}{'compile s':>11}{'sampling s':>12}{'min ESS':>9}{'ESS/s':>9}{'max r_hat':>11}{'div':>5}")
+    for name in SAMPLERS:
+        row = nuts["summary"][name]
+        print(
+            f"{LABELS[name]:<22}{row['compile_s']:>11.2f}{row['median_sampling_s']:>12.2f}{row['median_min_ess_bulk']:>9.0f}"
+            f"{row['median_ess_per_s']:>9.0f}{row['max_r_hat']:>11.4f}{row['divergences']:>5}"
+        )
+    hit = nuts["bayesclass_cache_hit_fit"]
+    print(
+        f"bayesclass second fit, same structure (compile_cache_hit={hit['compile_cache_hit']}): total {hit['wall_s']:.2f} s "
+        f"(compile {hit['compile_s']:.3f} s, sampling {hit['sampling_s']:.2f} s)"
+    )
+    print()
+
+
+def print_cold(cold: dict) -> None:
+    print("Time to first result from a cold compile cache (fresh interpreter, empty PyTensor compiledir and")
+    print("NUMBA_CACHE_DIR; from before process start, imports included, to the posterior in memory):")
+    print(f"{'sampler':<22}{'first result s':>16}{'of which compile s':>20}{'sampling s':>12}{'process wall s':>16}")
+    for name in SAMPLERS:
+        row = cold[name]
+        print(
+            f"{LABELS[name]:<22}{row['first_result_s']:>16.1f}{row['compile_s']:>20.1f}{row['sampling_s']:>12.1f}"
+            f"{row['process_wall_s']:>16.1f}"
+        )
+    print()
+
+
+def print_ratios(nuts: dict) -> None:
+    summary = nuts["summary"]
+    print("Ratios (median ESS/s)")
+    for key, other, target in (
+        ("ratio_vs_hand_nutpie", "hand_nutpie", TARGET_VS_HAND_NUTPIE),
+        ("ratio_vs_pymc", "pymc_nuts", TARGET_VS_PYMC),
+    ):
+        ratio = nuts[key]
+        print(
+            f"  ESS/s bayesclass / {LABELS[other]:<20} {ratio:7.2f}x   target >= {target:.1f}x   {verdict(ratio >= target)}"
+            f"   (r_hat max {summary['bayesclass']['max_r_hat']:.4f} vs {summary[other]['max_r_hat']:.4f}; "
+            f"divergences {summary['bayesclass']['divergences']} vs {summary[other]['divergences']})"
+        )
+    print()
+
+
+def print_map(result: dict) -> None:
+    ours, default, tight = result["ours"], result["sklearn_default_tol"], result["sklearn_tol_1e-10"]
+    print(f"MAP vs scikit-learn on synthetic data, n={result['n_obs']:,}, d={result['n_features']} (best of 3)")
+    header = f"{'estimator':<34}{'seconds':>9}{'iterations':>12}{'grad norm (MAP objective)':>27}{'max |coef - ours|':>19}"
+    print(header)
+    print("-" * len(header))
+    print(
+        f"{'bayesclass MAP (Newton)':<34}{ours['seconds']:>9.3f}{ours['n_iterations']:>12}"
+        f"{ours['gradient_norm']:>27.2e}{'-':>19}"
+    )
+    for label, row in (("sklearn C=1, default tol", default), ("sklearn C=1, tol=1e-10", tight)):
+        iterations = f"{row['n_iter']}" + ("" if row["converged"] else " (!)")
+        print(
+            f"{label:<34}{row['seconds']:>9.3f}{iterations:>12}{row['gradient_norm_under_map_objective']:>27.2e}"
+            f"{row['max_abs_coef_diff_to_ours']:>19.2e}"
+        )
+    print(f"  (bayesclass gradient norm recomputed in numpy: {ours['gradient_norm_recomputed']:.2e}; (!) = ConvergenceWarning)")
+    ratio = result["ratio_vs_sklearn_default"]
+    print(
+        f"  MAP time / sklearn time (default tol)   {ratio:7.2f}x   target <= {TARGET_MAP_VS_SKLEARN:.1f}x   "
+        f"{verdict(ratio <= TARGET_MAP_VS_SKLEARN)}"
+    )
+    print(f"  MAP time / sklearn time (tol=1e-10)     {result['ratio_vs_sklearn_tol_1e-10']:7.2f}x   (information)")
+    print(
+        f"  MAP gradient norm                      {ours['gradient_norm']:.2e}   target <= {TARGET_GRADIENT_NORM:.0e}   "
+        f"{verdict(ours['gradient_norm'] <= TARGET_GRADIENT_NORM)}"
+    )
+    print()
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def versions() -> dict:
+    from importlib import metadata
+
+    names = ("pymc", "pytensor", "nutpie", "numba", "arviz", "arviz-stats", "numpy", "scipy", "scikit-learn")
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = sys.version.split()[0]
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="draws=300, tune=300, 1 repeat, no cold-start runs")
+    parser.add_argument("--json", metavar="PATH", help="also write every number as JSON to PATH")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first repeat (then seed+1, ...); default 1")
+    parser.add_argument("--draws", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--tune", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cold-run", choices=SAMPLERS, help=argparse.SUPPRESS)
+    parser.add_argument("--process-start", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    draws, tune, repeats = (300, 300, 1) if args.quick else (1000, 1000, 2)
+    draws = args.draws or draws
+    tune = args.tune or tune
+    if args.cold_run:
+        cold_run(args.cold_run, args.process_start or time.time(), draws, tune, args.seed)
+        return 0
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)  # keep "Initializing NUTS ..." out of the table
+    started = time.perf_counter()
+    print(f"bench_logistic.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
+    print()
+    nuts = bench_nuts(draws, tune, repeats, args.seed)
+    print_nuts(nuts, draws, tune, repeats)
+    cold = None
+    if not args.quick:
+        cold = bench_cold(draws, tune, args.seed)
+        print_cold(cold)
+    print_ratios(nuts)
+    map_result = bench_map()
+    print_map(map_result)
+    total = time.perf_counter() - started
+    print(f"total benchmark time {total:.0f} s")
+    if args.json:
+        record = {
+            "settings": {"draws": draws, "tune": tune, "chains": CHAINS, "repeats": repeats, "seed": args.seed, "quick": args.quick},
+            "versions": versions(),
+            "cpus": os.cpu_count(),
+            "targets": {
+                "ess_per_s_vs_hand_nutpie_min": TARGET_VS_HAND_NUTPIE,
+                "ess_per_s_vs_pymc_min": TARGET_VS_PYMC,
+                "map_time_vs_sklearn_max": TARGET_MAP_VS_SKLEARN,
+                "map_gradient_norm_max": TARGET_GRADIENT_NORM,
+            },
+            "nuts": nuts,
+            "cold_start": cold,
+            "map_vs_sklearn": map_result,
+            "total_seconds": total,
+        }
+        Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
