@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import arviz_stats as azs
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -72,4 +73,6 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
 
 
 def _worst(statistics: xr.Dataset, pick) -> float:
-    return float(pick(float(getattr(var, pick.__name__)()) for var in statistics.data_vars.values()))
+    """Worst element over all variables; NaN (e.g. r_hat of a chain-constant parameter) propagates and fails."""
+    values = [float(getattr(var, pick.__name__)(skipna=False)) for var in statistics.data_vars.values()]
+    return float(np.max(values) if pick is max else np.min(values))

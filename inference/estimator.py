@@ -106,4 +106,5 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest probability for each row."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # first: raises NotFittedError before classes_ is looked up
+        return self.classes_[np.argmax(proba, axis=1)]

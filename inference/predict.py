@@ -64,9 +64,8 @@ def predict(
         raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
     model = model_of(result)
     class_names = json.loads(result.attrs["class_names"])
-    if isinstance(X, Dataset):
+    if isinstance(X, Dataset):  # check_features checks its feature names and takes its X
         _check_labels(X, class_names)
-        X = X.X
     feature_names = json.loads(result.attrs["feature_names"])
     center, scale = standardization_of(result)
     values = (check_features(X, n_features=len(feature_names), feature_names=feature_names) - center) / scale

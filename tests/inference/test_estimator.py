@@ -1,0 +1,181 @@
+"""Tests of inference.BayesianClassifier: scikit-learn conventions, pipelines, labels, parity."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression as SklearnLogisticRegression
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import data
+import inference
+from inference import BayesianClassifier, SamplerSettings
+from models import LogisticPrior, LogisticRegression
+from tests.conftest import FAST_SAMPLER
+
+
+@pytest.fixture(scope="module")
+def iris_labels(iris) -> np.ndarray:
+    """Iris species as strings, the way a user passes them."""
+    return np.asarray(iris.class_names)[iris.y]
+
+
+def test_get_params_set_params_and_clone():
+    model = LogisticRegression(prior=LogisticPrior(weight_sigma=2.0))
+    estimator = BayesianClassifier(model, method="map", sampler=FAST_SAMPLER, standardize=True, random_seed=5)
+    params = estimator.get_params()
+    assert params == {
+        "model": model,
+        "method": "map",
+        "sampler": FAST_SAMPLER,
+        "standardize": True,
+        "random_seed": 5,
+    }
+    copy = clone(estimator)
+    assert copy is not estimator and copy.get_params() == params
+    assert estimator.set_params(method="nuts", random_seed=6) is estimator
+    assert (estimator.method, estimator.random_seed) == ("nuts", 6)
+    assert copy.method == "map"  # the clone is independent
+    with pytest.raises(ValueError, match="Invalid parameter 'link'"):
+        estimator.set_params(link="probit")
+
+
+def test_clone_of_a_fitted_estimator_is_unfitted(gaussians_small):
+    estimator = BayesianClassifier(method="map").fit(gaussians_small.X, gaussians_small.y)
+    copy = clone(estimator)
+    assert not hasattr(copy, "result_")
+    with pytest.raises(NotFittedError):
+        copy.predict(gaussians_small.X)
+
+
+def test_fit_learns_sklearn_attributes(iris, iris_labels):
+    estimator = BayesianClassifier(method="map").fit(iris.X, iris_labels)
+    assert estimator.n_features_in_ == 4
+    np.testing.assert_array_equal(estimator.classes_, np.unique(iris_labels))
+    assert estimator.result_.attrs["method"] == "map"
+    assert "point_estimate_map" in estimator.result_
+
+
+def test_pipeline_cross_validation_on_iris(iris, iris_labels):
+    pipeline = make_pipeline(StandardScaler(), BayesianClassifier(method="map"))
+    scores = cross_val_score(pipeline, iris.X, iris_labels, cv=5)
+    assert scores.shape == (5,)
+    assert scores.mean() > 0.9
+
+
+def test_string_labels_round_trip_and_proba_columns_follow_classes(iris, iris_labels):
+    # relabel so that sorted label order differs from the code order: codes 0,1,2 -> "z", "b", "m"
+    labels = np.array(["z", "b", "m"])[iris.y]
+    estimator = BayesianClassifier(method="map", standardize=True).fit(iris.X, labels)
+    assert estimator.classes_.tolist() == ["b", "m", "z"]
+    predicted = estimator.predict(iris.X)
+    assert predicted.dtype == labels.dtype and set(predicted) <= {"b", "m", "z"}
+    assert np.mean(predicted == labels) > 0.9
+    proba = estimator.predict_proba(iris.X)
+    assert proba.shape == (150, 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    # column k is P(classes_[k]): compare with a fit on the original codes
+    reference = inference.fit("logistic", iris, method="map", standardize=True)
+    by_code = inference.predict(reference, iris.X)["class_proba"].values  # columns: codes 0, 1, 2
+    np.testing.assert_allclose(proba, by_code[:, [1, 2, 0]], atol=1e-10)  # "b"=1, "m"=2, "z"=0
+    np.testing.assert_allclose(estimator.predict_log_proba(iris.X), np.log(proba), rtol=1e-12)
+
+
+def test_integer_labels_round_trip(gaussians_small):
+    labels = np.array([10, 20])[gaussians_small.y]
+    estimator = BayesianClassifier(method="map").fit(gaussians_small.X, labels)
+    predicted = estimator.predict(gaussians_small.X)
+    assert predicted.dtype.kind == "i" and set(predicted.tolist()) <= {10, 20}
+    assert estimator.score(gaussians_small.X, labels) == np.mean(predicted == labels)
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "iris"])
+def test_map_estimator_matches_sklearn_predict_proba(name):
+    dataset = data.load(name).standardized()
+    ours = BayesianClassifier(LogisticRegression(prior=LogisticPrior(1.0, math.inf)), method="map")
+    ours.fit(dataset.X, dataset.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        theirs = SklearnLogisticRegression(C=1.0, tol=1e-12, max_iter=10_000).fit(dataset.X, dataset.y)
+    np.testing.assert_allclose(ours.predict_proba(dataset.X), theirs.predict_proba(dataset.X), rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ours.classes_, theirs.classes_)
+
+
+def test_standardize_option_equals_a_scaler_in_a_pipeline():
+    wine = data.load("wine")
+    inside = BayesianClassifier(method="map", standardize=True).fit(wine.X, wine.y)
+    pipeline = make_pipeline(StandardScaler(), BayesianClassifier(method="map")).fit(wine.X, wine.y)
+    np.testing.assert_allclose(inside.predict_proba(wine.X), pipeline.predict_proba(wine.X), rtol=0, atol=1e-10)
+
+
+def test_nuts_estimator_predicts_the_posterior_mean(gaussians_small):
+    estimator = BayesianClassifier(method="nuts", sampler=FAST_SAMPLER, random_seed=3)
+    estimator.fit(gaussians_small.X, gaussians_small.y)
+    assert "posterior" in estimator.result_
+    proba = estimator.predict_proba(gaussians_small.X[:20])
+    full = estimator.predict_full(gaussians_small.X[:20])
+    np.testing.assert_allclose(proba, full["class_proba_draws"].mean(("chain", "draw")).values, rtol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_unfitted_estimator_raises_not_fitted(gaussians_small):
+    estimator = BayesianClassifier(method="map")
+    for method in (estimator.predict, estimator.predict_proba, estimator.predict_full):
+        with pytest.raises(NotFittedError):
+            method(gaussians_small.X)
+
+
+def test_fit_rejects_mismatched_lengths():
+    X, y = np.random.default_rng(0).normal(size=(10, 2)), np.array([0, 1] * 4 + [0])
+    with pytest.raises(ValueError, match="X has 10 rows but y has 9 labels"):
+        BayesianClassifier(method="map").fit(X, y)
+
+
+def test_fit_rejects_1d_features():
+    with pytest.raises(ValueError, match=r"X must be 2-D.*shape \(6,\).*reshape"):
+        BayesianClassifier(method="map").fit(np.arange(6.0), np.array([0, 1, 0, 1, 0, 1]))
+
+
+def test_fit_rejects_2d_labels():
+    with pytest.raises(ValueError, match=r"y must be 1-D.*\(6, 1\)"):
+        BayesianClassifier(method="map").fit(np.ones((6, 2)), np.zeros((6, 1)))
+
+
+def test_fit_rejects_single_class_and_nan(gaussians_small):
+    with pytest.raises(ValueError, match="single class"):
+        BayesianClassifier(method="map").fit(gaussians_small.X, np.zeros(gaussians_small.n_obs, dtype=int))
+    X = gaussians_small.X.copy()
+    X[7, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN at row 7"):
+        BayesianClassifier(method="map").fit(X, gaussians_small.y)
+
+
+def test_fit_rejects_continuous_targets(gaussians_small):
+    with pytest.raises(ValueError, match="Unknown label type"):
+        BayesianClassifier(method="map").fit(gaussians_small.X, gaussians_small.X[:, 0])
+
+
+def test_predict_rejects_wrong_number_of_features(gaussians_small):
+    estimator = BayesianClassifier(method="map").fit(gaussians_small.X, gaussians_small.y)
+    with pytest.raises(ValueError, match="X has 3 columns but the model was fitted on 2 features"):
+        estimator.predict(np.ones((2, 3)))
+
+
+def test_unknown_method_fails_at_fit(gaussians_small):
+    with pytest.raises(ValueError, match=r"method='vb' is unknown.*'nuts'"):
+        BayesianClassifier(method="vb").fit(gaussians_small.X, gaussians_small.y)
+
+
+def test_sampler_settings_reach_the_fit(gaussians_small):
+    settings = SamplerSettings(draws=50, tune=50, chains=1, progressbar=False)
+    estimator = BayesianClassifier(method="nuts", sampler=settings, random_seed=4)
+    posterior = estimator.fit(gaussians_small.X, gaussians_small.y).result_["posterior"]
+    assert (posterior.sizes["chain"], posterior.sizes["draw"]) == (1, 50)
+    assert estimator.result_.attrs["random_seed"] == 4
