@@ -17,9 +17,10 @@ Part 1, NUTS on ``breast_cancer`` (569 x 30, standardised), one posterior, three
 ESS/s = smallest bulk ESS over every element of ``weights`` and ``intercept``
 divided by the sampling seconds; the median over repeats (different seeds) is
 compared. Time to first result from a cold compile cache is measured in a
-fresh interpreter per sampler whose PyTensor ``compiledir`` and
-``NUMBA_CACHE_DIR`` point to new empty directories, from before the process
-starts (imports included) until the posterior is in memory.
+fresh interpreter per sampler whose PyTensor ``base_compiledir`` (which holds
+``compiledir`` and PyTensor's numba cache ``numba/``) and ``NUMBA_CACHE_DIR``
+point to new empty directories, from before the process starts (imports
+included) until the posterior is in memory.
 
 Part 2, MAP vs scikit-learn on synthetic data (n=100,000, d=50): Newton MAP
 (flat intercept, ``weight_sigma=1`` = ``C=1``) vs
@@ -153,6 +154,7 @@ def sample_pymc(dataset, draws: int, tune: int, seed: int):
     """pm.sample with PyMC's own NUTS; (trace, wall seconds, sampling seconds, sampling-time source)."""
     import pymc as pm
 
+    logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets INFO
     model = hand_written_model(dataset)
     start = time.perf_counter()
     trace = pm.sample(
@@ -244,7 +246,6 @@ def bench_nuts(draws: int, tune: int, repeats: int, seed: int) -> dict:
 
 def cold_run(name: str, process_start: float, draws: int, tune: int, seed: int) -> None:
     """Body of a ``--cold-run`` child: fit once, print seconds since ``process_start`` (epoch)."""
-    logging.getLogger("pymc").setLevel(logging.ERROR)
     dataset = breast_cancer()
     if name == "bayesclass":
         run = run_bayesclass(dataset, draws, tune, seed)
@@ -270,8 +271,16 @@ def bench_cold(draws: int, tune: int, seed: int) -> dict:
             prefix="bench-numba-"
         ) as numba_cache:
             env = dict(os.environ)
-            flags = [flag for flag in env.get("PYTENSOR_FLAGS", "").split(",") if flag and not flag.startswith("compiledir")]
-            env["PYTENSOR_FLAGS"] = ",".join([*flags, f"compiledir={compiledir}"])
+            # PyTensor keeps its numba cache in base_compiledir/numba, beside (not inside) compiledir:
+            # both must be fresh for a cold start of nutpie
+            flags = [
+                flag
+                for flag in env.get("PYTENSOR_FLAGS", "").split(",")
+                if flag and not flag.startswith(("compiledir", "base_compiledir"))
+            ]
+            env["PYTENSOR_FLAGS"] = ",".join(
+                [*flags, f"base_compiledir={compiledir}", f"compiledir={Path(compiledir) / 'compiledir'}"]
+            )
             env["NUMBA_CACHE_DIR"] = numba_cache
             command = [sys.executable, str(Path(__file__).resolve()), "--cold-run", name, "--seed", str(seed)]
             command += ["--draws", str(draws), "--tune", str(tune)]
@@ -364,6 +373,13 @@ def bench_map() -> dict:
 
     default = sklearn_summary(*best_of(sklearn_fit))
     tight = sklearn_summary(*best_of(lambda: sklearn_fit(tol=1e-10, max_iter=10_000)))
+    # information: the same two timings with BLAS held to one thread (the Newton Hessian is one
+    # large BLAS product per iteration, and multi-threaded BLAS on few cores can be slower)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        ours_one_thread_s, _ = best_of(lambda: model.point_estimate(dataset, "map"))
+        sklearn_one_thread_s, _ = best_of(sklearn_fit)
     return {
         "n_obs": int(dataset.X.shape[0]),
         "n_features": int(dataset.X.shape[1]),
@@ -377,6 +393,11 @@ def bench_map() -> dict:
         },
         "sklearn_default_tol": default,
         "sklearn_tol_1e-10": tight,
+        "one_blas_thread": {
+            "ours_seconds": ours_one_thread_s,
+            "sklearn_default_tol_seconds": sklearn_one_thread_s,
+            "ratio": ours_one_thread_s / sklearn_one_thread_s,
+        },
         "ratio_vs_sklearn_default": ours_s / default["seconds"],
         "ratio_vs_sklearn_tol_1e-10": ours_s / tight["seconds"],
     }
@@ -429,8 +450,9 @@ def print_nuts(nuts: dict, draws: int, tune: int, repeats: int) -> None:
 
 
 def print_cold(cold: dict) -> None:
-    print("Time to first result from a cold compile cache (fresh interpreter, empty PyTensor compiledir and")
-    print("NUMBA_CACHE_DIR; from before process start, imports included, to the posterior in memory):")
+    print("Time to first result from a cold compile cache (fresh interpreter; empty PyTensor base_compiledir,")
+    print("which holds compiledir and PyTensor's numba cache, and empty NUMBA_CACHE_DIR; from before process")
+    print("start, imports included, to the posterior in memory):")
     print(f"{'sampler':<22}{'first result s':>16}{'of which compile s':>20}{'sampling s':>12}{'process wall s':>16}")
     for name in SAMPLERS:
         row = cold[name]
@@ -480,6 +502,11 @@ def print_map(result: dict) -> None:
         f"{verdict(ratio <= TARGET_MAP_VS_SKLEARN)}"
     )
     print(f"  MAP time / sklearn time (tol=1e-10)     {result['ratio_vs_sklearn_tol_1e-10']:7.2f}x   (information)")
+    one = result["one_blas_thread"]
+    print(
+        f"  with BLAS held to 1 thread: MAP {one['ours_seconds']:.3f} s, sklearn (default tol) "
+        f"{one['sklearn_default_tol_seconds']:.3f} s, ratio {one['ratio']:.2f}x   (information)"
+    )
     print(
         f"  MAP gradient norm                      {ours['gradient_norm']:.2e}   target <= {TARGET_GRADIENT_NORM:.0e}   "
         f"{verdict(ours['gradient_norm'] <= TARGET_GRADIENT_NORM)}"
@@ -504,6 +531,25 @@ def versions() -> dict:
     return found
 
 
+def machine_busy_fraction(seconds: float = 1.0) -> float | None:
+    """Fraction of all cores busy over ``seconds`` (from /proc/stat; None where there is none)."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+        return sum(values[:8]), idle
+
+    try:
+        total_0, idle_0 = ticks()
+        time.sleep(seconds)
+        total_1, idle_1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    total = total_1 - total_0
+    return None if total <= 0 else 1.0 - (idle_1 - idle_0) / total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="draws=300, tune=300, 1 repeat, no cold-start runs")
@@ -522,9 +568,20 @@ def main(argv: list[str] | None = None) -> int:
         cold_run(args.cold_run, args.process_start or time.time(), draws, tune, args.seed)
         return 0
 
-    logging.getLogger("pymc").setLevel(logging.ERROR)  # keep "Initializing NUTS ..." out of the table
     started = time.perf_counter()
     print(f"bench_logistic.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
+    load_before = os.getloadavg()
+    busy_before = machine_busy_fraction()
+    busy_text = "unknown" if busy_before is None else f"{100 * busy_before:.0f}%"
+    print(
+        f"before start: other processes kept {busy_text} of all cores busy over 1 s; "
+        f"load average (1/5/15 min) {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
+    )
+    if busy_before is not None and busy_before > 0.25:
+        print(
+            "WARNING: the machine is busy before the benchmark starts; timings (multi-threaded BLAS above all) "
+            "will be noisy: rerun on an idle machine"
+        )
     print()
     nuts = bench_nuts(draws, tune, repeats, args.seed)
     print_nuts(nuts, draws, tune, repeats)
@@ -536,7 +593,9 @@ def main(argv: list[str] | None = None) -> int:
     map_result = bench_map()
     print_map(map_result)
     total = time.perf_counter() - started
-    print(f"total benchmark time {total:.0f} s")
+    load_after = os.getloadavg()
+    print(f"total benchmark time {total:.0f} s; load average (1/5/15 min) at the end: "
+          f"{load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (the benchmark itself keeps about 1-2 busy)")
     if args.json:
         record = {
             "settings": {"draws": draws, "tune": tune, "chains": CHAINS, "repeats": repeats, "seed": args.seed, "quick": args.quick},
@@ -552,6 +611,9 @@ def main(argv: list[str] | None = None) -> int:
             "cold_start": cold,
             "map_vs_sklearn": map_result,
             "total_seconds": total,
+            "busy_fraction_before_start": busy_before,
+            "load_average_start": list(load_before),
+            "load_average_end": list(load_after),
         }
         Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
         print(f"wrote {args.json}")
