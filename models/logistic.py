@@ -311,12 +311,13 @@ class _BinaryObjective:
         self.y = y.astype(float)
 
     def __call__(self, coefficients: np.ndarray, *, derivatives: bool) -> tuple[float, ...]:
-        margin = self.sign * (self.design @ coefficients)
+        eta = self.design @ coefficients
+        margin = self.sign * eta
         if self.link == "logit":
             value = -scipy.special.log_expit(margin).sum()
             if not derivatives:
                 return (value,)
-            proba = scipy.special.expit(self.design @ coefficients)
+            proba = scipy.special.expit(eta)
             d_eta, curvature = proba - self.y, proba * (1.0 - proba)
         else:
             log_cdf = scipy.special.log_ndtr(margin)
@@ -326,8 +327,9 @@ class _BinaryObjective:
             mills = np.exp(-0.5 * margin**2 - 0.5 * math.log(2 * math.pi) - log_cdf)  # phi / Phi
             d_eta, curvature = -self.sign * mills, mills * (margin + mills)
         gradient = self.design.T @ d_eta
-        hessian = (self.design * curvature[:, None]).T @ self.design
-        return value, gradient, hessian
+        # X' diag(c) X as Z'Z with Z = diag(sqrt c) X: BLAS uses the symmetric product (half the work)
+        weighted = self.design * np.sqrt(curvature)[:, None]
+        return value, gradient, weighted.T @ weighted
 
 
 class _SoftmaxObjective:
