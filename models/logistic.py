@@ -62,6 +62,7 @@ takes short, uncorrelated trajectories even on strongly correlated features.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -175,6 +176,7 @@ class LogisticRegression(ClassifierModel):
         )
         return estimate
 
+    @functools.lru_cache(maxsize=4)  # Datasets are immutable: build() and point_estimate() share one solve
     def _newton(self, data: Dataset, kind: str) -> _NewtonSolution:
         self._check_link(data.n_classes, data.class_names)
         design = _design_matrix(data.X)
@@ -296,6 +298,10 @@ class _NewtonSolution:
     gradient_norm: float
     n_iterations: int
     objective: float
+
+    def __post_init__(self) -> None:
+        for array in (self.coefficients, self.hessian):  # shared through the cache: never mutated
+            array.flags.writeable = False
 
 
 def _design_matrix(X: np.ndarray) -> np.ndarray:
