@@ -316,7 +316,7 @@ class Dataset:
                 f"continuous column {self.feature_names[column]!r} is constant in {reference.name!r} (std 0) and "
                 "cannot be standardized; drop the column or declare it with another kind"
             )
-        columns = zip(self.feature_names, mean, std, continuous)
+        columns = zip(self.feature_names, mean, std, continuous, strict=True)
         scale = ", ".join(f"{name}: mean {m:.6g}, std {s:.6g}" for name, m, s, is_continuous in columns if is_continuous)
         return replace(
             self,

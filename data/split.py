@@ -98,5 +98,5 @@ def train_validation_test_split(
             y=dataset.y[np.sort(index)],
             provenance=f"{dataset.provenance}; {part} part ({len(index)} of {n} rows) of {note}",
         )
-        for part, index in zip(_PARTS, (train, validation, test))
+        for part, index in zip(_PARTS, (train, validation, test), strict=True)
     )

@@ -54,10 +54,10 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
             "diagnose; fit with method='nuts'"
         )
     posterior = result["posterior"].to_dataset()
-    r_hat = _worst(azs.rhat(posterior), max)
-    ess_bulk = _worst(azs.ess(posterior, method="bulk"), min)
-    ess_tail = _worst(azs.ess(posterior, method="tail"), min)
-    mcse = _worst(azs.mcse(posterior, method="mean"), max)
+    r_hat = _worst(azs.rhat(posterior), np.max)
+    ess_bulk = _worst(azs.ess(posterior, method="bulk"), np.min)
+    ess_tail = _worst(azs.ess(posterior, method="tail"), np.min)
+    mcse = _worst(azs.mcse(posterior, method="mean"), np.max)
     divergences = int(result["sample_stats"]["diverging"].sum()) if "sample_stats" in result else 0
     failures = []
     if not r_hat <= MAX_R_HAT:
@@ -72,7 +72,7 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     return ConvergenceReport(r_hat, ess_bulk, ess_tail, divergences, mcse, not failures, tuple(failures), table)
 
 
-def _worst(statistics: xr.Dataset, pick) -> float:
-    """Worst element over all variables; NaN (e.g. r_hat of a chain-constant parameter) propagates and fails."""
-    values = [float(getattr(var, pick.__name__)(skipna=False)) for var in statistics.data_vars.values()]
-    return float(np.max(values) if pick is max else np.min(values))
+def _worst(statistics: xr.Dataset, reduce) -> float:
+    """``np.max``/``np.min`` over every element of every variable; a NaN (e.g. the r_hat of a
+    parameter frozen in every draw) propagates and so fails the verdict."""
+    return float(reduce(np.concatenate([var.values.ravel() for var in statistics.data_vars.values()])))
