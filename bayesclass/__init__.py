@@ -14,7 +14,16 @@ from data import Dataset, available, load, load_csv, train_validation_test_split
 from inference import BayesianClassifier, SamplerSettings, diagnose, fit, predict
 from inference import load as load_result
 from inference import save as save_result
-from models import REGISTRY, LogisticPrior, LogisticRegression, SeparationError, get_model
+from models import (
+    REGISTRY,
+    LogisticPrior,
+    LogisticRegression,
+    NaiveBayes,
+    NaiveBayesPrior,
+    NoEstimateError,
+    SeparationError,
+    get_model,
+)
 from reports.comparison import format_comparison
 
 __version__ = "0.1.0"
@@ -25,6 +34,9 @@ __all__ = [
     "Dataset",
     "LogisticPrior",
     "LogisticRegression",
+    "NaiveBayes",
+    "NaiveBayesPrior",
+    "NoEstimateError",
     "SamplerSettings",
     "SeparationError",
     "available",

@@ -72,6 +72,19 @@ def _sklearn(name: str, kind: FeatureKind) -> Callable[[], Dataset]:
     return loader
 
 
+def _digits_binary() -> Dataset:
+    """The digits with each pixel binarised: 1 where the count exceeds 7 (of 0..16), else 0."""
+    digits = _sklearn("digits", "count")()
+    return replace(
+        digits,
+        name="digits_binary",
+        X=(digits.X > 7).astype(float),
+        feature_kinds=("binary",) * digits.n_features,
+        description="8x8 handwritten digits 0-9 with each pixel binarised (count > 7 of 0..16 -> 1).",
+        provenance=f"{digits.provenance}; binarised by bayesclass: pixel > 7",
+    )
+
+
 def _transport() -> Dataset:
     """The toy transportation table of seed 003, read through :func:`load_csv` from ``files/transport.csv``."""
     with resources.as_file(resources.files(__package__) / "files" / "transport.csv") as path:
@@ -95,6 +108,11 @@ _REGISTRY: dict[str, tuple[DatasetInfo, Callable[..., Dataset]]] = {
             _sklearn("breast_cancer", "continuous"),
         ),
         (DatasetInfo("digits", _SKLEARN_DESCRIPTIONS["digits"], 1797, 64, 10, _SCIKIT_LEARN), _sklearn("digits", "count")),
+        (
+            DatasetInfo("digits_binary", "The digits with each pixel binarised (count > 7 -> 1), for Bernoulli naive Bayes.",
+                        1797, 64, 10, _SCIKIT_LEARN),  # fmt: skip
+            _digits_binary,
+        ),
         (
             DatasetInfo("transport", "Toy transport-mode table: distance, raining, flat tire -> mode.", 10, 3, 4,
                         "seed 003, transport table"),  # fmt: skip
@@ -126,7 +144,7 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     ----------
     name : str or PathLike
         One of the names in :func:`available` (``iris``, ``wine``,
-        ``breast_cancer``, ``digits``, ``transport``, ``seed001_gaussians``,
+        ``breast_cancer``, ``digits``, ``digits_binary``, ``transport``, ``seed001_gaussians``,
         ``seed000_separable``), or a path ending in ``.csv``.
     **kwargs
         For the generators: ``n`` and ``random_seed``. For a CSV path:

@@ -51,7 +51,7 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     if "posterior" not in result:
         raise ValueError(
             f"this result was fitted by method {result.attrs.get('method')!r} and has no posterior draws to "
-            "diagnose; fit with method='nuts'"
+            "diagnose; fit with method='nuts' (or 'exact' where the model has a conjugate posterior)"
         )
     posterior = result["posterior"].to_dataset()
     r_hat = _worst(azs.rhat(posterior), np.max)

@@ -8,6 +8,7 @@ so it works inside ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -33,13 +34,17 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
     model : str or ClassifierModel
         Registry name (``"logistic"``) or a configured family instance such as
         ``LogisticRegression(prior=LogisticPrior(weight_sigma=2.0))``.
-    method : {"nuts", "map", "mle"}
+    method : {"nuts", "exact", "map", "mle", "posterior_mean", "unbiased"}
         How to fit; ``predict_proba`` returns the posterior mean for "nuts" and
         the plug-in probabilities of the point estimate otherwise.
     sampler : SamplerSettings, optional
         NUTS settings (default: ``SamplerSettings(progressbar=False)``).
     standardize : bool
         Standardise continuous features inside the fit (see :func:`inference.fit`).
+    feature_kinds : str or sequence of str
+        How the columns of ``X`` are modelled (``data.FeatureKind``): one kind for
+        every column (default ``"continuous"``) or one per column, e.g.
+        ``"binary"`` for 0/1 inputs to naive Bayes.
     random_seed : int, optional
         Seed of the sampler.
     """
@@ -51,12 +56,14 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         method: Method = "nuts",
         sampler: SamplerSettings | None = None,
         standardize: bool = False,
+        feature_kinds: str | Sequence[str] = "continuous",
         random_seed: int | None = None,
     ) -> None:
         self.model = model
         self.method = method
         self.sampler = sampler
         self.standardize = standardize
+        self.feature_kinds = feature_kinds
         self.random_seed = random_seed
 
     def fit(self, X: Any, y: Any) -> BayesianClassifier:
@@ -78,7 +85,9 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
             y=codes,
             feature_names=tuple(f"x{j}" for j in range(values.shape[1])),
             class_names=tuple(str(label) for label in self.classes_),
-            feature_kinds=("continuous",) * values.shape[1],
+            feature_kinds=(
+                (self.feature_kinds,) * values.shape[1] if isinstance(self.feature_kinds, str) else self.feature_kinds
+            ),
             provenance="arrays passed to BayesianClassifier.fit",
         )
         self.result_ = fit(

@@ -1,11 +1,14 @@
-"""One entry to fit any registered model: NUTS, MAP or MLE, returning an ArviZ ``DataTree``.
+"""One entry to fit any registered model: NUTS, exact conjugate draws, or a point estimate, as an ArviZ ``DataTree``.
 
 Layout of the result (every group a plain ``xarray.Dataset``):
 
-``posterior``            draws of the model's parameters (NUTS only), dims ``chain, draw, ...``
-``sample_stats``         NUTS statistics (divergences, step size, tree depth ...)
+``posterior``            draws of the model's parameters (NUTS or exact draws), dims ``chain, draw, ...``
+``sample_stats``         NUTS statistics (divergences, step size, tree depth ...); NUTS only
 ``point_estimate_map``   the MAP, same variables as the posterior minus ``chain``/``draw``
 ``point_estimate_mle``   the MLE, where it exists (root attr ``mle_status`` says why not)
+``point_estimate_<kind>`` every other point estimate of the family (e.g. naive Bayes'
+                         ``posterior_mean``); root attr ``point_estimate_status`` (JSON)
+                         says for each kind "exists" or why it does not
 ``observed_data``        ``y`` (class codes) of the training data
 ``constant_data``        ``X`` of the training data and the feature standardisation
 
@@ -20,6 +23,7 @@ import dataclasses
 import datetime
 import json
 import sys
+import time
 from importlib import metadata
 from typing import Literal
 
@@ -27,13 +31,17 @@ import numpy as np
 import xarray as xr
 
 from data import Dataset
-from models import ClassifierModel, SeparationError, get_model
+from models import ClassifierModel, get_model
+from models.base import NoEstimateError
 from inference.sampling import SamplerSettings, sample_nuts
 
 __all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
 
-Method = Literal["nuts", "map", "mle"]
-METHODS: tuple[str, ...] = ("nuts", "map", "mle")
+Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased"]
+#: every method some family accepts; a family accepts "nuts", "exact" if it has a conjugate
+#: posterior, and its own ``point_estimate_kinds``
+METHODS: tuple[str, ...] = ("nuts", "exact", "map", "mle", "posterior_mean", "unbiased")
+SAMPLING_METHODS: tuple[str, ...] = ("nuts", "exact")
 
 
 def fit(
@@ -54,11 +62,15 @@ def fit(
         registry name (default hyperparameters).
     data : Dataset
         Training data (see :func:`data.load`).
-    method : {"nuts", "map", "mle"}
-        Posterior sampling by NUTS (the MAP, and the MLE where it exists, are
-        stored beside the draws for comparison), or one point estimate.
+    method : {"nuts", "exact", "map", "mle", "posterior_mean", "unbiased"}
+        Posterior sampling by NUTS, or by independent draws from the exact
+        conjugate posterior ("exact", families with ``has_exact_posterior``);
+        every point estimate of the family that exists is stored beside the
+        draws for comparison. Otherwise one point estimate (one of the family's
+        ``point_estimate_kinds``).
     sampler : SamplerSettings, optional
-        Settings of the NUTS run (ignored by "map"/"mle").
+        Settings of the NUTS run; "exact" uses its ``draws`` and ``chains``;
+        point estimates ignore it.
     standardize : bool
         Centre and scale the continuous features by their training mean and
         standard deviation before fitting; the same transform is stored and
@@ -76,8 +88,12 @@ def fit(
         model = get_model(model)
     if not isinstance(model, ClassifierModel):
         raise TypeError(f"model must be a registry name or a ClassifierModel, got {type(model).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method={method!r} is unknown; choose one of {', '.join(map(repr, METHODS))}")
+    accepted = ("nuts", *(("exact",) if model.has_exact_posterior else ()), *model.point_estimate_kinds)
+    if method not in accepted:
+        raise ValueError(
+            f"method={method!r} is not available for the {model.name!r} model; choose one of "
+            f"{', '.join(map(repr, accepted))}"
+        )
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a data.Dataset (see data.load), got {type(data).__name__}")
     if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)) or random_seed < 0):
@@ -92,31 +108,41 @@ def fit(
 
     groups: dict[str, xr.Dataset] = {}
     attrs: dict[str, object] = {}
+    coords = model.parameter_coords(training)
     if method == "nuts":
         pymc_model = model.build(training)
         run = sample_nuts(
             pymc_model,
-            cache_key=(model.to_json(), training.feature_names, training.class_names),
-            var_names=model.parameter_names,
+            cache_key=model.cache_key(training),
+            var_names=tuple(name for name in model.parameter_names if name in pymc_model.named_vars),
             jitter=tuple(rv.name for rv in pymc_model.free_RVs),
             settings=sampler,
             random_seed=random_seed,
         )
-        groups["posterior"] = run.posterior.assign_coords({"class": list(training.class_names)})
+        groups["posterior"] = run.posterior.assign_coords(coords)
         groups["sample_stats"] = run.sample_stats
         attrs.update(
             compile_seconds=run.compile_seconds,
             sampling_seconds=run.sampling_seconds,
             compile_cache_hit=int(run.compile_cache_hit),
         )
-    for kind in ("map", "mle") if method == "nuts" else (method,):
+    elif method == "exact":
+        start = time.perf_counter()
+        groups["posterior"] = model.exact_posterior(
+            training, draws=sampler.draws, chains=sampler.chains, random_seed=random_seed
+        )
+        attrs.update(sampling_seconds=time.perf_counter() - start)
+    status: dict[str, str] = {}
+    for kind in model.point_estimate_kinds if method in SAMPLING_METHODS else (method,):
         try:
             groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
-        except SeparationError as error:
-            if method == "mle":
+            status[kind] = "exists"
+        except NoEstimateError as error:
+            if method not in SAMPLING_METHODS:
                 raise
-            attrs["mle_status"] = str(error)
-    attrs.setdefault("mle_status", "exists" if "point_estimate_mle" in groups else "not computed")
+            status[kind] = str(error)
+    attrs["point_estimate_status"] = json.dumps(status)
+    attrs["mle_status"] = status.get("mle", "not computed")
 
     groups["observed_data"] = xr.Dataset({"y": (("obs",), training.y)})
     groups["constant_data"] = xr.Dataset(
@@ -181,7 +207,10 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
         "model": model.name,
         "model_hyperparameters": model.to_json(),
         "method": method,
-        "sampler_settings": json.dumps(dataclasses.asdict(sampler)) if method == "nuts" else "{}",
+        "sampler_settings": (
+            json.dumps(dataclasses.asdict(sampler)) if method == "nuts"
+            else json.dumps({"draws": sampler.draws, "chains": sampler.chains}) if method == "exact" else "{}"
+        ),
         "random_seed": int(random_seed),
         "standardize": int(standardize),
         "data_name": data.name,

@@ -57,8 +57,10 @@ def predict(
         ``class_proba`` (obs, class): the posterior mean when there are draws,
         else the fitted point estimate; ``class_proba_low`` / ``class_proba_high``
         (ETI bounds) and ``class_proba_draws`` (chain, draw, obs, class) with
-        draws; ``class_proba_map`` / ``class_proba_mle`` for each stored point
-        estimate; ``predicted`` (obs), the class of highest ``class_proba``.
+        draws; ``class_proba_<kind>`` (``class_proba_map``, ``class_proba_mle`` ...)
+        for each stored point estimate; ``predicted`` (obs), the class of highest
+        ``class_proba`` ("" for a row whose probabilities are NaN because it is
+        impossible under every class, e.g. under a naive Bayes MLE).
     """
     if not 0.0 < float(interval_prob) < 1.0:
         raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
@@ -80,17 +82,21 @@ def predict(
             for start in range(0, len(values), block)
         ]
         output.update(xr.concat(pieces, dim="obs").data_vars)
-    for kind in ("map", "mle"):
-        group = f"point_estimate_{kind}"
-        if group in result:
+    for group in result.children:
+        if group.startswith("point_estimate_"):
+            kind = group.removeprefix("point_estimate_")
             output[f"class_proba_{kind}"] = model.class_proba(result[group].to_dataset(), values)
     if "class_proba" not in output:
         output["class_proba"] = output[f"class_proba_{result.attrs['method']}"]
     dataset = xr.Dataset(output).assign_coords({"class": class_names})
-    dataset["predicted"] = ("obs", np.asarray(class_names, dtype=object)[dataset["class_proba"].argmax("class").values])
+    proba = dataset["class_proba"].values
+    undefined = np.isnan(proba).any(axis=1)  # rows impossible under every class (see the family's docs)
+    predicted = np.asarray(class_names, dtype=object)[np.where(undefined[:, None], 0.0, proba).argmax(axis=1)]
+    predicted[undefined] = ""
+    dataset["predicted"] = ("obs", predicted)
     dataset.attrs.update(
         interval=f"equal-tailed interval (ETI) of probability {interval_prob:g} over posterior draws",
-        point=("posterior mean over draws" if "posterior" in result else f"{result.attrs['method'].upper()} plug-in"),
+        point=("posterior mean over draws" if "posterior" in result else f"{result.attrs['method']} plug-in"),
         model=result.attrs["model"],
         method=result.attrs["method"],
     )

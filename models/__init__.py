@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.base import ClassifierModel
+from models.base import ClassifierModel, NoEstimateError
 from models.logistic import ConvergenceError, LogisticPrior, LogisticRegression, SeparationError
+from models.naive_bayes import NaiveBayes, NaiveBayesPrior
 
 __all__ = [
     "REGISTRY",
@@ -18,6 +19,9 @@ __all__ = [
     "ConvergenceError",
     "LogisticPrior",
     "LogisticRegression",
+    "NaiveBayes",
+    "NaiveBayesPrior",
+    "NoEstimateError",
     "SeparationError",
     "get_model",
     "model_from_dict",
@@ -25,6 +29,7 @@ __all__ = [
 
 REGISTRY: dict[str, type[ClassifierModel]] = {
     LogisticRegression.name: LogisticRegression,
+    NaiveBayes.name: NaiveBayes,
 }
 
 

@@ -38,7 +38,13 @@ import xarray as xr
 
 from data import Dataset, check_features
 
-__all__ = ["ClassifierModel", "check_positive", "features_as_dataarray"]
+__all__ = ["ClassifierModel", "NoEstimateError", "check_positive", "features_as_dataarray"]
+
+
+class NoEstimateError(ValueError):
+    """A point estimate that does not exist for these data (an MLE at infinity, a zero
+    variance, a posterior mode on the boundary ...). :func:`inference.fit` records the
+    reason beside the posterior instead of failing; asked for directly it is an error."""
 
 
 def check_positive(value: float, *, argument: str, allow_inf: bool = False) -> float:
@@ -80,8 +86,12 @@ class ClassifierModel(abc.ABC):
     name: ClassVar[str]
     #: the ``kind`` values :meth:`point_estimate` accepts
     point_estimate_kinds: ClassVar[tuple[str, ...]] = ("mle", "map")
-    #: names of the parameters, as in the PyMC model and the posterior
+    #: names of the parameters, as in the PyMC model and the posterior (a family
+    #: whose parameters depend on the feature kinds lists them all; a posterior
+    #: holds those its model has)
     parameter_names: ClassVar[tuple[str, ...]]
+    #: whether :meth:`exact_posterior` draws from a conjugate posterior
+    has_exact_posterior: ClassVar[bool] = False
 
     # -- hooks ---------------------------------------------------------------------
     @abc.abstractmethod
@@ -95,6 +105,26 @@ class ClassifierModel(abc.ABC):
     @abc.abstractmethod
     def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
         """log P(class | x), dims ``(*leading, obs, class)``."""
+
+    def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
+        """Independent draws from the exact (conjugate) posterior, dims ``(chain, draw, ...)``.
+
+        Only families with :attr:`has_exact_posterior` implement it.
+        """
+        raise ValueError(
+            f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
+        )
+
+    def parameter_coords(self, data: Dataset) -> dict[str, Any]:
+        """Coordinates attached to every parameter set (posterior draws and point estimates).
+
+        Defaults to :meth:`coords`; a family adds non-dimension coordinates here.
+        """
+        return dict(self.coords(data))
+
+    def cache_key(self, data: Dataset) -> tuple:
+        """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key)."""
+        return (self.to_json(), data.feature_names, data.feature_kinds, data.class_names)
 
     # -- shared behaviour ------------------------------------------------------------
     def point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:

@@ -88,7 +88,7 @@ def test_sklearn_sets_match_sklearn(name, kind):
 
 def test_available_lists_every_loadable_name():
     names = [info.name for info in data.available()]
-    assert names == ["iris", "wine", "breast_cancer", "digits", "transport", "seed001_gaussians", "seed000_separable"]
+    assert names == ["iris", "wine", "breast_cancer", "digits", "digits_binary", "transport", "seed001_gaussians", "seed000_separable"]
     for info in data.available():
         assert info.n_obs == "generated" or load(info.name).n_obs == info.n_obs
 

@@ -36,6 +36,7 @@ def test_get_params_set_params_and_clone():
         "method": "map",
         "sampler": FAST_SAMPLER,
         "standardize": True,
+        "feature_kinds": "continuous",
         "random_seed": 5,
     }
     copy = clone(estimator)
@@ -169,7 +170,7 @@ def test_predict_rejects_wrong_number_of_features(gaussians_small):
 
 
 def test_unknown_method_fails_at_fit(gaussians_small):
-    with pytest.raises(ValueError, match=r"method='vb' is unknown.*'nuts'"):
+    with pytest.raises(ValueError, match=r"method='vb' is not available for the 'logistic' model.*'nuts'"):
         BayesianClassifier(method="vb").fit(gaussians_small.X, gaussians_small.y)
 
 

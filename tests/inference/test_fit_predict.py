@@ -293,7 +293,7 @@ def test_fit_rejects_single_class(gaussians_small):
 
 
 def test_fit_rejects_unknown_method(gaussians_small):
-    with pytest.raises(ValueError, match=r"method='vb' is unknown.*'nuts', 'map', 'mle'"):
+    with pytest.raises(ValueError, match=r"method='vb' is not available for the 'logistic' model; choose one of 'nuts', 'mle', 'map'"):
         fit("logistic", gaussians_small, method="vb")
 
 
