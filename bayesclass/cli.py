@@ -57,14 +57,23 @@ def _parser() -> argparse.ArgumentParser:
 
     fit = commands.add_parser("fit", help="fit a model and save the result as netCDF")
     _model_arguments(fit)
-    fit.add_argument("--method", choices=("nuts", "map", "mle"), default="nuts", help="default: nuts")
+    fit.add_argument(
+        "--method",
+        choices=("nuts", "exact", "map", "mle", "posterior_mean", "unbiased"),
+        default="nuts",
+        help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes); "
+        "or a point estimate (map, mle; naive_bayes also posterior_mean, unbiased)",
+    )
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
     fit.set_defaults(command=_fit, name="fit")
 
     compare = commands.add_parser(
-        "compare", help="fit by NUTS, MAP and MLE on a training split and print the comparison"
+        "compare", help="fit the posterior and every point estimate on a training split and print the comparison"
     )
     _model_arguments(compare)
+    compare.add_argument(
+        "--method", choices=("nuts", "exact"), default="nuts", help="how to draw the posterior (default: nuts)"
+    )
     compare.add_argument("--out", type=Path, help="also save the NUTS result (.nc)")
     compare.set_defaults(command=_compare, name="compare")
 
@@ -82,17 +91,42 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: per family: CLI flag -> (field of the family's prior dataclass or of the family, type, help)
+_FAMILY_FLAGS: dict[str, dict[str, tuple[str, type, str]]] = {
+    "logistic": {
+        "--prior-sigma": ("weight_sigma", float, "prior sd of the weights (default 1)"),
+        "--intercept-sigma": ("intercept_sigma", float, "prior sd of the intercept; inf = flat (default 10)"),
+        "--link": ("link", str, "logit (default) or probit"),
+    },
+    "naive_bayes": {
+        "--class-concentration": ("class_concentration", float, "Dirichlet prior of the class probabilities (default 1)"),
+        "--binary-alpha": ("binary_alpha", float, "Beta(alpha, beta) prior of P(binary feature = 1 | class) (default 1)"),
+        "--binary-beta": ("binary_beta", float, "see --binary-alpha (default 1)"),
+        "--category-concentration": ("category_concentration", float, "Dirichlet prior of each categorical feature's levels (default 1)"),
+        "--count-concentration": ("count_concentration", float, "Dirichlet prior of the count (word) probabilities (default 1)"),
+        "--gaussian-mean-strength": ("gaussian_mean_strength", float, "kappa_0: prior observations behind a class mean (default 0.01)"),
+        "--gaussian-variance-shape": ("gaussian_variance_shape", float, "a_0 of the inverse-gamma variance prior (default 1)"),
+        "--gaussian-variance-scale": ("gaussian_variance_scale", float, "b_0, in units of the pooled variance unless --no-gaussian-autoscale (default 0.01)"),
+        "--gaussian-mean-center": ("gaussian_mean_center", float, "m_0 with --no-gaussian-autoscale (default 0)"),
+    },
+}
+
+
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="logistic", help="registry name (default: logistic)")
+    parser.add_argument("--model", default="logistic", help="logistic (default) or naive_bayes")
     parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
     parser.add_argument("--target", help="label column of a CSV file")
     parser.add_argument("--standardize", action="store_true", help="centre and scale continuous features")
-    prior = parser.add_argument_group("logistic model")
-    prior.add_argument("--prior-sigma", type=float, default=1.0, help="prior sd of the weights (default 1)")
-    prior.add_argument(
-        "--intercept-sigma", type=float, default=10.0, help="prior sd of the intercept; inf = flat (default 10)"
-    )
-    prior.add_argument("--link", choices=("logit", "probit"), default="logit")
+    for family, flags in _FAMILY_FLAGS.items():
+        group = parser.add_argument_group(f"{family} model")
+        for flag, (_, kind, text) in flags.items():
+            extra = {"choices": ("logit", "probit")} if flag == "--link" else {}
+            group.add_argument(flag, type=kind, default=None, help=text, **extra)
+        if family == "naive_bayes":
+            group.add_argument(
+                "--no-gaussian-autoscale", action="store_true",
+                help="state the Gaussian prior in raw units instead of each feature's pooled mean/variance",
+            )  # fmt: skip
     sampler = parser.add_argument_group("NUTS")
     sampler.add_argument("--draws", type=int, default=1000)
     sampler.add_argument("--tune", type=int, default=1000)
@@ -101,6 +135,30 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     sampler.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS backend")
     sampler.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
     parser.add_argument("--seed", type=int, default=None, help="random seed (recorded in the result)")
+
+
+def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
+    """The family's keyword arguments from its flags; a flag of another family is a usage error."""
+    from models import REGISTRY, LogisticPrior, NaiveBayesPrior
+
+    if args.model not in REGISTRY:
+        raise ValueError(f"unknown model {args.model!r}; choose one of {', '.join(map(repr, sorted(REGISTRY)))}")
+    def value(flag: str) -> object:
+        return getattr(args, flag[2:].replace("-", "_"))
+
+    for family, flags in _FAMILY_FLAGS.items():
+        foreign = [flag for flag in flags if value(flag) is not None]
+        if family == "naive_bayes" and args.no_gaussian_autoscale:
+            foreign.append("--no-gaussian-autoscale")
+        if family != args.model and foreign:
+            raise ValueError(f"{foreign[0]} applies to --model {family}, not {args.model}")
+    values = {field: value(flag) for flag, (field, _, _) in _FAMILY_FLAGS.get(args.model, {}).items() if value(flag) is not None}
+    if args.model == "logistic":
+        link = values.pop("link", None)
+        return {"prior": LogisticPrior(**values), **({"link": link} if link else {})}
+    if args.model == "naive_bayes":
+        return {"prior": NaiveBayesPrior(**values, gaussian_autoscale=not args.no_gaussian_autoscale)}
+    return {}
 
 
 # -- setup (errors here are usage errors) -----------------------------------------------------
@@ -112,16 +170,12 @@ def _setup(args: argparse.Namespace):
     from models import get_model
 
     try:
-        if args.model == "logistic":
-            from models import LogisticPrior
-
-            hyperparameters = {
-                "prior": LogisticPrior(weight_sigma=args.prior_sigma, intercept_sigma=args.intercept_sigma),
-                "link": args.link,
-            }
-        else:
-            hyperparameters = {}
-        model = get_model(args.model, **hyperparameters)
+        model = get_model(args.model, **_hyperparameters(args))
+        if args.method not in model.methods():
+            raise ValueError(
+                f"--method {args.method} is not available for --model {args.model}; choose one of "
+                f"{', '.join(model.methods())}"
+            )
         sampler = SamplerSettings(
             draws=args.draws,
             tune=args.tune,
@@ -190,9 +244,10 @@ def _fit(args: argparse.Namespace) -> None:
     )
     _save(result, args.out)
     print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
-    if args.method == "nuts":
+    if "posterior" in result:
         print(diagnose(result))
-    print(f"MLE: {result.attrs['mle_status']}")
+    for kind, status in json.loads(result.attrs["point_estimate_status"]).items():
+        print(f"{kind}: {status}")
 
 
 def _compare(args: argparse.Namespace) -> None:
@@ -208,7 +263,7 @@ def _compare(args: argparse.Namespace) -> None:
     except ValueError as error:
         raise UsageError(error) from None
     print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
-    result = _run_fit(model, train, method="nuts", sampler=sampler, standardize=args.standardize, seed=seed)
+    result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=args.standardize, seed=seed)
     print(format_comparison(result, {"validation": validation, "test": test}))
     if args.out is not None:
         _save(result, args.out)
@@ -244,8 +299,11 @@ def _predict(args: argparse.Namespace) -> None:
         if "class_proba_low" in prediction:
             columns[f"p_{name}_low"] = prediction["class_proba_low"].values[:, index]
             columns[f"p_{name}_high"] = prediction["class_proba_high"].values[:, index]
-        if "posterior" in result and "class_proba_map" in prediction:
-            columns[f"p_{name}_map"] = prediction["class_proba_map"].values[:, index]
+        if "posterior" in result:
+            for variable in prediction.data_vars:
+                if variable.startswith("class_proba_") and variable not in ("class_proba_low", "class_proba_high", "class_proba_draws"):
+                    kind = variable.removeprefix("class_proba_")
+                    columns[f"p_{name}_{kind}"] = prediction[variable].values[:, index]
     columns["predicted"] = prediction["predicted"].values
     if labels is not None:
         columns["observed"] = np.asarray(labels.class_names, dtype=object)[labels.y]

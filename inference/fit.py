@@ -88,7 +88,7 @@ def fit(
         model = get_model(model)
     if not isinstance(model, ClassifierModel):
         raise TypeError(f"model must be a registry name or a ClassifierModel, got {type(model).__name__}")
-    accepted = ("nuts", *(("exact",) if model.has_exact_posterior else ()), *model.point_estimate_kinds)
+    accepted = model.methods()
     if method not in accepted:
         raise ValueError(
             f"method={method!r} is not available for the {model.name!r} model; choose one of "

@@ -115,6 +115,10 @@ class ClassifierModel(abc.ABC):
             f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
         )
 
+    def methods(self) -> tuple[str, ...]:
+        """The ``method`` values :func:`inference.fit` accepts for this family."""
+        return ("nuts", *(("exact",) if self.has_exact_posterior else ()), *self.point_estimate_kinds)
+
     def parameter_coords(self, data: Dataset) -> dict[str, Any]:
         """Coordinates attached to every parameter set (posterior draws and point estimates).
 

@@ -8,6 +8,7 @@ turns each into class probabilities.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import arviz_stats as azs
@@ -18,16 +19,32 @@ from sklearn.metrics import accuracy_score, log_loss
 from data import Dataset
 from inference import DEFAULT_INTERVAL_PROB, diagnose, predict
 
-__all__ = ["HeldOutScores", "format_comparison", "heldout_scores", "parameter_comparison"]
+__all__ = ["ESTIMATE_LABELS", "HeldOutScores", "format_comparison", "heldout_scores", "parameter_comparison", "point_estimate_kinds"]
 
-_ESTIMATES = {"class_proba": "posterior mean", "class_proba_map": "MAP plug-in", "class_proba_mle": "MLE plug-in"}
+#: how each point estimate kind is labelled in reports
+ESTIMATE_LABELS = {
+    "map": "MAP",
+    "mle": "MLE",
+    "posterior_mean": "post. mean",
+    "unbiased": "MLE (unbiased var.)",
+}
+
+
+def point_estimate_kinds(result: xr.DataTree) -> list[str]:
+    """The kinds of the ``point_estimate_<kind>`` groups stored in ``result``, in storage order."""
+    return [name.removeprefix("point_estimate_") for name in result.children if name.startswith("point_estimate_")]
+
+
+def _label(kind: str) -> str:
+    return ESTIMATE_LABELS.get(kind, kind)
 
 
 def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_INTERVAL_PROB) -> list[dict[str, object]]:
-    """One row per parameter element: posterior mean, sd and ETI beside the MAP and the MLE.
+    """One row per parameter element: posterior mean, sd and ETI beside every stored point estimate.
 
-    Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high``,
-    ``map``, ``mle`` (``None`` where an estimate is absent).
+    Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high``
+    and one key per point estimate kind of the family (``map``, ``mle``, ...;
+    ``None`` where an estimate is absent).
     """
     sources: dict[str, xr.Dataset] = {}
     if "posterior" in result:
@@ -39,9 +56,9 @@ def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_
             low=bounds.sel(ci_bound="lower", drop=True),
             high=bounds.sel(ci_bound="upper", drop=True),
         )
-    for kind in ("map", "mle"):
-        if f"point_estimate_{kind}" in result:
-            sources[kind] = result[f"point_estimate_{kind}"].to_dataset()
+    kinds = point_estimate_kinds(result)
+    for kind in kinds:
+        sources[kind] = result[f"point_estimate_{kind}"].to_dataset()
     reference = next(iter(sources.values()))
     rows = []
     for name, variable in reference.data_vars.items():
@@ -49,7 +66,7 @@ def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_
             selection = dict(zip(variable.dims, index, strict=True))
             labels = [str(variable[dim].values[i]) for dim, i in selection.items()]
             row: dict[str, object] = {"parameter": f"{name}[{', '.join(labels)}]" if labels else name}
-            for column in ("mean", "sd", "low", "high", "map", "mle"):
+            for column in ("mean", "sd", "low", "high", *kinds):
                 row[column] = float(sources[column][name].isel(selection)) if column in sources else None
             rows.append(row)
     return rows
@@ -70,11 +87,15 @@ def heldout_scores(result: xr.DataTree, heldout: Dataset) -> list[HeldOutScores]
     prediction = predict(result, heldout, keep_draws=False)
     labels = np.arange(len(json.loads(result.attrs["class_names"])))
     scores = []
-    for variable, label in _ESTIMATES.items():
-        if variable not in prediction or (variable == "class_proba" and "posterior" not in result):
-            continue
+    estimates = {"class_proba": "posterior (draws)"} if "posterior" in result else {}
+    estimates |= {f"class_proba_{kind}": f"{_label(kind)} plug-in" for kind in point_estimate_kinds(result)}
+    for variable, label in estimates.items():
         proba = prediction[variable].values
         onehot = np.eye(len(labels))[heldout.y]
+        undefined = int(np.isnan(proba).any(axis=1).sum())
+        if undefined:  # rows impossible under every class (e.g. a naive Bayes MLE): no score is defined
+            scores.append(HeldOutScores(f"{label} ({undefined} rows undefined)", math.nan, math.nan, math.nan))
+            continue
         scores.append(
             HeldOutScores(
                 estimate=label,
@@ -100,17 +121,27 @@ def format_comparison(
         f"data {attrs['data_name']} (fingerprint {attrs['data_fingerprint'][:12]}), method {attrs['method']}, "
         f"seed {attrs['random_seed']}, standardized features: {'yes' if attrs['standardize'] else 'no'}",
     ]
-    if "posterior" in result:
+    if "sample_stats" in result:
         lines.append(
             f"NUTS: compile {attrs['compile_seconds']:.1f} s (cache hit: {'yes' if attrs['compile_cache_hit'] else 'no'}), "
             f"sampling {attrs['sampling_seconds']:.1f} s, settings {attrs['sampler_settings']}"
         )
+    elif "posterior" in result:
+        lines.append(f"exact conjugate draws: {attrs['sampling_seconds']:.3f} s, settings {attrs['sampler_settings']}")
+    if "posterior" in result:
         lines.append(str(diagnose(result)))
-    lines.append(f"MLE: {attrs.get('mle_status', 'not computed')}")
+    status = json.loads(attrs.get("point_estimate_status", "{}"))
+    for kind, reason in status.items():
+        if reason != "exists":
+            lines.append(f"{_label(kind)}: {reason}")
+    kinds = point_estimate_kinds(result)
     rows = parameter_comparison(result, interval_prob=interval_prob)
     interval = f"{interval_prob:.0%} ETI"
     lines.append("")
-    lines.append(f"{'parameter':<38} {'post. mean':>10} {'post. sd':>9} {interval:>21} {'MAP':>10} {'MLE':>10}")
+    lines.append(
+        f"{'parameter':<38} {'post. mean':>10} {'post. sd':>9} {interval:>21} "
+        + " ".join(f"{_label(kind)[:10]:>10}" for kind in kinds)
+    )
 
     def number(value: object, width: int) -> str:
         return f"{value:>{width}.4g}" if value is not None else f"{'-':>{width}}"
@@ -119,15 +150,15 @@ def format_comparison(
         band = f"[{row['low']:.3g}, {row['high']:.3g}]" if row["low"] is not None else "-"
         lines.append(
             f"{row['parameter'][:38]:<38} {number(row['mean'], 10)} {number(row['sd'], 9)} {band:>21} "
-            f"{number(row['map'], 10)} {number(row['mle'], 10)}"
+            + " ".join(number(row[kind], 10) for kind in kinds)
         )
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")
     for split, data in (heldout or {}).items():
         lines.append("")
-        lines.append(f"held-out {split} ({data.n_obs} rows): {'estimate':<16} {'log loss':>9} {'accuracy':>9} {'Brier':>7}")
+        lines.append(f"held-out {split} ({data.n_obs} rows): {'estimate':<34} {'log loss':>9} {'accuracy':>9} {'Brier':>7}")
         for score in heldout_scores(result, data):
             lines.append(
-                f"{'':<{len(split) + 19}}{score.estimate:<16} {score.log_loss:>9.4f} {score.accuracy:>9.3f} {score.brier:>7.4f}"
+                f"{'':<{len(split) + 19}}{score.estimate:<34} {score.log_loss:>9.4f} {score.accuracy:>9.3f} {score.brier:>7.4f}"
             )
     return "\n".join(lines)

@@ -26,7 +26,7 @@ def read_csv(path) -> list[dict[str, str]]:
 def test_datasets_lists_every_builtin(capsys):
     assert run("datasets") == 0
     listed = capsys.readouterr().out
-    for name in ("iris", "wine", "breast_cancer", "digits", "transport", "seed001_gaussians", "seed000_separable"):
+    for name in ("iris", "wine", "breast_cancer", "digits", "digits_binary", "transport", "seed001_gaussians", "seed000_separable"):
         assert name in listed
 
 
@@ -99,8 +99,74 @@ def test_nuts_fit_predict_has_interval_columns(tmp_path):
     assert run("predict", "--run", str(run_file), "--data", "seed001_gaussians", "--out", str(out)) == 0
     table = read_csv(out)
     assert set(table[0]) == {
-        "p_C1", "p_C1_low", "p_C1_high", "p_C1_map", "p_C2", "p_C2_low", "p_C2_high", "p_C2_map", "predicted", "observed"
+        "p_C1", "p_C1_low", "p_C1_high", "p_C1_map", "p_C1_mle",
+        "p_C2", "p_C2_low", "p_C2_high", "p_C2_map", "p_C2_mle", "predicted", "observed",
     }  # fmt: skip
     assert len(table) == 500
     for row in table:
         assert float(row["p_C1_low"]) <= float(row["p_C1"]) <= float(row["p_C1_high"])
+
+
+# -- naive Bayes through the command line -------------------------------------------------------
+
+
+def test_naive_bayes_exact_fit_with_prior_flags_then_predict(tmp_path, capsys):
+    run_file = tmp_path / "nb.nc"
+    code = run("fit", "--model", "naive_bayes", "--data", "transport", "--method", "exact", "--binary-alpha", "2",
+               "--binary-beta", "3", "--draws", "500", "--seed", "4", "--out", str(run_file))  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "by exact" in printed and "posterior_mean: exists" in printed
+    result = load_result(run_file)
+    assert result.attrs["model"] == "naive_bayes" and result.attrs["method"] == "exact"
+    assert '"binary_alpha": 2.0' in result.attrs["model_hyperparameters"]
+    assert '"binary_beta": 3.0' in result.attrs["model_hyperparameters"]
+    assert result["posterior"].sizes["draw"] == 500 and "sample_stats" not in result
+    out = tmp_path / "p.csv"
+    assert run("predict", "--run", str(run_file), "--data", "transport", "--out", str(out)) == 0
+    table = read_csv(out)
+    assert len(table) == 10
+    assert {"p_car", "p_car_low", "p_car_high", "p_car_mle", "p_car_map", "p_car_posterior_mean", "p_car_unbiased"} <= set(table[0])
+    for row in table:
+        assert sum(float(row[f"p_{name}"]) for name in ("bike", "bus", "car", "walk")) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--model", "logistic", "--binary-alpha", "2"), "--binary-alpha applies to --model naive_bayes, not logistic"),
+        (("--model", "naive_bayes", "--prior-sigma", "2"), "--prior-sigma applies to --model logistic, not naive_bayes"),
+        (("--model", "logistic", "--no-gaussian-autoscale"), "--no-gaussian-autoscale applies to --model naive_bayes"),
+        (("--model", "naive_bayes", "--binary-alpha", "0"), "binary_alpha must be a positive finite number"),
+        (("--model", "logistic", "--method", "exact"), "--method exact is not available for --model logistic"),
+        (("--model", "no_such_model",), "unknown model 'no_such_model'"),
+    ],
+)
+def test_model_flags_are_checked_per_family(tmp_path, capsys, options, message):
+    assert run("fit", "--data", "transport", "--out", str(tmp_path / "run.nc"), *options) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run.nc").exists()
+
+
+def test_naive_bayes_mle_without_variance_is_a_failed_fit(tmp_path, capsys):
+    training = tmp_path / "train.csv"
+    training.write_text("x,label\n1.0,a\n1.0,a\n2.0,b\n3.5,b\n")  # x is constant within class a
+    run_file = tmp_path / "run.nc"
+    assert run("fit", "--model", "naive_bayes", "--data", str(training), "--target", "label", "--method", "mle",
+               "--out", str(run_file)) == 1  # fmt: skip
+    assert "gaussian_variance['a', 'x']" in capsys.readouterr().err
+    assert not run_file.exists()
+    # the posterior exists; the fit records why the MLE does not
+    assert run("fit", "--model", "naive_bayes", "--data", str(training), "--target", "label", "--method", "exact",
+               "--out", str(run_file)) == 0  # fmt: skip
+    assert "mle: the MLE of gaussian_variance['a', 'x'] does not exist" in capsys.readouterr().out
+
+
+def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
+    assert run("compare", "--model", "naive_bayes", "--data", "digits_binary", "--method", "exact", "--draws", "400", "--seed", "0") == 0
+    printed = capsys.readouterr().out
+    assert "exact conjugate draws" in printed
+    assert "binary_proba[0, pixel_0_0]" in printed
+    assert "posterior (draws)" in printed and "post. mean plug-in" in printed
+    # the MLE assigns probability 0 to pixels never seen in a class: some held-out rows are impossible under it
+    assert "rows undefined" in printed
