@@ -180,3 +180,26 @@ def test_sampler_settings_reach_the_fit(gaussians_small):
     posterior = estimator.fit(gaussians_small.X, gaussians_small.y).result_["posterior"]
     assert (posterior.sizes["chain"], posterior.sizes["draw"]) == (1, 50)
     assert estimator.result_.attrs["random_seed"] == 4
+
+
+def test_naive_bayes_estimator_on_binary_inputs_matches_bernoulli_nb():
+    """BayesianClassifier("naive_bayes", feature_kinds="binary") by posterior mean == BernoulliNB(alpha=1) with the
+    same class prior (N_j + 1) / (N + K) (seed 000 eqs 9.29, 9.30)."""
+    from sklearn.naive_bayes import BernoulliNB
+
+    from data import load
+
+    digits = load("digits_binary")
+    labels = np.asarray(digits.class_names)[digits.y]  # string labels: the estimator maps them itself
+    estimator = BayesianClassifier("naive_bayes", method="posterior_mean", feature_kinds="binary").fit(digits.X, labels)
+    counts = np.bincount(digits.y)
+    reference = BernoulliNB(alpha=1.0, class_prior=(counts + 1) / (counts.sum() + counts.size)).fit(digits.X, labels)
+    np.testing.assert_array_equal(estimator.classes_, reference.classes_)
+    np.testing.assert_allclose(estimator.predict_proba(digits.X[:200]), reference.predict_proba(digits.X[:200]), rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(estimator.predict(digits.X[:200]), reference.predict(digits.X[:200]))
+
+
+def test_naive_bayes_estimator_rejects_non_binary_values_for_binary_kind():
+    X = np.array([[0.0, 1.0], [1.0, 2.0], [0.0, 0.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"X\[1, 1\] = 2.0 in binary .* must be 0 or 1"):
+        BayesianClassifier("naive_bayes", method="mle", feature_kinds="binary").fit(X, [0, 1, 0, 1])
