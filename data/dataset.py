@@ -284,6 +284,52 @@ class Dataset:
             provenance=f"{self.provenance}; {index.size} of {self.n_obs} rows",
         )
 
+    def discretized(
+        self, feature: str, *, edges: Sequence[float], level_names: Sequence[str] | None = None
+    ) -> Dataset:
+        """Replace a continuous or count column by a categorical one with ``len(edges) + 1`` levels.
+
+        Level ``k`` holds the values in ``[edges[k-1], edges[k])`` (the first level
+        everything below ``edges[0]``, the last everything from ``edges[-1]`` up),
+        as ``numpy.digitize`` codes them. Apply the same call, with the same
+        ``edges``, to validation, test and prediction sets.
+
+        Parameters
+        ----------
+        feature : str
+            Name of the column to discretise.
+        edges : sequence of float
+            Strictly increasing, finite cut points.
+        level_names : sequence of str, optional
+            One name per level (default ``"<e0"``, ``"[e0, e1)"``, ..., ``">=e_last"``).
+        """
+        if feature not in self.feature_names:
+            raise ValueError(f"feature {feature!r} is not a column of {self.name!r}; choose one of {self.feature_names}")
+        column = self.feature_names.index(feature)
+        if self.feature_kinds[column] not in ("continuous", "count"):
+            raise ValueError(
+                f"feature {feature!r} is {self.feature_kinds[column]!r}; only continuous or count columns can be discretized"
+            )
+        cuts = np.asarray(edges, dtype=float)
+        if cuts.ndim != 1 or cuts.size == 0 or not np.isfinite(cuts).all() or (np.diff(cuts) <= 0).any():
+            raise ValueError(f"edges must be a non-empty, strictly increasing sequence of finite numbers, got {edges!r}")
+        if level_names is None:
+            level_names = [f"<{cuts[0]:g}", *(f"[{a:g}, {b:g})" for a, b in zip(cuts[:-1], cuts[1:], strict=True)), f">={cuts[-1]:g}"]
+        names = _names(level_names, argument="level_names")
+        if len(names) != cuts.size + 1:
+            raise ValueError(f"level_names must name len(edges) + 1 = {cuts.size + 1} levels, got {len(names)}: {names}")
+        X = self.X.copy()
+        X[:, column] = np.digitize(self.X[:, column], cuts)
+        kinds = list(self.feature_kinds)
+        kinds[column] = "categorical"
+        return replace(
+            self,
+            X=X,
+            feature_kinds=tuple(kinds),
+            category_names={**self.category_names, feature: names},
+            provenance=f"{self.provenance}; {feature!r} discretized at {cuts.tolist()} into {list(names)}",
+        )
+
     def standardized(self, *, reference: Dataset | None = None) -> Dataset:
         """Centre and scale the continuous columns: ``(x - mean) / std`` (ddof=0).
 

@@ -327,3 +327,35 @@ def test_subset_and_standardized():
     assert "standardized" in scaled.provenance
     with pytest.raises(ValueError, match=r"continuous column 'size' is constant in 'toy\[subset\]'"):
         dataset.subset([0, 0]).standardized()
+
+
+def test_discretized_codes_bins_like_numpy_digitize(transport):
+    """Seed 003's transport Distance as a 3-level categorical feature (the issue's "once discretised")."""
+    coded = transport.discretized("Distance", edges=[1.5, 5.0], level_names=("short", "medium", "long"))
+    column = transport.feature_names.index("Distance")
+    np.testing.assert_array_equal(coded.X[:, column], np.digitize(transport.X[:, column], [1.5, 5.0]))
+    np.testing.assert_array_equal(np.delete(coded.X, column, axis=1), np.delete(transport.X, column, axis=1))
+    assert coded.feature_kinds[column] == "categorical"
+    assert coded.category_names["Distance"] == ("short", "medium", "long")
+    assert coded.category_names["Raining"] == transport.category_names["Raining"]
+    assert "discretized at [1.5, 5.0]" in coded.provenance
+    default = transport.discretized("Distance", edges=[2.0])
+    assert default.category_names["Distance"] == ("<2", ">=2")
+    np.testing.assert_array_equal(default.X[:, column], (transport.X[:, column] >= 2.0).astype(float))
+
+
+@pytest.mark.parametrize(
+    ("feature", "edges", "level_names", "message"),
+    [
+        ("Speed", [1.0], None, "feature 'Speed' is not a column"),
+        ("Raining", [0.5], None, "'Raining' is 'binary'; only continuous or count"),
+        ("Distance", [], None, "edges must be a non-empty, strictly increasing"),
+        ("Distance", [5.0, 1.0], None, "edges must be a non-empty, strictly increasing"),
+        ("Distance", [1.0, float("nan")], None, "edges must be a non-empty, strictly increasing"),
+        ("Distance", [1.0, 2.0], ("a", "b"), "level_names must name len\\(edges\\) \\+ 1 = 3 levels"),
+        ("Distance", [1.0], ("a", "a"), "level_names must be unique"),
+    ],
+)
+def test_discretized_rejects_bad_arguments(transport, feature, edges, level_names, message):
+    with pytest.raises(ValueError, match=message):
+        transport.discretized(feature, edges=edges, level_names=level_names)
