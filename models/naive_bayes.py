@@ -307,6 +307,7 @@ class _Statistics:
     word_counts: np.ndarray  # (K, d_count)
     continuous_mean: np.ndarray  # (K, d_continuous)
     continuous_scatter: np.ndarray  # (K, d_continuous)
+    constant_within_class: np.ndarray  # (K, d_continuous) bool: every value of the class identical
     pooled_mean: np.ndarray  # (d_continuous,)
     pooled_variance: np.ndarray  # (d_continuous,)
 
@@ -322,6 +323,12 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
     continuous = data.X[:, layout.continuous]
     mean = onehot.T @ continuous / class_counts[:, np.newaxis]
     scatter = onehot.T @ (continuous - mean[data.y]) ** 2
+    # the scatter of identical values can round to a tiny positive number (0.1 + 0.1 + 0.1 != 0.3):
+    # constancy is decided on the values themselves
+    highest = np.full(mean.shape, -np.inf)
+    lowest = np.full(mean.shape, np.inf)
+    np.maximum.at(highest, data.y, continuous)
+    np.minimum.at(lowest, data.y, continuous)
     return _Statistics(
         class_counts=class_counts,
         binary_ones=onehot.T @ data.X[:, layout.binary],
@@ -329,6 +336,7 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
         word_counts=onehot.T @ data.X[:, layout.count],
         continuous_mean=mean,
         continuous_scatter=scatter,
+        constant_within_class=highest == lowest,
         pooled_mean=continuous.mean(axis=0),
         pooled_variance=continuous.var(axis=0),
     )
@@ -724,7 +732,7 @@ def _normalised(word_counts: np.ndarray, data: Dataset, layout: _Layout) -> np.n
 
 def _sample_variance(stats: _Statistics, data: Dataset, layout: _Layout, *, ddof: int) -> np.ndarray:
     n = stats.class_counts[:, np.newaxis]
-    bad = (n - ddof <= 0) | (stats.continuous_scatter <= 0)
+    bad = (n - ddof <= 0) | stats.constant_within_class
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         label = _label("gaussian_variance", ("class", "continuous_feature"), index, data, layout)
@@ -796,7 +804,7 @@ def _level_indicator(features: xr.DataArray, params: xr.Dataset) -> xr.DataArray
     if bad.any():
         row, column = np.argwhere(bad)[0]
         raise ValueError(
-            f"categorical feature {names[column]!r} has the value {x[row, column]:g} in row {row} of X, which is not "
+            f"categorical feature {str(names[column])!r} has the value {x[row, column]:g} in row {row} of X, which is not "
             f"one of the codes 0..{levels[column] - 1} seen in training; recode it or refit with that level"
         )
     indicator = (x[:, column_of_level] == codes[np.newaxis, :]).astype(float)
