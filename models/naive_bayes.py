@@ -320,8 +320,9 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
     if layout.categorical.size:
         flat = layout.level_starts[np.newaxis, :] + data.X[:, layout.categorical].astype(np.intp)
         np.add.at(levels, (np.repeat(data.y, layout.categorical.size), flat.ravel()), 1.0)
-    continuous = data.X[:, layout.continuous]
-    mean = onehot.T @ continuous / class_counts[:, np.newaxis]
+    class_sums = onehot.T @ data.X  # (K, d): one product for every kind; columns are selected afterwards
+    continuous = data.X[:, layout.continuous] if layout.continuous.size else np.zeros((data.n_obs, 0))
+    mean = class_sums[:, layout.continuous] / class_counts[:, np.newaxis]
     scatter = onehot.T @ (continuous - mean[data.y]) ** 2
     # the scatter of identical values can round to a tiny positive number (0.1 + 0.1 + 0.1 != 0.3):
     # constancy is decided on the values themselves
@@ -331,9 +332,9 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
     np.minimum.at(lowest, data.y, continuous)
     return _Statistics(
         class_counts=class_counts,
-        binary_ones=onehot.T @ data.X[:, layout.binary],
+        binary_ones=class_sums[:, layout.binary],
         level_counts=levels,
-        word_counts=onehot.T @ data.X[:, layout.count],
+        word_counts=class_sums[:, layout.count],
         continuous_mean=mean,
         continuous_scatter=scatter,
         constant_within_class=highest == lowest,

@@ -1,0 +1,652 @@
+"""Benchmark of Bernoulli naive Bayes (issue 3): NUTS on sufficient statistics, exact draws, closed forms.
+
+Part 1, NUTS on ``digits_binary`` (1797 x 64 binary pixels, 10 classes), one posterior,
+uniform priors ``class_prior ~ Dirichlet(1, ..., 1)``, ``binary_proba ~ Beta(1, 1)``:
+
+``bayesclass``
+    ``inference.fit(NaiveBayes(), data, method="nuts")``: nutpie on the
+    sufficient-statistic model (models/naive_bayes.py: the likelihood sees only the
+    10 class counts and the 10 x 64 counts of ones). Fitted twice: first after
+    ``inference.sampling.clear_compile_cache()`` (compiles), then on the same data
+    with another seed (a compile-cache hit: nutpie's ``with_data``, no compilation).
+``naive nutpie``
+    The per-observation model an analyst would write (``pm.Categorical("y", p=class_prior,
+    observed=y)``, ``pm.Bernoulli("X", p=binary_proba[y], observed=X)``, same priors)
+    compiled with ``nutpie.compile_pymc_model`` and sampled with ``nutpie.sample``.
+``naive PyMC NUTS``
+    The same naive model through ``pm.sample(nuts_sampler="pymc")`` (skipped by ``--quick``).
+
+ESS = smallest bulk ESS (ArviZ, ``arviz_stats.ess(method="bulk")``) over every element of
+``class_prior`` and ``binary_proba``; the smallest tail ESS, the largest r_hat and the
+divergences are reported beside it. ESS/s is given per sampling second and per wall
+second (wall = compile + sampling + whatever else the call does; for bayesclass the
+time around the whole ``fit`` call, which also computes every closed-form estimate and
+the provenance).
+
+Part 2, exact conjugate draws: ``fit(NaiveBayes(), data, method="exact")`` with the same
+number of draws and chains; wall time of the whole call (best of repeats) and its
+smallest bulk ESS.
+
+Part 3, closed forms vs scikit-learn: ``NaiveBayes().point_estimate(data, "posterior_mean")``
+(Laplace smoothing, which is what ``BernoulliNB(alpha=1)`` computes) vs
+``sklearn.naive_bayes.BernoulliNB(alpha=1.0).fit(X, y)``, best of repeats, on the digits
+and on a synthetic problem (100,000 x 200 binary features, 5 classes, seed 0); also the
+whole ``fit(method="posterior_mean")`` (DataTree with provenance, including a SHA-256
+fingerprint of X) for information; and that both give the same probabilities.
+
+Run::
+
+    .venv/bin/python bench/bench_naive_bayes.py            # full run (~2.5 min on 2 cores)
+    .venv/bin/python bench/bench_naive_bayes.py --quick    # draws=300, tune=300, no PyMC NUTS
+    .venv/bin/python bench/bench_naive_bayes.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+import timeit
+from pathlib import Path
+
+# Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
+
+TARGET_NUTS_VS_NAIVE_NUTPIE = 30.0  # ESS/s ratio bayesclass NUTS / naive per-observation model with nutpie, at least
+TARGET_EXACT_VS_NUTS = 1000.0  # ESS/s ratio exact conjugate draws / bayesclass NUTS, at least
+TARGET_CLOSED_FORM_VS_SKLEARN = 2.0  # closed-form seconds / BernoulliNB.fit seconds, at most
+AGREEMENT_TOLERANCE = 1e-12  # max |P_ours - P_sklearn|
+
+#: the issue's own measurement of the naive model on PyMC 6.4 (2 x 1000 draws), for reference only
+ISSUE_NAIVE = {"naive_nutpie": (44.0, 33.0), "naive_pymc": (67.0, 17.6)}  # (seconds, ESS/s)
+
+CHAINS = 2
+VARIABLES = ("class_prior", "binary_proba")
+NUTS_ROWS = ("bayesclass_cold", "bayesclass_warm", "naive_nutpie", "naive_pymc")
+LABELS = {
+    "bayesclass_cold": "bayesclass, 1st fit",
+    "bayesclass_warm": "bayesclass, 2nd fit",
+    "naive_nutpie": "naive model, nutpie",
+    "naive_pymc": "naive model, PyMC NUTS",
+    "exact": "exact conjugate draws",
+}
+
+
+# ------------------------------------------------------------------------------------------
+# data and the naive model
+
+
+def digits_binary():
+    import data
+
+    return data.load("digits_binary")
+
+
+def synthetic(n_obs: int = 100_000, n_features: int = 200, n_classes: int = 5):
+    """Seeded binary problem: y uniform over the classes, X[i, j] ~ Bernoulli(p[y_i, j]), p ~ U(0.05, 0.95)."""
+    import numpy as np
+
+    import data
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, n_classes, n_obs)
+    proba = rng.uniform(0.05, 0.95, (n_classes, n_features))
+    X = (rng.uniform(size=(n_obs, n_features)) < proba[y]).astype(float)
+    return data.Dataset(
+        name="synthetic_binary",
+        X=X,
+        y=y,
+        feature_names=tuple(f"x{j}" for j in range(n_features)),
+        class_names=tuple(f"c{k}" for k in range(n_classes)),
+        feature_kinds=("binary",) * n_features,
+        description="synthetic binary features for the closed-form timing",
+        provenance=(
+            f"bench_naive_bayes.py: default_rng(0), y ~ U{{0..{n_classes - 1}}}, p ~ U(0.05, 0.95) per (class, feature), "
+            f"X ~ Bernoulli(p[y]), n={n_obs}, d={n_features}"
+        ),
+    )
+
+
+def naive_model(dataset):
+    """The per-observation PyMC model with the priors of NaiveBayes() (Dirichlet(1), Beta(1, 1))."""
+    import numpy as np
+    import pymc as pm
+
+    coords = {"class": list(dataset.class_names), "binary_feature": list(dataset.feature_names)}
+    X, y = np.asarray(dataset.X), np.asarray(dataset.y)
+    with pm.Model(coords=coords) as model:
+        class_prior = pm.Dirichlet("class_prior", a=np.ones(len(dataset.class_names)), dims="class")
+        binary_proba = pm.Beta("binary_proba", alpha=1.0, beta=1.0, dims=("class", "binary_feature"))
+        pm.Categorical("y", p=class_prior, observed=y)
+        pm.Bernoulli("X", p=binary_proba[y], observed=X)
+    return model
+
+
+# ------------------------------------------------------------------------------------------
+# NUTS
+
+
+def posterior_stats(posterior, sample_stats=None) -> dict:
+    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences."""
+    import arviz_stats as azs
+
+    posterior = posterior[list(VARIABLES)]
+    bulk = azs.ess(posterior, method="bulk")
+    tail = azs.ess(posterior, method="tail")
+    rhat = azs.rhat(posterior)
+    return {
+        "min_ess_bulk": min(float(var.min()) for var in bulk.data_vars.values()),
+        "min_ess_tail": min(float(var.min()) for var in tail.data_vars.values()),
+        "max_r_hat": max(float(var.max()) for var in rhat.data_vars.values()),
+        "divergences": None if sample_stats is None else int(sample_stats["diverging"].sum()),
+    }
+
+
+def with_rates(run: dict) -> dict:
+    run["ess_per_sampling_s"] = run["min_ess_bulk"] / run["sampling_s"]
+    run["ess_per_wall_s"] = run["min_ess_bulk"] / run["wall_s"]
+    return run
+
+
+def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
+    import inference
+    import models
+
+    settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
+    start = time.perf_counter()
+    result = inference.fit(models.NaiveBayes(), dataset, method="nuts", sampler=settings, random_seed=seed)
+    wall = time.perf_counter() - start
+    posterior = result["posterior"].to_dataset()
+    missing = set(posterior.data_vars) - set(VARIABLES)
+    if missing:
+        raise RuntimeError(f"the bayesclass posterior has variables {sorted(missing)} beyond {VARIABLES}")
+    return with_rates(
+        {
+            "seed": seed,
+            "compile_s": float(result.attrs["compile_seconds"]),
+            "sampling_s": float(result.attrs["sampling_seconds"]),
+            "wall_s": wall,
+            "compile_cache_hit": int(result.attrs["compile_cache_hit"]),
+            **posterior_stats(posterior, result["sample_stats"].to_dataset()),
+        }
+    )
+
+
+def run_naive_nutpie(dataset, draws: int, tune: int, seed: int) -> dict:
+    import nutpie
+
+    model = naive_model(dataset)
+    start = time.perf_counter()
+    compiled = nutpie.compile_pymc_model(model)
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=CHAINS, seed=seed, progress_bar=False)
+    sampling_s = time.perf_counter() - start
+    stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
+    return with_rates(
+        {"seed": seed, "compile_s": compile_s, "sampling_s": sampling_s, "wall_s": compile_s + sampling_s, **stats}
+    )
+
+
+def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
+    """pm.sample with PyMC's own NUTS; compile s = wall - sampling_time (graph compilation, worker start, init)."""
+    import pymc as pm
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets INFO
+    model = naive_model(dataset)
+    start = time.perf_counter()
+    trace = pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=CHAINS,
+        cores=CHAINS,
+        nuts_sampler="pymc",
+        random_seed=seed,
+        progressbar=False,
+        compute_convergence_checks=False,
+        model=model,
+    )
+    wall = time.perf_counter() - start
+    sampling, source = wall, "wall time (no sampling_time attr)"
+    for attrs, where in ((trace["sample_stats"].attrs, "sample_stats.attrs"), (trace.attrs, "root attrs")):
+        if "sampling_time" in attrs:
+            sampling, source = float(attrs["sampling_time"]), where
+            break
+    stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
+    return with_rates(
+        {
+            "seed": seed,
+            "compile_s": max(wall - sampling, 0.0),
+            "sampling_s": sampling,
+            "wall_s": wall,
+            "sampling_time_source": source,
+            **stats,
+        }
+    )
+
+
+def warm_up_nutpie() -> float:
+    """Compile and sample a 1-parameter model, so that one-time numba/PyTensor start-up costs of
+    the process are not charged to whichever sampler happens to run first."""
+    import nutpie
+    import pymc as pm
+
+    start = time.perf_counter()
+    with pm.Model() as tiny:
+        pm.Normal("x", 0.0, 1.0)
+    nutpie.sample(nutpie.compile_pymc_model(tiny), draws=10, tune=10, chains=CHAINS, seed=0, progress_bar=False)
+    return time.perf_counter() - start
+
+
+def bench_nuts(dataset, draws: int, tune: int, seed: int, with_pymc: bool) -> dict:
+    from inference.sampling import clear_compile_cache
+
+    runs: dict[str, dict] = {"warm_up_s": warm_up_nutpie()}
+    clear_compile_cache()
+    runs["bayesclass_cold"] = run_bayesclass(dataset, draws, tune, seed)
+    runs["bayesclass_warm"] = run_bayesclass(dataset, draws, tune, seed + 1)
+    runs["naive_nutpie"] = run_naive_nutpie(dataset, draws, tune, seed)
+    runs["naive_pymc"] = run_naive_pymc(dataset, draws, tune, seed) if with_pymc else None
+    return runs
+
+
+# ------------------------------------------------------------------------------------------
+# exact draws and closed forms
+
+
+def best_of(function, repeats: int, number: int = 1) -> float:
+    """Best seconds per call over ``repeats`` rounds of ``number`` calls (timeit)."""
+    return min(timeit.repeat(function, repeat=repeats, number=number)) / number
+
+
+def calls_per_round(function, budget_s: float = 0.05) -> int:
+    """Calls per timeit round so that one round lasts about ``budget_s`` (at least 1)."""
+    start = time.perf_counter()
+    function()
+    once = time.perf_counter() - start
+    return max(1, int(budget_s / max(once, 1e-9)))
+
+
+def bench_exact(dataset, draws: int, seed: int, repeats: int = 5) -> dict:
+    import inference
+    import models
+
+    settings = inference.SamplerSettings(draws=draws, chains=CHAINS, progressbar=False)
+
+    def exact():
+        return inference.fit(models.NaiveBayes(), dataset, method="exact", sampler=settings, random_seed=seed)
+
+    result = exact()  # also warms up
+    wall = best_of(exact, repeats)
+    draws_only = best_of(
+        lambda: models.NaiveBayes().exact_posterior(dataset, draws=draws, chains=CHAINS, random_seed=seed), repeats
+    )
+    stats = posterior_stats(result["posterior"].to_dataset())
+    return {
+        "repeats": repeats,
+        "wall_s": wall,
+        "exact_posterior_s": draws_only,
+        **stats,
+        "ess_per_wall_s": stats["min_ess_bulk"] / wall,
+        "ess_per_draw_s": stats["min_ess_bulk"] / draws_only,
+    }
+
+
+def bench_closed_form(dataset, repeats: int) -> dict:
+    import numpy as np
+    import sklearn.naive_bayes
+
+    import inference
+    import models
+
+    model = models.NaiveBayes()
+    X, y = np.asarray(dataset.X), np.asarray(dataset.y)
+
+    def ours():
+        return model.point_estimate(dataset, "posterior_mean")
+
+    def full_fit():
+        return inference.fit(model, dataset, method="posterior_mean")
+
+    def sklearn_fit():
+        return sklearn.naive_bayes.BernoulliNB(alpha=1.0).fit(X, y)
+
+    def sklearn_fit_no_binarize():
+        return sklearn.naive_bayes.BernoulliNB(alpha=1.0, binarize=None).fit(X, y)
+
+    timings = {}
+    for name, function in (
+        ("ours_point_estimate", ours),
+        ("sklearn", sklearn_fit),
+        ("sklearn_binarize_none", sklearn_fit_no_binarize),
+        ("ours_full_fit", full_fit),
+    ):
+        number = calls_per_round(function)
+        timings[name] = {"seconds": best_of(function, repeats, number), "calls_per_round": number}
+
+    estimate = ours()
+    fitted = sklearn_fit()
+    ours_binary = estimate["binary_proba"].transpose("class", "binary_feature").values
+    sklearn_binary = np.exp(fitted.feature_log_prob_)
+    binary_diff = float(np.max(np.abs(ours_binary - sklearn_binary)))
+    # BernoulliNB's class prior is the unsmoothed frequency N_j / N; ours is (N_j + 1) / (N + K)
+    counts = np.bincount(y, minlength=len(dataset.class_names)).astype(float)
+    ours_prior = estimate["class_prior"].values
+    prior_diff_posterior_mean = float(np.max(np.abs(ours_prior - (counts + 1) / (counts.sum() + counts.size))))
+    prior_diff_sklearn = float(np.max(np.abs(ours_prior - np.exp(fitted.class_log_prior_))))
+    full = full_fit()
+    full_diff = float(np.max(np.abs(full["point_estimate_posterior_mean"]["binary_proba"].values - ours_binary)))
+    if not binary_diff < AGREEMENT_TOLERANCE:
+        raise AssertionError(f"binary_proba differs from BernoulliNB by {binary_diff:.3g} (tolerance {AGREEMENT_TOLERANCE})")
+    if not prior_diff_posterior_mean < AGREEMENT_TOLERANCE:
+        raise AssertionError(f"class_prior differs from (N_j + 1) / (N + K) by {prior_diff_posterior_mean:.3g}")
+    if not full_diff < AGREEMENT_TOLERANCE:
+        raise AssertionError(f"fit(method='posterior_mean') differs from point_estimate by {full_diff:.3g}")
+    sklearn_s = timings["sklearn"]["seconds"]
+    return {
+        "name": dataset.name,
+        "n_obs": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+        "n_classes": len(dataset.class_names),
+        "repeats": repeats,
+        "timings": timings,
+        "max_abs_diff_binary_proba": binary_diff,
+        "max_abs_diff_class_prior_vs_laplace": prior_diff_posterior_mean,
+        "max_abs_diff_class_prior_vs_sklearn": prior_diff_sklearn,
+        "max_abs_diff_full_fit_vs_point_estimate": full_diff,
+        "ratio_point_estimate": timings["ours_point_estimate"]["seconds"] / sklearn_s,
+        "ratio_full_fit": timings["ours_full_fit"]["seconds"] / sklearn_s,
+        "ratio_point_estimate_vs_binarize_none": (
+            timings["ours_point_estimate"]["seconds"] / timings["sklearn_binarize_none"]["seconds"]
+        ),
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# ratios and printing
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "MISS"
+
+
+def ratios(nuts: dict, exact: dict) -> dict:
+    cold, warm, naive = nuts["bayesclass_cold"], nuts["bayesclass_warm"], nuts["naive_nutpie"]
+    pymc = nuts["naive_pymc"]
+    out = {
+        "sampling_cold_vs_naive_nutpie": cold["ess_per_sampling_s"] / naive["ess_per_sampling_s"],
+        "sampling_warm_vs_naive_nutpie": warm["ess_per_sampling_s"] / naive["ess_per_sampling_s"],
+        "wall_cold_vs_naive_nutpie_wall": cold["ess_per_wall_s"] / naive["ess_per_wall_s"],
+        "wall_warm_vs_naive_nutpie_wall": warm["ess_per_wall_s"] / naive["ess_per_wall_s"],
+        "wall_warm_vs_naive_nutpie_sampling": warm["ess_per_wall_s"] / naive["ess_per_sampling_s"],
+        "exact_vs_nuts_sampling_best": exact["ess_per_wall_s"]
+        / max(cold["ess_per_sampling_s"], warm["ess_per_sampling_s"]),
+        "exact_vs_nuts_wall_warm": exact["ess_per_wall_s"] / warm["ess_per_wall_s"],
+        "exact_vs_nuts_wall_cold": exact["ess_per_wall_s"] / cold["ess_per_wall_s"],
+        "exact_vs_naive_nutpie_sampling": exact["ess_per_wall_s"] / naive["ess_per_sampling_s"],
+    }
+    if pymc is not None:
+        out["sampling_cold_vs_naive_pymc"] = cold["ess_per_sampling_s"] / pymc["ess_per_sampling_s"]
+        out["wall_cold_vs_naive_pymc_wall"] = cold["ess_per_wall_s"] / pymc["ess_per_wall_s"]
+        out["wall_warm_vs_naive_pymc_wall"] = warm["ess_per_wall_s"] / pymc["ess_per_wall_s"]
+        out["exact_vs_naive_pymc_sampling"] = exact["ess_per_wall_s"] / pymc["ess_per_sampling_s"]
+    return out
+
+
+def print_nuts(nuts: dict, exact: dict, info: dict, draws: int, tune: int, quick: bool) -> None:
+    print(
+        f"NUTS on {info['name']} ({info['n_obs']} x {info['n_features']} binary, {info['n_classes']} classes), "
+        f"draws={draws} tune={tune} chains={CHAINS}" + ("   [QUICK]" if quick else "")
+    )
+    print(f"(process warm-up, a 1-parameter nutpie model, took {nuts['warm_up_s']:.1f} s and is charged to nobody)")
+    header = (
+        f"{'sampler':<24}{'seed':>5}{'compile s':>11}{'sampling s':>12}{'wall s':>9}{'min bulk':>10}{'min tail':>10}"
+        f"{'ESS/s samp':>12}{'ESS/s wall':>12}{'max r_hat':>11}{'div':>5}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in NUTS_ROWS:
+        run = nuts[name]
+        if run is None:
+            print(f"{LABELS[name]:<24}{'(skipped with --quick)':>30}")
+            continue
+        compile_text = f"{run['compile_s']:.2f}" + ("*" if run.get("compile_cache_hit") else "")
+        print(
+            f"{LABELS[name]:<24}{run['seed']:>5}{compile_text:>11}{run['sampling_s']:>12.2f}{run['wall_s']:>9.2f}"
+            f"{run['min_ess_bulk']:>10.0f}{run['min_ess_tail']:>10.0f}{run['ess_per_sampling_s']:>12.1f}"
+            f"{run['ess_per_wall_s']:>12.1f}{run['max_r_hat']:>11.4f}{run['divergences']:>5}"
+        )
+    print(
+        f"{LABELS['exact']:<24}{'':>5}{'-':>11}{exact['exact_posterior_s']:>12.4f}{exact['wall_s']:>9.4f}"
+        f"{exact['min_ess_bulk']:>10.0f}{exact['min_ess_tail']:>10.0f}{exact['ess_per_draw_s']:>12.0f}"
+        f"{exact['ess_per_wall_s']:>12.0f}{exact['max_r_hat']:>11.4f}{'-':>5}"
+    )
+    print("  min bulk / min tail = smallest bulk / tail ESS over every element of class_prior (10) and binary_proba (10 x 64)")
+    print("  ESS/s samp = min bulk / sampling s; ESS/s wall = min bulk / wall s (compile and everything else included)")
+    print("  * compile-cache hit: the 2nd fit reuses the model compiled by the 1st (clear_compile_cache() ran before the 1st;")
+    print("    PyTensor's and numba's on-disk caches are left as they are, so the 1st fit is cold only for this process)")
+    print("  bayesclass wall s = the whole inference.fit call (also every closed-form estimate and the provenance)")
+    print("  naive nutpie wall s = compile_pymc_model + sample; PyMC: compile s = pm.sample wall - sampling_time")
+    print(
+        f"  exact: sampling s = NaiveBayes.exact_posterior alone, wall s = fit(method='exact') (best of {exact['repeats']}); "
+        "'ESS/s samp' column = per exact_posterior second"
+    )
+    reference = ", ".join(
+        f"{LABELS[name]} {seconds:.0f} s / {rate:g} ESS/s" for name, (seconds, rate) in ISSUE_NAIVE.items()
+    )
+    print(f"  issue's own measurement of the naive model (2 x 1000 draws): {reference}")
+    print()
+
+
+def print_closed_form(rows: list[dict]) -> None:
+    print("Closed-form fit (posterior mean = Laplace smoothing) vs scikit-learn BernoulliNB(alpha=1.0).fit(X, y)")
+    header = (
+        f"{'data':<28}{'point_estimate s':>18}{'BernoulliNB s':>15}{'(binarize=None) s':>19}{'fit(posterior_mean) s':>23}"
+        f"{'max |dP|':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        t = row["timings"]
+        label = f"{row['name']} {row['n_obs']}x{row['n_features']}, K={row['n_classes']}"
+        print(
+            f"{label:<28}{t['ours_point_estimate']['seconds'] * 1e3:>15.3f} ms{t['sklearn']['seconds'] * 1e3:>12.3f} ms"
+            f"{t['sklearn_binarize_none']['seconds'] * 1e3:>16.3f} ms{t['ours_full_fit']['seconds'] * 1e3:>20.3f} ms"
+            f"{row['max_abs_diff_binary_proba']:>11.1e}"
+        )
+    print(
+        "  best of timeit rounds; max |dP| = max |binary_proba - exp(BernoulliNB.feature_log_prob_)| "
+        f"(asserted < {AGREEMENT_TOLERANCE:g})"
+    )
+    for row in rows:
+        print(
+            f"  {row['name']}: class_prior = (N_j + 1) / (N + K) to {row['max_abs_diff_class_prior_vs_laplace']:.1e}; "
+            f"BernoulliNB's class prior is the unsmoothed N_j / N (max diff {row['max_abs_diff_class_prior_vs_sklearn']:.1e}, "
+            "by design)"
+        )
+    print("  fit(posterior_mean) = the whole DataTree: closed form, observed/constant data, provenance (SHA-256 of X)")
+    print()
+
+
+def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, quick: bool) -> None:
+    tag = "   [QUICK run: fewer draws, not the benchmark's settings]" if quick else ""
+    print("Ratios" + tag)
+    nuts_target = TARGET_NUTS_VS_NAIVE_NUTPIE
+    lines = [
+        ("NUTS ESS/s (sampling) bayesclass 1st fit / naive nutpie", r["sampling_cold_vs_naive_nutpie"], ">=", nuts_target),
+        ("NUTS ESS/s (sampling) bayesclass 2nd fit / naive nutpie", r["sampling_warm_vs_naive_nutpie"], ">=", nuts_target),
+        ("NUTS ESS/s (wall, compile included) 1st fit / naive nutpie", r["wall_cold_vs_naive_nutpie_wall"], ">=", nuts_target),
+        ("NUTS ESS/s (wall, warm cache) 2nd fit / naive nutpie (wall)", r["wall_warm_vs_naive_nutpie_wall"], ">=", nuts_target),
+        ("NUTS ESS/s (wall, warm cache) 2nd fit / naive nutpie (sampling)", r["wall_warm_vs_naive_nutpie_sampling"], ">=", nuts_target),
+    ]
+    if "sampling_cold_vs_naive_pymc" in r:
+        lines += [
+            ("NUTS ESS/s (sampling) bayesclass 1st fit / naive PyMC NUTS", r["sampling_cold_vs_naive_pymc"], None, None),
+            ("NUTS ESS/s (wall, compile included) 1st fit / naive PyMC NUTS", r["wall_cold_vs_naive_pymc_wall"], None, None),
+            ("NUTS ESS/s (wall, warm cache) 2nd fit / naive PyMC NUTS", r["wall_warm_vs_naive_pymc_wall"], None, None),
+        ]
+    lines += [
+        ("exact ESS/s (fit wall) / NUTS ESS/s (sampling, better fit)", r["exact_vs_nuts_sampling_best"], ">=", TARGET_EXACT_VS_NUTS),
+        ("exact ESS/s (fit wall) / NUTS ESS/s (wall, 2nd fit, warm)", r["exact_vs_nuts_wall_warm"], ">=", TARGET_EXACT_VS_NUTS),
+        ("exact ESS/s (fit wall) / NUTS ESS/s (wall, 1st fit, compile)", r["exact_vs_nuts_wall_cold"], ">=", TARGET_EXACT_VS_NUTS),
+        ("  (information) exact ESS/s (fit wall) / naive nutpie (sampling)", r["exact_vs_naive_nutpie_sampling"], None, None),
+    ]
+    if "exact_vs_naive_pymc_sampling" in r:
+        lines.append(
+            ("  (information) exact ESS/s (fit wall) / naive PyMC NUTS (sampling)", r["exact_vs_naive_pymc_sampling"], None, None)
+        )
+    for row in closed:
+        lines += [
+            (f"closed form point_estimate / BernoulliNB.fit, {row['name']}", row["ratio_point_estimate"], "<=", TARGET_CLOSED_FORM_VS_SKLEARN),
+            (f"  (information) vs BernoulliNB(binarize=None), {row['name']}", row["ratio_point_estimate_vs_binarize_none"], None, None),
+            (f"  (information) whole fit(posterior_mean) / BernoulliNB.fit, {row['name']}", row["ratio_full_fit"], None, None),
+        ]
+    width = max(len(text) for text, *_ in lines) + 1
+    for text, ratio, sense, target in lines:
+        if sense is None:
+            print(f"  {text:<{width}} {ratio:9.2f}x   (information)")
+            continue
+        passed = ratio >= target if sense == ">=" else ratio <= target
+        print(f"  {text:<{width}} {ratio:9.2f}x   target {sense} {target:g}x   {verdict(passed)}")
+    print()
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def versions() -> dict:
+    from importlib import metadata
+
+    names = ("pymc", "pytensor", "nutpie", "numba", "arviz-stats", "numpy", "scipy", "scikit-learn")
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = sys.version.split()[0]
+    return found
+
+
+def machine_busy_fraction(seconds: float = 1.0) -> float | None:
+    """Fraction of all cores busy over ``seconds`` (from /proc/stat; None where there is none)."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+        return sum(values[:8]), idle
+
+    try:
+        total_0, idle_0 = ticks()
+        time.sleep(seconds)
+        total_1, idle_1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    total = total_1 - total_0
+    return None if total <= 0 else 1.0 - (idle_1 - idle_0) / total
+
+
+def cpu_snapshot() -> tuple[float, float] | None:
+    """(busy CPU seconds of the whole machine, CPU seconds of this process and its reaped children)."""
+    try:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    busy = (sum(values[:8]) - values[3] - (values[4] if len(values) > 4 else 0)) / ticks
+    own = os.times()
+    return busy, own.user + own.system + own.children_user + own.children_system
+
+
+def others_cpu_seconds(before: tuple[float, float] | None) -> float | None:
+    """CPU seconds that OTHER processes used since ``before`` (machine busy time minus our own)."""
+    after = cpu_snapshot()
+    if before is None or after is None:
+        return None
+    return max((after[0] - before[0]) - (after[1] - before[1]), 0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="draws=300, tune=300, no PyMC NUTS, no synthetic closed-form row")
+    parser.add_argument("--json", metavar="PATH", help="also write every number as JSON to PATH")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first fit (the 2nd bayesclass fit uses seed+1); default 1")
+    args = parser.parse_args(argv)
+    draws, tune = (300, 300) if args.quick else (1000, 1000)
+
+    started = time.perf_counter()
+    print(f"bench_naive_bayes.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
+    load_before = os.getloadavg()
+    busy_before = machine_busy_fraction()
+    busy_text = "unknown" if busy_before is None else f"{100 * busy_before:.0f}%"
+    print(
+        f"before start: other processes kept {busy_text} of all cores busy over 1 s; "
+        f"load average (1/5/15 min) {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
+    )
+    if busy_before is not None and busy_before > 0.25:
+        print("WARNING: the machine is busy before the benchmark starts; timings will be noisy: rerun on an idle machine")
+    print()
+    cpu_before = cpu_snapshot()
+
+    dataset = digits_binary()
+    info = {
+        "name": dataset.name,
+        "n_obs": int(dataset.X.shape[0]),
+        "n_features": int(dataset.X.shape[1]),
+        "n_classes": len(dataset.class_names),
+    }
+    nuts = bench_nuts(dataset, draws, tune, args.seed, with_pymc=not args.quick)
+    exact = bench_exact(dataset, draws, args.seed)
+    print_nuts(nuts, exact, info, draws, tune, args.quick)
+    closed = [bench_closed_form(dataset, repeats=7)]
+    if not args.quick:
+        closed.append(bench_closed_form(synthetic(), repeats=5))
+    print_closed_form(closed)
+    r = ratios(nuts, exact)
+    print_ratios(nuts, exact, closed, r, args.quick)
+
+    total = time.perf_counter() - started
+    others = others_cpu_seconds(cpu_before)
+    load_after = os.getloadavg()
+    print(
+        f"total benchmark time {total:.0f} s; load average (1/5/15 min) at the end: "
+        f"{load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (the benchmark itself keeps about 1-2 busy)"
+    )
+    if others is not None:
+        share = others / (total * (os.cpu_count() or 1))
+        print(f"other processes used {others:.0f} CPU s during the benchmark ({100 * share:.0f}% of all cores)")
+        if share > 0.05:
+            print("WARNING: other processes competed for the cores during the run; timings are unreliable: rerun idle")
+    if args.json:
+        record = {
+            "settings": {"draws": draws, "tune": tune, "chains": CHAINS, "seed": args.seed, "quick": args.quick},
+            "versions": versions(),
+            "cpus": os.cpu_count(),
+            "dataset": info,
+            "targets": {
+                "nuts_ess_per_s_vs_naive_nutpie_min": TARGET_NUTS_VS_NAIVE_NUTPIE,
+                "exact_ess_per_s_vs_nuts_min": TARGET_EXACT_VS_NUTS,
+                "closed_form_time_vs_sklearn_max": TARGET_CLOSED_FORM_VS_SKLEARN,
+            },
+            "issue_reference_naive": ISSUE_NAIVE,
+            "nuts": nuts,
+            "exact": exact,
+            "closed_form": closed,
+            "ratios": r,
+            "total_seconds": total,
+            "busy_fraction_before_start": busy_before,
+            "other_processes_cpu_seconds": others,
+            "load_average_start": list(load_before),
+            "load_average_end": list(load_after),
+        }
+        Path(args.json).write_text(json.dumps(record, indent=2, default=float) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
