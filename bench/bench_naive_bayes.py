@@ -52,6 +52,8 @@ import time
 import timeit
 from pathlib import Path
 
+from bench_common import machine_busy_fraction, verdict, versions, warm_up_nutpie  # noqa: E402
+
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
 
 TARGET_NUTS_VS_NAIVE_NUTPIE = 30.0  # ESS/s ratio bayesclass NUTS / naive per-observation model with nutpie, at least
@@ -227,23 +229,12 @@ def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
     )
 
 
-def warm_up_nutpie() -> float:
-    """Compile and sample a 1-parameter model, so that one-time numba/PyTensor start-up costs of
-    the process are not charged to whichever sampler happens to run first."""
-    import nutpie
-    import pymc as pm
-
-    start = time.perf_counter()
-    with pm.Model() as tiny:
-        pm.Normal("x", 0.0, 1.0)
-    nutpie.sample(nutpie.compile_pymc_model(tiny), draws=10, tune=10, chains=CHAINS, seed=0, progress_bar=False)
-    return time.perf_counter() - start
 
 
 def bench_nuts(dataset, draws: int, tune: int, seed: int, with_pymc: bool) -> dict:
     from inference.sampling import clear_compile_cache
 
-    runs: dict[str, dict] = {"warm_up_s": warm_up_nutpie()}
+    runs: dict[str, dict] = {"warm_up_s": warm_up_nutpie(CHAINS)}
     clear_compile_cache()
     runs["bayesclass_cold"] = run_bayesclass(dataset, draws, tune, seed)
     runs["bayesclass_warm"] = run_bayesclass(dataset, draws, tune, seed + 1)
@@ -368,8 +359,6 @@ def bench_closed_form(dataset, repeats: int) -> dict:
 # ratios and printing
 
 
-def verdict(passed: bool) -> str:
-    return "PASS" if passed else "MISS"
 
 
 def ratios(nuts: dict, exact: dict) -> dict:
@@ -516,37 +505,8 @@ def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, quick: bo
 # ------------------------------------------------------------------------------------------
 
 
-def versions() -> dict:
-    from importlib import metadata
-
-    names = ("pymc", "pytensor", "nutpie", "numba", "arviz-stats", "numpy", "scipy", "scikit-learn")
-    found = {}
-    for name in names:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "not installed"
-    found["python"] = sys.version.split()[0]
-    return found
 
 
-def machine_busy_fraction(seconds: float = 1.0) -> float | None:
-    """Fraction of all cores busy over ``seconds`` (from /proc/stat; None where there is none)."""
-
-    def ticks() -> tuple[int, int]:
-        with open("/proc/stat") as stat:
-            values = [int(v) for v in stat.readline().split()[1:]]
-        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
-        return sum(values[:8]), idle
-
-    try:
-        total_0, idle_0 = ticks()
-        time.sleep(seconds)
-        total_1, idle_1 = ticks()
-    except (OSError, ValueError, IndexError):
-        return None
-    total = total_1 - total_0
-    return None if total <= 0 else 1.0 - (idle_1 - idle_0) / total
 
 
 def cpu_snapshot() -> tuple[float, float] | None:

@@ -462,7 +462,7 @@ def per_observation_model(dataset: Dataset, prior: NaiveBayesPrior) -> pm.Model:
         coords["binary_feature"] = list(names[kinds["binary"]])
     if kinds["categorical"].size:
         coords["category_level"] = [
-            f"{names[c]}={code}" for c, w in zip(kinds["categorical"], widths) for code in range(w)
+            f"{names[c]}={code}" for c, w in zip(kinds["categorical"], widths, strict=True) for code in range(w)
         ]
     if kinds["count"].size:
         coords["count_feature"] = list(names[kinds["count"]])
@@ -481,7 +481,7 @@ def per_observation_model(dataset: Dataset, prior: NaiveBayesPrior) -> pm.Model:
                 "category_weight", alpha=prior.category_concentration, beta=1.0, dims=("class", "category_level")
             )
             start = 0
-            for column, w in zip(kinds["categorical"], widths):
+            for column, w in zip(kinds["categorical"], widths, strict=True):
                 block = weight[:, start : start + w]
                 proba = block / block.sum(axis=1, keepdims=True)
                 pm.Categorical(f"cells_{names[column]}", p=proba[y], observed=X[:, column].astype(int))
@@ -625,7 +625,7 @@ def hand_class_log_proba(dataset: Dataset, params: xr.Dataset, X: np.ndarray) ->
         a = params["binary_proba"].values[:, i]
         joint += np.where(X[:, [column]] == 1, np.log(a), np.log(1 - a))
     start = 0
-    for column, block in zip(columns_of(dataset, "categorical"), level_counts_per_class(dataset)):
+    for column, block in zip(columns_of(dataset, "categorical"), level_counts_per_class(dataset), strict=True):
         theta = params["category_proba"].values[:, start : start + block.shape[1]]
         joint += np.log(theta[:, X[:, column].astype(int)]).T
         start += block.shape[1]

@@ -1,0 +1,64 @@
+"""Helpers shared by the benchmark scripts: package versions, machine load, nutpie warm-up, verdicts.
+
+The scripts run as files (``python bench/bench_x.py``), so this folder is on
+``sys.path`` and they import this module by name.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+__all__ = ["machine_busy_fraction", "verdict", "versions", "warm_up_nutpie"]
+
+PACKAGES = ("pymc", "pytensor", "nutpie", "numba", "arviz", "arviz-stats", "numpy", "scipy", "scikit-learn")
+
+
+def versions(names: tuple[str, ...] = PACKAGES) -> dict:
+    """Installed versions of ``names`` and of Python."""
+    from importlib import metadata
+
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = sys.version.split()[0]
+    return found
+
+
+def machine_busy_fraction(seconds: float = 1.0) -> float | None:
+    """Fraction of all cores busy over ``seconds`` (from /proc/stat; None where there is none)."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+        return sum(values[:8]), idle
+
+    try:
+        total_0, idle_0 = ticks()
+        time.sleep(seconds)
+        total_1, idle_1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    total = total_1 - total_0
+    return None if total <= 0 else 1.0 - (idle_1 - idle_0) / total
+
+
+def warm_up_nutpie(chains: int) -> float:
+    """Compile and sample a 1-parameter model, so that one-time numba/PyTensor start-up costs of
+    the process are not charged to whichever sampler happens to run first."""
+    import nutpie
+    import pymc as pm
+
+    start = time.perf_counter()
+    with pm.Model() as tiny:
+        pm.Normal("x", 0.0, 1.0)
+    nutpie.sample(nutpie.compile_pymc_model(tiny), draws=10, tune=10, chains=chains, seed=0, progress_bar=False)
+    return time.perf_counter() - start
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "MISS"
