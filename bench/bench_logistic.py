@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
 import statistics
@@ -50,7 +49,7 @@ import time
 import warnings
 from pathlib import Path
 
-from bench_common import machine_busy_fraction, verdict, versions, warm_up_nutpie  # noqa: E402
+from bench_common import machine_busy_fraction, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions, so that a
 # ``--cold-run`` child process pays exactly the imports its sampler needs.
@@ -152,33 +151,8 @@ def run_hand_nutpie(compiled, compile_s: float, draws: int, tune: int, seed: int
     return {"compile_s": compile_s, "sampling_s": sampling, "wall_s": compile_s + sampling, **stats}
 
 
-def sample_pymc(dataset, draws: int, tune: int, seed: int):
-    """pm.sample with PyMC's own NUTS; (trace, wall seconds, sampling seconds, sampling-time source)."""
-    import pymc as pm
-
-    logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets INFO
-    model = hand_written_model(dataset)
-    start = time.perf_counter()
-    trace = pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=CHAINS,
-        cores=CHAINS,
-        nuts_sampler="pymc",
-        random_seed=seed,
-        progressbar=False,
-        compute_convergence_checks=False,
-        model=model,
-    )
-    wall = time.perf_counter() - start
-    for attrs, where in ((trace["sample_stats"].attrs, "sample_stats.attrs"), (trace.attrs, "root attrs")):
-        if "sampling_time" in attrs:
-            return trace, wall, float(attrs["sampling_time"]), where
-    return trace, wall, wall, "wall time (no sampling_time attr)"
-
-
 def run_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
-    trace, wall, sampling, source = sample_pymc(dataset, draws, tune, seed)
+    trace, wall, sampling, source = sample_pymc_nuts(hand_written_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed)
     stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
     return {
         "compile_s": max(wall - sampling, 0.0),
@@ -187,8 +161,6 @@ def run_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
         "sampling_time_source": source,
         **stats,
     }
-
-
 
 
 def bench_nuts(draws: int, tune: int, repeats: int, seed: int) -> dict:
@@ -247,7 +219,7 @@ def cold_run(name: str, process_start: float, draws: int, tune: int, seed: int) 
         trace["posterior"].to_dataset()
         detail = {"compile_s": compile_s, "sampling_s": sampling}
     elif name == "pymc_nuts":
-        trace, wall, sampling, _ = sample_pymc(dataset, draws, tune, seed)
+        trace, wall, sampling, _ = sample_pymc_nuts(hand_written_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed)
         detail = {"compile_s": max(wall - sampling, 0.0), "sampling_s": sampling}
     else:
         raise ValueError(f"--cold-run {name!r} is unknown; choose one of {SAMPLERS}")
@@ -398,8 +370,6 @@ def bench_map() -> dict:
 # printing
 
 
-
-
 def print_nuts(nuts: dict, draws: int, tune: int, repeats: int) -> None:
     info = nuts["dataset"]
     print(
@@ -504,10 +474,6 @@ def print_map(result: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------------
-
-
-
-
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,14 +45,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import time
 import timeit
 from pathlib import Path
 
-from bench_common import machine_busy_fraction, verdict, versions, warm_up_nutpie  # noqa: E402
+from bench_common import machine_busy_fraction, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
 
@@ -194,28 +193,7 @@ def run_naive_nutpie(dataset, draws: int, tune: int, seed: int) -> dict:
 
 def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
     """pm.sample with PyMC's own NUTS; compile s = wall - sampling_time (graph compilation, worker start, init)."""
-    import pymc as pm
-
-    logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets INFO
-    model = naive_model(dataset)
-    start = time.perf_counter()
-    trace = pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=CHAINS,
-        cores=CHAINS,
-        nuts_sampler="pymc",
-        random_seed=seed,
-        progressbar=False,
-        compute_convergence_checks=False,
-        model=model,
-    )
-    wall = time.perf_counter() - start
-    sampling, source = wall, "wall time (no sampling_time attr)"
-    for attrs, where in ((trace["sample_stats"].attrs, "sample_stats.attrs"), (trace.attrs, "root attrs")):
-        if "sampling_time" in attrs:
-            sampling, source = float(attrs["sampling_time"]), where
-            break
+    trace, wall, sampling, source = sample_pymc_nuts(naive_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed)
     stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
     return with_rates(
         {
@@ -227,8 +205,6 @@ def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
             **stats,
         }
     )
-
-
 
 
 def bench_nuts(dataset, draws: int, tune: int, seed: int, with_pymc: bool) -> dict:
@@ -357,8 +333,6 @@ def bench_closed_form(dataset, repeats: int) -> dict:
 
 # ------------------------------------------------------------------------------------------
 # ratios and printing
-
-
 
 
 def ratios(nuts: dict, exact: dict) -> dict:
@@ -503,10 +477,6 @@ def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, quick: bo
 
 
 # ------------------------------------------------------------------------------------------
-
-
-
-
 
 
 def cpu_snapshot() -> tuple[float, float] | None:

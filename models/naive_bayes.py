@@ -166,9 +166,10 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -244,8 +245,18 @@ class NaiveBayesPrior:
 # the data seen through the model: which column is which kind, and the sufficient statistics
 
 
+class _ReadOnlyArrays:
+    """Dataclass mixin: every array field is made read-only (the instances are shared through a cache)."""
+
+    def __post_init__(self) -> None:
+        for attribute in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, attribute.name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
+
 @dataclass(frozen=True, eq=False)
-class _Layout:
+class _Layout(_ReadOnlyArrays):
     """Column indices of each feature kind and the flat layout of the categorical levels."""
 
     binary: np.ndarray
@@ -266,16 +277,12 @@ class _Layout:
 def _layout(data: Dataset) -> _Layout:
     kinds = np.array(data.feature_kinds)
     categorical = np.flatnonzero(kinds == "categorical")
-    level_counts = np.array(
-        [
-            len(data.category_names[data.feature_names[j]]) if data.feature_names[j] in data.category_names
-            else int(data.X[:, j].max()) + 1
-            for j in categorical
-        ],
-        dtype=np.intp,
-    )  # fmt: skip
+    # levels: as many as category_names names, else the largest training code + 1
+    named = np.array([len(data.category_names.get(data.feature_names[j], ())) for j in categorical], dtype=np.intp)
+    seen = data.X[:, categorical].max(axis=0, initial=-1).astype(np.intp) + 1
+    level_counts = np.where(named > 0, named, seen)
     level_feature = np.repeat(np.arange(categorical.size), level_counts)
-    level_code = np.concatenate([np.arange(n) for n in level_counts]).astype(np.intp) if categorical.size else np.zeros(0, np.intp)
+    level_code = np.arange(level_feature.size) - np.repeat(np.cumsum(level_counts) - level_counts, level_counts)
     labels = tuple(
         f"{data.feature_names[categorical[f]]}={_level_name(data, categorical[f], code)}"
         for f, code in zip(level_feature, level_code, strict=True)
@@ -297,8 +304,21 @@ def _level_name(data: Dataset, column: int, code: int) -> str:
     return names[code] if names is not None else str(code)
 
 
+def _coords(data: Dataset, layout: _Layout) -> dict[str, list[str]]:
+    names = np.array(data.feature_names, dtype=object)
+    kinds = {
+        "binary_feature": list(names[layout.binary]),
+        "category_level": list(layout.level_labels),
+        "count_feature": list(names[layout.count]),
+        "continuous_feature": list(names[layout.continuous]),
+    }
+    return {"class": list(data.class_names), "feature": list(data.feature_names)} | {
+        dim: labels for dim, labels in kinds.items() if labels
+    }
+
+
 @dataclass(frozen=True, eq=False)
-class _Statistics:
+class _Statistics(_ReadOnlyArrays):
     """Sufficient statistics of the training data, arrays of shape (class, ...)."""
 
     class_counts: np.ndarray  # (K,)
@@ -321,7 +341,7 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
         flat = layout.level_starts[np.newaxis, :] + data.X[:, layout.categorical].astype(np.intp)
         np.add.at(levels, (np.repeat(data.y, layout.categorical.size), flat.ravel()), 1.0)
     class_sums = onehot.T @ data.X  # (K, d): one product for every kind; columns are selected afterwards
-    continuous = data.X[:, layout.continuous] if layout.continuous.size else np.zeros((data.n_obs, 0))
+    continuous = data.X[:, layout.continuous]
     mean = class_sums[:, layout.continuous] / class_counts[:, np.newaxis]
     scatter = onehot.T @ (continuous - mean[data.y]) ** 2
     # the scatter of identical values can round to a tiny positive number (0.1 + 0.1 + 0.1 != 0.3):
@@ -344,7 +364,7 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
 
 
 @dataclass(frozen=True, eq=False)
-class _Conjugate:
+class _Conjugate(_ReadOnlyArrays):
     """Posterior hyperparameters: Dirichlet/Beta concentrations and Normal-Inverse-Gamma (m, kappa, a, b)."""
 
     class_concentration: np.ndarray
@@ -398,8 +418,8 @@ class NaiveBayes(ClassifierModel):
     def check_training_data(self, data: Dataset) -> None:
         """The base checks, plus: no continuous feature may be constant over the whole training set."""
         super().check_training_data(data)
-        continuous = [j for j, kind in enumerate(data.feature_kinds) if kind == "continuous"]
-        constant = [data.feature_names[j] for j in continuous if np.ptp(data.X[:, j]) == 0]
+        continuous = np.flatnonzero(np.array(data.feature_kinds) == "continuous")
+        constant = [data.feature_names[j] for j in continuous[np.ptp(data.X[:, continuous], axis=0) == 0]]
         if constant:
             raise ValueError(
                 f"continuous feature(s) {', '.join(map(repr, constant))} of {data.name!r} are constant over the "
@@ -408,32 +428,24 @@ class NaiveBayes(ClassifierModel):
 
     def coords(self, data: Dataset) -> dict[str, list[str]]:
         """``class``, ``feature`` and one dim per feature kind present in ``data``."""
-        layout = _layout(data)
-        names = np.array(data.feature_names, dtype=object)
-        kinds = {
-            "binary_feature": list(names[layout.binary]),
-            "category_level": list(layout.level_labels),
-            "count_feature": list(names[layout.count]),
-            "continuous_feature": list(names[layout.continuous]),
-        }
-        return {"class": list(data.class_names), "feature": list(data.feature_names)} | {
-            dim: labels for dim, labels in kinds.items() if labels
-        }
+        return _coords(data, _layout(data))
 
     def parameter_coords(self, data: Dataset) -> dict[str, Any]:
+        """:meth:`coords` plus the ``category_feature`` / ``category_code`` labels of each level."""
         layout = _layout(data)
-        coords: dict[str, Any] = dict(self.coords(data))
-        if not layout.categorical.size:
-            return coords
-        names = np.array(data.feature_names, dtype=object)
-        coords["category_feature"] = ("category_level", list(names[layout.categorical][layout.level_feature]))
-        coords["category_code"] = ("category_level", layout.level_code.astype(np.int64))
+        coords: dict[str, Any] = _coords(data, layout)
+        if layout.categorical.size:
+            names = np.array(data.feature_names, dtype=object)
+            coords["category_feature"] = ("category_level", list(names[layout.categorical][layout.level_feature]))
+            coords["category_code"] = ("category_level", layout.level_code.astype(np.int64))
         return coords
 
     def cache_key(self, data: Dataset) -> tuple:
         return (*super().cache_key(data), tuple(_layout(data).level_counts.tolist()))
 
+    @functools.lru_cache(maxsize=4)  # Datasets are immutable: build, exact draws and every estimate share one pass
     def _conjugate(self, data: Dataset) -> tuple[_Layout, _Statistics, _Conjugate]:
+        """Layout, sufficient statistics and posterior hyperparameters of ``data`` (read-only arrays)."""
         layout = _layout(data)
         stats = _statistics(data, layout)
         prior = self.prior
@@ -591,7 +603,7 @@ class NaiveBayes(ClassifierModel):
         if layout.count.size:
             variables["count_proba"] = (("class", "count_feature"), words)
         if layout.continuous.size:
-            variables["gaussian_mean"] = (("class", "continuous_feature"), mean)
+            variables["gaussian_mean"] = (("class", "continuous_feature"), np.array(mean))  # not the cached array
             variables["gaussian_variance"] = (("class", "continuous_feature"), variance)
         return xr.Dataset(variables).assign_coords(self.parameter_coords(data))
 
