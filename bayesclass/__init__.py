@@ -16,6 +16,8 @@ from inference import load as load_result
 from inference import save as save_result
 from models import (
     REGISTRY,
+    GaussianClassConditional,
+    GaussianClassConditionalPrior,
     LogisticPrior,
     LogisticRegression,
     NaiveBayes,
@@ -32,6 +34,8 @@ __all__ = [
     "REGISTRY",
     "BayesianClassifier",
     "Dataset",
+    "GaussianClassConditional",
+    "GaussianClassConditionalPrior",
     "LogisticPrior",
     "LogisticRegression",
     "NaiveBayes",

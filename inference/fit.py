@@ -37,10 +37,10 @@ from inference.sampling import SamplerSettings, sample_nuts
 
 __all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
 
-Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased"]
+Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"]
 #: every method some family accepts; a family accepts "nuts", "exact" if it has a conjugate
 #: posterior, and its own ``point_estimate_kinds``
-METHODS: tuple[str, ...] = ("nuts", "exact", "map", "mle", "posterior_mean", "unbiased")
+METHODS: tuple[str, ...] = ("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive")
 SAMPLING_METHODS: tuple[str, ...] = ("nuts", "exact")
 
 
@@ -133,7 +133,7 @@ def fit(
         )
         attrs.update(sampling_seconds=time.perf_counter() - start)
     status: dict[str, str] = {}
-    for kind in model.point_estimate_kinds if method in SAMPLING_METHODS else (method,):
+    for kind in model.available_point_estimates() if method in SAMPLING_METHODS else (method,):
         try:
             groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
             status[kind] = "exists"

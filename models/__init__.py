@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.base import ClassifierModel, NoEstimateError
-from models.logistic import ConvergenceError, LogisticPrior, LogisticRegression, SeparationError
+from models.base import ClassifierModel, ConvergenceError, NoEstimateError
+from models.gaussian_class_conditional import GaussianClassConditional, GaussianClassConditionalPrior
+from models.logistic import LogisticPrior, LogisticRegression, SeparationError
 from models.naive_bayes import NaiveBayes, NaiveBayesPrior
 
 __all__ = [
     "REGISTRY",
     "ClassifierModel",
     "ConvergenceError",
+    "GaussianClassConditional",
+    "GaussianClassConditionalPrior",
     "LogisticPrior",
     "LogisticRegression",
     "NaiveBayes",
@@ -30,6 +33,7 @@ __all__ = [
 REGISTRY: dict[str, type[ClassifierModel]] = {
     LogisticRegression.name: LogisticRegression,
     NaiveBayes.name: NaiveBayes,
+    GaussianClassConditional.name: GaussianClassConditional,
 }
 
 

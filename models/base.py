@@ -38,13 +38,17 @@ import xarray as xr
 
 from data import Dataset, check_features
 
-__all__ = ["ClassifierModel", "NoEstimateError", "check_positive", "features_as_dataarray"]
+__all__ = ["ClassifierModel", "ConvergenceError", "NoEstimateError", "check_positive", "features_as_dataarray"]
 
 
 class NoEstimateError(ValueError):
     """A point estimate that does not exist for these data (an MLE at infinity, a zero
     variance, a posterior mode on the boundary ...). :func:`inference.fit` records the
     reason beside the posterior instead of failing; asked for directly it is an error."""
+
+
+class ConvergenceError(RuntimeError):
+    """An iterative estimate (Newton's method, a MAP optimiser) did not reach its tolerance."""
 
 
 def check_positive(value: float, *, argument: str, allow_inf: bool = False) -> float:
@@ -115,9 +119,18 @@ class ClassifierModel(abc.ABC):
             f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
         )
 
+    def available_point_estimates(self) -> tuple[str, ...]:
+        """The point estimate kinds of this instance (a family whose estimates depend on its
+        hyperparameters, e.g. on the choice of prior, narrows :attr:`point_estimate_kinds`)."""
+        return self.point_estimate_kinds
+
+    def has_exact(self) -> bool:
+        """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters."""
+        return self.has_exact_posterior
+
     def methods(self) -> tuple[str, ...]:
         """The ``method`` values :func:`inference.fit` accepts for this family."""
-        return ("nuts", *(("exact",) if self.has_exact_posterior else ()), *self.point_estimate_kinds)
+        return ("nuts", *(("exact",) if self.has_exact() else ()), *self.available_point_estimates())
 
     def parameter_coords(self, data: Dataset) -> dict[str, Any]:
         """Coordinates attached to every parameter set (posterior draws and point estimates).
@@ -139,7 +152,7 @@ class ClassifierModel(abc.ABC):
         data : Dataset
             Training data.
         kind : str
-            One of :attr:`point_estimate_kinds`.
+            One of :meth:`available_point_estimates`.
 
         Returns
         -------
@@ -147,10 +160,11 @@ class ClassifierModel(abc.ABC):
             Same variable names and dims as the posterior, minus ``chain``/``draw``;
             ``attrs["kind"]`` records ``kind``.
         """
-        if kind not in self.point_estimate_kinds:
+        available = self.available_point_estimates()
+        if kind not in available:
             raise ValueError(
-                f"kind={kind!r} is not a point estimate of the {self.name!r} model; "
-                f"choose one of {', '.join(map(repr, self.point_estimate_kinds))}"
+                f"kind={kind!r} is not a point estimate of this {self.name!r} model; "
+                f"choose one of {', '.join(map(repr, available))}"
             )
         self.check_training_data(data)
         estimate = self._point_estimate(data, kind)

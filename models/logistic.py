@@ -77,7 +77,7 @@ import scipy.special
 import xarray as xr
 
 from data import Dataset
-from models.base import ClassifierModel, NoEstimateError, check_positive, features_as_dataarray
+from models.base import ClassifierModel, ConvergenceError, NoEstimateError, check_positive, features_as_dataarray
 
 __all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
 
@@ -90,10 +90,6 @@ GRADIENT_TOLERANCE = 1e-8
 
 class SeparationError(NoEstimateError):
     """The MLE does not exist because the training data are linearly separable."""
-
-
-class ConvergenceError(RuntimeError):
-    """Newton's method did not reach the gradient tolerance."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1051 @@
+r"""Gaussian class-conditional classifiers: shared covariance (LDA) and per-class covariance (QDA).
+
+Model (seed 001 §B, seed 002 "Gaussian class-conditional densities", seed 000 §9.4, seed 004 "Gaussian Generative Models")
+-----------------------------------------------------------------------------------------------------------------------------
+Each class :math:`k = 1..K` has a prior probability :math:`\pi_k` and a
+multivariate Gaussian density over the :math:`d` (continuous) features
+
+.. math::
+
+    \pi \sim \text{Dirichlet}(\alpha), \qquad
+    p(\mathbf{x} \mid C_k) = \mathcal{N}(\mathbf{x} \mid \boldsymbol\mu_k, \boldsymbol\Sigma_k)
+
+with :math:`\boldsymbol\Sigma_k = \boldsymbol\Sigma` for every class (``covariance="shared"``,
+LDA) or one covariance per class (``covariance="per-class"``, QDA). Two priors on
+the means and covariances are offered (:class:`GaussianClassConditionalPrior`):
+
+``covariance_prior="lkj"`` (default; sampled by NUTS)
+    :math:`\mu_{ki} \sim \mathcal{N}(m_{0i}, s_{0i}^2)`, :math:`\boldsymbol\Sigma = \operatorname{diag}(\sigma) \mathbf{C} \operatorname{diag}(\sigma)`
+    with standard deviations :math:`\sigma_i \sim \text{HalfNormal}(\tau_i)` and
+    correlations :math:`\mathbf{C} \sim \text{LKJ}(\eta)` (``pm.LKJCorr``, which
+    returns the Cholesky factor of :math:`\mathbf{C}`).
+``covariance_prior="inverse_wishart"`` (conjugate)
+    :math:`\boldsymbol\Sigma \sim \mathcal{W}^{-1}(\boldsymbol\Psi_0, \nu_0)`,
+    :math:`\boldsymbol\mu_k \mid \boldsymbol\Sigma \sim \mathcal{N}(\mathbf{m}_0, \boldsymbol\Sigma/\kappa_0)`
+    (Normal-Inverse-Wishart); ``method="exact"`` draws from its posterior and
+    the posterior predictive is a multivariate Student-t (below).
+
+By default (``autoscale=True``) the priors are stated in each feature's units:
+:math:`m_0` is the pooled training mean, :math:`s_0 = ` ``mean_scale`` and
+:math:`\tau = ` ``sd_scale`` times the pooled standard deviation, and
+:math:`\boldsymbol\Psi_0 = ` ``wishart_scale`` :math:`\times \operatorname{diag}` (pooled variances).
+
+Posterior variables: ``class_prior`` (class), ``class_mean`` (class, feature),
+``covariance`` (feature, other_feature) shared or (class, feature, other_feature)
+per class.
+
+Likelihood by sufficient statistics
+-----------------------------------
+With class counts :math:`N_k`, class means :math:`\bar{\mathbf{x}}_k` and scatter
+matrices :math:`\mathbf{S}_k = \sum_{t_n = k} (\mathbf{x}_n - \bar{\mathbf{x}}_k)(\mathbf{x}_n - \bar{\mathbf{x}}_k)^\top`
+the log likelihood (seed 001 eqs 5-6) is
+
+.. math::
+
+    \sum_k N_k \log \pi_k - \sum_k \Big[\frac{N_k}{2} \log |2\pi \boldsymbol\Sigma_k|
+      + \tfrac12 \operatorname{tr}\big(\boldsymbol\Sigma_k^{-1} (\mathbf{S}_k + N_k (\bar{\mathbf{x}}_k - \boldsymbol\mu_k)(\bar{\mathbf{x}}_k - \boldsymbol\mu_k)^\top)\big)\Big]
+
+exactly, so the PyMC model (:meth:`GaussianClassConditional.build`) sees only
+those statistics (``pm.Data``) and a gradient costs :math:`O(K d^3)` whatever
+the number of rows. With :math:`\boldsymbol\Sigma_k = \mathbf{L}_k \mathbf{L}_k^\top` and
+:math:`\mathbf{S}_k = \mathbf{R}_k \mathbf{R}_k^\top` the trace is the squared Frobenius norm
+of one triangular solve :math:`\mathbf{L}_k^{-1} [\mathbf{R}_k, \sqrt{N_k}(\bar{\mathbf{x}}_k - \boldsymbol\mu_k)]`.
+``build(data, likelihood="per_observation")`` is the textbook per-row model
+(``pm.MvNormal`` observed, ``pm.Categorical`` labels), kept for tests and benchmarks.
+
+Closed forms (``point_estimate(data, kind)``)
+--------------------------------------------
+``"mle"``
+    :math:`\pi_k = N_k/N` (seed 001 eq 7), :math:`\boldsymbol\mu_k = \bar{\mathbf{x}}_k`
+    (eqs 8-9), :math:`\boldsymbol\Sigma = \sum_k \frac{N_k}{N}\mathbf{S}_k/N_k = \sum_k \mathbf{S}_k / N`
+    (eq 10) shared, :math:`\boldsymbol\Sigma_k = \mathbf{S}_k/N_k` per class.
+``"unbiased"``
+    the MLE with :math:`\sum_k \mathbf{S}_k/(N - K)` shared, :math:`\mathbf{S}_k/(N_k - 1)` per class.
+``"map"``
+    the joint posterior mode in :math:`(\pi, \boldsymbol\mu, \boldsymbol\Sigma)`:
+    :math:`\pi_k = (N_k + \alpha - 1)/(N + K\alpha - K)`; under the inverse-Wishart
+    prior :math:`\boldsymbol\mu_k = \mathbf{m}_k`, :math:`\boldsymbol\Sigma = \boldsymbol\Psi_n/(\nu_n + d + 1 + K)`
+    shared and :math:`\boldsymbol\Psi_k/(\nu_k + d + 2)` per class; under the LKJ prior a
+    numerical optimum (L-BFGS on an analytic gradient) of the log density
+    :math:`\log p(D \mid \cdot) + \log p(\boldsymbol\mu) + \log p(\boldsymbol\Sigma)` with
+    :math:`\log p(\boldsymbol\Sigma) = (\eta - 1)\log|\boldsymbol\Sigma| - (\eta - 1 + d/2)\sum_i \log\Sigma_{ii} - \sum_i \Sigma_{ii}/(2\tau_i^2)`
+    (the LKJ and half-normal densities moved to :math:`\boldsymbol\Sigma` by the
+    Jacobian :math:`2^d \prod_i \sigma_i^d` of :math:`(\sigma, \mathbf{C}) \mapsto \boldsymbol\Sigma`).
+``"posterior_mean"`` (inverse-Wishart prior)
+    :math:`\mathbb{E}[\pi_k] = (N_k + \alpha)/(N + K\alpha)`, :math:`\mathbf{m}_k`,
+    :math:`\boldsymbol\Psi/(\nu - d - 1)`.
+``"posterior_predictive"`` (inverse-Wishart prior)
+    not a plug-in: the exact posterior predictive
+    :math:`P(C_k \mid \mathbf{x}, D) \propto \mathbb{E}[\pi_k]\, t_{\nu - d + 1}\big(\mathbf{x} \mid \mathbf{m}_k,
+    \tfrac{\kappa_k + 1}{\kappa_k (\nu - d + 1)} \boldsymbol\Psi\big)`, a multivariate
+    Student-t per class (:math:`\pi` and :math:`(\boldsymbol\mu, \boldsymbol\Sigma)` are
+    independent a posteriori, so the product of the two predictives is exact).
+    Stored as ``class_mean`` = :math:`\mathbf{m}_k`, ``covariance`` = :math:`\boldsymbol\Psi/(\nu - d + 1)`,
+    ``predictive_scale_factor`` = :math:`(\kappa_k + 1)/\kappa_k` and
+    ``predictive_dof`` = :math:`\nu - d + 1` per class; :meth:`GaussianClassConditional.class_log_proba`
+    evaluates the Student-t when ``predictive_dof`` is present.
+
+The NIW posterior: :math:`\kappa_k = \kappa_0 + N_k`,
+:math:`\mathbf{m}_k = (\kappa_0 \mathbf{m}_0 + N_k \bar{\mathbf{x}}_k)/\kappa_k`, and per class
+:math:`\nu_k = \nu_0 + N_k`, :math:`\boldsymbol\Psi_k = \boldsymbol\Psi_0 + \mathbf{S}_k + \frac{\kappa_0 N_k}{\kappa_k}(\bar{\mathbf{x}}_k - \mathbf{m}_0)(\bar{\mathbf{x}}_k - \mathbf{m}_0)^\top`;
+shared, :math:`\nu_n = \nu_0 + N` and :math:`\boldsymbol\Psi_n` sums those terms over classes.
+
+Estimates that do not exist (a singular scatter matrix: a class with no more rows
+than features for QDA, a feature constant within a class, more features than
+rows, collinear features) raise :class:`~models.base.NoEstimateError` naming the
+class and the remedy: ``regularization`` (shrinks the ML covariance towards the
+diagonal of the pooled feature variances, :math:`(1 - r)\hat{\boldsymbol\Sigma} + r \operatorname{diag}(s^2)`),
+the inverse-Wishart prior's MAP, or the NUTS posterior.
+
+Relation to scikit-learn (1.9)
+------------------------------
+``LinearDiscriminantAnalysis()`` (solvers ``svd``, ``lsqr``, ``eigen``; no shrinkage)
+fits exactly the ``"mle"`` shared-covariance classifier: ``priors_`` are
+:math:`N_k/N`, ``means_`` the class means and the covariance the
+:math:`N_k/N`-weighted average of the biased (ddof 0) class covariances.
+``QuadraticDiscriminantAnalysis()`` (``reg_param=0``) fits the ``"mle"`` per-class
+classifier: since scikit-learn 1.6 its class covariances use ddof 0 (earlier
+versions divided by :math:`N_k - 1`, which is the ``"unbiased"`` kind here). Its
+``reg_param`` shrinks towards the identity in raw units; ``regularization`` here
+shrinks towards the pooled variances, which does not depend on the units.
+
+Decision boundaries
+-------------------
+With a shared covariance :math:`\log P(C_k \mid \mathbf{x}) = a_k(\mathbf{x}) - \log\sum_j e^{a_j(\mathbf{x})}`,
+:math:`a_k(\mathbf{x}) = \mathbf{w}_k^\top \mathbf{x} + w_{k0}`,
+:math:`\mathbf{w}_k = \boldsymbol\Sigma^{-1}\boldsymbol\mu_k`,
+:math:`w_{k0} = -\tfrac12 \boldsymbol\mu_k^\top \boldsymbol\Sigma^{-1}\boldsymbol\mu_k + \log\pi_k`
+(seed 001 §D eq 12, seed 002): :meth:`GaussianClassConditional.linear_discriminant`
+returns them for a point estimate or for every posterior draw, and
+:meth:`GaussianClassConditional.decision_boundary` the hyperplane
+:math:`(\mathbf{w}_k - \mathbf{w}_j)^\top \mathbf{x} + (w_{k0} - w_{j0}) = 0` (seed 001 eq 14;
+for two classes :math:`\mathbf{w} = \boldsymbol\Sigma^{-1}(\boldsymbol\mu_1 - \boldsymbol\mu_2)`, seed 002).
+Per-class covariances give the quadratic log-odds of seed 000 eq 9.16.
+
+Generative sampling
+-------------------
+:meth:`GaussianClassConditional.simulate` draws synthetic labelled data from a
+fitted model (seed 001 §B.1: a class with probability :math:`\pi_k`, then
+:math:`\mathbf{x} \sim \mathcal{N}(\boldsymbol\mu_k, \boldsymbol\Sigma_k)`);
+:meth:`GaussianClassConditional.sample_features` draws features for given labels
+under every posterior draw, which ``inference.posterior_predictive_check`` uses.
+
+Example: seed 001's generator, recovered by the MLE
+
+>>> from data import seed001_gaussians
+>>> from models.gaussian_class_conditional import GaussianClassConditional
+>>> data = seed001_gaussians(20_000, random_seed=1)
+>>> lda = GaussianClassConditional(covariance="shared")
+>>> boundary = lda.decision_boundary(lda.point_estimate(data, "mle"), "C1", "C2")
+>>> boundary["weight"].round(1).values.tolist(), round(float(boundary["bias"]), 1)   # true: [1, -1], ln(7/3) = 0.85
+([1.0, -1.0], 0.8)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import scipy.linalg
+import scipy.optimize
+import scipy.special
+import xarray as xr
+
+from data import Dataset
+from models.base import ClassifierModel, ConvergenceError, NoEstimateError, check_positive, features_as_dataarray
+
+__all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
+
+CovarianceKind = Literal["shared", "per-class"]
+CovariancePrior = Literal["lkj", "inverse_wishart"]
+Likelihood = Literal["sufficient_statistics", "per_observation"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianClassConditionalPrior:
+    """Hyperparameters of the Gaussian class-conditional priors (see the module docstring).
+
+    Parameters
+    ----------
+    covariance_prior : {"lkj", "inverse_wishart"}
+        LKJ correlations with half-normal standard deviations and independent
+        normal means (NUTS only), or the conjugate Normal-Inverse-Wishart prior
+        (NUTS, exact draws, closed-form MAP, posterior mean and Student-t predictive).
+    class_concentration : float
+        :math:`\\alpha` of the symmetric Dirichlet prior on the class probabilities; 1 is uniform.
+    mean_scale : float
+        LKJ prior: standard deviation of the normal prior on every class mean, in
+        pooled standard deviations (raw units without ``autoscale``).
+    sd_scale : float
+        LKJ prior: scale of the half-normal prior on each feature's standard
+        deviation, in pooled standard deviations (raw units without ``autoscale``).
+    lkj_eta : float
+        LKJ prior: :math:`\\eta` of the correlations; 1 is uniform over correlation
+        matrices, larger values favour weak correlations.
+    mean_strength : float
+        Inverse-Wishart prior: :math:`\\kappa_0`, the prior on a class mean is worth
+        this many observations.
+    wishart_dof_offset : float
+        Inverse-Wishart prior: :math:`\\nu_0 = d + 1 + ` offset (> -2, so that
+        :math:`\\nu_0 > d - 1`); the default 1 gives the weakest prior whose mean
+        :math:`\\boldsymbol\\Psi_0 / (\\nu_0 - d - 1)` exists.
+    wishart_scale : float
+        Inverse-Wishart prior: :math:`\\boldsymbol\\Psi_0` = this times the diagonal of the pooled
+        feature variances (the identity in raw units without ``autoscale``).
+    mean_center : float
+        :math:`m_0` of every feature without ``autoscale`` (otherwise the pooled mean).
+    autoscale : bool
+        State the priors in each feature's own units (pooled training mean and
+        standard deviation), so that they do not depend on the units of the data.
+    """
+
+    covariance_prior: CovariancePrior = "lkj"
+    class_concentration: float = 1.0
+    mean_scale: float = 10.0
+    sd_scale: float = 2.5
+    lkj_eta: float = 2.0
+    mean_strength: float = 0.01
+    wishart_dof_offset: float = 1.0
+    wishart_scale: float = 1.0
+    mean_center: float = 0.0
+    autoscale: bool = True
+
+    def __post_init__(self) -> None:
+        if self.covariance_prior not in ("lkj", "inverse_wishart"):
+            raise ValueError(f"covariance_prior must be 'lkj' or 'inverse_wishart', got {self.covariance_prior!r}")
+        for name in ("class_concentration", "mean_scale", "sd_scale", "lkj_eta", "mean_strength", "wishart_scale"):
+            object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
+        for name in ("wishart_dof_offset", "mean_center"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.wishart_dof_offset <= -2:
+            raise ValueError(
+                f"wishart_dof_offset must be > -2 (nu_0 = d + 1 + offset must exceed d - 1), got {self.wishart_dof_offset!r}"
+            )
+        if not isinstance(self.autoscale, (bool, np.bool_)):
+            raise ValueError(f"autoscale must be True or False, got {self.autoscale!r}")
+        object.__setattr__(self, "autoscale", bool(self.autoscale))
+
+
+# ---------------------------------------------------------------------------------------------
+# sufficient statistics and posterior hyperparameters
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    for array in arrays:
+        array.flags.writeable = False
+
+
+@dataclass(frozen=True, eq=False)
+class _Statistics:
+    """Sufficient statistics of the training data (read-only arrays, shared through a cache)."""
+
+    class_counts: np.ndarray  # (K,)
+    class_means: np.ndarray  # (K, d)
+    class_scatter: np.ndarray  # (K, d, d): sum over the class of (x - mean)(x - mean)'
+    constant_within_class: np.ndarray  # (K, d) bool
+    pooled_mean: np.ndarray  # (d,)
+    pooled_variance: np.ndarray  # (d,) ddof 0
+
+    def __post_init__(self) -> None:
+        _read_only(*(getattr(self, f.name) for f in fields(self)))
+
+
+def _statistics(data: Dataset) -> _Statistics:
+    """Counts, means and scatter matrices of every class in one batched product (no loop over classes).
+
+    The rows are sorted by class into a zero-padded (K, max N_k, d) array, so that
+    every scatter matrix comes from one batched matrix product.
+    """
+    X, y, K = data.X, data.y, data.n_classes
+    counts = np.bincount(y, minlength=K).astype(float)
+    means = (np.eye(K)[y].T @ X) / counts[:, np.newaxis]
+    order = np.argsort(y, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+    rank = np.arange(len(y)) - starts[y[order]]
+    width = int(counts.max())
+    padded = np.repeat(X[order][starts][:, np.newaxis, :], width, axis=1)  # padding repeats the class's first row
+    padded[y[order], rank] = X[order]
+    constant = np.ptp(padded, axis=1) == 0
+    valid = (np.arange(width)[np.newaxis, :] < counts[:, np.newaxis])[..., np.newaxis]
+    centred = np.where(valid, padded - means[:, np.newaxis, :], 0.0)
+    scatter = centred.transpose(0, 2, 1) @ centred
+    scatter = (scatter + scatter.transpose(0, 2, 1)) / 2
+    return _Statistics(
+        class_counts=counts,
+        class_means=means,
+        class_scatter=scatter,
+        constant_within_class=constant,
+        pooled_mean=X.mean(axis=0),
+        pooled_variance=X.var(axis=0),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _PriorConstants:
+    """Data-dependent constants of the priors (pooled units when autoscaled)."""
+
+    center: np.ndarray  # m_0 (d,)
+    unit: np.ndarray  # feature scale (d,): pooled sd with autoscale, else 1
+    mean_sd: np.ndarray  # LKJ: s_0 (d,)
+    sd_scale: np.ndarray  # LKJ: tau (d,)
+    wishart_scale: np.ndarray  # NIW: diagonal of Psi_0 (d,)
+    wishart_dof: float  # NIW: nu_0
+
+    def __post_init__(self) -> None:
+        _read_only(self.center, self.unit, self.mean_sd, self.sd_scale, self.wishart_scale)
+
+
+@dataclass(frozen=True, eq=False)
+class _Conjugate:
+    """Normal-Inverse-Wishart posterior; ``scale``/``dof`` have a leading group axis (1 shared, K per class)."""
+
+    class_concentration: np.ndarray  # (K,)
+    mean: np.ndarray  # m_k (K, d)
+    mean_strength: np.ndarray  # kappa_k (K,)
+    scale: np.ndarray  # Psi (G, d, d)
+    dof: np.ndarray  # nu (G,)
+
+    def __post_init__(self) -> None:
+        _read_only(*(getattr(self, f.name) for f in fields(self)))
+
+
+def _scatter_root(scatter: np.ndarray) -> np.ndarray:
+    """R with R R' = scatter for symmetric positive semi-definite (..., d, d) (eigendecomposition)."""
+    values, vectors = np.linalg.eigh(scatter)
+    return vectors * np.sqrt(np.clip(values, 0.0, None))[..., np.newaxis, :]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class GaussianClassConditional(ClassifierModel):
+    """Gaussian class-conditional classifier (LDA / QDA), registry name ``gcc``.
+
+    Parameters
+    ----------
+    covariance : {"shared", "per-class"}
+        One covariance for every class (linear boundaries, LDA) or one per class
+        (quadratic boundaries, QDA, seed 000 eq 9.16).
+    prior : GaussianClassConditionalPrior
+        Priors; the default is the LKJ prior with weak autoscaled scales.
+    regularization : float
+        In [0, 1): the ``"mle"`` and ``"unbiased"`` covariances become
+        :math:`(1 - r)\\hat{\\boldsymbol\\Sigma} + r \\operatorname{diag}(s^2)` with
+        :math:`s^2` the pooled feature variances, which makes them exist when
+        a class has fewer rows than features, a feature is constant within a
+        class, or features are collinear. 0 (default) is the textbook estimate.
+
+    Notes
+    -----
+    See the module docstring for the model, the sufficient-statistic likelihood,
+    the closed forms and the relation to scikit-learn.
+    """
+
+    covariance: CovarianceKind = "shared"
+    prior: GaussianClassConditionalPrior = field(default_factory=GaussianClassConditionalPrior)
+    regularization: float = 0.0
+
+    name: ClassVar[str] = "gcc"
+    point_estimate_kinds: ClassVar[tuple[str, ...]] = ("mle", "map", "unbiased", "posterior_mean", "posterior_predictive")
+    parameter_names: ClassVar[tuple[str, ...]] = ("class_prior", "class_mean", "covariance")
+    has_exact_posterior: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.covariance not in ("shared", "per-class"):
+            raise ValueError(
+                f"covariance must be 'shared' (LDA, linear boundaries) or 'per-class' (QDA), got {self.covariance!r}"
+            )
+        if isinstance(self.prior, dict):
+            object.__setattr__(self, "prior", GaussianClassConditionalPrior(**self.prior))
+        if not isinstance(self.prior, GaussianClassConditionalPrior):
+            raise ValueError(f"prior must be a GaussianClassConditionalPrior, got {self.prior!r}")
+        r = self.regularization
+        if isinstance(r, bool) or not isinstance(r, (int, float, np.number)) or not 0.0 <= r < 1.0:
+            raise ValueError(f"regularization must be a number in [0, 1), e.g. 0.1; got {r!r}")
+        object.__setattr__(self, "regularization", float(r))
+
+    @property
+    def _shared(self) -> bool:
+        return self.covariance == "shared"
+
+    @property
+    def _conjugate_prior(self) -> bool:
+        return self.prior.covariance_prior == "inverse_wishart"
+
+    def available_point_estimates(self) -> tuple[str, ...]:
+        """All kinds under the inverse-Wishart prior; ``mle``, ``map``, ``unbiased`` under LKJ."""
+        if self._conjugate_prior:
+            return self.point_estimate_kinds
+        return ("mle", "map", "unbiased")
+
+    def has_exact(self) -> bool:
+        return self._conjugate_prior
+
+    # -- data -------------------------------------------------------------------------------------
+    def check_training_data(self, data: Dataset) -> None:
+        """The base checks, plus: every feature continuous, none constant over the training rows."""
+        super().check_training_data(data)
+        other = [f"{name!r} ({kind})" for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind != "continuous"]
+        if other:
+            raise ValueError(
+                f"the gcc model needs continuous features; {', '.join(other)} of {data.name!r} are not: drop them, "
+                "declare them continuous, or use --model naive_bayes, which models each kind"
+            )
+        constant = [data.feature_names[j] for j in np.flatnonzero(np.ptp(data.X, axis=0) == 0)]
+        if constant:
+            raise ValueError(
+                f"feature(s) {', '.join(map(repr, constant))} of {data.name!r} are constant over the training rows "
+                "(zero variance), so no covariance involving them can be estimated; drop them"
+            )
+
+    def coords(self, data: Dataset) -> dict[str, list[str]]:
+        """``class``, ``feature``, ``other_feature`` (second axis of a covariance), ``scatter_column``, ``feature_pair``."""
+        names = list(data.feature_names)
+        lower = np.tril_indices(len(names), -1)
+        return {
+            "class": list(data.class_names),
+            "feature": names,
+            "other_feature": names,
+            "scatter_column": [f"column {j}" for j in range(len(names))],
+            "feature_pair": [f"{names[i]},{names[j]}" for i, j in zip(*lower, strict=True)],
+        }
+
+    def parameter_coords(self, data: Dataset) -> dict[str, Any]:
+        """The coordinates of the parameters: ``class``, ``feature`` and ``other_feature``."""
+        coords = self.coords(data)
+        return {dim: coords[dim] for dim in ("class", "feature", "other_feature")}
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019 -- Datasets are immutable; build, draws and estimates share one pass
+    def _fitted(self, data: Dataset) -> tuple[_Statistics, _PriorConstants, _Conjugate | None]:
+        stats = _statistics(data)
+        prior, d = self.prior, data.n_features
+        if prior.autoscale:
+            center, unit = stats.pooled_mean.copy(), np.sqrt(stats.pooled_variance)
+        else:
+            center, unit = np.full(d, prior.mean_center), np.ones(d)
+        constants = _PriorConstants(
+            center=center,
+            unit=unit,
+            mean_sd=prior.mean_scale * unit,
+            sd_scale=prior.sd_scale * unit,
+            wishart_scale=prior.wishart_scale * unit**2,
+            wishart_dof=d + 1 + prior.wishart_dof_offset,
+        )
+        conjugate = self._niw_posterior(stats, constants) if self._conjugate_prior else None
+        return stats, constants, conjugate
+
+    def _niw_posterior(self, stats: _Statistics, constants: _PriorConstants) -> _Conjugate:
+        kappa0, n = self.prior.mean_strength, stats.class_counts
+        kappa = kappa0 + n
+        offset = stats.class_means - constants.center
+        between = (kappa0 * n / kappa)[:, np.newaxis, np.newaxis] * offset[:, :, np.newaxis] * offset[:, np.newaxis, :]
+        scale = stats.class_scatter + between  # (K, d, d)
+        dof = constants.wishart_dof + n
+        if self._shared:
+            scale, dof = scale.sum(axis=0, keepdims=True), np.array([constants.wishart_dof + n.sum()])
+        return _Conjugate(
+            class_concentration=self.prior.class_concentration + n,
+            mean=(kappa0 * constants.center + n[:, np.newaxis] * stats.class_means) / kappa[:, np.newaxis],
+            mean_strength=kappa,
+            scale=scale + np.diag(constants.wishart_scale),
+            dof=dof,
+        )
+
+    # -- PyMC model -------------------------------------------------------------------------------
+    def build(self, data: Dataset, *, likelihood: Likelihood = "sufficient_statistics") -> pm.Model:
+        """The PyMC model (module docstring).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (continuous features).
+        likelihood : {"sufficient_statistics", "per_observation"}
+            The model on the class counts, means and scatter matrices (default;
+            cost independent of the number of rows), or the textbook per-row model
+            with the same priors and the same posterior (for tests and benchmarks).
+
+        Notes
+        -----
+        Every data-derived array is a ``pm.Data`` container, so a compiled model is
+        reused for new data of the same shape (see ``inference.sampling``). Every
+        trace term :math:`\\operatorname{tr}(\\boldsymbol\\Sigma^{-1}\\mathbf{B}\\mathbf{B}^\\top)` of the
+        model (scatter, class means, and under the inverse-Wishart prior
+        :math:`\\boldsymbol\\Psi_0` and the prior of the means) is a block of columns of
+        ONE triangular solve :math:`\\mathbf{L}^{-1}[\\mathbf{B}_1, \\mathbf{B}_2, \\dots]`:
+        each solve adds seconds to nutpie's compilation.
+
+        Under the inverse-Wishart prior the free variables are ``class_mean`` and
+        the Cholesky factor :math:`\\mathbf{L} = \\operatorname{diag}(u)\\tilde{\\mathbf{L}}` of
+        :math:`\\boldsymbol\\Sigma` (``cholesky_log_diagonal`` = :math:`\\log\\tilde L_{ii}`,
+        ``cholesky_lower`` = the strict lower triangle of :math:`\\tilde{\\mathbf{L}}`, :math:`u` the
+        feature units), with the log Jacobian :math:`\\sum_i (d - i + 1)\\log L_{ii}`
+        (0-based :math:`i`) of that map to :math:`\\boldsymbol\\Sigma`; the density terms are
+        ``pm.Potential``\\ s.
+        """
+        if likelihood not in ("sufficient_statistics", "per_observation"):
+            raise ValueError(f"likelihood must be 'sufficient_statistics' or 'per_observation', got {likelihood!r}")
+        self.check_training_data(data)
+        stats, constants, _ = self._fitted(data)
+        prior, d, K = self.prior, data.n_features, data.n_classes
+        group = () if self._shared else ("class",)
+        batch = () if self._shared else (K,)
+        # blocks of columns B whose trace terms -1/2 tr(Sigma^-1 B B') enter a potential, and the
+        # potentials' multiples of log|L| = sum_i log L_ii
+        blocks: dict[str, Any] = {}
+        with pm.Model(coords=self.coords(data)) as model:
+            class_prior = pm.Dirichlet("class_prior", a=np.full(K, prior.class_concentration), dims="class")
+            center = pm.Data("mean_prior_center", constants.center, dims="feature")
+            if prior.covariance_prior == "lkj":
+                mean_sd = pm.Data("mean_prior_sd", constants.mean_sd, dims="feature")
+                sd_scale = pm.Data("sd_prior_scale", constants.sd_scale, dims="feature")
+                class_mean = pm.Normal("class_mean", mu=center, sigma=mean_sd, dims=("class", "feature"))
+                feature_sd = pm.HalfNormal("feature_sd", sigma=sd_scale, dims=(*group, "feature"))
+                if d > 1:
+                    correlation = pm.LKJCorr(  # a fixed shape: LKJCorr's sampler cannot size from a coord
+                        "correlation_cholesky", n=d, eta=prior.lkj_eta, shape=(*batch, d, d),
+                        dims=(*group, "feature", "other_feature"),
+                    )  # fmt: skip
+                    cholesky = feature_sd[..., :, np.newaxis] * correlation
+                else:
+                    cholesky = feature_sd[..., :, np.newaxis]
+                log_diagonal = pt.log(pt.diagonal(cholesky, axis1=-2, axis2=-1))
+            else:
+                unit = pm.Data("cholesky_unit", constants.unit, dims="feature")
+                psi_root = pm.Data("wishart_scale_root", np.sqrt(constants.wishart_scale), dims="feature")
+                raw_log_diagonal = pm.Flat("cholesky_log_diagonal", dims=(*group, "feature"))
+                raw = pt.zeros((*batch, d, d))
+                rows, columns = np.diag_indices(d)
+                raw = pt.set_subtensor(raw[..., rows, columns], pt.exp(raw_log_diagonal))
+                if d > 1:
+                    rows, columns = np.tril_indices(d, -1)
+                    raw = pt.set_subtensor(raw[..., rows, columns], pm.Flat("cholesky_lower", dims=(*group, "feature_pair")))
+                cholesky = unit[:, np.newaxis] * raw
+                log_diagonal = pt.log(unit) + raw_log_diagonal
+                class_mean = pm.Flat("class_mean", dims=("class", "feature"))
+                # Sigma ~ InvWishart(Psi_0, nu_0): |Sigma|^{-(nu_0 + d + 1)/2} exp(-tr(Psi_0 Sigma^-1)/2), and the Jacobian
+                exponent = -(constants.wishart_dof + d + 1) + (d + 1 - np.arange(d))
+                blocks["covariance_prior"] = (pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)), None, exponent)
+                # mu_k | Sigma ~ N(m_0, Sigma / kappa_0): |Sigma|^{-1/2} per class
+                offset = np.sqrt(prior.mean_strength) * (class_mean - center)
+                mean_columns = offset.T if self._shared else offset[:, :, np.newaxis]
+                blocks["class_mean_prior"] = (mean_columns, -float(K) if self._shared else -1.0, None)
+            pm.Deterministic("covariance", cholesky @ cholesky.swapaxes(-1, -2), dims=(*group, "feature", "other_feature"))
+            if likelihood == "per_observation":
+                model.add_coord("obs", np.arange(data.n_obs))
+                pm.Categorical("label", p=class_prior, observed=data.y, dims="obs")
+                y = pm.Data("class_code", data.y, dims="obs")
+                pm.MvNormal(
+                    "features",
+                    mu=class_mean[y],
+                    chol=cholesky if self._shared else cholesky[y],
+                    observed=data.X,
+                    dims=("obs", "feature"),
+                )
+            else:
+                counts = pm.Data("class_counts", stats.class_counts, dims="class")
+                means = pm.Data("class_sample_mean", stats.class_means, dims=("class", "feature"))
+                scatter = stats.class_scatter.sum(axis=0) if self._shared else stats.class_scatter
+                root = pm.Data("scatter_root", _scatter_root(scatter), dims=(*group, "feature", "scatter_column"))
+                pm.Potential("class_counts_likelihood", pt.sum(counts * pt.log(class_prior)))
+                residual = pt.sqrt(counts)[:, np.newaxis] * (means - class_mean)  # (K, d)
+                columns = pt.concatenate([root, residual.T if self._shared else residual[:, :, np.newaxis]], axis=-1)
+                blocks["gaussian_likelihood"] = (
+                    columns, -pt.sum(counts) if self._shared else -counts, -0.5 * d * np.log(2 * np.pi) * pt.sum(counts)
+                )
+            _trace_potentials(cholesky, log_diagonal, blocks)
+        return model
+
+    # -- exact posterior --------------------------------------------------------------------------
+    def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
+        """Independent draws from the Normal-Inverse-Wishart posterior, dims ``(chain, draw, ...)``.
+
+        :math:`\\boldsymbol\\Sigma^{-1} \\sim \\text{Wishart}(\\boldsymbol\\Psi^{-1}, \\nu)` by the Bartlett
+        decomposition (batched over draws and classes), :math:`\\boldsymbol\\mu_k \\mid \\boldsymbol\\Sigma
+        \\sim \\mathcal{N}(\\mathbf{m}_k, \\boldsymbol\\Sigma/\\kappa_k)`, :math:`\\pi \\sim \\text{Dirichlet}(\\alpha + N_k)`.
+        """
+        if not self._conjugate_prior:
+            raise ValueError(
+                "exact draws need the conjugate prior: use GaussianClassConditionalPrior(covariance_prior="
+                "'inverse_wishart') (CLI --covariance-prior inverse_wishart), or method='nuts'"
+            )
+        self.check_training_data(data)
+        _, _, conjugate = self._fitted(data)
+        rng = np.random.default_rng(random_seed)
+        size = (chains, draws)
+        covariance = _inverse_wishart_draws(rng, conjugate.scale, conjugate.dof, size)  # (c, t, G, d, d)
+        d = covariance.shape[-1]
+        factor = np.linalg.cholesky(covariance)
+        if self._shared:
+            factor = np.broadcast_to(factor, (*size, conjugate.mean.shape[0], d, d))
+        noise = rng.standard_normal((*size, *conjugate.mean.shape))
+        mean = conjugate.mean + (factor @ noise[..., np.newaxis])[..., 0] / np.sqrt(conjugate.mean_strength)[:, np.newaxis]
+        class_prior = rng.dirichlet(conjugate.class_concentration, size=size)
+        dims = ("feature", "other_feature") if self._shared else ("class", "feature", "other_feature")
+        dataset = xr.Dataset(
+            {
+                "class_prior": (("chain", "draw", "class"), class_prior),
+                "class_mean": (("chain", "draw", "class", "feature"), mean),
+                "covariance": (("chain", "draw", *dims), covariance[:, :, 0] if self._shared else covariance),
+            },
+            coords={"chain": np.arange(chains), "draw": np.arange(draws)},
+        )
+        return dataset.assign_coords(self.parameter_coords(data))
+
+    # -- closed forms -----------------------------------------------------------------------------
+    def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
+        stats, constants, conjugate = self._fitted(data)
+        n, K = stats.class_counts, data.n_classes
+        alpha = self.prior.class_concentration
+        extra: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
+        if kind in ("mle", "unbiased"):
+            class_prior, mean = n / n.sum(), np.array(stats.class_means)
+            covariance = self._sample_covariance(stats, data, ddof=0 if kind == "mle" else 1)
+        elif kind == "map":
+            if (alpha + n < 1).any():
+                raise NoEstimateError(
+                    f"the MAP of class_prior does not exist (posterior Dirichlet concentration < 1); "
+                    "use class_concentration >= 1"
+                )
+            class_prior = (n + alpha - 1) / (n.sum() + K * alpha - K)
+            if self._conjugate_prior:
+                d = data.n_features
+                extra_means = K if self._shared else 1
+                mean = np.array(conjugate.mean)
+                covariance = conjugate.scale / (conjugate.dof + d + 1 + extra_means)[:, np.newaxis, np.newaxis]
+            else:
+                self._check_scatter(stats, data, estimate="LKJ-prior MAP")
+                mean, covariance = _lkj_map(stats, constants, self.prior.lkj_eta, shared=self._shared)
+        elif kind == "posterior_mean":
+            d = data.n_features
+            if (conjugate.dof <= d + 1).any():
+                raise NoEstimateError(
+                    "the posterior mean of the covariance is infinite (nu <= d + 1); raise wishart_dof_offset "
+                    "or use kind='map'"
+                )
+            class_prior = conjugate.class_concentration / conjugate.class_concentration.sum()
+            mean = np.array(conjugate.mean)
+            covariance = conjugate.scale / (conjugate.dof - d - 1)[:, np.newaxis, np.newaxis]
+        else:  # posterior_predictive: Student-t per class
+            d = data.n_features
+            class_prior = conjugate.class_concentration / conjugate.class_concentration.sum()
+            mean = np.array(conjugate.mean)
+            dof = conjugate.dof - d + 1
+            covariance = conjugate.scale / dof[:, np.newaxis, np.newaxis]
+            kappa = conjugate.mean_strength
+            extra = {
+                "predictive_dof": (("class",), np.broadcast_to(dof, (K,)).copy()),
+                "predictive_scale_factor": (("class",), (kappa + 1) / kappa),
+            }
+        dims = ("feature", "other_feature") if self._shared else ("class", "feature", "other_feature")
+        variables = {
+            "class_prior": (("class",), class_prior),
+            "class_mean": (("class", "feature"), mean),
+            "covariance": (dims, covariance[0] if self._shared else covariance),
+            **extra,
+        }
+        return xr.Dataset(variables).assign_coords(self.parameter_coords(data))
+
+    def _check_scatter(self, stats: _Statistics, data: Dataset, *, estimate: str) -> None:
+        """Raise NoEstimateError naming the class (or 'shared') whose scatter matrix is singular."""
+        d = data.n_features
+        names = data.class_names
+        remedy = (
+            "set regularization (e.g. 0.1) to shrink towards the pooled variances, use the inverse-Wishart "
+            "prior's MAP (covariance_prior='inverse_wishart'), or the NUTS posterior"
+        )
+        if self._shared:
+            rows = stats.class_counts.sum() - data.n_classes
+            if rows < d:
+                raise NoEstimateError(
+                    f"the {estimate} of the shared covariance does not exist: {int(stats.class_counts.sum())} rows in "
+                    f"{data.n_classes} classes leave {int(rows)} degrees of freedom for {d} features (d > n - K); {remedy}"
+                )
+            constant = stats.constant_within_class.all(axis=0)
+            if constant.any():
+                feature = data.feature_names[int(np.flatnonzero(constant)[0])]
+                raise NoEstimateError(
+                    f"the {estimate} of the shared covariance does not exist: feature {feature!r} is constant within "
+                    f"every class (zero within-class variance); {remedy}"
+                )
+            scatter = stats.class_scatter.sum(axis=0, keepdims=True)
+        else:
+            few = np.flatnonzero(stats.class_counts <= d)
+            if few.size:
+                k = int(few[0])
+                raise NoEstimateError(
+                    f"the {estimate} of covariance[{names[k]!r}] does not exist: class {names[k]!r} has "
+                    f"{int(stats.class_counts[k])} rows for {d} features (a per-class covariance needs more than d "
+                    f"rows); {remedy}"
+                )
+            if stats.constant_within_class.any():
+                k, j = (int(i) for i in np.argwhere(stats.constant_within_class)[0])
+                raise NoEstimateError(
+                    f"the {estimate} of covariance[{names[k]!r}] does not exist: feature {data.feature_names[j]!r} is "
+                    f"constant within class {names[k]!r} (zero variance); {remedy}"
+                )
+            scatter = stats.class_scatter
+        singular = _singular(scatter)
+        if singular.any():
+            where = "the shared covariance" if self._shared else f"covariance[{names[int(np.flatnonzero(singular)[0])]!r}]"
+            raise NoEstimateError(
+                f"the {estimate} of {where} does not exist: the features are linearly dependent "
+                f"(collinear) within {'the classes' if self._shared else 'that class'}; drop a redundant feature or {remedy}"
+            )
+
+    def _sample_covariance(self, stats: _Statistics, data: Dataset, *, ddof: int) -> np.ndarray:
+        """(G, d, d) ML (ddof 0) or unbiased (ddof 1 per class, K pooled) covariance, regularised if asked."""
+        if self.regularization == 0:
+            self._check_scatter(stats, data, estimate="MLE" if ddof == 0 else "unbiased estimate")
+        n = stats.class_counts
+        if self._shared:
+            dividend = n.sum() - (data.n_classes if ddof else 0)
+            covariance = stats.class_scatter.sum(axis=0, keepdims=True) / dividend
+        else:
+            if ddof and (n <= 1).any():
+                k = int(np.flatnonzero(n <= 1)[0])
+                raise NoEstimateError(
+                    f"the unbiased estimate of covariance[{data.class_names[k]!r}] needs at least 2 rows of the class; use kind='mle'"
+                )
+            covariance = stats.class_scatter / (n - ddof)[:, np.newaxis, np.newaxis]
+        r = self.regularization
+        return (1 - r) * covariance + r * np.diag(stats.pooled_variance)
+
+    # -- prediction -------------------------------------------------------------------------------
+    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
+        """log P(class | x) by Bayes' rule in the log domain (seed 001 eq 1, seed 000 eq 9.16).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims, e.g. ``chain, draw``) or a point
+            estimate; with ``predictive_dof`` (the ``posterior_predictive`` kind)
+            the class densities are multivariate Student-t.
+        X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, class)``.
+
+        Notes
+        -----
+        A shared-covariance Gaussian uses the linear discriminants
+        :math:`a_k(\\mathbf{x}) = \\mathbf{w}_k^\\top\\mathbf{x} + w_{k0}` (the quadratic term cancels);
+        otherwise the Mahalanobis distances :math:`q_k` come from a triangular solve per class or,
+        with many draws, from the precision matrices contracted with :math:`\\mathbf{x}\\mathbf{x}^\\top`,
+        whichever needs the smaller intermediate array. Inputs and means are centred on the
+        average class mean first, which leaves every difference unchanged and keeps the
+        expansions accurate.
+        """
+        features = features_as_dataarray(X, params)
+        log_prior, mean, covariance, leading = _arrays(params)
+        x = features.values
+        center = mean.reshape(-1, mean.shape[-1]).mean(axis=0)
+        x, mean = x - center, mean - center
+        cholesky = _cholesky(covariance)
+        dof = params["predictive_dof"].transpose(*leading, "class").values if "predictive_dof" in params else None
+        if dof is None and covariance.shape[-3] == 1:  # shared Gaussian: linear discriminants
+            weight = _solve_spd(cholesky, mean)
+            joint = x @ weight.swapaxes(-1, -2) - 0.5 * np.sum(mean * weight, axis=-1)[..., np.newaxis, :]
+        else:
+            factor = 1.0 if dof is None else params["predictive_scale_factor"].transpose(*leading, "class").values
+            distance = _mahalanobis(x, mean, cholesky) / (np.asarray(factor)[..., np.newaxis, :] if dof is not None else 1.0)
+            log_det = 2 * np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)  # (..., G)
+            d = x.shape[1]
+            if dof is None:
+                joint = -0.5 * distance - 0.5 * log_det[..., np.newaxis, :]
+            else:
+                log_det = log_det + d * np.log(factor)
+                nu = dof[..., np.newaxis, :]
+                joint = (
+                    scipy.special.gammaln((nu + d) / 2) - scipy.special.gammaln(nu / 2) - 0.5 * d * np.log(nu * np.pi)
+                    - 0.5 * log_det[..., np.newaxis, :] - 0.5 * (nu + d) * np.log1p(np.clip(distance, 0.0, None) / nu)
+                )  # fmt: skip
+        joint = joint + log_prior[..., np.newaxis, :]
+        values = joint - scipy.special.logsumexp(joint, axis=-1, keepdims=True)
+        coords = {dim: params[dim].values for dim in leading if dim in params.coords}
+        coords["class"] = params["class"].values
+        return xr.DataArray(values, dims=(*leading, "obs", "class"), coords=coords)
+
+    def linear_discriminant(self, params: xr.Dataset) -> xr.Dataset:
+        """:math:`\\mathbf{w}_k = \\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k`, :math:`w_{k0} = -\\tfrac12\\boldsymbol\\mu_k^\\top\\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k + \\log\\pi_k`
+        (seed 001 §D, seed 002) for a shared-covariance point estimate or every posterior draw.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``weight`` (*leading, class, feature) and ``bias`` (*leading, class).
+        """
+        if "class" in params["covariance"].dims or "predictive_dof" in params:
+            raise ValueError(
+                "linear discriminants exist for a shared-covariance Gaussian only; with per-class covariances "
+                "the boundaries are quadratic (seed 000 eq 9.16) and the posterior predictive is a Student-t"
+            )
+        log_prior, mean, covariance, leading = _arrays(params)
+        weight = _solve_spd(_cholesky(covariance), mean)
+        bias = -0.5 * np.sum(mean * weight, axis=-1) + log_prior
+        coords = {dim: params[dim].values for dim in (*leading, "class", "feature") if dim in params.coords}
+        return xr.Dataset(
+            {"weight": ((*leading, "class", "feature"), weight), "bias": ((*leading, "class"), bias)}, coords=coords
+        )
+
+    def decision_boundary(self, params: xr.Dataset, positive: str, negative: str) -> xr.Dataset:
+        """The hyperplane :math:`\\mathbf{w}^\\top\\mathbf{x} + w_0 = 0` between two classes (seed 001 eq 14):
+        :math:`\\mathbf{w} = \\mathbf{w}_{pos} - \\mathbf{w}_{neg}`, :math:`w_0 = w_{pos,0} - w_{neg,0}`,
+        and :math:`\\log P(pos \\mid \\mathbf{x}) / P(neg \\mid \\mathbf{x}) = \\mathbf{w}^\\top\\mathbf{x} + w_0`.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``weight`` (*leading, feature) and ``bias`` (*leading).
+        """
+        classes = [str(name) for name in params["class"].values]
+        for argument, name in (("positive", positive), ("negative", negative)):
+            if name not in classes:
+                raise ValueError(f"{argument}={name!r} is not a class of these parameters; choose one of {classes}")
+        lda = self.linear_discriminant(params)
+        return lda.sel({"class": positive}, drop=True) - lda.sel({"class": negative}, drop=True)
+
+    # -- generative sampling ----------------------------------------------------------------------
+    def sample_features(self, params: xr.Dataset, class_codes: Any, *, random_seed: int) -> xr.DataArray:
+        """Draw :math:`\\mathbf{x}_n \\sim \\mathcal{N}(\\boldsymbol\\mu_{t_n}, \\boldsymbol\\Sigma_{t_n})` for the given class codes,
+        under every parameter set of ``params`` (each posterior draw, or one point estimate).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, feature)``.
+        """
+        codes = np.asarray(class_codes)
+        K = params.sizes["class"]
+        if codes.ndim != 1 or codes.dtype.kind not in "iu" or (codes < 0).any() or (codes >= K).any():
+            raise ValueError(f"class_codes must be a 1-D array of integer codes in 0..{K - 1}, got {class_codes!r}")
+        if "predictive_dof" in params:
+            raise ValueError("sample from a Gaussian parameter set (posterior draws or mle/map), not the Student-t predictive")
+        _, mean, covariance, leading = _arrays(params)
+        cholesky = _cholesky(covariance)
+        rng = np.random.default_rng(random_seed)
+        noise = rng.standard_normal((*mean.shape[:-2], codes.size, mean.shape[-1]))
+        factor = cholesky[..., 0 if cholesky.shape[-3] == 1 else codes, :, :]
+        if cholesky.shape[-3] == 1:
+            draws = mean[..., codes, :] + noise @ factor.swapaxes(-1, -2)
+        else:
+            draws = mean[..., codes, :] + (factor @ noise[..., np.newaxis])[..., 0]
+        coords = {dim: params[dim].values for dim in leading if dim in params.coords}
+        coords["feature"] = params["feature"].values
+        return xr.DataArray(draws, dims=(*leading, "obs", "feature"), coords=coords)
+
+    def simulate(self, params: xr.Dataset, n: int, *, random_seed: int, name: str = "simulated") -> Dataset:
+        """Synthetic labelled data from a point estimate, as seed 001 §B.1 describes: a class with
+        probability :math:`\\pi_k`, then :math:`\\mathbf{x} \\sim \\mathcal{N}(\\boldsymbol\\mu_k, \\boldsymbol\\Sigma_k)`.
+        """
+        if set(params["class_prior"].dims) != {"class"}:
+            raise ValueError("simulate takes one parameter set (a point estimate); select one posterior draw first")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        rng = np.random.default_rng(random_seed)
+        proba = params["class_prior"].values
+        codes = rng.choice(proba.size, size=int(n), p=proba / proba.sum())
+        X = self.sample_features(params, codes, random_seed=int(rng.integers(2**32))).values
+        features = tuple(str(f) for f in params["feature"].values)
+        return Dataset(
+            name=name,
+            X=X,
+            y=codes,
+            feature_names=features,
+            class_names=tuple(str(c) for c in params["class"].values),
+            feature_kinds=("continuous",) * len(features),
+            description=f"{n} rows drawn from a fitted Gaussian class-conditional model ({self.covariance} covariance)",
+            provenance=f"GaussianClassConditional.simulate(n={n}, random_seed={random_seed})",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# array core (no loops over rows, classes or features)
+
+
+def _trace_potentials(cholesky, log_diagonal, blocks: dict[str, tuple[Any, Any, Any]]) -> None:
+    """One ``pm.Potential`` per block: ``-1/2 ||L^{-1} B||^2 + w * sum_i log L_ii + c``, all B solved at once.
+
+    ``blocks`` maps a potential name to ``(B, w, c)``: B of shape (..., d, m) (columns),
+    w a scalar or per-group weight of log|L| (or None), and c an extra term: a constant,
+    or for ``covariance_prior`` a per-feature exponent vector e with c = sum_i e_i log L_ii.
+    """
+    names = list(blocks)
+    if not names:
+        return
+    widths = [blocks[name][0].shape[-1] for name in names]
+    stacked = pt.concatenate([blocks[name][0] for name in names], axis=-1)
+    squares = pt.sum(pt.linalg.solve_triangular(cholesky, stacked, lower=True, b_ndim=2) ** 2, axis=-2)  # (..., m)
+    log_det = pt.sum(log_diagonal, axis=-1)  # (...,) = log|L|
+    start = 0
+    for name, width in zip(names, widths, strict=True):  # a handful of named terms, not data
+        _, weight, extra = blocks[name]
+        value = -0.5 * pt.sum(squares[..., start : start + width])
+        start += width
+        if weight is not None:
+            value = value + pt.sum(weight * log_det)
+        if name == "covariance_prior":
+            value = value + pt.sum(extra * log_diagonal)
+        elif extra is not None:
+            value = value + extra
+        pm.Potential(name, value)
+
+
+def _arrays(params: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+    """(log class_prior (..., K), class_mean (..., K, d), covariance (..., G, d, d), leading dims)."""
+    mean_da = params["class_mean"]
+    leading = tuple(dim for dim in mean_da.dims if dim not in ("class", "feature"))
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(params["class_prior"].transpose(*leading, "class").values)
+    mean = mean_da.transpose(*leading, "class", "feature").values
+    covariance_da = params["covariance"]
+    if "class" in covariance_da.dims:
+        covariance = covariance_da.transpose(*leading, "class", "feature", "other_feature").values
+    else:
+        covariance = covariance_da.transpose(*leading, "feature", "other_feature").values[..., np.newaxis, :, :]
+    return log_prior, mean, covariance, leading
+
+
+def _cholesky(covariance: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.cholesky(covariance)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "a covariance matrix of these parameters is not positive definite (singular or not symmetric); "
+            "estimate it with regularization > 0 or from the posterior"
+        ) from None
+
+
+def _solve_spd(cholesky: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Sigma^{-1} rhs_k for rows rhs (..., K, d) and Sigma = L L' (..., G, d, d), by two triangular solves."""
+    columns = rhs.swapaxes(-1, -2)  # (..., d, K)
+    if cholesky.shape[-3] == 1:
+        factor = cholesky[..., 0, :, :]
+        half = scipy.linalg.solve_triangular(factor, columns, lower=True)
+        return scipy.linalg.solve_triangular(factor, half, lower=True, trans="T").swapaxes(-1, -2)
+    half = scipy.linalg.solve_triangular(cholesky, rhs[..., np.newaxis], lower=True)
+    return scipy.linalg.solve_triangular(cholesky, half, lower=True, trans="T")[..., 0]
+
+
+def _mahalanobis(x: np.ndarray, mean: np.ndarray, cholesky: np.ndarray) -> np.ndarray:
+    """(x_n - mu_k)' Sigma_k^{-1} (x_n - mu_k), shape (..., n, K); x (n, d), mean (..., K, d), cholesky (..., G, d, d)."""
+    n, d = x.shape
+    K = mean.shape[-2]
+    leading = int(np.prod(mean.shape[:-2], dtype=np.int64))
+    if n * d * d <= leading * K * n * d:  # many parameter sets: contract precisions with x x'
+        inverse = np.linalg.inv(cholesky)  # (..., G, d, d) lower triangular
+        precision = np.broadcast_to(inverse.swapaxes(-1, -2) @ inverse, (*mean.shape[:-2], K, d, d))
+        flat = precision.reshape(*precision.shape[:-2], d * d)
+        outer = (x[:, :, np.newaxis] * x[:, np.newaxis, :]).reshape(n, d * d)
+        projected = (precision @ mean[..., np.newaxis])[..., 0]  # (..., K, d)
+        quadratic = (flat @ outer.T).swapaxes(-1, -2)  # (..., n, K)
+        return quadratic - 2 * x @ projected.swapaxes(-1, -2) + np.sum(mean * projected, axis=-1)[..., np.newaxis, :]
+    difference = x.T[..., np.newaxis, :, :] - mean[..., :, :, np.newaxis]  # (..., K, d, n)
+    solved = scipy.linalg.solve_triangular(np.broadcast_to(cholesky, (*mean.shape[:-2], K, d, d)), difference, lower=True)
+    return np.sum(solved**2, axis=-2).swapaxes(-1, -2)
+
+
+def _singular(scatter: np.ndarray) -> np.ndarray:
+    """True per (G, d, d) scatter matrix whose smallest eigenvalue is rounding noise relative to the largest."""
+    values = np.linalg.eigvalsh(scatter)
+    return values[..., 0] <= values[..., -1] * scatter.shape[-1] * np.finfo(float).eps * 100
+
+
+def _inverse_wishart_draws(rng: np.random.Generator, scale: np.ndarray, dof: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    """Sigma ~ InvWishart(scale, dof) for every (G, d, d) scale, shape (*size, G, d, d), by Bartlett's decomposition.
+
+    Sigma^{-1} = (C A)(C A)' with C = chol(scale^{-1}), A lower triangular with
+    A_ii^2 ~ chi2(dof - i) (0-based i) and A_ij ~ N(0, 1) below the diagonal.
+    """
+    G, d, _ = scale.shape
+    shape = (*size, G, d, d)
+    chi2 = rng.chisquare(dof[:, np.newaxis] - np.arange(d), size=(*size, G, d))
+    bartlett = np.tril(rng.standard_normal(shape), -1)
+    rows, columns = np.diag_indices(d)
+    bartlett[..., rows, columns] = np.sqrt(chi2)
+    inverse_scale_factor = np.linalg.cholesky(np.linalg.inv(scale))  # (G, d, d)
+    root = np.linalg.inv(inverse_scale_factor @ bartlett)  # (C A)^{-1}
+    covariance = root.swapaxes(-1, -2) @ root
+    return (covariance + covariance.swapaxes(-1, -2)) / 2
+
+
+def _lkj_map(stats: _Statistics, constants: _PriorConstants, eta: float, *, shared: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mode of (mu, Sigma) under the LKJ prior (module docstring), by L-BFGS with the analytic gradient.
+
+    Works in units of ``constants.unit`` (a linear map with constant Jacobian, so the
+    mode maps back exactly) with Sigma_g = L_g L_g', L_g's diagonal on the log scale.
+    Returns means (K, d) and covariances (G, d, d) in the data's units.
+    """
+    unit = constants.unit  # in these units the prior centre m_0 is the origin
+    n = stats.class_counts
+    xbar = (stats.class_means - constants.center) / unit
+    scatter = stats.class_scatter / np.outer(unit, unit)
+    s0 = constants.mean_sd / unit
+    tau = constants.sd_scale / unit
+    K, d = xbar.shape
+    G = 1 if shared else K
+    group_counts = np.array([n.sum()]) if shared else n
+    c = group_counts / 2 - (eta - 1)
+    b = eta - 1 + d / 2
+    rows, columns = np.tril_indices(d)
+    diagonal = rows == columns
+
+    def group_sum(array: np.ndarray) -> np.ndarray:
+        return array.sum(axis=0, keepdims=True) if shared else array
+
+    def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mean = theta[: K * d].reshape(K, d)
+        packed = theta[K * d :].reshape(G, rows.size)
+        cholesky = np.zeros((G, d, d))
+        cholesky[:, rows, columns] = np.where(diagonal, np.exp(packed), packed)
+        return mean, cholesky
+
+    def negative_log_density(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        mean, cholesky = unpack(theta)
+        inverse = np.linalg.inv(cholesky)
+        precision = inverse.swapaxes(-1, -2) @ inverse  # (G, d, d)
+        residual = xbar - mean
+        spread = group_sum(scatter + n[:, np.newaxis, np.newaxis] * residual[:, :, np.newaxis] * residual[:, np.newaxis, :])
+        variances = np.einsum("gii->gi", cholesky @ cholesky.swapaxes(-1, -2))
+        log_det = 2 * np.log(np.einsum("gii->gi", cholesky)).sum(axis=-1)
+        value = (
+            -np.sum(c * log_det) - 0.5 * np.sum(precision * spread) - b * np.log(variances).sum()
+            - np.sum(variances / (2 * tau**2)) - np.sum(mean**2 / (2 * s0**2))
+        )  # fmt: skip
+        class_precision = precision if not shared else np.broadcast_to(precision, (K, d, d))
+        grad_mean = n[:, np.newaxis] * (class_precision @ residual[..., np.newaxis])[..., 0] - mean / s0**2
+        grad_sigma = (
+            -c[:, np.newaxis, np.newaxis] * precision + 0.5 * precision @ spread @ precision
+            - np.eye(d) * (b / variances + 1 / (2 * tau**2))[:, np.newaxis, :]
+        )  # fmt: skip
+        grad_cholesky = 2 * grad_sigma @ cholesky
+        grad_packed = grad_cholesky[:, rows, columns] * np.where(diagonal, cholesky[:, rows, columns], 1.0)
+        return -value, -np.concatenate([grad_mean.ravel(), grad_packed.ravel()])
+
+    start_cholesky = np.linalg.cholesky(group_sum(scatter) / group_counts[:, np.newaxis, np.newaxis])
+    start = np.concatenate([
+        xbar.ravel(),
+        np.where(diagonal, np.log(np.abs(start_cholesky[:, rows, columns]) + 1e-300), start_cholesky[:, rows, columns]).ravel(),
+    ])  # fmt: skip
+    result = scipy.optimize.minimize(
+        negative_log_density, start, jac=True, method="L-BFGS-B", options={"maxiter": 20_000, "gtol": 1e-9, "ftol": 1e-15}
+    )
+    gradient = np.abs(result.jac).max()
+    if not np.isfinite(result.fun) or gradient > 1e-5 * max(1.0, float(n.sum())) ** 0.5:
+        raise ConvergenceError(
+            f"the LKJ-prior MAP optimiser stopped with gradient {gradient:.3g} ({result.message}); "
+            "use the NUTS posterior or covariance_prior='inverse_wishart'"
+        )
+    mean, cholesky = unpack(result.x)
+    covariance = cholesky @ cholesky.swapaxes(-1, -2)
+    return constants.center + mean * unit, covariance * np.outer(unit, unit)
