@@ -11,7 +11,7 @@ DESIGN.md); this module re-exports what an analyst needs::
 """
 
 from data import Dataset, available, load, load_csv, train_validation_test_split
-from inference import BayesianClassifier, SamplerSettings, diagnose, fit, predict
+from inference import BayesianClassifier, SamplerSettings, diagnose, fit, posterior_predictive_check, predict
 from inference import load as load_result
 from inference import save as save_result
 from models import (
@@ -51,6 +51,7 @@ __all__ = [
     "load",
     "load_csv",
     "load_result",
+    "posterior_predictive_check",
     "predict",
     "save_result",
     "train_validation_test_split",

@@ -1,6 +1,6 @@
 """The ``bayesclass`` command line.
 
-Subcommands: ``datasets``, ``fit``, ``predict``, ``compare``, ``diagnose``.
+Subcommands: ``datasets``, ``fit``, ``predict``, ``compare``, ``check``, ``diagnose``.
 Exit codes: 0 success; 2 invalid arguments or input (one line on stderr);
 1 a fit that failed (the reason on stderr).
 """
@@ -59,10 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     _model_arguments(fit)
     fit.add_argument(
         "--method",
-        choices=("nuts", "exact", "map", "mle", "posterior_mean", "unbiased"),
+        choices=("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"),
         default="nuts",
-        help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes); "
-        "or a point estimate (map, mle; naive_bayes also posterior_mean, unbiased)",
+        help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
+        "--covariance-prior inverse_wishart); or a point estimate (map, mle; naive_bayes and gcc also unbiased, "
+        "posterior_mean; gcc inverse_wishart also posterior_predictive, the Student-t predictive)",
     )
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
     fit.set_defaults(command=_fit, name="fit")
@@ -84,6 +85,14 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("--interval-prob", type=float, default=0.89, help="ETI probability (default 0.89)")
     predict.add_argument("--out", required=True, type=Path, help="CSV file to write")
     predict.set_defaults(command=_predict, name="predict")
+
+    check = commands.add_parser(
+        "check", help="posterior predictive check of a saved generative fit (gcc): replicated vs real features per class"
+    )
+    check.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
+    check.add_argument("--replicates", type=int, default=200, help="replicated data sets (default 200)")
+    check.add_argument("--seed", type=int, default=0, help="seed of the replicates (default 0)")
+    check.set_defaults(command=_check, name="check")
 
     diagnose = commands.add_parser("diagnose", help="convergence verdict of a saved NUTS result")
     diagnose.add_argument("--run", required=True, type=Path)
@@ -109,24 +118,48 @@ _FAMILY_FLAGS: dict[str, dict[str, tuple[str, type, str]]] = {
         "--gaussian-variance-scale": ("gaussian_variance_scale", float, "b_0, in units of the pooled variance unless --no-gaussian-autoscale (default 0.01)"),
         "--gaussian-mean-center": ("gaussian_mean_center", float, "m_0 with --no-gaussian-autoscale (default 0)"),
     },
+    "gcc": {
+        "--covariance": ("covariance", str, "shared (LDA, default) or per-class (QDA)"),
+        "--covariance-prior": ("covariance_prior", str, "lkj (default; NUTS) or inverse_wishart (conjugate: exact draws, closed forms)"),
+        "--class-concentration": ("class_concentration", float, "Dirichlet prior of the class probabilities (default 1)"),
+        "--mean-scale": ("mean_scale", float, "LKJ prior: sd of each class mean, in pooled sds (default 10)"),
+        "--sd-scale": ("sd_scale", float, "LKJ prior: half-normal scale of each feature sd, in pooled sds (default 2.5)"),
+        "--lkj-eta": ("lkj_eta", float, "LKJ prior: eta of the correlations (default 2)"),
+        "--mean-strength": ("mean_strength", float, "inverse-Wishart prior: kappa_0 (default 0.01)"),
+        "--wishart-dof-offset": ("wishart_dof_offset", float, "inverse-Wishart prior: nu_0 = d + 1 + offset (default 1)"),
+        "--wishart-scale": ("wishart_scale", float, "inverse-Wishart prior: Psi_0 in pooled variances (default 1)"),
+        "--mean-center": ("mean_center", float, "prior centre of the means with --no-autoscale (default 0)"),
+        "--regularization": ("regularization", float, "shrink the MLE covariance towards the pooled variances, in [0, 1) (default 0)"),
+    },
+}
+#: flags that choose among fixed options
+_CHOICES = {
+    "--link": ("logit", "probit"),
+    "--covariance": ("shared", "per-class"),
+    "--covariance-prior": ("lkj", "inverse_wishart"),
+}
+#: per family: its store_true switches -> the prior field they set to False
+_FAMILY_SWITCHES = {
+    "naive_bayes": {"--no-gaussian-autoscale": ("gaussian_autoscale", "state the Gaussian prior in raw units instead of each feature's pooled mean/variance")},
+    "gcc": {"--no-autoscale": ("autoscale", "state the priors in raw units instead of each feature's pooled mean and sd")},
 }
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="logistic", help="logistic (default) or naive_bayes")
+    parser.add_argument("--model", default="logistic", help="logistic (default), naive_bayes or gcc")
     parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
     parser.add_argument("--target", help="label column of a CSV file")
     parser.add_argument("--standardize", action="store_true", help="centre and scale continuous features")
+    added: set[str] = set()
     for family, flags in _FAMILY_FLAGS.items():
         group = parser.add_argument_group(f"{family} model")
         for flag, (_, kind, text) in flags.items():
-            extra = {"choices": ("logit", "probit")} if flag == "--link" else {}
-            group.add_argument(flag, type=kind, default=None, help=text, **extra)
-        if family == "naive_bayes":
-            group.add_argument(
-                "--no-gaussian-autoscale", action="store_true",
-                help="state the Gaussian prior in raw units instead of each feature's pooled mean/variance",
-            )  # fmt: skip
+            if flag in added:  # a flag several families share (e.g. --class-concentration) is added once
+                continue
+            added.add(flag)
+            group.add_argument(flag, type=kind, default=None, help=text, choices=_CHOICES.get(flag))
+        for flag, (_, text) in _FAMILY_SWITCHES.get(family, {}).items():
+            group.add_argument(flag, action="store_true", help=text)
     sampler = parser.add_argument_group("NUTS")
     sampler.add_argument("--draws", type=int, default=1000)
     sampler.add_argument("--tune", type=int, default=1000)
@@ -139,23 +172,28 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
     """The family's keyword arguments from its flags; a flag of another family is a usage error."""
-    from models import LogisticPrior, NaiveBayesPrior
+    from models import GaussianClassConditionalPrior, LogisticPrior, NaiveBayesPrior
 
     def value(flag: str) -> object:
         return getattr(args, flag[2:].replace("-", "_"))
 
-    for family, flags in _FAMILY_FLAGS.items():
-        foreign = [flag for flag in flags if value(flag) is not None]
-        if family == "naive_bayes" and args.no_gaussian_autoscale:
-            foreign.append("--no-gaussian-autoscale")
-        if family != args.model and foreign:
+    own = set(_FAMILY_FLAGS.get(args.model, {})) | set(_FAMILY_SWITCHES.get(args.model, {}))
+    for family in _FAMILY_FLAGS:
+        given = [flag for flag in _FAMILY_FLAGS[family] if value(flag) is not None]
+        given += [flag for flag in _FAMILY_SWITCHES.get(family, {}) if value(flag)]
+        foreign = [flag for flag in given if flag not in own]
+        if foreign:
             raise ValueError(f"{foreign[0]} applies to --model {family}, not {args.model}")
     values = {field: value(flag) for flag, (field, _, _) in _FAMILY_FLAGS.get(args.model, {}).items() if value(flag) is not None}
+    values |= {field: False for flag, (field, _) in _FAMILY_SWITCHES.get(args.model, {}).items() if value(flag)}
     if args.model == "logistic":
         link = values.pop("link", None)
         return {"prior": LogisticPrior(**values), **({"link": link} if link else {})}
     if args.model == "naive_bayes":
-        return {"prior": NaiveBayesPrior(**values, gaussian_autoscale=not args.no_gaussian_autoscale)}
+        return {"prior": NaiveBayesPrior(**values)}
+    if args.model == "gcc":
+        family = {name: values.pop(name) for name in ("covariance", "regularization") if name in values}
+        return {"prior": GaussianClassConditionalPrior(**values), **family}
     return {}
 
 
@@ -173,7 +211,11 @@ def _setup(args: argparse.Namespace):
             raise ValueError(
                 f"--method {args.method} is not available for --model {args.model}; choose one of "
                 f"{', '.join(model.methods())}"
-            )
+                + (
+                    " (--covariance-prior inverse_wishart enables exact, posterior_mean and posterior_predictive)"
+                    if args.model == "gcc" else ""
+                )
+            )  # fmt: skip
         sampler = SamplerSettings(
             draws=args.draws,
             tune=args.tune,
@@ -307,6 +349,31 @@ def _predict(args: argparse.Namespace) -> None:
         columns["observed"] = np.asarray(labels.class_names, dtype=object)[labels.y]
     _write_csv_atomically(args.out, columns)
     print(f"wrote {len(columns['predicted'])} predictions to {args.out} ({prediction.attrs['point']})")
+
+
+def _check(args: argparse.Namespace) -> None:
+    from inference import PPC_STATISTICS, posterior_predictive_check
+    from inference import load as load_result
+
+    try:
+        check = posterior_predictive_check(load_result(args.run), n_replicates=args.replicates, random_seed=args.seed)
+    except (ValueError, KeyError) as error:
+        raise UsageError(error) from None
+    print(f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
+          "p = P(T_rep >= T_obs), * outside [0.025, 0.975]")  # fmt: skip
+    print(f"{'class':<16} {'feature':<28}" + "".join(f"{statistic:>22}" for statistic in PPC_STATISTICS))
+    flagged = 0
+    for class_name in check["class"].values:
+        for feature in check["feature"].values:
+            cells = []
+            for statistic in PPC_STATISTICS:
+                where = {"class": class_name, "feature": feature}
+                p = float(check[f"p_value_{statistic}"].sel(where))
+                mark = "*" if not 0.025 <= p <= 0.975 else " "
+                flagged += mark == "*"
+                cells.append(f"{float(check[f'observed_{statistic}'].sel(where)):>11.4g} p={p:<5.3f}{mark}")
+            print(f"{str(class_name)[:16]:<16} {str(feature)[:28]:<28}" + "".join(f"{cell:>22}" for cell in cells))
+    print(f"{flagged} of {check['class'].size * check['feature'].size * len(PPC_STATISTICS)} statistics flagged")
 
 
 def _diagnose(args: argparse.Namespace) -> None:

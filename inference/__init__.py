@@ -2,10 +2,12 @@
 
 Start with :func:`fit` (any registered model, by NUTS, MAP or MLE) and
 :func:`predict`; :func:`diagnose` condenses ArviZ diagnostics into a verdict;
+:func:`posterior_predictive_check` compares replicated and real features (generative families);
 :func:`save`/:func:`load` keep results as netCDF; :class:`BayesianClassifier`
 wraps it all as a scikit-learn estimator.
 """
 
+from inference.checks import PPC_STATISTICS, posterior_predictive_check
 from inference.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
 from inference.estimator import BayesianClassifier
 from inference.fit import METHODS, fit, model_of
@@ -18,6 +20,7 @@ __all__ = [
     "MAX_R_HAT",
     "METHODS",
     "MIN_ESS",
+    "PPC_STATISTICS",
     "BayesianClassifier",
     "ConvergenceReport",
     "SamplerSettings",
@@ -26,6 +29,7 @@ __all__ = [
     "fit",
     "load",
     "model_of",
+    "posterior_predictive_check",
     "predict",
     "save",
 ]

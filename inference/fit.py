@@ -62,12 +62,12 @@ def fit(
         registry name (default hyperparameters).
     data : Dataset
         Training data (see :func:`data.load`).
-    method : {"nuts", "exact", "map", "mle", "posterior_mean", "unbiased"}
+    method : {"nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"}
         Posterior sampling by NUTS, or by independent draws from the exact
-        conjugate posterior ("exact", families with ``has_exact_posterior``);
-        every point estimate of the family that exists is stored beside the
-        draws for comparison. Otherwise one point estimate (one of the family's
-        ``point_estimate_kinds``).
+        conjugate posterior ("exact", where ``model.has_exact()``); every point
+        estimate of the model that exists is stored beside the draws for
+        comparison. Otherwise one point estimate (one of
+        ``model.available_point_estimates()``; ``model.methods()`` lists all).
     sampler : SamplerSettings, optional
         Settings of the NUTS run; "exact" uses its ``draws`` and ``chains``;
         point estimates ignore it.

@@ -27,6 +27,7 @@ ESTIMATE_LABELS = {
     "mle": "MLE",
     "posterior_mean": "post. mean",
     "unbiased": "MLE (unbiased var.)",
+    "posterior_predictive": "Student-t predictive",
 }
 
 
