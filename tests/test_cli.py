@@ -170,3 +170,77 @@ def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
     assert "posterior (draws)" in printed and "post. mean plug-in" in printed
     # the MLE assigns probability 0 to pixels never seen in a class: some held-out rows are impossible under it
     assert "rows undefined" in printed
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--model", "gcc", "--binary-alpha", "2"), "--binary-alpha applies to --model naive_bayes, not gcc"),
+        (("--model", "naive_bayes", "--lkj-eta", "2"), "--lkj-eta applies to --model gcc, not naive_bayes"),
+        (("--model", "logistic", "--covariance", "shared"), "--covariance applies to --model gcc, not logistic"),
+        (("--model", "gcc", "--no-gaussian-autoscale"), "--no-gaussian-autoscale applies to --model naive_bayes"),
+        (("--model", "gcc", "--lkj-eta", "0"), "lkj_eta must be a positive finite number"),
+        (("--model", "gcc", "--regularization", "1"), "regularization must be a number in [0, 1)"),
+        (("--model", "gcc", "--method", "exact"), "--covariance-prior inverse_wishart enables exact"),
+        (("--model", "gcc", "--data", "transport"), "needs continuous features"),
+    ],
+)
+def test_gcc_flags_are_checked(tmp_path, capsys, options, message):
+    arguments = ("--data", "iris", *options) if "--data" not in options else options
+    assert run("fit", "--out", str(tmp_path / "run.nc"), *arguments) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run.nc").exists()
+
+
+def test_gcc_shares_class_concentration_with_naive_bayes(tmp_path):
+    for model in ("gcc", "naive_bayes"):
+        run_file = tmp_path / f"{model}.nc"
+        assert run("fit", "--model", model, "--data", "iris", "--method", "map", "--class-concentration", "3",
+                   "--out", str(run_file)) == 0  # fmt: skip
+        assert '"class_concentration": 3.0' in load_result(run_file).attrs["model_hyperparameters"]
+
+
+def test_gcc_qda_mle_with_too_few_rows_fails_then_regularization_fixes_it(tmp_path, capsys):
+    training = tmp_path / "train.csv"
+    rows = ["x1,x2,x3,label", "0,1,2,a", "1,0,1,a", "2,2,0,a", "0,0,0,b", "1,1,1,b", "3,1,2,b", "1,2,3,b", "2,0,1,b"]
+    training.write_text("\n".join(rows) + "\n")  # class a: 3 rows for 3 features -> singular scatter
+    run_file = tmp_path / "run.nc"
+    common = ("--model", "gcc", "--covariance", "per-class", "--data", str(training), "--target", "label", "--method", "mle")
+    assert run("fit", *common, "--out", str(run_file)) == 1
+    error = capsys.readouterr().err
+    assert "class 'a' has 3 rows for 3 features" in error and "regularization" in error
+    assert not run_file.exists()
+    assert run("fit", *common, "--regularization", "0.1", "--out", str(run_file)) == 0
+    covariance = load_result(run_file)["point_estimate_mle"]["covariance"].values
+    assert np.all(np.linalg.eigvalsh(covariance) > 0)
+
+
+def test_gcc_conjugate_fit_predict_and_check(tmp_path, capsys):
+    run_file = tmp_path / "gcc.nc"
+    assert run("fit", "--model", "gcc", "--covariance-prior", "inverse_wishart", "--covariance", "per-class",
+               "--data", "iris", "--method", "exact", "--draws", "300", "--seed", "1", "--out", str(run_file)) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "posterior_predictive: exists" in printed and "mle: exists" in printed
+    out = tmp_path / "predictions.csv"
+    assert run("predict", "--run", str(run_file), "--data", "iris", "--out", str(out)) == 0
+    table = read_csv(out)
+    assert len(table) == 150
+    classes = ("setosa", "versicolor", "virginica")
+    for row in table[:20]:
+        for kind in ("", "_mle", "_posterior_predictive"):
+            assert sum(float(row[f"p_{name}{kind}"]) for name in classes) == pytest.approx(1.0, abs=1e-12)
+    assert np.mean([row["predicted"] == row["observed"] for row in table]) > 0.95
+    capsys.readouterr()
+    assert run("check", "--run", str(run_file), "--replicates", "50") == 0
+    report = capsys.readouterr().out
+    assert "posterior predictive check (50 replicates from the posterior draws)" in report
+    assert report.count("p=") == 3 * 4 * 3  # classes x features x statistics
+    assert "statistics flagged" in report
+
+
+def test_check_refuses_a_discriminative_model(tmp_path, capsys):
+    run_file = tmp_path / "logistic.nc"
+    assert run("fit", "--data", "iris", "--method", "map", "--out", str(run_file)) == 0
+    capsys.readouterr()
+    assert run("check", "--run", str(run_file)) == 2
+    assert "cannot generate features" in capsys.readouterr().err
