@@ -249,8 +249,9 @@ class _Statistics:
 
     class_counts: np.ndarray  # (K,)
     class_means: np.ndarray  # (K, d)
-    class_scatter: np.ndarray  # (K, d, d): sum over the class of (x - mean)(x - mean)'
-    constant_within_class: np.ndarray  # (K, d) bool
+    #: (G, d, d) scatter about the class means, summed over each covariance group: G = 1 (shared,
+    #: the pooled within-class scatter W = sum_k S_k) or K (per class, S_k)
+    scatter: np.ndarray
     pooled_mean: np.ndarray  # (d,)
     pooled_variance: np.ndarray  # (d,) ddof 0
 
@@ -258,34 +259,41 @@ class _Statistics:
         _read_only(*(getattr(self, f.name) for f in fields(self)))
 
 
-def _statistics(data: Dataset) -> _Statistics:
-    """Counts, means and scatter matrices of every class in one batched product (no loop over classes).
+def _statistics(data: Dataset, *, per_class: bool) -> _Statistics:
+    """Counts, class means and scatter matrices in a few matrix products (no loop over classes).
 
-    The rows are sorted by class into a zero-padded (K, max N_k, d) array, so that
-    every scatter matrix comes from one batched matrix product.
+    Shared: W = C'C with C the rows centred on their class means (one product).
+    Per class: the centred rows are sorted by class into a zero-padded (K, max N_k, d)
+    array, so that every S_k comes from one batched matrix product.
     """
     X, y, K = data.X, data.y, data.n_classes
     counts = np.bincount(y, minlength=K).astype(float)
     means = (np.eye(K)[y].T @ X) / counts[:, np.newaxis]
-    order = np.argsort(y, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
-    rank = np.arange(len(y)) - starts[y[order]]
-    width = int(counts.max())
-    padded = np.repeat(X[order][starts][:, np.newaxis, :], width, axis=1)  # padding repeats the class's first row
-    padded[y[order], rank] = X[order]
-    constant = np.ptp(padded, axis=1) == 0
-    valid = (np.arange(width)[np.newaxis, :] < counts[:, np.newaxis])[..., np.newaxis]
-    centred = np.where(valid, padded - means[:, np.newaxis, :], 0.0)
-    scatter = centred.transpose(0, 2, 1) @ centred
-    scatter = (scatter + scatter.transpose(0, 2, 1)) / 2
+    if per_class:
+        order = np.argsort(y, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+        padded = np.zeros((K, int(counts.max()), X.shape[1]))
+        padded[y[order], np.arange(len(y)) - starts[y[order]]] = X[order] - means[y[order]]
+        scatter = padded.transpose(0, 2, 1) @ padded
+    else:
+        centred = X - means[y]
+        scatter = (centred.T @ centred)[np.newaxis]
     return _Statistics(
         class_counts=counts,
         class_means=means,
-        class_scatter=scatter,
-        constant_within_class=constant,
+        scatter=(scatter + scatter.transpose(0, 2, 1)) / 2,
         pooled_mean=X.mean(axis=0),
         pooled_variance=X.var(axis=0),
     )
+
+
+def _constant_within_class(data: Dataset) -> np.ndarray:
+    """(K, d) True where a feature takes one value on every row of the class (decided on the values)."""
+    highest = np.full((data.n_classes, data.n_features), -np.inf)
+    lowest = np.full((data.n_classes, data.n_features), np.inf)
+    np.maximum.at(highest, data.y, data.X)
+    np.minimum.at(lowest, data.y, data.X)
+    return highest == lowest
 
 
 @dataclass(frozen=True, eq=False)
@@ -426,7 +434,7 @@ class GaussianClassConditional(ClassifierModel):
 
     @functools.lru_cache(maxsize=4)  # noqa: B019 -- Datasets are immutable; build, draws and estimates share one pass
     def _fitted(self, data: Dataset) -> tuple[_Statistics, _PriorConstants, _Conjugate | None]:
-        stats = _statistics(data)
+        stats = _statistics(data, per_class=not self._shared)
         prior, d = self.prior, data.n_features
         if prior.autoscale:
             center, unit = stats.pooled_mean.copy(), np.sqrt(stats.pooled_variance)
@@ -448,10 +456,10 @@ class GaussianClassConditional(ClassifierModel):
         kappa = kappa0 + n
         offset = stats.class_means - constants.center
         between = (kappa0 * n / kappa)[:, np.newaxis, np.newaxis] * offset[:, :, np.newaxis] * offset[:, np.newaxis, :]
-        scale = stats.class_scatter + between  # (K, d, d)
-        dof = constants.wishart_dof + n
         if self._shared:
-            scale, dof = scale.sum(axis=0, keepdims=True), np.array([constants.wishart_dof + n.sum()])
+            scale, dof = stats.scatter + between.sum(axis=0, keepdims=True), np.array([constants.wishart_dof + n.sum()])
+        else:
+            scale, dof = stats.scatter + between, constants.wishart_dof + n
         return _Conjugate(
             class_concentration=self.prior.class_concentration + n,
             mean=(kappa0 * constants.center + n[:, np.newaxis] * stats.class_means) / kappa[:, np.newaxis],
@@ -553,8 +561,8 @@ class GaussianClassConditional(ClassifierModel):
             else:
                 counts = pm.Data("class_counts", stats.class_counts, dims="class")
                 means = pm.Data("class_sample_mean", stats.class_means, dims=("class", "feature"))
-                scatter = stats.class_scatter.sum(axis=0) if self._shared else stats.class_scatter
-                root = pm.Data("scatter_root", _scatter_root(scatter), dims=(*group, "feature", "scatter_column"))
+                root = _scatter_root(stats.scatter[0] if self._shared else stats.scatter)
+                root = pm.Data("scatter_root", root, dims=(*group, "feature", "scatter_column"))
                 pm.Potential("class_counts_likelihood", pt.sum(counts * pt.log(class_prior)))
                 residual = pt.sqrt(counts)[:, np.newaxis] * (means - class_mean)  # (K, d)
                 columns = pt.concatenate([root, residual.T if self._shared else residual[:, :, np.newaxis]], axis=-1)
@@ -655,51 +663,39 @@ class GaussianClassConditional(ClassifierModel):
         return xr.Dataset(variables).assign_coords(self.parameter_coords(data))
 
     def _check_scatter(self, stats: _Statistics, data: Dataset, *, estimate: str) -> None:
-        """Raise NoEstimateError naming the class (or 'shared') whose scatter matrix is singular."""
-        d = data.n_features
-        names = data.class_names
+        """Raise NoEstimateError naming the class (or the shared covariance) whose scatter is singular, and why."""
+        d, names = data.n_features, data.class_names
         remedy = (
             "set regularization (e.g. 0.1) to shrink towards the pooled variances, use the inverse-Wishart "
             "prior's MAP (covariance_prior='inverse_wishart'), or the NUTS posterior"
         )
-        if self._shared:
-            rows = stats.class_counts.sum() - data.n_classes
-            if rows < d:
-                raise NoEstimateError(
-                    f"the {estimate} of the shared covariance does not exist: {int(stats.class_counts.sum())} rows in "
-                    f"{data.n_classes} classes leave {int(rows)} degrees of freedom for {d} features (d > n - K); {remedy}"
-                )
-            constant = stats.constant_within_class.all(axis=0)
+        rows = stats.class_counts.sum() - data.n_classes if self._shared else stats.class_counts - 1
+        singular = (rows < d) | _singular(stats.scatter)
+        if not singular.any():
+            return
+        g = int(np.flatnonzero(singular)[0])
+        where = "the shared covariance" if self._shared else f"covariance[{names[g]!r}]"
+        if self._shared and rows < d:
+            why = (
+                f"{int(stats.class_counts.sum())} rows in {data.n_classes} classes leave {int(rows)} degrees of freedom "
+                f"for {d} features (d > n - K)"
+            )
+        elif not self._shared and rows[g] < d:
+            why = (
+                f"class {names[g]!r} has {int(stats.class_counts[g])} rows for {d} features (a per-class covariance "
+                "needs more than d rows)"
+            )
+        else:
+            constant = _constant_within_class(data)
+            constant = constant.all(axis=0) if self._shared else constant[g]
             if constant.any():
                 feature = data.feature_names[int(np.flatnonzero(constant)[0])]
-                raise NoEstimateError(
-                    f"the {estimate} of the shared covariance does not exist: feature {feature!r} is constant within "
-                    f"every class (zero within-class variance); {remedy}"
-                )
-            scatter = stats.class_scatter.sum(axis=0, keepdims=True)
-        else:
-            few = np.flatnonzero(stats.class_counts <= d)
-            if few.size:
-                k = int(few[0])
-                raise NoEstimateError(
-                    f"the {estimate} of covariance[{names[k]!r}] does not exist: class {names[k]!r} has "
-                    f"{int(stats.class_counts[k])} rows for {d} features (a per-class covariance needs more than d "
-                    f"rows); {remedy}"
-                )
-            if stats.constant_within_class.any():
-                k, j = (int(i) for i in np.argwhere(stats.constant_within_class)[0])
-                raise NoEstimateError(
-                    f"the {estimate} of covariance[{names[k]!r}] does not exist: feature {data.feature_names[j]!r} is "
-                    f"constant within class {names[k]!r} (zero variance); {remedy}"
-                )
-            scatter = stats.class_scatter
-        singular = _singular(scatter)
-        if singular.any():
-            where = "the shared covariance" if self._shared else f"covariance[{names[int(np.flatnonzero(singular)[0])]!r}]"
-            raise NoEstimateError(
-                f"the {estimate} of {where} does not exist: the features are linearly dependent "
-                f"(collinear) within {'the classes' if self._shared else 'that class'}; drop a redundant feature or {remedy}"
-            )
+                within = "every class" if self._shared else f"class {names[g]!r}"
+                why = f"feature {feature!r} is constant within {within} (zero variance)"
+            else:
+                within = "the classes" if self._shared else "that class"
+                why = f"the features are linearly dependent (collinear) within {within} (drop a redundant feature)"
+        raise NoEstimateError(f"the {estimate} of {where} does not exist: {why}; {remedy}")
 
     def _sample_covariance(self, stats: _Statistics, data: Dataset, *, ddof: int) -> np.ndarray:
         """(G, d, d) ML (ddof 0) or unbiased (ddof 1 per class, K pooled) covariance, regularised if asked."""
@@ -707,15 +703,14 @@ class GaussianClassConditional(ClassifierModel):
             self._check_scatter(stats, data, estimate="MLE" if ddof == 0 else "unbiased estimate")
         n = stats.class_counts
         if self._shared:
-            dividend = n.sum() - (data.n_classes if ddof else 0)
-            covariance = stats.class_scatter.sum(axis=0, keepdims=True) / dividend
+            covariance = stats.scatter / (n.sum() - (data.n_classes if ddof else 0))
         else:
             if ddof and (n <= 1).any():
                 k = int(np.flatnonzero(n <= 1)[0])
                 raise NoEstimateError(
                     f"the unbiased estimate of covariance[{data.class_names[k]!r}] needs at least 2 rows of the class; use kind='mle'"
                 )
-            covariance = stats.class_scatter / (n - ddof)[:, np.newaxis, np.newaxis]
+            covariance = stats.scatter / (n - ddof)[:, np.newaxis, np.newaxis]
         r = self.regularization
         return (1 - r) * covariance + r * np.diag(stats.pooled_variance)
 
@@ -989,7 +984,7 @@ def _lkj_map(stats: _Statistics, constants: _PriorConstants, eta: float, *, shar
     unit = constants.unit  # in these units the prior centre m_0 is the origin
     n = stats.class_counts
     xbar = (stats.class_means - constants.center) / unit
-    scatter = stats.class_scatter / np.outer(unit, unit)
+    scatter = stats.scatter / np.outer(unit, unit)  # (G, d, d)
     s0 = constants.mean_sd / unit
     tau = constants.sd_scale / unit
     K, d = xbar.shape
@@ -1015,7 +1010,7 @@ def _lkj_map(stats: _Statistics, constants: _PriorConstants, eta: float, *, shar
         inverse = np.linalg.inv(cholesky)
         precision = inverse.swapaxes(-1, -2) @ inverse  # (G, d, d)
         residual = xbar - mean
-        spread = group_sum(scatter + n[:, np.newaxis, np.newaxis] * residual[:, :, np.newaxis] * residual[:, np.newaxis, :])
+        spread = scatter + group_sum(n[:, np.newaxis, np.newaxis] * residual[:, :, np.newaxis] * residual[:, np.newaxis, :])
         variances = np.einsum("gii->gi", cholesky @ cholesky.swapaxes(-1, -2))
         log_det = 2 * np.log(np.einsum("gii->gi", cholesky)).sum(axis=-1)
         value = (
@@ -1032,7 +1027,7 @@ def _lkj_map(stats: _Statistics, constants: _PriorConstants, eta: float, *, shar
         grad_packed = grad_cholesky[:, rows, columns] * np.where(diagonal, cholesky[:, rows, columns], 1.0)
         return -value, -np.concatenate([grad_mean.ravel(), grad_packed.ravel()])
 
-    start_cholesky = np.linalg.cholesky(group_sum(scatter) / group_counts[:, np.newaxis, np.newaxis])
+    start_cholesky = np.linalg.cholesky(scatter / group_counts[:, np.newaxis, np.newaxis])
     start = np.concatenate([
         xbar.ravel(),
         np.where(diagonal, np.log(np.abs(start_cholesky[:, rows, columns]) + 1e-300), start_cholesky[:, rows, columns]).ravel(),
