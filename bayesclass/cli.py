@@ -210,12 +210,8 @@ def _setup(args: argparse.Namespace):
         if args.method not in model.methods():
             raise ValueError(
                 f"--method {args.method} is not available for --model {args.model}; choose one of "
-                f"{', '.join(model.methods())}"
-                + (
-                    " (--covariance-prior inverse_wishart enables exact, posterior_mean and posterior_predictive)"
-                    if args.model == "gcc" else ""
-                )
-            )  # fmt: skip
+                f"{', '.join(model.methods())}{model.unavailable_hint(args.method)}"
+            )
         sampler = SamplerSettings(
             draws=args.draws,
             tune=args.tune,

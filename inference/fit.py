@@ -92,7 +92,7 @@ def fit(
     if method not in accepted:
         raise ValueError(
             f"method={method!r} is not available for the {model.name!r} model; choose one of "
-            f"{', '.join(map(repr, accepted))}"
+            f"{', '.join(map(repr, accepted))}{model.unavailable_hint(method)}"
         )
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a data.Dataset (see data.load), got {type(data).__name__}")

@@ -128,6 +128,10 @@ class ClassifierModel(abc.ABC):
         """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters."""
         return self.has_exact_posterior
 
+    def unavailable_hint(self, method: str) -> str:
+        """Text appended to the error for a ``method`` this instance lacks but another configuration has."""
+        return ""
+
     def methods(self) -> tuple[str, ...]:
         """The ``method`` values :func:`inference.fit` accepts for this family."""
         return ("nuts", *(("exact",) if self.has_exact() else ()), *self.available_point_estimates())
@@ -164,7 +168,7 @@ class ClassifierModel(abc.ABC):
         if kind not in available:
             raise ValueError(
                 f"kind={kind!r} is not a point estimate of this {self.name!r} model; "
-                f"choose one of {', '.join(map(repr, available))}"
+                f"choose one of {', '.join(map(repr, available))}{self.unavailable_hint(kind)}"
             )
         self.check_training_data(data)
         estimate = self._point_estimate(data, kind)

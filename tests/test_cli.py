@@ -181,7 +181,7 @@ def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
         (("--model", "gcc", "--no-gaussian-autoscale"), "--no-gaussian-autoscale applies to --model naive_bayes"),
         (("--model", "gcc", "--lkj-eta", "0"), "lkj_eta must be a positive finite number"),
         (("--model", "gcc", "--regularization", "1"), "regularization must be a number in [0, 1)"),
-        (("--model", "gcc", "--method", "exact"), "--covariance-prior inverse_wishart enables exact"),
+        (("--model", "gcc", "--method", "exact"), "(CLI --covariance-prior inverse_wishart)"),
         (("--model", "gcc", "--data", "transport"), "needs continuous features"),
     ],
 )
