@@ -622,12 +622,7 @@ class GaussianClassConditional(ClassifierModel):
             class_prior, mean = n / n.sum(), np.array(stats.class_means)
             covariance = self._sample_covariance(stats, data, ddof=0 if kind == "mle" else 1)
         elif kind == "map":
-            if (alpha + n < 1).any():
-                raise NoEstimateError(
-                    f"the MAP of class_prior does not exist (posterior Dirichlet concentration < 1); "
-                    "use class_concentration >= 1"
-                )
-            class_prior = (n + alpha - 1) / (n.sum() + K * alpha - K)
+            class_prior = (n + alpha - 1)  # every N_k >= 1, so the mode exists for any alpha > 0 / (n.sum() + K * alpha - K)
             if self._conjugate_prior:
                 d = data.n_features
                 extra_means = K if self._shared else 1
