@@ -622,7 +622,7 @@ class GaussianClassConditional(ClassifierModel):
             class_prior, mean = n / n.sum(), np.array(stats.class_means)
             covariance = self._sample_covariance(stats, data, ddof=0 if kind == "mle" else 1)
         elif kind == "map":
-            class_prior = (n + alpha - 1)  # every N_k >= 1, so the mode exists for any alpha > 0 / (n.sum() + K * alpha - K)
+            class_prior = (n + alpha - 1) / (n.sum() + K * alpha - K)  # every N_k >= 1: the mode exists for any alpha > 0
             if self._conjugate_prior:
                 d = data.n_features
                 extra_means = K if self._shared else 1
