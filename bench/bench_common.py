@@ -6,10 +6,14 @@ The scripts run as files (``python bench/bench_x.py``), so this folder is on
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
-__all__ = ["machine_busy_fraction", "sample_pymc_nuts", "verdict", "versions", "warm_up_nutpie"]
+__all__ = [
+    "cpu_snapshot", "machine_busy_fraction", "machine_state_at_end", "machine_state_before_start", "others_cpu_seconds",
+    "sample_pymc_nuts", "verdict", "versions", "warm_up_nutpie",
+]  # fmt: skip
 
 PACKAGES = ("pymc", "pytensor", "nutpie", "numba", "arviz", "arviz-stats", "numpy", "scipy", "scikit-learn")
 
@@ -45,6 +49,61 @@ def machine_busy_fraction(seconds: float = 1.0) -> float | None:
         return None
     total = total_1 - total_0
     return None if total <= 0 else 1.0 - (idle_1 - idle_0) / total
+
+
+def machine_state_before_start() -> tuple[float | None, tuple[float, float, float]]:
+    """Print how busy the machine is before a benchmark (and a warning when it is); return (busy fraction, load average)."""
+    load = os.getloadavg()
+    busy = machine_busy_fraction()
+    busy_text = "unknown" if busy is None else f"{100 * busy:.0f}%"
+    print(
+        f"before start: other processes kept {busy_text} of all cores busy over 1 s; "
+        f"load average (1/5/15 min) {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
+    if busy is not None and busy > 0.25:
+        print(
+            "WARNING: the machine is busy before the benchmark starts; timings (multi-threaded BLAS above all) "
+            "will be noisy: rerun on an idle machine"
+        )
+    print()
+    return busy, load
+
+
+def cpu_snapshot() -> tuple[float, float] | None:
+    """(busy CPU seconds of the whole machine, CPU seconds of this process and its reaped children)."""
+    try:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    busy = (sum(values[:8]) - values[3] - (values[4] if len(values) > 4 else 0)) / ticks
+    own = os.times()
+    return busy, own.user + own.system + own.children_user + own.children_system
+
+
+def others_cpu_seconds(before: tuple[float, float] | None) -> float | None:
+    """CPU seconds that OTHER processes used since ``before`` (machine busy time minus our own)."""
+    after = cpu_snapshot()
+    if before is None or after is None:
+        return None
+    return max((after[0] - before[0]) - (after[1] - before[1]), 0.0)
+
+
+def machine_state_at_end(total: float, cpu_before: tuple[float, float] | None) -> tuple[float | None, tuple[float, float, float]]:
+    """Print the run time, the load and the CPU time other processes took since ``cpu_before``; return (that time, load)."""
+    others = others_cpu_seconds(cpu_before)
+    load = os.getloadavg()
+    print(
+        f"total benchmark time {total:.0f} s; load average (1/5/15 min) at the end: "
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (the benchmark itself keeps about 1-2 busy)"
+    )
+    if others is not None:
+        share = others / (total * (os.cpu_count() or 1))
+        print(f"other processes used {others:.0f} CPU s during the benchmark ({100 * share:.0f}% of all cores)")
+        if share > 0.05:
+            print("WARNING: other processes competed for the cores during the run; timings are unreliable: rerun idle")
+    return others, load
 
 
 def warm_up_nutpie(chains: int) -> float:

@@ -57,7 +57,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_common import machine_busy_fraction, verdict, versions, warm_up_nutpie  # noqa: E402
+from bench_common import cpu_snapshot, machine_state_at_end, machine_state_before_start, verdict, versions, warm_up_nutpie  # noqa: E402
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
 
@@ -445,25 +445,6 @@ def print_ratios(lines, quick: bool) -> list[dict]:
 # ------------------------------------------------------------------------------------------
 
 
-def cpu_snapshot() -> tuple[float, float] | None:
-    """(busy CPU seconds of the whole machine, CPU seconds of this process and its reaped children)."""
-    try:
-        with open("/proc/stat") as stat:
-            values = [int(v) for v in stat.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    ticks = os.sysconf("SC_CLK_TCK")
-    busy = (sum(values[:8]) - values[3] - (values[4] if len(values) > 4 else 0)) / ticks
-    own = os.times()
-    return busy, own.user + own.system + own.children_user + own.children_system
-
-
-def others_cpu_seconds(before: tuple[float, float] | None) -> float | None:
-    """CPU seconds that OTHER processes used since ``before`` (machine busy time minus our own)."""
-    after = cpu_snapshot()
-    if before is None or after is None:
-        return None
-    return max((after[0] - before[0]) - (after[1] - before[1]), 0.0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -496,16 +477,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     print(f"bench_gcc.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
-    load_before = os.getloadavg()
-    busy_before = machine_busy_fraction()
-    busy_text = "unknown" if busy_before is None else f"{100 * busy_before:.0f}%"
-    print(
-        f"before start: other processes kept {busy_text} of all cores busy over 1 s; "
-        f"load average (1/5/15 min) {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
-    )
-    if busy_before is not None and busy_before > 0.25:
-        print("WARNING: the machine is busy before the benchmark starts; timings will be noisy: rerun on an idle machine")
-    print()
+    busy_before, load_before = machine_state_before_start()
     cpu_before = cpu_snapshot()
 
     dataset = synthetic(NUTS_N, NUTS_D, NUTS_K, mean_scale=1.0)
@@ -521,17 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     ratios = print_ratios(ratio_lines(nuts, closed), args.quick)
 
     total = time.perf_counter() - started
-    others = others_cpu_seconds(cpu_before)
-    load_after = os.getloadavg()
-    print(
-        f"total benchmark time {total:.0f} s; load average (1/5/15 min) at the end: "
-        f"{load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (the benchmark itself keeps about 1-2 busy)"
-    )
-    if others is not None:
-        share = others / (total * (os.cpu_count() or 1))
-        print(f"other processes used {others:.0f} CPU s during the benchmark ({100 * share:.0f}% of all cores)")
-        if share > 0.05:
-            print("WARNING: other processes competed for the cores during the run; timings are unreliable: rerun idle")
+    others, load_after = machine_state_at_end(total, cpu_before)
     if args.json:
         record = {
             "settings": {

@@ -49,7 +49,7 @@ import time
 import warnings
 from pathlib import Path
 
-from bench_common import machine_busy_fraction, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
+from bench_common import machine_state_before_start, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions, so that a
 # ``--cold-run`` child process pays exactly the imports its sampler needs.
@@ -496,19 +496,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     print(f"bench_logistic.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
-    load_before = os.getloadavg()
-    busy_before = machine_busy_fraction()
-    busy_text = "unknown" if busy_before is None else f"{100 * busy_before:.0f}%"
-    print(
-        f"before start: other processes kept {busy_text} of all cores busy over 1 s; "
-        f"load average (1/5/15 min) {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}"
-    )
-    if busy_before is not None and busy_before > 0.25:
-        print(
-            "WARNING: the machine is busy before the benchmark starts; timings (multi-threaded BLAS above all) "
-            "will be noisy: rerun on an idle machine"
-        )
-    print()
+    busy_before, load_before = machine_state_before_start()
     nuts = bench_nuts(draws, tune, repeats, args.seed)
     print_nuts(nuts, draws, tune, repeats)
     cold = None
