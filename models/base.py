@@ -128,6 +128,12 @@ class ClassifierModel(abc.ABC):
         """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters."""
         return self.has_exact_posterior
 
+    def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
+        """Quantities computed from a parameter set that reports show beside the parameters (e.g. the
+        linear discriminants of a shared-covariance Gaussian model), for draws and point estimates alike.
+        Empty by default."""
+        return xr.Dataset()
+
     def unavailable_hint(self, method: str) -> str:
         """Text appended to the error for a ``method`` this instance lacks but another configuration has."""
         return ""

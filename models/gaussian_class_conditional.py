@@ -776,6 +776,14 @@ class GaussianClassConditional(ClassifierModel):
         coords["class"] = params["class"].values
         return xr.DataArray(values, dims=(*leading, "obs", "class"), coords=coords)
 
+    def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
+        """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance
+        Gaussian parameter set, so that reports show the boundary with its credible band; else empty."""
+        if "class" in params["covariance"].dims or "predictive_dof" in params:
+            return xr.Dataset()
+        lda = self.linear_discriminant(params)
+        return xr.Dataset({"discriminant_weight": lda["weight"], "discriminant_bias": lda["bias"]})
+
     def linear_discriminant(self, params: xr.Dataset) -> xr.Dataset:
         """:math:`\\mathbf{w}_k = \\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k`, :math:`w_{k0} = -\\tfrac12\\boldsymbol\\mu_k^\\top\\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k + \\log\\pi_k`
         (seed 001 §D, seed 002) for a shared-covariance point estimate or every posterior draw.

@@ -17,7 +17,7 @@ import xarray as xr
 from sklearn.metrics import accuracy_score, log_loss
 
 from data import Dataset
-from inference import DEFAULT_INTERVAL_PROB, diagnose, predict
+from inference import DEFAULT_INTERVAL_PROB, diagnose, model_of, predict
 
 __all__ = ["ESTIMATE_LABELS", "HeldOutScores", "format_comparison", "heldout_scores", "parameter_comparison", "point_estimate_kinds"]
 
@@ -45,11 +45,19 @@ def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_
 
     Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high``
     and one key per point estimate kind of the family (``map``, ``mle``, ...;
-    ``None`` where an estimate is absent).
+    ``None`` where an estimate is absent). The family's derived quantities
+    (``model.derived_quantities``, e.g. the linear discriminants ``w_k, w_k0`` of a
+    shared-covariance Gaussian model) follow the parameters, computed per draw
+    for the posterior columns.
     """
+    model = model_of(result)
+
+    def with_derived(params: xr.Dataset) -> xr.Dataset:
+        return params.merge(model.derived_quantities(params))
+
     sources: dict[str, xr.Dataset] = {}
     if "posterior" in result:
-        posterior = result["posterior"].to_dataset()
+        posterior = with_derived(result["posterior"].to_dataset())
         bounds = azs.eti(posterior, prob=interval_prob, dim=("chain", "draw"))
         sources.update(
             mean=posterior.mean(("chain", "draw")),
@@ -59,7 +67,7 @@ def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_
         )
     kinds = point_estimate_kinds(result)
     for kind in kinds:
-        sources[kind] = result[f"point_estimate_{kind}"].to_dataset()
+        sources[kind] = with_derived(result[f"point_estimate_{kind}"].to_dataset())
     reference = next(iter(sources.values()))
     rows = []
     for name, variable in reference.data_vars.items():
@@ -68,7 +76,8 @@ def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_
             labels = [str(variable[dim].values[i]) for dim, i in selection.items()]
             row: dict[str, object] = {"parameter": f"{name}[{', '.join(labels)}]" if labels else name}
             for column in ("mean", "sd", "low", "high", *kinds):
-                row[column] = float(sources[column][name].isel(selection)) if column in sources else None
+                present = column in sources and name in sources[column]
+                row[column] = float(sources[column][name].isel(selection)) if present else None
             rows.append(row)
     return rows
 
