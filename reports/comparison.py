@@ -27,8 +27,12 @@ ESTIMATE_LABELS = {
     "mle": "MLE",
     "posterior_mean": "post. mean",
     "unbiased": "MLE (unbiased var.)",
-    "posterior_predictive": "Student-t predictive",
+    "posterior_predictive": "exact predictive (Student-t)",
 }
+
+
+#: stored "point estimates" that are not plug-ins but exact posterior predictives (gcc's Student-t)
+EXACT_PREDICTIVES = frozenset({"posterior_predictive"})
 
 
 def point_estimate_kinds(result: xr.DataTree) -> list[str]:
@@ -98,7 +102,10 @@ def heldout_scores(result: xr.DataTree, heldout: Dataset) -> list[HeldOutScores]
     labels = np.arange(len(json.loads(result.attrs["class_names"])))
     scores = []
     estimates = {"class_proba": "posterior (draws)"} if "posterior" in result else {}
-    estimates |= {f"class_proba_{kind}": f"{_label(kind)} plug-in" for kind in point_estimate_kinds(result)}
+    estimates |= {
+        f"class_proba_{kind}": _label(kind) if kind in EXACT_PREDICTIVES else f"{_label(kind)} plug-in"
+        for kind in point_estimate_kinds(result)
+    }
     for variable, label in estimates.items():
         proba = prediction[variable].values
         onehot = np.eye(len(labels))[heldout.y]
