@@ -7,7 +7,7 @@ from data.csvfile import features_from_csv, load_csv
 from data.dataset import Dataset, FeatureKind, check_features
 from data.loaders import DatasetInfo, available, load
 from data.split import train_validation_test_split
-from data.synthetic import seed000_separable, seed001_gaussians
+from data.synthetic import seed000_separable, seed001_gaussians, seed004_gp, seed004_gp_truth
 
 __all__ = [
     "Dataset",
@@ -20,5 +20,7 @@ __all__ = [
     "load_csv",
     "seed000_separable",
     "seed001_gaussians",
+    "seed004_gp",
+    "seed004_gp_truth",
     "train_validation_test_split",
 ]
