@@ -7,11 +7,15 @@ import pytest
 import scipy.integrate
 import scipy.optimize
 import scipy.special
+import xarray as xr
 from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 
-from data import seed004_gp, seed004_gp_truth
-from models.gaussian_process import kernel_matrix, laplace_fit, laplace_predict
+import inference
+from data import Dataset, load, seed004_gp, seed004_gp_truth
+from inference import SamplerSettings
+from models.base import ConvergenceError
+from models.gaussian_process import GaussianProcessPrior, LatentGaussianProcess, kernel_matrix, laplace_fit, laplace_predict
 
 SEED004_LENGTHSCALE = 1 / np.sqrt(50)  # exp(-5^2 r^2) = exp(-r^2 / (2 l^2))
 
@@ -153,8 +157,117 @@ def test_seed004_latent_has_the_seed_covariance():
 
 
 def test_laplace_reports_non_convergence(seed004_data):
-    from models.base import ConvergenceError
-
     x, y = seed004_data.X, seed004_data.y
     with pytest.raises(ConvergenceError, match="did not converge in 2 Newton steps"):
         laplace_fit(x, y, seed004_covariance(x, x), max_iter=2)
+
+
+# --------------------------------------------------------------------------- the family (not registered yet)
+
+
+
+@pytest.fixture(scope="module")
+def small_gp_data():
+    return seed004_gp(60, random_seed=11).standardized()
+
+
+def test_pymc_model_latent_and_likelihood_are_the_textbook_ones(small_gp_data):
+    for link in ("logit", "probit"):
+        model = LatentGaussianProcess(link=link, kernel="matern52")
+        pymc_model = model.build(small_gp_data)
+        rng = np.random.default_rng(0)
+        point = {name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in pymc_model.initial_point().items()}
+        outputs = pymc_model.replace_rvs_by_values(
+            [pymc_model["latent"], pymc_model["lengthscale"], pymc_model["amplitude"], pymc_model["constant"],
+             pymc_model["latent_whitened"], pymc_model["latent_offset_whitened"], pymc_model.potentials[0]]
+        )  # fmt: skip
+        evaluate = pymc_model.compile_fn(outputs, point_fn=True)
+        latent, lengthscale, amplitude, constant, whitened, offset, likelihood = evaluate(point)
+        x = small_gp_data.X
+        covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, kernel="matern52")
+        covariance += model.jitter * amplitude**2 * np.eye(len(x))
+        np.testing.assert_allclose(latent, constant * offset + np.linalg.cholesky(covariance) @ whitened, rtol=1e-8, atol=1e-10)
+        inverse_link = scipy.special.expit if link == "logit" else scipy.special.ndtr
+        p = inverse_link(latent)
+        y = small_gp_data.y
+        assert likelihood == pytest.approx(np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)), rel=1e-7)
+
+
+def test_laplace_point_estimate_maximises_the_evidence_and_predicts(small_gp_data):
+    model = LatentGaussianProcess()
+    estimate = model.point_estimate(small_gp_data, "map")
+    x, y = small_gp_data.X, small_gp_data.y
+
+    def evidence(lengthscale, amplitude, constant):
+        covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant)
+        covariance += model.jitter * (amplitude**2 + constant**2) * np.eye(len(x))
+        return laplace_fit(x, y, covariance).log_marginal_likelihood, covariance
+
+    best, covariance = evidence(estimate["lengthscale"].values, float(estimate["amplitude"]), float(estimate["constant"]))
+    np.testing.assert_allclose(estimate["latent"].values, laplace_fit(x, y, covariance).mode, atol=1e-8)
+    for factor in (0.7, 1.4):
+        assert best >= evidence(estimate["lengthscale"].values * factor, float(estimate["amplitude"]), float(estimate["constant"]))[0] - 1e-6
+        assert best >= evidence(estimate["lengthscale"].values, float(estimate["amplitude"]) * factor, float(estimate["constant"]))[0] - 1e-6
+    new = np.linspace(-2, 2, 25)[:, np.newaxis]
+    proba = model.class_proba(estimate, new)
+    assert proba.dims == ("obs", "class")
+    np.testing.assert_allclose(proba.sum("class").values, 1.0, atol=1e-12)
+    _, _, expected = laplace_predict(laplace_fit(x, y, covariance), kernel_matrix(
+        x, new, lengthscale=estimate["lengthscale"].values, amplitude=float(estimate["amplitude"]),
+        constant=float(estimate["constant"])), np.full(25, float(estimate["amplitude"]) ** 2 + float(estimate["constant"]) ** 2))  # fmt: skip
+    np.testing.assert_allclose(proba.sel({"class": "1"}).values, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_draws_interpolate_their_latent_at_training_inputs(small_gp_data, link):
+    """Per draw, f(x_i) | z, theta = z_i at a training input (variance ~0), so P(y=1) = link(z_i) there."""
+    model = LatentGaussianProcess(link=link)
+    rng = np.random.default_rng(2)
+    n = small_gp_data.n_obs
+    lengthscale, amplitude, constant = rng.uniform(0.3, 1.0, 3), rng.uniform(1.0, 3.0, 3), rng.uniform(0.1, 1.0, 3)
+    x = small_gp_data.X
+    latent = np.array([  # a draw of the GP prior per parameter draw (a latent the model can produce)
+        np.linalg.cholesky(kernel_matrix(x, x, lengthscale=ell, amplitude=a, constant=c) + 1e-9 * np.eye(n)) @ rng.normal(size=n)
+        for ell, a, c in zip(lengthscale, amplitude, constant, strict=True)
+    ])  # fmt: skip
+    draws = xr.Dataset(
+        {
+            "lengthscale": (("chain", "draw", "feature"), lengthscale.reshape(1, 3, 1)),
+            "amplitude": (("chain", "draw"), amplitude.reshape(1, 3)),
+            "constant": (("chain", "draw"), constant.reshape(1, 3)),
+            "latent": (("chain", "draw", "obs"), latent.reshape(1, 3, n)),
+        },
+    ).assign_coords(model.parameter_coords(small_gp_data))
+    proba = model.class_proba(draws, small_gp_data.X[:10]).sel({"class": "1"}).values  # (chain, draw, obs)
+    inverse_link = scipy.special.expit if link == "logit" else scipy.special.ndtr
+    np.testing.assert_allclose(proba, inverse_link(draws["latent"].values[..., :10]), atol=2e-3)
+
+
+def test_family_rejects_bad_input():
+    with pytest.raises(ValueError, match="binary.*multiclass latent GPs"):
+        LatentGaussianProcess().check_training_data(load("iris"))
+    with pytest.raises(ValueError, match="link must be 'logit' or 'probit'"):
+        LatentGaussianProcess(link="cauchit")
+    with pytest.raises(ValueError, match="kernel must be"):
+        LatentGaussianProcess(kernel="periodic")
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="lengthscale_alpha must be a positive finite number"):
+            GaussianProcessPrior(lengthscale_alpha=bad)
+    two_inputs = Dataset(name="two", X=np.random.default_rng(0).normal(size=(20, 2)), y=np.tile([0, 1], 10),
+                         feature_names=("a", "b"), class_names=("0", "1"), feature_kinds=("continuous",) * 2)  # fmt: skip
+    estimate = LatentGaussianProcess().point_estimate(two_inputs, "map")
+    with pytest.raises(ValueError, match="X"):
+        LatentGaussianProcess().class_proba(estimate, np.zeros((3, 1)))  # one input dimension given, two expected
+
+
+@pytest.mark.slow
+def test_nuts_covers_the_true_latent(small_gp_data):
+    """Seed 004 generator, n = 100 (standardised x): the true latent lies in the 89% posterior band at >= 80% of
+    the training inputs. (The issue's n = 200 version belongs to the unfinished part of issue 5.)"""
+    truth = seed004_gp_truth(100, random_seed=3)
+    training = seed004_gp(100, random_seed=3)
+    result = inference.fit(LatentGaussianProcess(), training, method="nuts", standardize=True,
+                           sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False), random_seed=4)  # fmt: skip
+    latent = result["posterior"]["latent"].values.reshape(-1, 100)
+    low, high = np.quantile(latent, [0.055, 0.945], axis=0)
+    assert np.mean((truth["latent"] >= low) & (truth["latent"] <= high)) >= 0.8
