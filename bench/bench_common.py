@@ -6,12 +6,13 @@ The scripts run as files (``python bench/bench_x.py``), so this folder is on
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
 
 __all__ = [
-    "cpu_snapshot", "machine_busy_fraction", "machine_state_at_end", "machine_state_before_start", "others_cpu_seconds",
+    "best_of", "cpu_snapshot", "machine_busy_fraction", "machine_state_at_end", "machine_state_before_start", "others_cpu_seconds",
     "sample_pymc_nuts", "verdict", "versions", "warm_up_nutpie",
 ]  # fmt: skip
 
@@ -30,6 +31,16 @@ def versions(names: tuple[str, ...] = PACKAGES) -> dict:
             found[name] = "not installed"
     found["python"] = sys.version.split()[0]
     return found
+
+
+def best_of(function, repeats: int = 3) -> tuple[float, object]:
+    """(the shortest of ``repeats`` wall times of ``function()``, its last return value)."""
+    best, value = math.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = function()
+        best = min(best, time.perf_counter() - start)
+    return best, value
 
 
 def machine_busy_fraction(seconds: float = 1.0) -> float | None:

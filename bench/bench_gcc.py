@@ -57,7 +57,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_common import cpu_snapshot, machine_state_at_end, machine_state_before_start, verdict, versions, warm_up_nutpie  # noqa: E402
+from bench_common import best_of, cpu_snapshot, machine_state_at_end, machine_state_before_start, verdict, versions, warm_up_nutpie  # noqa: E402
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
 
@@ -249,14 +249,6 @@ def bench_nuts(dataset, *, draws: int, tune: int, per_class_draws: int | None, t
 # ------------------------------------------------------------------------------------------
 # closed forms vs scikit-learn
 
-
-def best_of(function, repeats: int) -> tuple[float, object]:
-    best, value = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = function()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def bench_closed_form(repeats: int) -> dict:

@@ -49,7 +49,7 @@ import time
 import warnings
 from pathlib import Path
 
-from bench_common import machine_state_before_start, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
+from bench_common import best_of, machine_state_before_start, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions, so that a
 # ``--cold-run`` child process pays exactly the imports its sampler needs.
@@ -283,14 +283,6 @@ def synthetic(n_obs: int = 100_000, n_features: int = 50):
         provenance=f"bench_logistic.py: default_rng(0), X ~ N(0, 1), w ~ N(0, 0.5^2), b = 0.3, n={n_obs}, d={n_features}",
     )
 
-
-def best_of(function, repeats: int = 3) -> tuple[float, object]:
-    best, value = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = function()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def map_gradient_norm(X, y, intercept: float, weights, weight_sigma: float) -> float:

@@ -479,8 +479,6 @@ def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, quick: bo
 # ------------------------------------------------------------------------------------------
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="draws=300, tune=300, no PyMC NUTS, no synthetic closed-form row")

@@ -38,7 +38,7 @@ import xarray as xr
 
 from data import Dataset, check_features
 
-__all__ = ["ClassifierModel", "ConvergenceError", "NoEstimateError", "check_positive", "features_as_dataarray"]
+__all__ = ["ClassifierModel", "ConvergenceError", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
 
 
 class NoEstimateError(ValueError):
@@ -65,6 +65,23 @@ def check_positive(value: float, *, argument: str, allow_inf: bool = False) -> f
         hint = " or inf for a flat prior" if allow_inf else ""
         raise ValueError(f"{argument} must be a positive finite number{hint}, got {value!r}")
     return number
+
+
+def check_finite(value: float, *, argument: str) -> float:
+    """Return ``value`` as a float, or raise a ``ValueError`` naming ``argument`` (booleans are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
+        raise ValueError(f"{argument} must be a finite number, got {value!r}")
+    return float(value)
+
+
+class ReadOnlyArrays:
+    """Dataclass mixin: every array field is made read-only (instances are shared through caches)."""
+
+    def __post_init__(self) -> None:
+        for attribute in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, attribute.name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
 
 
 def features_as_dataarray(X: Any, params: xr.Dataset, *, argument: str = "X") -> xr.DataArray:

@@ -144,8 +144,7 @@ Example: seed 001's generator, recovered by the MLE
 from __future__ import annotations
 
 import functools
-import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -156,7 +155,15 @@ import scipy.special
 import xarray as xr
 
 from data import Dataset
-from models.base import ClassifierModel, ConvergenceError, NoEstimateError, check_positive, features_as_dataarray
+from models.base import (
+    ClassifierModel,
+    ConvergenceError,
+    NoEstimateError,
+    ReadOnlyArrays,
+    check_finite,
+    check_positive,
+    features_as_dataarray,
+)
 
 __all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
 
@@ -220,10 +227,7 @@ class GaussianClassConditionalPrior:
         for name in ("class_concentration", "mean_scale", "sd_scale", "lkj_eta", "mean_strength", "wishart_scale"):
             object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
         for name in ("wishart_dof_offset", "mean_center"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            object.__setattr__(self, name, check_finite(getattr(self, name), argument=name))
         if self.wishart_dof_offset <= -2:
             raise ValueError(
                 f"wishart_dof_offset must be > -2 (nu_0 = d + 1 + offset must exceed d - 1), got {self.wishart_dof_offset!r}"
@@ -237,13 +241,8 @@ class GaussianClassConditionalPrior:
 # sufficient statistics and posterior hyperparameters
 
 
-def _read_only(*arrays: np.ndarray) -> None:
-    for array in arrays:
-        array.flags.writeable = False
-
-
 @dataclass(frozen=True, eq=False)
-class _Statistics:
+class _Statistics(ReadOnlyArrays):
     """Sufficient statistics of the training data (read-only arrays, shared through a cache)."""
 
     class_counts: np.ndarray  # (K,)
@@ -254,8 +253,6 @@ class _Statistics:
     pooled_mean: np.ndarray  # (d,)
     pooled_variance: np.ndarray  # (d,) ddof 0
 
-    def __post_init__(self) -> None:
-        _read_only(*(getattr(self, f.name) for f in fields(self)))
 
 
 def _statistics(data: Dataset, *, per_class: bool) -> _Statistics:
@@ -296,7 +293,7 @@ def _constant_within_class(data: Dataset) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class _PriorConstants:
+class _PriorConstants(ReadOnlyArrays):
     """Data-dependent constants of the priors (pooled units when autoscaled)."""
 
     center: np.ndarray  # m_0 (d,)
@@ -306,12 +303,10 @@ class _PriorConstants:
     wishart_scale: np.ndarray  # NIW: diagonal of Psi_0 (d,)
     wishart_dof: float  # NIW: nu_0
 
-    def __post_init__(self) -> None:
-        _read_only(self.center, self.unit, self.mean_sd, self.sd_scale, self.wishart_scale)
 
 
 @dataclass(frozen=True, eq=False)
-class _Conjugate:
+class _Conjugate(ReadOnlyArrays):
     """Normal-Inverse-Wishart posterior; ``scale``/``dof`` have a leading group axis (1 shared, K per class)."""
 
     class_concentration: np.ndarray  # (K,)
@@ -320,8 +315,6 @@ class _Conjugate:
     scale: np.ndarray  # Psi (G, d, d)
     dof: np.ndarray  # nu (G,)
 
-    def __post_init__(self) -> None:
-        _read_only(*(getattr(self, f.name) for f in fields(self)))
 
 
 def _scatter_root(scatter: np.ndarray) -> np.ndarray:
@@ -545,7 +538,9 @@ class GaussianClassConditional(ClassifierModel):
                 class_mean = pm.Flat("class_mean", dims=("class", "feature"))
                 # Sigma ~ InvWishart(Psi_0, nu_0): |Sigma|^{-(nu_0 + d + 1)/2} exp(-tr(Psi_0 Sigma^-1)/2), and the Jacobian
                 exponent = -(constants.wishart_dof + d + 1) + (d + 1 - np.arange(d))
-                blocks["covariance_prior"] = (pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)), None, exponent)
+                blocks["covariance_prior"] = (
+                    pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)), None, pt.sum(exponent * log_diagonal)
+                )
                 # mu_k | Sigma ~ N(m_0, Sigma / kappa_0): |Sigma|^{-1/2} per class
                 offset = np.sqrt(prior.mean_strength) * (class_mean - center)
                 mean_columns = offset.T if self._shared else offset[:, :, np.newaxis]
@@ -885,8 +880,7 @@ def _trace_potentials(cholesky, log_diagonal, blocks: dict[str, tuple[Any, Any, 
     """One ``pm.Potential`` per block: ``-1/2 ||L^{-1} B||^2 + w * sum_i log L_ii + c``, all B solved at once.
 
     ``blocks`` maps a potential name to ``(B, w, c)``: B of shape (..., d, m) (columns),
-    w a scalar or per-group weight of log|L| (or None), and c an extra term: a constant,
-    or for ``covariance_prior`` a per-feature exponent vector e with c = sum_i e_i log L_ii.
+    w a scalar or per-group weight of log|L| (or None), and c an extra term added as it is (or None).
     """
     names = list(blocks)
     if not names:
@@ -902,9 +896,7 @@ def _trace_potentials(cholesky, log_diagonal, blocks: dict[str, tuple[Any, Any, 
         start += width
         if weight is not None:
             value = value + pt.sum(weight * log_det)
-        if name == "covariance_prior":
-            value = value + pt.sum(extra * log_diagonal)
-        elif extra is not None:
+        if extra is not None:
             value = value + extra
         pm.Potential(name, value)
 

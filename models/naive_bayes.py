@@ -167,9 +167,8 @@ True
 from __future__ import annotations
 
 import functools
-import math
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -179,7 +178,7 @@ import scipy.special
 import xarray as xr
 
 from data import Dataset
-from models.base import ClassifierModel, NoEstimateError, check_positive, features_as_dataarray
+from models.base import ClassifierModel, NoEstimateError, ReadOnlyArrays, check_finite, check_positive, features_as_dataarray
 
 __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
@@ -232,10 +231,7 @@ class NaiveBayesPrior:
             "gaussian_mean_strength", "gaussian_variance_shape", "gaussian_variance_scale",
         ):  # fmt: skip
             object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
-        center = self.gaussian_mean_center
-        if isinstance(center, bool) or not isinstance(center, (int, float, np.number)) or not math.isfinite(center):
-            raise ValueError(f"gaussian_mean_center must be a finite number, got {center!r}")
-        object.__setattr__(self, "gaussian_mean_center", float(center))
+        object.__setattr__(self, "gaussian_mean_center", check_finite(self.gaussian_mean_center, argument="gaussian_mean_center"))
         if not isinstance(self.gaussian_autoscale, (bool, np.bool_)):
             raise ValueError(f"gaussian_autoscale must be True or False, got {self.gaussian_autoscale!r}")
         object.__setattr__(self, "gaussian_autoscale", bool(self.gaussian_autoscale))
@@ -245,18 +241,8 @@ class NaiveBayesPrior:
 # the data seen through the model: which column is which kind, and the sufficient statistics
 
 
-class _ReadOnlyArrays:
-    """Dataclass mixin: every array field is made read-only (the instances are shared through a cache)."""
-
-    def __post_init__(self) -> None:
-        for attribute in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, attribute.name)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
-
-
 @dataclass(frozen=True, eq=False)
-class _Layout(_ReadOnlyArrays):
+class _Layout(ReadOnlyArrays):
     """Column indices of each feature kind and the flat layout of the categorical levels."""
 
     binary: np.ndarray
@@ -318,7 +304,7 @@ def _coords(data: Dataset, layout: _Layout) -> dict[str, list[str]]:
 
 
 @dataclass(frozen=True, eq=False)
-class _Statistics(_ReadOnlyArrays):
+class _Statistics(ReadOnlyArrays):
     """Sufficient statistics of the training data, arrays of shape (class, ...)."""
 
     class_counts: np.ndarray  # (K,)
@@ -364,7 +350,7 @@ def _statistics(data: Dataset, layout: _Layout) -> _Statistics:
 
 
 @dataclass(frozen=True, eq=False)
-class _Conjugate(_ReadOnlyArrays):
+class _Conjugate(ReadOnlyArrays):
     """Posterior hyperparameters: Dirichlet/Beta concentrations and Normal-Inverse-Gamma (m, kappa, a, b)."""
 
     class_concentration: np.ndarray
