@@ -11,13 +11,22 @@ DESIGN.md); this module re-exports what an analyst needs::
 """
 
 from data import Dataset, available, load, load_csv, train_validation_test_split
-from inference import BayesianClassifier, SamplerSettings, diagnose, fit, posterior_predictive_check, predict
+from inference import (
+    BayesianClassifier,
+    SamplerSettings,
+    diagnose,
+    fit,
+    posterior_predictive_check,
+    predict,
+)
 from inference import load as load_result
 from inference import save as save_result
 from models import (
     REGISTRY,
     GaussianClassConditional,
     GaussianClassConditionalPrior,
+    GaussianProcessPrior,
+    LatentGaussianProcess,
     LogisticPrior,
     LogisticRegression,
     NaiveBayes,
@@ -36,6 +45,8 @@ __all__ = [
     "Dataset",
     "GaussianClassConditional",
     "GaussianClassConditionalPrior",
+    "GaussianProcessPrior",
+    "LatentGaussianProcess",
     "LogisticPrior",
     "LogisticRegression",
     "NaiveBayes",

@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"),
         default="nuts",
         help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
-        "--covariance-prior inverse_wishart); or a point estimate (map, mle; naive_bayes and gcc also unbiased, "
+        "--covariance-prior inverse_wishart); or a point estimate (map, mle; gp: map = Laplace; naive_bayes and gcc also unbiased, "
         "posterior_mean; gcc inverse_wishart also posterior_predictive, the Student-t predictive)",
     )
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
@@ -131,12 +131,25 @@ _FAMILY_FLAGS: dict[str, dict[str, tuple[str, type, str]]] = {
         "--mean-center": ("mean_center", float, "prior centre of the means with --no-autoscale (default 0)"),
         "--regularization": ("regularization", float, "shrink the MLE covariance towards the pooled variances, in [0, 1) (default 0)"),
     },
+    "gp": {
+        "--link": ("link", str, "logit (default) or probit"),
+        "--kernel": ("kernel", str, "exp_quad (default) or matern52, plus a constant term"),
+        "--approximation": ("approximation", str, "exact, hsgp, or auto (default: exact up to 500 rows, HSGP above)"),
+        "--hsgp-basis": ("hsgp_basis", int, "HSGP basis functions per input (default 30)"),
+        "--hsgp-boundary": ("hsgp_boundary", float, "HSGP box: this times the input half-range (default 1.5)"),
+        "--lengthscale-alpha": ("lengthscale_alpha", float, "InverseGamma(alpha, beta) prior of each lengthscale (default 3)"),
+        "--lengthscale-beta": ("lengthscale_beta", float, "see --lengthscale-alpha (default 2)"),
+        "--amplitude-sigma": ("amplitude_sigma", float, "half-normal scale of the GP amplitude (default 3)"),
+        "--constant-sigma": ("constant_sigma", float, "half-normal scale of the constant term's sd (default 1)"),
+    },
 }
 #: flags that choose among fixed options
 _CHOICES = {
     "--link": ("logit", "probit"),
     "--covariance": ("shared", "per-class"),
     "--covariance-prior": ("lkj", "inverse_wishart"),
+    "--kernel": ("exp_quad", "matern52"),
+    "--approximation": ("auto", "exact", "hsgp"),
 }
 #: per family: its store_true switches -> the prior field they set to False
 _FAMILY_SWITCHES = {
@@ -146,10 +159,11 @@ _FAMILY_SWITCHES = {
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="logistic", help="logistic (default), naive_bayes or gcc")
+    parser.add_argument("--model", default="logistic", help="logistic (default), naive_bayes, gcc or gp")
     parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
     parser.add_argument("--target", help="label column of a CSV file")
     parser.add_argument("--standardize", action="store_true", help="centre and scale continuous features")
+    parser.add_argument("--features", help="comma-separated feature names to keep, e.g. a 2-input slice for --model gp")
     added: set[str] = set()
     for family, flags in _FAMILY_FLAGS.items():
         group = parser.add_argument_group(f"{family} model")
@@ -172,7 +186,12 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
     """The family's keyword arguments from its flags; a flag of another family is a usage error."""
-    from models import GaussianClassConditionalPrior, LogisticPrior, NaiveBayesPrior
+    from models import (
+        GaussianClassConditionalPrior,
+        GaussianProcessPrior,
+        LogisticPrior,
+        NaiveBayesPrior,
+    )
 
     def value(flag: str) -> object:
         return getattr(args, flag[2:].replace("-", "_"))
@@ -194,6 +213,9 @@ def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
     if args.model == "gcc":
         family = {name: values.pop(name) for name in ("covariance", "regularization") if name in values}
         return {"prior": GaussianClassConditionalPrior(**values), **family}
+    if args.model == "gp":
+        family = {name: values.pop(name) for name in ("link", "kernel", "approximation", "hsgp_basis", "hsgp_boundary") if name in values}
+        return {"prior": GaussianProcessPrior(**values), **family}
     return {}
 
 
@@ -221,6 +243,8 @@ def _setup(args: argparse.Namespace):
             progressbar=not args.no_progress,
         )
         data = load(args.data, target=args.target) if _is_csv(args.data) else load(args.data)
+        if args.features:
+            data = data.select_features(args.features)
         model.check_training_data(data)
         if args.seed is not None and args.seed < 0:
             raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
@@ -326,6 +350,8 @@ def _predict(args: argparse.Namespace) -> None:
             features, labels = new, new
         else:
             features = features_from_csv(args.data, feature_names=feature_names, category_names=category_names)
+        if not isinstance(features, np.ndarray) and features.feature_names != feature_names:
+            features = labels = features.select_features(feature_names)  # the fitted slice (--features)
         prediction = predict(result, features, interval_prob=args.interval_prob, keep_draws=False)
     except (ValueError, TypeError, KeyError) as error:
         raise UsageError(error) from None

@@ -284,6 +284,35 @@ class Dataset:
             provenance=f"{self.provenance}; {index.size} of {self.n_obs} rows",
         )
 
+    def select_features(self, names: Sequence[str], *, name: str | None = None) -> Dataset:
+        """The columns ``names`` (in that order), e.g. a 2-input slice of a data set for a GP.
+
+        ``name`` defaults to ``f"{self.name}[{', '.join(names)}]"``.
+        """
+        if isinstance(names, str):
+            names = [part.strip() for part in names.split(",")]
+        names = tuple(str(feature) for feature in names)
+        if not names:
+            raise ValueError("names selects no features; give at least one feature name")
+        unknown = [feature for feature in names if feature not in self.feature_names]
+        if unknown:
+            raise ValueError(
+                f"feature(s) {', '.join(map(repr, unknown))} are not in {self.name!r}; its features are "
+                f"{', '.join(map(repr, self.feature_names))}"
+            )
+        if len(set(names)) != len(names):
+            raise ValueError(f"names repeats a feature: {names!r}")
+        columns = [self.feature_names.index(feature) for feature in names]
+        return replace(
+            self,
+            name=f"{self.name}[{', '.join(names)}]" if name is None else name,
+            X=self.X[:, columns],
+            feature_names=names,
+            feature_kinds=tuple(self.feature_kinds[j] for j in columns),
+            category_names={feature: levels for feature, levels in self.category_names.items() if feature in names},
+            provenance=f"{self.provenance}; features {', '.join(names)}",
+        )
+
     def discretized(
         self, feature: str, *, edges: Sequence[float], level_names: Sequence[str] | None = None
     ) -> Dataset:

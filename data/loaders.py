@@ -11,7 +11,7 @@ from typing import Literal
 
 from data.csvfile import load_csv
 from data.dataset import Dataset, FeatureKind
-from data.synthetic import seed000_separable, seed001_gaussians
+from data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,11 @@ _REGISTRY: dict[str, tuple[DatasetInfo, Callable[..., Dataset]]] = {
                         "(kwargs n=200, random_seed=0).", "generated", 2, 2, "seed 000 Figure 9.1"),  # fmt: skip
             seed000_separable,
         ),
+        (
+            DatasetInfo("seed004_gp", "Binary labels from one latent GP draw, K = 0.5^2 + 3^2 exp(-25 (x-x')^2), x ~ U(0,1) "
+                        "(kwargs n=100, random_seed=0, link='logit').", "generated", 1, 2, "seed 004 illustration"),  # fmt: skip
+            seed004_gp,
+        ),
     ]
 }
 
@@ -145,7 +150,7 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     name : str or PathLike
         One of the names in :func:`available` (``iris``, ``wine``,
         ``breast_cancer``, ``digits``, ``digits_binary``, ``transport``, ``seed001_gaussians``,
-        ``seed000_separable``), or a path ending in ``.csv``.
+        ``seed000_separable``, ``seed004_gp``), or a path ending in ``.csv``.
     **kwargs
         For the generators: ``n`` and ``random_seed``. For a CSV path:
         ``target`` (required) and optionally ``name``. Other names take none.

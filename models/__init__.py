@@ -10,7 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from models.base import ClassifierModel, ConvergenceError, NoEstimateError
-from models.gaussian_class_conditional import GaussianClassConditional, GaussianClassConditionalPrior
+from models.gaussian_class_conditional import (
+    GaussianClassConditional,
+    GaussianClassConditionalPrior,
+)
+from models.gaussian_process import GaussianProcessPrior, LatentGaussianProcess
 from models.logistic import LogisticPrior, LogisticRegression, SeparationError
 from models.naive_bayes import NaiveBayes, NaiveBayesPrior
 
@@ -20,6 +24,8 @@ __all__ = [
     "ConvergenceError",
     "GaussianClassConditional",
     "GaussianClassConditionalPrior",
+    "GaussianProcessPrior",
+    "LatentGaussianProcess",
     "LogisticPrior",
     "LogisticRegression",
     "NaiveBayes",
@@ -34,6 +40,7 @@ REGISTRY: dict[str, type[ClassifierModel]] = {
     LogisticRegression.name: LogisticRegression,
     NaiveBayes.name: NaiveBayes,
     GaussianClassConditional.name: GaussianClassConditional,
+    LatentGaussianProcess.name: LatentGaussianProcess,
 }
 
 

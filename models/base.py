@@ -113,6 +113,9 @@ class ClassifierModel(abc.ABC):
     parameter_names: ClassVar[tuple[str, ...]]
     #: whether :meth:`exact_posterior` draws from a conjugate posterior
     has_exact_posterior: ClassVar[bool] = False
+    #: the parameters comparison tables show, one row per element (None: all of them); a family
+    #: with one parameter per training row (a latent GP) lists its hyperparameters
+    summary_parameter_names: ClassVar[tuple[str, ...] | None] = None
 
     # -- hooks ---------------------------------------------------------------------
     @abc.abstractmethod

@@ -47,6 +47,8 @@ def _label(kind: str) -> str:
 def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_INTERVAL_PROB) -> list[dict[str, object]]:
     """One row per parameter element: posterior mean, sd and ETI beside every stored point estimate.
 
+    The parameters are those of ``model.summary_parameter_names`` (all when None).
+
     Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high``
     and one key per point estimate kind of the family (``map``, ``mle``, ...;
     ``None`` where an estimate is absent). The family's derived quantities
@@ -73,8 +75,12 @@ def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_
     for kind in kinds:
         sources[kind] = with_derived(result[f"point_estimate_{kind}"].to_dataset())
     reference = next(iter(sources.values()))
+    shown = model.summary_parameter_names  # None: every parameter (a latent GP shows its hyperparameters only)
+    derived = set(model.derived_quantities(reference).data_vars) if shown is not None else set()
     rows = []
     for name, variable in reference.data_vars.items():
+        if shown is not None and name not in shown and name not in derived:
+            continue
         for index in np.ndindex(variable.shape):
             selection = dict(zip(variable.dims, index, strict=True))
             labels = [str(variable[dim].values[i]) for dim, i in selection.items()]

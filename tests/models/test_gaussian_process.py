@@ -179,14 +179,14 @@ def test_pymc_model_latent_and_likelihood_are_the_textbook_ones(small_gp_data):
         point = {name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in pymc_model.initial_point().items()}
         outputs = pymc_model.replace_rvs_by_values(
             [pymc_model["latent"], pymc_model["lengthscale"], pymc_model["amplitude"], pymc_model["constant"],
-             pymc_model["latent_whitened"], pymc_model["latent_offset_whitened"], pymc_model.potentials[0]]
+             pymc_model["latent_whitened"], pymc_model.potentials[0]]
         )  # fmt: skip
         evaluate = pymc_model.compile_fn(outputs, point_fn=True)
-        latent, lengthscale, amplitude, constant, whitened, offset, likelihood = evaluate(point)
+        latent, lengthscale, amplitude, constant, whitened, likelihood = evaluate(point)
         x = small_gp_data.X
-        covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, kernel="matern52")
+        covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant, kernel="matern52")
         covariance += model.jitter * amplitude**2 * np.eye(len(x))
-        np.testing.assert_allclose(latent, constant * offset + np.linalg.cholesky(covariance) @ whitened, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(latent, np.linalg.cholesky(covariance) @ whitened, rtol=1e-8, atol=1e-10)
         inverse_link = scipy.special.expit if link == "logit" else scipy.special.ndtr
         p = inverse_link(latent)
         y = small_gp_data.y

@@ -1,0 +1,283 @@
+"""Benchmark of the latent Gaussian-process family (``gp``): exact latent GP, HSGP, Laplace comparator.
+
+Data: seed 004's illustration (``data.seed004_gp(n, random_seed=1)``: x ~ U(0, 1), one latent draw of
+K = 0.5^2 + 3^2 exp(-25 (x - x')^2), logit labels), the input standardised; default priors
+(``GaussianProcessPrior()``: lengthscale ~ InverseGamma(3, 2), amplitude ~ HalfNormal(3),
+constant ~ HalfNormal(1)); 2 chains, 1000 draws after 1000 tuning steps, seed 3.
+
+Part 1, exact latent GP at n = 200 (the issue's target: >= 3x the ESS/s of a plain ``pm.gp.Latent``
+model sampled with nutpie in the same run, r_hat <= 1.01, 0 divergences):
+
+``bayesclass``
+    ``inference.fit(LatentGaussianProcess(approximation="exact"), data, method="nuts")``: whitened latents,
+    ``CholeskyProduct`` (one triangular inverse and one matrix product per gradient), BLAS held to one
+    thread per chain by ``inference.sampling.sample_nuts``.
+``pm.gp.Latent``
+    the plain model with the SAME priors: ``pm.gp.Latent(cov_func=Constant(c^2) + a^2 ExpQuad(1, ls))``,
+    ``gp.prior("f", X)`` (PyMC's own whitening), ``pm.Bernoulli(logit_p=f)``, compiled and sampled with
+    ``nutpie`` directly, as a user would: once at the default BLAS threads and once at one BLAS thread
+    (the same thread setting as ours, so that the ratio isolates the model).
+
+ESS = smallest bulk ESS (``arviz_stats.ess``) over the hyperparameters (lengthscale, amplitude, constant;
+the latents mix faster); ESS/s per sampling second (the issue's unit) and per wall second (compile
+included). Part 2, exact GP at n = 400: r_hat <= 1.01, 0 divergences, ESS >= 400 in <= 300 s (wall,
+compile included). Part 3, HSGP (m = 30) at n = 10,000: the same diagnostics in <= 120 s. Part 4, the
+Laplace comparator at n = 1,000 (``LatentGaussianProcess(approximation="exact").point_estimate(data, "map")``,
+type-II maximum likelihood with the exact gradient) vs scikit-learn's ``GaussianProcessClassifier`` with the
+same kernel ``C(1) * RBF(1) + C(0.25)`` and the same start (a = 1, l = 1, c = 0.5), ``n_restarts_optimizer=0``;
+time ratio (target <= 1x) and accuracy and log loss on 2,000 fresh rows of the same generator (scored against
+the labels and against the true probabilities).
+
+Run::
+
+    .venv/bin/python bench/bench_gp.py            # full run (~15 min on 2 cores)
+    .venv/bin/python bench/bench_gp.py --quick    # n = 100 / 150 / 2,000 / 300 and 300/300 draws (smoke test)
+    .venv/bin/python bench/bench_gp.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_common import cpu_snapshot, machine_state_at_end, machine_state_before_start, verdict, versions, warm_up_nutpie  # noqa: E402
+
+TARGET_ESS_RATIO = 3.0  # ESS/s of ours / plain pm.gp.Latent (nutpie), at least
+TARGET_N400_SECONDS = 300.0
+TARGET_HSGP_SECONDS = 120.0
+TARGET_LAPLACE_RATIO = 1.0  # our Laplace seconds / scikit-learn GPC fit seconds, at most
+MAX_R_HAT, MIN_ESS = 1.01, 400
+CHAINS, SEED, DATA_SEED = 2, 3, 1
+HYPERPARAMETERS = ("lengthscale", "amplitude", "constant")
+
+
+def seed004(n: int, *, random_seed: int = DATA_SEED):
+    """Seed 004's data with x standardised by its own mean and sd (returned for reuse on new rows)."""
+    import dataclasses
+
+    from data import seed004_gp
+
+    raw = seed004_gp(n, random_seed=random_seed)
+    center, scale = raw.X.mean(axis=0), raw.X.std(axis=0)
+    return dataclasses.replace(raw, X=(raw.X - center) / scale), center, scale
+
+
+def diagnostics(posterior, sample_stats, names=HYPERPARAMETERS) -> dict:
+    import arviz_stats as azs
+
+    posterior = posterior[list(names)]
+    bulk = azs.ess(posterior, sample_dims=["chain", "draw"], method="bulk")
+    tail = azs.ess(posterior, sample_dims=["chain", "draw"], method="tail")
+    rhat = azs.rhat(posterior, sample_dims=["chain", "draw"])
+    return {
+        "min_ess_bulk": min(float(var.min()) for var in bulk.data_vars.values()),
+        "min_ess_tail": min(float(var.min()) for var in tail.data_vars.values()),
+        "max_r_hat": max(float(var.max()) for var in rhat.data_vars.values()),
+        "divergences": int(sample_stats["diverging"].sum()),
+        "mean_tree_steps": float(sample_stats["n_steps"].mean()),
+    }
+
+
+def run_ours(data, *, approximation: str, draws: int, tune: int) -> dict:
+    import inference
+    from models import LatentGaussianProcess
+
+    settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
+    start = time.perf_counter()
+    result = inference.fit(LatentGaussianProcess(approximation=approximation), data, method="nuts", sampler=settings, random_seed=SEED)
+    wall = time.perf_counter() - start
+    run = {
+        "n": data.n_obs,
+        "approximation": approximation,
+        "compile_s": float(result.attrs["compile_seconds"]),
+        "sampling_s": float(result.attrs["sampling_seconds"]),
+        "wall_s": wall,
+        **diagnostics(result["posterior"].to_dataset(), result["sample_stats"].to_dataset()),
+    }
+    return with_rates(run)
+
+
+def run_plain_latent(data, *, draws: int, tune: int, blas_threads: int | None) -> dict:
+    """pm.gp.Latent with the same priors, compiled and sampled by nutpie directly."""
+    import contextlib
+
+    import nutpie
+    import pymc as pm
+    from threadpoolctl import threadpool_limits
+
+    start = time.perf_counter()
+    with pm.Model() as model:
+        lengthscale = pm.InverseGamma("lengthscale", alpha=3.0, beta=2.0)
+        amplitude = pm.HalfNormal("amplitude", sigma=3.0)
+        constant = pm.HalfNormal("constant", sigma=1.0)
+        covariance = pm.gp.cov.Constant(constant**2) + amplitude**2 * pm.gp.cov.ExpQuad(1, ls=lengthscale)
+        latent = pm.gp.Latent(cov_func=covariance).prior("latent", X=data.X)
+        pm.Bernoulli("label", logit_p=latent, observed=data.y)
+    compiled = nutpie.compile_pymc_model(model)
+    compiled_at = time.perf_counter()
+    limit = threadpool_limits(limits=blas_threads, user_api="blas") if blas_threads else contextlib.nullcontext()
+    with limit:
+        trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=CHAINS, seed=SEED, progress_bar=False)
+    end = time.perf_counter()
+    run = {
+        "n": data.n_obs,
+        "blas_threads": blas_threads or "default",
+        "compile_s": compiled_at - start,
+        "sampling_s": end - compiled_at,
+        "wall_s": end - start,
+        **diagnostics(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset()),
+    }
+    return with_rates(run)
+
+
+def with_rates(run: dict) -> dict:
+    run["ess_per_sampling_s"] = run["min_ess_bulk"] / run["sampling_s"]
+    run["ess_per_wall_s"] = run["min_ess_bulk"] / run["wall_s"]
+    return run
+
+
+def converged(run: dict) -> bool:
+    return run["max_r_hat"] <= MAX_R_HAT and run["divergences"] == 0 and run["min_ess_bulk"] >= MIN_ESS
+
+
+def show(label: str, run: dict) -> None:
+    print(
+        f"  {label:<34} sampling {run['sampling_s']:7.1f} s  wall {run['wall_s']:7.1f} s  ESS {run['min_ess_bulk']:6.0f} "
+        f"(tail {run['min_ess_tail']:5.0f})  r_hat {run['max_r_hat']:.4f}  div {run['divergences']:3d}  "
+        f"steps/draw {run['mean_tree_steps']:5.1f}  ESS/s {run['ess_per_sampling_s']:6.2f} (wall {run['ess_per_wall_s']:5.2f})"
+    )
+
+
+def laplace_vs_sklearn(n: int, n_new: int) -> dict:
+    import numpy as np
+    from sklearn.gaussian_process import GaussianProcessClassifier
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+    from sklearn.metrics import accuracy_score, log_loss
+
+    from data import seed004_gp_truth
+    from models import LatentGaussianProcess
+
+    data, center, scale = seed004(n)
+    fresh = seed004_gp_truth(n_new, random_seed=DATA_SEED + 100)
+    x_new = ((fresh["x"] - center[0]) / scale[0])[:, np.newaxis]
+    model = LatentGaussianProcess(approximation="exact")
+    start = time.perf_counter()
+    estimate = model.point_estimate(data, "map")
+    ours_s = time.perf_counter() - start
+    ours = model.class_proba(estimate, x_new).values[:, 1]
+    kernel = ConstantKernel(1.0) * RBF(1.0) + ConstantKernel(0.25)
+    start = time.perf_counter()
+    classifier = GaussianProcessClassifier(kernel=kernel, n_restarts_optimizer=0).fit(data.X, data.y)
+    sklearn_s = time.perf_counter() - start
+    theirs = classifier.predict_proba(x_new)[:, 1]
+    fitted = classifier.kernel_.get_params()
+    scores = {}
+    for label, proba in (("ours", ours), ("sklearn", theirs)):
+        scores[label] = {
+            "accuracy": float(accuracy_score(fresh["y"], proba > 0.5)),
+            "log_loss": float(log_loss(fresh["y"], proba, labels=[0, 1])),
+            "mean_abs_error_vs_true_proba": float(np.abs(proba - fresh["proba"]).mean()),
+        }
+    return {
+        "n": n,
+        "ours_s": ours_s,
+        "sklearn_s": sklearn_s,
+        "ratio": ours_s / sklearn_s,
+        "ours_hyperparameters": {
+            "lengthscale": float(estimate["lengthscale"].values[0]),
+            "amplitude": float(estimate["amplitude"]),
+            "constant": float(estimate["constant"]),
+        },
+        "sklearn_hyperparameters": {
+            "lengthscale": float(fitted["k1__k2__length_scale"]),
+            "amplitude": float(np.sqrt(fitted["k1__k1__constant_value"])),
+            "constant": float(np.sqrt(fitted["k2__constant_value"])),
+        },
+        "max_abs_proba_difference": float(np.abs(ours - theirs).max()),
+        "scores": scores,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small n and 300/300 draws (smoke test)")
+    parser.add_argument("--json", type=Path, help="write the measurements to this file")
+    args = parser.parse_args()
+    draws = tune = 300 if args.quick else 1000
+    n_small, n_large, n_hsgp, n_laplace = (100, 150, 2_000, 300) if args.quick else (200, 400, 10_000, 1_000)
+
+    started = time.perf_counter()
+    print(json.dumps(versions(), indent=None))
+    busy, load = machine_state_before_start()
+    cpu_before = cpu_snapshot()
+    print(f"cores: {os.cpu_count()}; chains: {CHAINS}; draws/tune: {draws}/{tune}")
+    warm_up_nutpie(CHAINS)
+    report: dict = {"versions": versions(), "draws": draws, "tune": tune, "load_before": load, "busy_before": busy}
+
+    print(f"\nPart 1: exact latent GP, n = {n_small}")
+    data, _, _ = seed004(n_small)
+    ours = run_ours(data, approximation="exact", draws=draws, tune=tune)
+    show("bayesclass (exact)", ours)
+    plain_default = run_plain_latent(data, draws=draws, tune=tune, blas_threads=None)
+    show("pm.gp.Latent, default BLAS threads", plain_default)
+    plain_one = run_plain_latent(data, draws=draws, tune=tune, blas_threads=1)
+    show("pm.gp.Latent, 1 BLAS thread", plain_one)
+    ratio_default = ours["ess_per_sampling_s"] / plain_default["ess_per_sampling_s"]
+    ratio_one = ours["ess_per_sampling_s"] / plain_one["ess_per_sampling_s"]
+    part1 = ratio_one >= TARGET_ESS_RATIO and ours["max_r_hat"] <= MAX_R_HAT and ours["divergences"] == 0
+    print(
+        f"  ESS/s ratio vs pm.gp.Latent: {ratio_default:.2f}x (its default BLAS threads), {ratio_one:.2f}x (1 thread, "
+        f"same as ours); per wall second {ours['ess_per_wall_s'] / plain_one['ess_per_wall_s']:.2f}x; "
+        f"target >= {TARGET_ESS_RATIO}x with r_hat <= {MAX_R_HAT} and 0 divergences (against the 1-thread run): {verdict(part1)}"
+    )
+    report["part1"] = {"ours": ours, "plain_default_threads": plain_default, "plain_one_thread": plain_one,
+                       "ratio_default_threads": ratio_default, "ratio_one_thread": ratio_one}  # fmt: skip
+
+    print(f"\nPart 2: exact latent GP, n = {n_large}")
+    data, _, _ = seed004(n_large)
+    large = run_ours(data, approximation="exact", draws=draws, tune=tune)
+    show("bayesclass (exact)", large)
+    part2 = converged(large) and large["wall_s"] <= TARGET_N400_SECONDS
+    print(f"  target r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS} in <= {TARGET_N400_SECONDS:.0f} s: {verdict(part2)}")
+    report["part2"] = large
+
+    print(f"\nPart 3: HSGP (m = 30), n = {n_hsgp}")
+    data, _, _ = seed004(n_hsgp)
+    hsgp = run_ours(data, approximation="hsgp", draws=draws, tune=tune)
+    show("bayesclass (hsgp)", hsgp)
+    part3 = converged(hsgp) and hsgp["wall_s"] <= TARGET_HSGP_SECONDS
+    print(f"  target r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS} in <= {TARGET_HSGP_SECONDS:.0f} s: {verdict(part3)}")
+    report["part3"] = hsgp
+
+    print(f"\nPart 4: Laplace comparator vs scikit-learn GaussianProcessClassifier, n = {n_laplace}")
+    laplace = laplace_vs_sklearn(n_laplace, 2_000)
+    print(f"  ours {laplace['ours_s']:.2f} s, scikit-learn {laplace['sklearn_s']:.2f} s: ratio {laplace['ratio']:.2f}x")
+    print(f"  hyperparameters ours {laplace['ours_hyperparameters']}, scikit-learn {laplace['sklearn_hyperparameters']}")
+    for label, scores in laplace["scores"].items():
+        print(
+            f"  {label:<8} accuracy {scores['accuracy']:.4f}  log loss {scores['log_loss']:.4f}  "
+            f"mean |P - true P| {scores['mean_abs_error_vs_true_proba']:.4f}"
+        )
+    same_accuracy = abs(laplace["scores"]["ours"]["accuracy"] - laplace["scores"]["sklearn"]["accuracy"]) <= 0.005
+    part4 = laplace["ratio"] <= TARGET_LAPLACE_RATIO and same_accuracy
+    print(f"  largest |P_ours - P_sklearn| {laplace['max_abs_proba_difference']:.2e}; target time <= 1x, equal accuracy (within 0.005): {verdict(part4)}")
+    report["part4"] = laplace
+
+    total = time.perf_counter() - started
+    others, load_end = machine_state_at_end(total, cpu_before)
+    report |= {"total_s": total, "others_cpu_s": others, "load_end": load_end,
+               "verdicts": {"part1": part1, "part2": part2, "part3": part3, "part4": part4}}  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
