@@ -51,10 +51,13 @@ NUTS samples :math:`\theta = (\ell, a, c)` and the whitened latents
 :math:`\mathbf u \sim \mathcal N(0, I)`, :math:`\mathbf z = L_\theta \mathbf u`,
 :math:`L_\theta L_\theta^\top = K_\theta(X, X)` (non-centred: the centred form has a funnel
 between :math:`\theta` and :math:`\mathbf z`). Every gradient needs :math:`L_\theta` and the
-derivative of :math:`L_\theta \mathbf u` with respect to :math:`K_\theta`; :class:`CholeskyProduct`
-computes it with one triangular inverse and one matrix product instead of PyTensor's generic
-Cholesky gradient (two n x n triangular solves and a dense product), the cost that dominates
-an exact latent GP. Priors, for standardised inputs (:class:`GaussianProcessPrior`):
+derivative of :math:`L_\theta \mathbf u` with respect to :math:`\theta`; :class:`WhitenedLatent`
+builds :math:`K_\theta`, factors it and differentiates in one numba kernel: one triangular inverse
+and one matrix product, with the amplitude and constant gradients in O(n^2) from the structure of
+K (see the comment above the Op), instead of PyTensor's generic Cholesky gradient (two n x n
+triangular solves and a dense product) and a dozen n x n temporaries for the kernel. The kernel
+constant :math:`c^2` stays inside K (an explicit offset :math:`c\,b`, :math:`b \sim \mathcal N(0, 1)`,
+formed a banana with :math:`c` on which NUTS diverged). Priors, for standardised inputs (:class:`GaussianProcessPrior`):
 :math:`\ell_j \sim \text{InverseGamma}(3, 2)`, :math:`a \sim \text{HalfNormal}(3)`,
 :math:`c \sim \text{HalfNormal}(1)`.
 
@@ -221,7 +224,7 @@ def laplace_fit(
         Stop when the largest change of the latent mode is below ``tol``.
     start : LaplaceFit, optional
         The fit at nearby hyperparameters: Newton starts from z = K a with its
-        a = grad log p(y | z-hat) (a warm start); from z = 0 by default.
+        a = grad log p(y | z-hat) (a warm start) when that beats z = 0 (the default start).
 
     Notes
     -----
@@ -237,10 +240,18 @@ def laplace_fit(
     if not np.isin(y, (0.0, 1.0)).all():
         raise ValueError("y must hold the binary labels 0 and 1 (the GP classifier is binary)")
     n = y.size
-    a = np.zeros(n) if start is None else start.gradient.copy()
-    z = covariance @ a
+    a = np.zeros(n)
+    z = np.zeros(n)
     log_likelihood, gradient, w = _likelihood_terms(z, y, link)
-    objective = log_likelihood.sum() - 0.5 * a @ z
+    objective = log_likelihood.sum()
+    if start is not None:  # the warm start, unless z = 0 is better (far from it the likelihood saturates, W ~ 0)
+        warm_a = start.gradient
+        warm_z = covariance @ warm_a
+        warm_terms = _likelihood_terms(warm_z, y, link)
+        warm_objective = warm_terms[0].sum() - 0.5 * warm_a @ warm_z
+        if warm_objective > objective:
+            a, z, objective = warm_a.copy(), warm_z, warm_objective
+            log_likelihood, gradient, w = warm_terms
     eye = np.eye(n)
     for iterations in range(1, max_iter + 1):  # Newton iterations, each vectorised over observations
         sqrt_w = np.sqrt(w)
@@ -333,16 +344,21 @@ def laplace_evidence_gradient(fit: LaplaceFit, covariance: np.ndarray, gradients
     """d log q(y | theta) / d theta_j for the Laplace evidence of ``fit`` (GPML Algorithm 5.1).
 
     ``gradients`` holds dK/d theta_j, shape (p, n, n); the implicit dependence of the
-    mode on theta (line 9-14) is included. Triangular solves throughout (scikit-learn
-    uses a general LU solve for line 8).
+    mode on theta (lines 9-14) is included. B^-1 comes from its Cholesky factor (LAPACK potri) and the
+    latent variances from one matrix product (scikit-learn solves with n right-hand sides twice and
+    runs a general LU solve for line 8).
     """
     sqrt_w, factor = fit.sqrt_w, fit.cholesky_b
-    inverse_factor = scipy.linalg.solve_triangular(factor, np.diag(sqrt_w), lower=True, check_finite=False)
-    r = inverse_factor.T @ inverse_factor  # W^1/2 B^-1 W^1/2
-    c = scipy.linalg.solve_triangular(factor, sqrt_w[:, np.newaxis] * covariance, lower=True, check_finite=False)
-    # d log q / d z-hat_i = +1/2 Var_i d^3 log p / dz_i^3 (Var the Laplace latent variance; GPML prints eq. 5.23 / line 9
-    # with a minus sign on the third derivative, which matches the derivative of -W; scikit-learn has the same sign as here)
-    s2 = 0.5 * (np.diag(covariance) - np.einsum("ij,ij->j", c, c)) * _third_derivative(fit.mode, fit.y, fit.link)
+    b_inverse, info = scipy.linalg.lapack.dpotri(factor, lower=1)  # B^-1 from its factor (lower triangle)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"B = I + W^1/2 K W^1/2 could not be inverted (LAPACK info {info})")
+    b_inverse = np.tril(b_inverse) + np.tril(b_inverse, -1).T
+    r = sqrt_w[:, np.newaxis] * b_inverse * sqrt_w  # W^1/2 B^-1 W^1/2
+    # d log q / d z-hat_i = +1/2 Var_i d^3 log p / dz_i^3, Var = diag(K - K R K) the Laplace latent variance (GPML
+    # prints eq. 5.23 / Algorithm 5.1 line 9 with a minus sign on the third derivative, which is the derivative of
+    # -W; scikit-learn has the same sign as here)
+    variance = np.diag(covariance) - np.einsum("ij,ij->i", covariance @ r, covariance)
+    s2 = 0.5 * variance * _third_derivative(fit.mode, fit.y, fit.link)
     a = fit.gradient
     explicit = 0.5 * np.einsum("i,pij,j->p", a, gradients, a) - 0.5 * np.einsum("ij,pij->p", r, gradients)
     b = gradients @ a  # (p, n)
