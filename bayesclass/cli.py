@@ -135,7 +135,7 @@ _FAMILY_FLAGS: dict[str, dict[str, tuple[str, type, str]]] = {
         "--link": ("link", str, "logit (default) or probit"),
         "--kernel": ("kernel", str, "exp_quad (default) or matern52, plus a constant term"),
         "--approximation": ("approximation", str, "exact, hsgp, or auto (default: exact up to 500 rows, HSGP above)"),
-        "--hsgp-basis": ("hsgp_basis", int, "HSGP basis functions per input (default 30)"),
+        "--hsgp-basis": ("hsgp_basis", int, "HSGP basis functions per input (default 30, 15 for two inputs, 8 for three)"),
         "--hsgp-boundary": ("hsgp_boundary", float, "HSGP box: this times the input half-range (default 1.5)"),
         "--lengthscale-alpha": ("lengthscale_alpha", float, "InverseGamma(alpha, beta) prior of each lengthscale (default 3)"),
         "--lengthscale-beta": ("lengthscale_beta", float, "see --lengthscale-alpha (default 2)"),
@@ -243,7 +243,7 @@ def _setup(args: argparse.Namespace):
             progressbar=not args.no_progress,
         )
         data = load(args.data, target=args.target) if _is_csv(args.data) else load(args.data)
-        if args.features:
+        if args.features is not None:
             data = data.select_features(args.features)
         model.check_training_data(data)
         if args.seed is not None and args.seed < 0:

@@ -140,7 +140,14 @@ def features_from_csv(
     if absent:
         raise ValueError(f"CSV file {table.file} lacks the fitted feature column(s) {absent}; its columns are "
                          f"{table.header}")  # fmt: skip
-    return _encode_features(table, list(feature_names), category_names or {})[0]
+    known = category_names or {}
+    values, _, found_levels = _encode_features(table, list(feature_names), known)
+    text = [column for column in found_levels if column not in known]
+    if text:  # a column fitted as numbers holds text here: its own codes would mean nothing
+        example = str(table.column(text[0])[0])
+        raise ValueError(f"CSV file {table.file}: column {text[0]!r} holds text (e.g. {example!r}) but the model was "
+                         "fitted on numbers in it; give the numeric values")  # fmt: skip
+    return values
 
 
 @dataclass(frozen=True)

@@ -290,7 +290,7 @@ class Dataset:
         ``name`` defaults to ``f"{self.name}[{', '.join(names)}]"``.
         """
         if isinstance(names, str):
-            names = [part.strip() for part in names.split(",")]
+            names = [part.strip() for part in names.split(",") if part.strip()]
         names = tuple(str(feature) for feature in names)
         if not names:
             raise ValueError("names selects no features; give at least one feature name")

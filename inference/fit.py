@@ -32,7 +32,7 @@ import xarray as xr
 
 from data import Dataset
 from models import ClassifierModel, get_model
-from models.base import NoEstimateError
+from models.base import ConvergenceError, NoEstimateError
 from inference.sampling import SamplerSettings, sample_nuts
 
 __all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
@@ -137,10 +137,10 @@ def fit(
         try:
             groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
             status[kind] = "exists"
-        except NoEstimateError as error:
+        except (NoEstimateError, ConvergenceError) as error:  # beside draws, a missing estimate is recorded, not fatal
             if method not in SAMPLING_METHODS:
                 raise
-            status[kind] = str(error)
+            status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
     attrs["point_estimate_status"] = json.dumps(status)
     attrs["mle_status"] = status.get("mle", "not computed")
 

@@ -71,7 +71,8 @@ whose eigenvalues and spectral densities are used):
 :math:`\beta_j \sim \mathcal N(0, a^2 S_\ell(\omega_j))`, :math:`\beta_0 \sim \mathcal N(0, c^2)`.
 A gradient costs O(n m^d) instead of O(n^3). The basis is data of the compiled model (computed
 once in NumPy, equal to ``pm.gp.hsgp_approx.calc_eigenvectors``), so a refit with new rows
-reuses the compiled sampler. The default m = 30 per input and L = 1.5 times the half-range
+reuses the compiled sampler. The default m = 30 for one input (15 per input for two, 8 for three)
+and L = 1.5 times the half-range
 resolve lengthscales down to about 0.2 standardised units, where the lengthscale prior has
 little mass (Riutort-Mayol et al.'s rule m >= 1.75 c / (l / S) gives 23 for l = 0.2, S = 1.7).
 """
@@ -206,7 +207,7 @@ def laplace_fit(
     covariance: np.ndarray,
     *,
     link: Link = "logit",
-    tol: float = 1e-12,
+    tol: float = 1e-10,
     max_iter: int = 100,
     start: LaplaceFit | None = None,
 ) -> LaplaceFit:
@@ -221,7 +222,8 @@ def laplace_fit(
         K(x, x) for the chosen hyperparameters.
     link : {"logit", "probit"}
     tol : float
-        Stop when the largest change of the latent mode is below ``tol``.
+        Stop when the largest change of the latent mode is below ``tol`` times max(1, max |z|)
+        (or, at round-off, when a step no longer raises the objective).
     start : LaplaceFit, optional
         The fit at nearby hyperparameters: Newton starts from z = K a with its
         a = grad log p(y | z-hat) (a warm start) when that beats z = 0 (the default start).
@@ -266,8 +268,10 @@ def laplace_fit(
                 break
             new_a = 0.5 * (a + new_a)
         step = np.abs(new_z - z).max()
+        scale = max(1.0, np.abs(new_z).max())
+        stalled = new_objective - objective <= 1e-14 * abs(objective) and step < 1e-6 * scale  # round-off plateau
         a, z, objective = new_a, new_z, new_objective
-        if step < tol:
+        if step < tol * scale or stalled:
             break
     else:
         raise ConvergenceError(
@@ -438,8 +442,10 @@ def weight_laplace_fit(
                 break
             updated = 0.5 * (w + updated)
         step = np.abs(updated - w).max()
+        scale = max(1.0, np.abs(updated).max())
+        stalled = new_objective - objective <= 1e-14 * abs(objective) and step < 1e-6 * scale  # round-off plateau
         w, objective = updated, new_objective
-        if step < tol:
+        if step < tol * scale or stalled:
             break
     else:
         raise ConvergenceError(f"the Laplace mode of the HSGP weights did not converge in {max_iter} Newton steps (last step {step:.3g})")
@@ -725,9 +731,10 @@ class LatentGaussianProcess(ClassifierModel):
         ``exact``: the latent at every training input (O(n^3) per gradient);
         ``hsgp``: the Hilbert-space approximation (O(n m^d) per gradient);
         ``auto`` (default): exact up to :data:`EXACT_UP_TO` training rows, HSGP above.
-    hsgp_basis : int
+    hsgp_basis : int, optional
         m, the number of basis functions per input dimension (m^d in all, at most
-        :data:`HSGP_MAX_BASIS`).
+        :data:`HSGP_MAX_BASIS`); by default 30, 15, 8 and 5 for 1, 2, 3 and more inputs
+        (:meth:`basis_per_input`).
     hsgp_boundary : float
         c > 1: the basis lives on [-L, L] per dimension with L = c times the half-range
         of the (standardised) training inputs.
@@ -765,7 +772,7 @@ class LatentGaussianProcess(ClassifierModel):
     prior: GaussianProcessPrior = field(default_factory=GaussianProcessPrior)
     jitter: float = 1e-6
     approximation: Approximation = "auto"
-    hsgp_basis: int = 30
+    hsgp_basis: int | None = None
     hsgp_boundary: float = 1.5
 
     name: ClassVar[str] = "gp"
@@ -786,13 +793,21 @@ class LatentGaussianProcess(ClassifierModel):
         if self.approximation not in ("auto", "exact", "hsgp"):
             raise ValueError(f"approximation must be 'auto', 'exact' or 'hsgp', got {self.approximation!r}")
         m = self.hsgp_basis
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
-            raise ValueError(f"hsgp_basis must be an integer >= 2 (basis functions per input dimension, e.g. 30), got {m!r}")
-        object.__setattr__(self, "hsgp_basis", int(m))
+        if m is not None:
+            if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
+                raise ValueError(f"hsgp_basis must be an integer >= 2 (basis functions per input dimension, e.g. 30), got {m!r}")
+            object.__setattr__(self, "hsgp_basis", int(m))
         boundary = check_positive(self.hsgp_boundary, argument="hsgp_boundary")
         if boundary <= 1.0:
             raise ValueError(f"hsgp_boundary must be > 1 (the basis box is c times the input half-range; 1.2 to 2 is usual), got {self.hsgp_boundary!r}")
         object.__setattr__(self, "hsgp_boundary", boundary)
+
+    def basis_per_input(self, n_inputs: int) -> int:
+        """m, the HSGP basis functions per input: ``hsgp_basis``, or by default 30 for one input, 15 for two,
+        8 for three and 5 beyond (m^d stays in the hundreds)."""
+        if self.hsgp_basis is not None:
+            return self.hsgp_basis
+        return {1: 30, 2: 15, 3: 8}.get(n_inputs, 5)
 
     def uses_hsgp(self, data: Dataset) -> bool:
         """Whether ``data`` is modelled by the HSGP approximation (``approximation``, :data:`EXACT_UP_TO`)."""
@@ -811,10 +826,11 @@ class LatentGaussianProcess(ClassifierModel):
         if other:
             raise ValueError(f"the gp model needs continuous inputs; {', '.join(map(repr, other))} are not: drop them")
         if self.uses_hsgp(data):
-            size = self.hsgp_basis**data.n_features
+            m = self.basis_per_input(data.n_features)
+            size = m**data.n_features
             if size > HSGP_MAX_BASIS:
                 raise ValueError(
-                    f"hsgp_basis={self.hsgp_basis} per input gives {size} basis functions for {data.n_features} inputs "
+                    f"hsgp_basis={m} per input gives {size} basis functions for {data.n_features} inputs "
                     f"(at most {HSGP_MAX_BASIS}): lower hsgp_basis, use fewer inputs, or approximation='exact'"
                 )
             spread = np.ptp(np.asarray(data.X, dtype=float), axis=0)
@@ -825,7 +841,7 @@ class LatentGaussianProcess(ClassifierModel):
     def coords(self, data: Dataset) -> dict[str, list[str]]:
         coords = {"class": list(data.class_names), "feature": list(data.feature_names), "obs": [str(i) for i in range(data.n_obs)]}
         if self.uses_hsgp(data):
-            index = np.stack(np.meshgrid(*[np.arange(1, self.hsgp_basis + 1)] * data.n_features), axis=-1).reshape(-1, data.n_features)
+            index = np.stack(np.meshgrid(*[np.arange(1, self.basis_per_input(data.n_features) + 1)] * data.n_features), axis=-1).reshape(-1, data.n_features)
             labels = ["constant", *(",".join(map(str, row)) for row in index)]
             coords["basis"] = labels
             coords["other_basis"] = labels
@@ -836,7 +852,7 @@ class LatentGaussianProcess(ClassifierModel):
         x = np.asarray(data.X, dtype=float)
         low, high = x.min(axis=0), x.max(axis=0)
         center, half_width = (high + low) / 2.0, self.hsgp_boundary * (high - low) / 2.0
-        frequencies = np.vstack([np.zeros((1, x.shape[1])), hsgp_frequencies(half_width, self.hsgp_basis)])
+        frequencies = np.vstack([np.zeros((1, x.shape[1])), hsgp_frequencies(half_width, self.basis_per_input(x.shape[1]))])
         return center, half_width, frequencies
 
     def parameter_coords(self, data: Dataset) -> dict[str, Any]:

@@ -88,7 +88,9 @@ def test_sklearn_sets_match_sklearn(name, kind):
 
 def test_available_lists_every_loadable_name():
     names = [info.name for info in data.available()]
-    assert names == ["iris", "wine", "breast_cancer", "digits", "digits_binary", "transport", "seed001_gaussians", "seed000_separable"]
+    assert names == [
+        "iris", "wine", "breast_cancer", "digits", "digits_binary", "transport", "seed001_gaussians", "seed000_separable", "seed004_gp",
+    ]  # fmt: skip
     for info in data.available():
         assert info.n_obs == "generated" or load(info.name).n_obs == info.n_obs
 
@@ -359,3 +361,102 @@ def test_discretized_codes_bins_like_numpy_digitize(transport):
 def test_discretized_rejects_bad_arguments(transport, feature, edges, level_names, message):
     with pytest.raises(ValueError, match=message):
         transport.discretized(feature, edges=edges, level_names=level_names)
+
+
+# --------------------------------------------------------------------------- select_features
+
+
+def test_select_features_keeps_the_named_columns_in_the_given_order(transport):
+    chosen = transport.select_features(["Flat Tire", "Distance"])
+    assert chosen.feature_names == ("Flat Tire", "Distance")
+    np.testing.assert_array_equal(chosen.X, transport.X[:, [2, 0]])
+    assert chosen.feature_kinds == ("binary", "continuous")
+    assert dict(chosen.category_names) == {"Flat Tire": ("no", "yes")}  # 'Raining' was dropped with its column
+    np.testing.assert_array_equal(chosen.y, transport.y)
+    assert chosen.class_names == transport.class_names
+    assert chosen.name == "transport[Flat Tire, Distance]"
+    assert chosen.provenance == f"{transport.provenance}; features Flat Tire, Distance"
+    assert chosen.description == transport.description
+    assert not chosen.X.flags.writeable and chosen.X.flags.c_contiguous
+    assert chosen.fingerprint() != transport.fingerprint()
+    assert transport.feature_names == ("Distance", "Raining", "Flat Tire")  # the original is unchanged
+
+
+def test_select_features_accepts_a_comma_separated_string_and_a_name(transport):
+    from_list = transport.select_features(["Raining", "Distance"])
+    from_string = transport.select_features("Raining, Distance")  # spaces around the commas are ignored
+    assert from_string.feature_names == ("Raining", "Distance")
+    assert from_string.fingerprint() == from_list.fingerprint()
+    assert from_string.name == from_list.name == "transport[Raining, Distance]"
+    assert transport.select_features(("Distance",)).feature_names == ("Distance",)
+    renamed = transport.select_features("Distance", name="distance only")
+    assert renamed.name == "distance only" and renamed.feature_names == ("Distance",)
+    assert dict(renamed.category_names) == {}
+    every = transport.select_features(transport.feature_names)
+    np.testing.assert_array_equal(every.X, transport.X)
+    assert dict(every.category_names) == dict(transport.category_names)
+
+
+def test_select_features_on_breast_cancer_slices_two_inputs():
+    full = load("breast_cancer")
+    chosen = full.select_features("mean radius,mean texture")
+    assert chosen.name == "breast_cancer[mean radius, mean texture]"
+    assert chosen.X.shape == (569, 2) and chosen.n_features == 2
+    np.testing.assert_array_equal(chosen.X, full.X[:, :2])
+    assert chosen.feature_kinds == ("continuous", "continuous")
+    np.testing.assert_array_equal(chosen.class_counts, full.class_counts)
+    # the slice composes with the other transforms
+    assert chosen.standardized().feature_names == chosen.feature_names
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (["Distance", "Speed"], r"feature\(s\) 'Speed' are not in 'transport'; its features are 'Distance', 'Raining', 'Flat Tire'"),
+        ("Speed, Colour", r"feature\(s\) 'Speed', 'Colour' are not in 'transport'"),
+        ([], r"names selects no features; give at least one feature name"),
+        ((), r"names selects no features"),
+        (["Distance", "Raining", "Distance"], r"names repeats a feature: \('Distance', 'Raining', 'Distance'\)"),
+        ("Raining,Raining", r"names repeats a feature"),
+    ],
+)
+def test_select_features_rejects_bad_names(transport, names, message):
+    with pytest.raises(ValueError, match=message):
+        transport.select_features(names)
+
+
+# --------------------------------------------------------------------------- seed004_gp (built in)
+
+
+def test_seed004_gp_is_listed_and_loadable_by_name():
+    info = {info.name: info for info in data.available()}["seed004_gp"]
+    assert (info.n_obs, info.n_features, info.n_classes) == ("generated", 1, 2)
+    assert "seed 004" in info.source
+    loaded = load("seed004_gp", n=50, random_seed=1)
+    direct = data.seed004_gp(50, random_seed=1)
+    np.testing.assert_array_equal(loaded.X, direct.X)
+    np.testing.assert_array_equal(loaded.y, direct.y)
+    assert loaded.fingerprint() == direct.fingerprint()
+    assert loaded.X.shape == (50, 1) and loaded.feature_names == ("x",) and loaded.class_names == ("0", "1")
+    assert loaded.feature_kinds == ("continuous",)
+    assert "seed004_gp(n=50, random_seed=1, link='logit')" in loaded.provenance
+    assert np.all((loaded.X >= 0.0) & (loaded.X <= 1.0))
+    assert load("seed004_gp").n_obs == 100  # default n
+    assert load("seed004_gp").fingerprint() == data.seed004_gp().fingerprint()
+    assert load("seed004_gp", n=50, random_seed=2).fingerprint() != loaded.fingerprint()
+
+
+def test_seed004_gp_link_keyword_through_load():
+    probit = load("seed004_gp", n=60, random_seed=3, link="probit")
+    direct = data.seed004_gp(60, random_seed=3, link="probit")
+    np.testing.assert_array_equal(probit.y, direct.y)
+    truth = data.seed004_gp_truth(60, random_seed=3, link="probit")
+    np.testing.assert_array_equal(probit.X[:, 0], truth["x"])
+    np.testing.assert_array_equal(probit.y, truth["y"])
+    # same inputs and latent draw; only the link (and so some labels) differs
+    np.testing.assert_array_equal(load("seed004_gp", n=60, random_seed=3).X, probit.X)
+    with pytest.raises(ValueError, match=r"link must be 'logit' or 'probit', got 'cauchit'"):
+        load("seed004_gp", link="cauchit")
+    with pytest.raises(ValueError, match=r"load\('seed004_gp'\) got unexpected keyword arguments \['sigma'\]; "
+                       r"'seed004_gp' accepts \['n', 'random_seed', 'link'\]"):  # fmt: skip
+        load("seed004_gp", sigma=2)
