@@ -255,7 +255,7 @@ def laplace_fit(
             a, z, objective = warm_a.copy(), warm_z, warm_objective
             log_likelihood, gradient, w = warm_terms
     eye = np.eye(n)
-    for iterations in range(1, max_iter + 1):  # Newton iterations, each vectorised over observations
+    for iterations in range(1, max_iter + 1):  # noqa: B007 (returned)  Newton iterations, vectorised over observations
         sqrt_w = np.sqrt(w)
         cholesky_b = scipy.linalg.cholesky(eye + sqrt_w[:, np.newaxis] * covariance * sqrt_w, lower=True, check_finite=False)
         b = w * z + gradient
@@ -431,7 +431,7 @@ def weight_laplace_fit(
     eye = np.eye(p)
     log_likelihood, gradient, weight = _likelihood_terms(features @ w, y, link)
     objective = log_likelihood.sum() - 0.5 * w @ w
-    for iterations in range(1, max_iter + 1):  # Newton iterations, each vectorised over observations
+    for iterations in range(1, max_iter + 1):  # noqa: B007 (returned)  Newton iterations, vectorised over observations
         z = features @ w
         factor = scipy.linalg.cho_factor(features.T @ (weight[:, np.newaxis] * features) + eye, lower=True, check_finite=False)
         updated = scipy.linalg.cho_solve(factor, features.T @ (weight * z + gradient), check_finite=False)
@@ -573,6 +573,30 @@ def _register_numba_kernels() -> None:
         function(uplo, diag, size, matrix, lda, info)
 
     @numba_basic.numba_njit
+    def trmm_pointer():
+        with numba.objmode(ptr=types.intp):
+            ptr = get_cython_function_address("scipy.linalg.cython_blas", "dtrmm")
+        return ptr
+
+    trmm_type = types.FunctionType(
+        types.void(nb_i32p, nb_i32p, nb_i32p, nb_i32p, nb_i32p, nb_i32p, nb_f64p, nb_f64p, nb_i32p, nb_f64p, nb_i32p)
+    )
+
+    @numba_basic.numba_njit
+    def trmm(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb):
+        function = _call_cached_ptr(get_ptr_func=trmm_pointer, func_type_ref=trmm_type, unique_func_name_lit="bayesclass.dtrmm")
+        function(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb)
+
+    @numba_basic.numba_njit
+    def lower_transpose_times(lower, matrix):
+        """lower^T @ matrix for a lower-triangular, Fortran-ordered ``lower``; ``matrix`` (Fortran-ordered) is overwritten."""
+        size = val_to_int_ptr(np.int32(lower.shape[0]))
+        alpha = np.ones(1)
+        trmm(val_to_int_ptr(ord("L")), val_to_int_ptr(ord("L")), val_to_int_ptr(ord("T")), val_to_int_ptr(ord("N")),
+             size, size, alpha.ctypes, lower.ctypes, size, matrix.ctypes, size)  # fmt: skip
+        return matrix
+
+    @numba_basic.numba_njit
     def lower_inverse(factor):
         inverse = factor.T.copy().T  # a Fortran-ordered copy (ndarray.copy() in numba is C-ordered)
         size = np.int32(factor.shape[0])
@@ -662,7 +686,7 @@ def _register_numba_kernels() -> None:
                     term = whitened[i] * inverse[i, k]
                     rows[i, k] = u_bar[i] * (running + 0.5 * term)
                     running += term
-            s = inverse.T @ rows
+            s = lower_transpose_times(inverse, rows)  # triangular times triangular: BLAS trmm
             lengthscale_bar = np.zeros(d)
             for i in range(n):
                 for k in range(i):
