@@ -26,7 +26,8 @@ Laplace comparator at n = 1,000 (``LatentGaussianProcess(approximation="exact").
 type-II maximum likelihood with the exact gradient) vs scikit-learn's ``GaussianProcessClassifier`` with the
 same kernel ``C(1) * RBF(1) + C(0.25)`` and the same start (a = 1, l = 1, c = 0.5), ``n_restarts_optimizer=0``;
 time ratio (target <= 1x) and accuracy and log loss on 2,000 fresh rows of the same generator (scored against
-the labels and against the true probabilities).
+the labels and against the true probabilities). The fresh rows share the training rows' latent function:
+``seed004_gp_truth(n + 2000)`` is split, the first n rows train.
 
 Run::
 
@@ -161,11 +162,15 @@ def laplace_vs_sklearn(n: int, n_new: int) -> dict:
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel
     from sklearn.metrics import accuracy_score, log_loss
 
-    from data import seed004_gp_truth
+    from data import Dataset, seed004_gp_truth
     from models import LatentGaussianProcess
 
-    data, center, scale = seed004(n)
-    fresh = seed004_gp_truth(n_new, random_seed=DATA_SEED + 100)
+    truth = seed004_gp_truth(n + n_new, random_seed=DATA_SEED)  # one latent function: the first n rows train
+    x = truth["x"][:n, np.newaxis]
+    center, scale = x.mean(axis=0), x.std(axis=0)
+    data = Dataset(name=f"seed004_gp[{n} of {n + n_new}]", X=(x - center) / scale, y=truth["y"][:n], feature_names=("x",),
+                   class_names=("0", "1"), feature_kinds=("continuous",))  # fmt: skip
+    fresh = {name: values[n:] for name, values in truth.items()}
     x_new = ((fresh["x"] - center[0]) / scale[0])[:, np.newaxis]
     model = LatentGaussianProcess(approximation="exact")
     start = time.perf_counter()

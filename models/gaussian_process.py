@@ -159,11 +159,7 @@ def kernel_matrix(
     kernel : {"exp_quad", "matern52"}
         ``exp(-r^2 / 2)`` or ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``.
     """
-    if kernel not in ("exp_quad", "matern52"):
-        raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {kernel!r}")
-    scale = np.broadcast_to(np.asarray(lengthscale, dtype=float), (np.shape(x1)[1],))
-    if not (np.all(np.isfinite(scale)) and np.all(scale > 0)):
-        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale!r}")
+    scale = _checked_lengthscale(lengthscale, np.shape(x1)[1], kernel)
     a, b = np.asarray(x1, dtype=float) / scale, np.asarray(x2, dtype=float) / scale
     squared = np.maximum((a**2).sum(1)[:, np.newaxis] + (b**2).sum(1)[np.newaxis, :] - 2 * a @ b.T, 0.0)
     if kernel == "exp_quad":
@@ -172,6 +168,16 @@ def kernel_matrix(
         r = np.sqrt(5.0 * squared)
         stationary = (1.0 + r + r**2 / 3.0) * np.exp(-r)
     return constant**2 + amplitude**2 * stationary
+
+
+def _checked_lengthscale(lengthscale, n_inputs: int, kernel: str) -> np.ndarray:
+    """The lengthscales broadcast to (n_inputs,), or a ValueError for a bad kernel name or lengthscale."""
+    if kernel not in ("exp_quad", "matern52"):
+        raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {kernel!r}")
+    scale = np.broadcast_to(np.asarray(lengthscale, dtype=float), (n_inputs,))
+    if not (np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale!r}")
+    return scale
 
 
 def _likelihood_terms(z: np.ndarray, y: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -234,7 +240,7 @@ def laplace_fit(
     :math:`\\Psi = \\log p(\\mathbf y \\mid \\mathbf z) - \\tfrac12 \\mathbf a^\\top \\mathbf z`
     does not decrease), which makes Newton's method safe from any start. The returned
     factor of :math:`B` is the one of the last step (its W differs from the mode's by
-    O(tol)), as in scikit-learn.
+    O(tol)) is recomputed at the mode.
     """
     if link not in ("logit", "probit"):
         raise ValueError(f"link must be 'logit' or 'probit', got {link!r}")
@@ -278,9 +284,11 @@ def laplace_fit(
             f"the Laplace mode did not converge in {max_iter} Newton steps (last step {step:.3g}); "
             "check the kernel hyperparameters or raise max_iter"
         )
+    sqrt_w = np.sqrt(w)  # B's factor at the mode's own W (the last step's differs by O(step))
+    cholesky_b = scipy.linalg.cholesky(eye + sqrt_w[:, np.newaxis] * covariance * sqrt_w, lower=True, check_finite=False)
     evidence = -0.5 * gradient @ z + log_likelihood.sum() - np.log(np.diag(cholesky_b)).sum()  # at the mode a = grad
     return LaplaceFit(
-        x=np.asarray(x, dtype=float), y=y, link=link, mode=z, gradient=gradient, sqrt_w=np.sqrt(w),
+        x=np.asarray(x, dtype=float), y=y, link=link, mode=z, gradient=gradient, sqrt_w=sqrt_w,
         cholesky_b=cholesky_b, log_marginal_likelihood=float(evidence), iterations=iterations,
     )  # fmt: skip
 
@@ -323,7 +331,7 @@ def kernel_gradients(
     gradients : array (d + 2, n, n)
     """
     x = np.asarray(x, dtype=float)
-    scale = np.broadcast_to(np.asarray(lengthscale, dtype=float), (x.shape[1],))
+    scale = _checked_lengthscale(lengthscale, x.shape[1], kernel)
     n = x.shape[0]
     scaled_differences = (x[:, np.newaxis, :] - x[np.newaxis, :, :]) ** 2 / scale**2  # (n, n, d)
     squared = scaled_differences.sum(axis=-1)
@@ -395,7 +403,11 @@ def spectral_density(frequencies: np.ndarray, lengthscale: np.ndarray, kernel: K
     ``lengthscale`` may carry leading dims (..., d); the result is (..., m^d). Equals
     PyMC's ``power_spectral_density`` of ``ExpQuad`` and ``Matern52`` (tested).
     """
+    if kernel not in ("exp_quad", "matern52"):
+        raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {kernel!r}")
     lengthscale = np.asarray(lengthscale, dtype=float)[..., np.newaxis, :]  # (..., 1, d)
+    if not (np.all(np.isfinite(lengthscale)) and np.all(lengthscale > 0)):
+        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale.squeeze()!r}")
     d = frequencies.shape[1]
     scaled = (frequencies**2 * lengthscale**2).sum(axis=-1)
     volume = np.prod(lengthscale, axis=-1)
@@ -425,7 +437,11 @@ def weight_laplace_fit(
     (Z^T W Z + I) w = Z^T (W z + grad), O(n p^2) for p weights; the Laplace evidence is
     sum log p(y | z) - |w|^2 / 2 - log det(Z^T W Z + I) / 2.
     """
+    if link not in ("logit", "probit"):
+        raise ValueError(f"link must be 'logit' or 'probit', got {link!r}")
     y = np.asarray(y, dtype=float)
+    if not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError("y must hold the binary labels 0 and 1 (the GP classifier is binary)")
     p = features.shape[1]
     w = np.zeros(p) if start is None else np.array(start, dtype=float)
     eye = np.eye(p)
@@ -499,6 +515,8 @@ class WhitenedLatent(Op):
         outputs[1][0] = factor
 
     def pullback(self, inputs, outputs, output_gradients):
+        if not isinstance(output_gradients[1].type, DisconnectedType):
+            raise NotImplementedError("WhitenedLatent: only the latent output is differentiable, not the Cholesky factor")
         latent_gradient = output_gradients[0]
         if isinstance(latent_gradient.type, DisconnectedType):
             latent_gradient = pt.zeros_like(outputs[0])
@@ -950,7 +968,8 @@ class LatentGaussianProcess(ClassifierModel):
         basis, frequencies = self._hsgp_features(data)
         basis_values = pm.Data("hsgp_basis_values", basis, dims=("obs", "basis"))
         stationary = (pm.gp.cov.ExpQuad if self.kernel == "exp_quad" else pm.gp.cov.Matern52)(data.n_features, ls=lengthscale)
-        prior_sd = pt.concatenate([constant[np.newaxis], amplitude * pt.sqrt(stationary.power_spectral_density(pt.as_tensor(frequencies)))])
+        frequency_values = pm.Data("hsgp_frequency_values", frequencies)  # data: a refit swaps it with the basis
+        prior_sd = pt.concatenate([constant[np.newaxis], amplitude * pt.sqrt(stationary.power_spectral_density(frequency_values))])
         centered = self.hsgp_centered(data)
         labels = np.asarray(self.coords(data)["basis"])
         pm.Model.get_context().add_coords({"basis_centered": labels[centered], "basis_noncentered": labels[~centered]})
