@@ -156,6 +156,17 @@ def show(label: str, run: dict) -> None:
     )
 
 
+def target_run(title: str, n: int, approximation: str, seconds: float, draws: int, tune: int) -> tuple[dict, bool]:
+    """One of our fits against the issue's convergence-and-time target: (measurements, verdict)."""
+    print(f"\n{title}")
+    data, _, _ = seed004(n)
+    run = run_ours(data, approximation=approximation, draws=draws, tune=tune)
+    show(f"bayesclass ({approximation})", run)
+    passed = converged(run) and run["wall_s"] <= seconds
+    print(f"  target r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS} in <= {seconds:.0f} s: {verdict(passed)}")
+    return run, passed
+
+
 def laplace_vs_sklearn(n: int, n_new: int) -> dict:
     import numpy as np
     from sklearn.gaussian_process import GaussianProcessClassifier
@@ -245,21 +256,8 @@ def main() -> int:
     report["part1"] = {"ours": ours, "plain_default_threads": plain_default, "plain_one_thread": plain_one,
                        "ratio_default_threads": ratio_default, "ratio_one_thread": ratio_one}  # fmt: skip
 
-    print(f"\nPart 2: exact latent GP, n = {n_large}")
-    data, _, _ = seed004(n_large)
-    large = run_ours(data, approximation="exact", draws=draws, tune=tune)
-    show("bayesclass (exact)", large)
-    part2 = converged(large) and large["wall_s"] <= TARGET_N400_SECONDS
-    print(f"  target r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS} in <= {TARGET_N400_SECONDS:.0f} s: {verdict(part2)}")
-    report["part2"] = large
-
-    print(f"\nPart 3: HSGP (m = 30), n = {n_hsgp}")
-    data, _, _ = seed004(n_hsgp)
-    hsgp = run_ours(data, approximation="hsgp", draws=draws, tune=tune)
-    show("bayesclass (hsgp)", hsgp)
-    part3 = converged(hsgp) and hsgp["wall_s"] <= TARGET_HSGP_SECONDS
-    print(f"  target r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS} in <= {TARGET_HSGP_SECONDS:.0f} s: {verdict(part3)}")
-    report["part3"] = hsgp
+    report["part2"], part2 = target_run(f"Part 2: exact latent GP, n = {n_large}", n_large, "exact", TARGET_N400_SECONDS, draws, tune)
+    report["part3"], part3 = target_run(f"Part 3: HSGP (m = 30), n = {n_hsgp}", n_hsgp, "hsgp", TARGET_HSGP_SECONDS, draws, tune)
 
     print(f"\nPart 4: Laplace comparator vs scikit-learn GaussianProcessClassifier, n = {n_laplace}")
     laplace = laplace_vs_sklearn(n_laplace, 2_000)

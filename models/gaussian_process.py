@@ -192,6 +192,24 @@ def _likelihood_terms(z: np.ndarray, y: np.ndarray, link: Link) -> tuple[np.ndar
     return log_cdf, sign * ratio, ratio**2 + t * ratio
 
 
+def _damped_newton_step(evaluate, current: np.ndarray, proposed: np.ndarray, objective: float):
+    """Halve the Newton step from ``current`` towards ``proposed`` until the objective does not decrease
+    (at most 40 times); ``evaluate(candidate) -> (objective, extras)``. Returns (candidate, objective, extras)."""
+    for _ in range(40):
+        new_objective, extras = evaluate(proposed)
+        if new_objective >= objective - 1e-12 * abs(objective):
+            break
+        proposed = 0.5 * (current + proposed)
+    return proposed, new_objective, extras
+
+
+def _newton_converged(new: np.ndarray, old: np.ndarray, new_objective: float, objective: float, tol: float) -> bool:
+    """A step below ``tol`` times max(1, max |new|), or a round-off plateau (no gain, step below 1e-6 of the scale)."""
+    step = np.abs(new - old).max()
+    scale = max(1.0, np.abs(new).max())
+    return step < tol * scale or (new_objective - objective <= 1e-14 * abs(objective) and step < 1e-6 * scale)
+
+
 @dataclass(frozen=True)
 class LaplaceFit:
     """The Laplace approximation at the mode (GPML Algorithm 3.1): what prediction needs."""
@@ -265,19 +283,17 @@ def laplace_fit(
         sqrt_w = np.sqrt(w)
         cholesky_b = scipy.linalg.cholesky(eye + sqrt_w[:, np.newaxis] * covariance * sqrt_w, lower=True, check_finite=False)
         b = w * z + gradient
-        new_a = b - sqrt_w * scipy.linalg.cho_solve((cholesky_b, True), sqrt_w * (covariance @ b), check_finite=False)
-        for _ in range(40):  # damping: halve the step until the objective does not decrease
-            new_z = covariance @ new_a
-            log_likelihood, gradient, w = _likelihood_terms(new_z, y, link)
-            new_objective = log_likelihood.sum() - 0.5 * new_a @ new_z
-            if new_objective >= objective - 1e-12 * abs(objective):
-                break
-            new_a = 0.5 * (a + new_a)
-        step = np.abs(new_z - z).max()
-        scale = max(1.0, np.abs(new_z).max())
-        stalled = new_objective - objective <= 1e-14 * abs(objective) and step < 1e-6 * scale  # round-off plateau
+        proposed = b - sqrt_w * scipy.linalg.cho_solve((cholesky_b, True), sqrt_w * (covariance @ b), check_finite=False)
+
+        def evaluate(candidate):
+            latent = covariance @ candidate
+            terms = _likelihood_terms(latent, y, link)
+            return terms[0].sum() - 0.5 * candidate @ latent, (latent, *terms)
+
+        new_a, new_objective, (new_z, log_likelihood, gradient, w) = _damped_newton_step(evaluate, a, proposed, objective)
+        done, step = _newton_converged(new_z, z, new_objective, objective, tol), np.abs(new_z - z).max()
         a, z, objective = new_a, new_z, new_objective
-        if step < tol * scale or stalled:
+        if done:
             break
     else:
         raise ConvergenceError(
@@ -450,18 +466,16 @@ def weight_laplace_fit(
     for iterations in range(1, max_iter + 1):  # noqa: B007 (returned)  Newton iterations, vectorised over observations
         z = features @ w
         factor = scipy.linalg.cho_factor(features.T @ (weight[:, np.newaxis] * features) + eye, lower=True, check_finite=False)
-        updated = scipy.linalg.cho_solve(factor, features.T @ (weight * z + gradient), check_finite=False)
-        for _ in range(40):  # damping, as in laplace_fit
-            log_likelihood, gradient, weight = _likelihood_terms(features @ updated, y, link)
-            new_objective = log_likelihood.sum() - 0.5 * updated @ updated
-            if new_objective >= objective - 1e-12 * abs(objective):
-                break
-            updated = 0.5 * (w + updated)
-        step = np.abs(updated - w).max()
-        scale = max(1.0, np.abs(updated).max())
-        stalled = new_objective - objective <= 1e-14 * abs(objective) and step < 1e-6 * scale  # round-off plateau
+        proposed = scipy.linalg.cho_solve(factor, features.T @ (weight * z + gradient), check_finite=False)
+
+        def evaluate(candidate):
+            terms = _likelihood_terms(features @ candidate, y, link)
+            return terms[0].sum() - 0.5 * candidate @ candidate, terms
+
+        updated, new_objective, (log_likelihood, gradient, weight) = _damped_newton_step(evaluate, w, proposed, objective)
+        done, step = _newton_converged(updated, w, new_objective, objective, tol), np.abs(updated - w).max()
         w, objective = updated, new_objective
-        if step < tol * scale or stalled:
+        if done:
             break
     else:
         raise ConvergenceError(f"the Laplace mode of the HSGP weights did not converge in {max_iter} Newton steps (last step {step:.3g})")
@@ -484,8 +498,8 @@ def weight_laplace_fit(
 #     <S, K> = tr Phi(u_bar u^T) = u_bar . u / 2, and <S, 1 1^T> = v^T Phi(u_bar u^T) v with v = L^-1 1, so
 #     c_bar = 2 c v^T Phi v,   a_bar = (2 / a) (u_bar . u / 2 - c^2 v^T Phi v)   (O(n^2), no S needed),
 #     l_bar_j = sum_ik S_ik dK_ik / dl_j   (S = L^-T X: one triangular inverse, one matrix product),
-# and the kernel is built and contracted in one loop over the pairs i > k. This costs about half of the
-# generic path's time per gradient (bench/bench_gp.py).
+# and the kernel is built and contracted in one loop over the pairs i > k. One logp + gradient takes 1.1 ms
+# against 1.7 ms for the generic path at n = 200, 6.5 ms against 11.3 ms at n = 400 (bench/README.md).
 
 
 class WhitenedLatent(Op):
