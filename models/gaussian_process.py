@@ -782,7 +782,7 @@ class LatentGaussianProcess(ClassifierModel):
         The stationary term of the covariance function (plus a constant term).
     prior : GaussianProcessPrior
     jitter : float
-        Added to the diagonal of K (relative to its scale) for a stable Cholesky factor.
+        eps: K = c^2 + a^2 (k + eps I), added for a stable Cholesky factor (relative to the amplitude).
     approximation : {"auto", "exact", "hsgp"}
         ``exact``: the latent at every training input (O(n^3) per gradient);
         ``hsgp``: the Hilbert-space approximation (O(n m^d) per gradient);
@@ -961,8 +961,7 @@ class LatentGaussianProcess(ClassifierModel):
     def _exact_latent(self, data: Dataset, lengthscale, amplitude, constant, latent_graph: LatentGraph):
         inputs = pm.Data("training_input", np.asarray(data.X, dtype=float), dims=("obs", "feature"))
         whitened = pm.Normal("latent_whitened", 0.0, 1.0, dims="obs")
-        # the constant term stays inside K (as in the kernel of seed 004): sampled as an explicit offset
-        # c * b, b ~ N(0, 1), the product c * b formed a banana that made NUTS diverge
+        # the constant term stays inside K (module docstring: an explicit offset c * b made NUTS diverge)
         if latent_graph == "fused":
             latent = WhitenedLatent(self.kernel, self.jitter)(inputs, lengthscale, amplitude, constant, whitened)[0]
             return pm.Deterministic("latent", latent, dims="obs")
