@@ -154,7 +154,7 @@ def gcc_model(covariance: str):
 def run_bayesclass(dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool = False) -> tuple[dict, object]:
     import inference
 
-    settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
+    settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None)
     with one_blas_thread() if blas_one_thread else contextlib.nullcontext():
         start = time.perf_counter()
         result = inference.fit(gcc_model(covariance), dataset, method="nuts", sampler=settings, random_seed=seed)
@@ -183,7 +183,8 @@ def run_per_observation(dataset, covariance: str, draws: int, tune: int, seed: i
     from inference.sampling import SamplerSettings, sample_nuts
 
     model = gcc_model(covariance)
-    settings = SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
+    # sample_nuts holds BLAS to one thread unless told otherwise: the threaded run asks for the libraries' default
+    settings = SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None)
     with one_blas_thread() if blas_one_thread else contextlib.nullcontext():
         start = time.perf_counter()
         pymc_model = model.build(dataset, likelihood="per_observation")

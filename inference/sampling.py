@@ -9,11 +9,12 @@ skips compilation, whatever the number of rows.
 nutpie runs its chains in threads, one per core; during sampling the BLAS/LAPACK
 thread pools are held to one thread each, since a multi-threaded BLAS call inside
 every chain oversubscribes the cores (a 200 x 200 Cholesky factor took 10x longer
-on 2 cores with 2 chains each using 2 BLAS threads).
+on 2 cores with 2 chains each using 2 BLAS threads); ``SamplerSettings.blas_threads`` changes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -46,6 +47,9 @@ class SamplerSettings:
         NUTS (the fallback).
     progressbar : bool
         Show sampling progress.
+    blas_threads : int or None
+        BLAS/LAPACK threads per chain during nutpie sampling (default 1, see the module
+        docstring); None leaves the libraries' own setting.
     """
 
     draws: int = 1000
@@ -54,6 +58,7 @@ class SamplerSettings:
     target_accept: float = 0.8
     backend: Backend = "nutpie"
     progressbar: bool = True
+    blas_threads: int | None = 1
 
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
@@ -63,6 +68,9 @@ class SamplerSettings:
                 raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
         if not 0.0 < float(self.target_accept) < 1.0:
             raise ValueError(f"target_accept must be in (0, 1), e.g. 0.9 to cut divergences; got {self.target_accept!r}")
+        threads = self.blas_threads
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1):
+            raise ValueError(f"blas_threads must be an integer >= 1 or None (the libraries' default), got {threads!r}")
         if self.backend not in ("nutpie", "pymc"):
             raise ValueError(f"backend must be 'nutpie' or 'pymc', got {self.backend!r}")
 
@@ -117,7 +125,8 @@ def sample_nuts(
         _COMPILED[cache_key] = compiled
     compile_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    with threadpool_limits(limits=1, user_api="blas"):  # one core per chain (module docstring)
+    limit = settings.blas_threads  # one thread per chain by default (module docstring)
+    with threadpool_limits(limits=limit, user_api="blas") if limit is not None else contextlib.nullcontext():
         trace = nutpie.sample(
             compiled,
             draws=settings.draws,

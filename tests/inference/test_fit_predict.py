@@ -324,6 +324,8 @@ def test_fit_rejects_multiclass_probit(iris):
         ({"target_accept": 1.5}, r"target_accept must be in \(0, 1\).*1.5"),
         ({"target_accept": 0.0}, r"target_accept must be in \(0, 1\).*0.0"),
         ({"backend": "stan"}, r"backend must be 'nutpie' or 'pymc', got 'stan'"),
+        ({"blas_threads": 0}, r"blas_threads must be an integer >= 1 or None .*got 0"),
+        ({"blas_threads": True}, r"blas_threads must be an integer >= 1 or None .*got True"),
     ],
 )
 def test_sampler_settings_are_validated(arguments, pattern):
