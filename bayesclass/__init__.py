@@ -10,8 +10,8 @@ DESIGN.md); this module re-exports what an analyst needs::
     bc.predict(result, data.X[:5])["class_proba"]
 """
 
-from data import Dataset, available, load, load_csv, train_validation_test_split
-from inference import (
+from bayesclass.data import Dataset, available, load, load_csv, train_validation_test_split
+from bayesclass.inference import (
     BayesianClassifier,
     SamplerSettings,
     diagnose,
@@ -19,9 +19,9 @@ from inference import (
     posterior_predictive_check,
     predict,
 )
-from inference import load as load_result
-from inference import save as save_result
-from models import (
+from bayesclass.inference import load as load_result
+from bayesclass.inference import save as save_result
+from bayesclass.models import (
     REGISTRY,
     GaussianClassConditional,
     GaussianClassConditionalPrior,
@@ -35,7 +35,7 @@ from models import (
     SeparationError,
     get_model,
 )
-from reports.comparison import format_comparison
+from bayesclass.reports.comparison import format_comparison
 
 __version__ = "0.1.0"
 

@@ -186,7 +186,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
     """The family's keyword arguments from its flags; a flag of another family is a usage error."""
-    from models import (
+    from bayesclass.models import (
         GaussianClassConditionalPrior,
         GaussianProcessPrior,
         LogisticPrior,
@@ -223,9 +223,9 @@ def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _setup(args: argparse.Namespace):
-    from data import load
-    from inference import SamplerSettings
-    from models import get_model
+    from bayesclass.data import load
+    from bayesclass.inference import SamplerSettings
+    from bayesclass.models import get_model
 
     try:
         model = get_model(args.model, **_hyperparameters(args))
@@ -265,8 +265,8 @@ def _check_output(path: Path, suffix: str) -> None:
 
 
 def _run_fit(model, data, *, method, sampler, standardize, seed):
-    from inference import fit
-    from models import ConvergenceError
+    from bayesclass.inference import fit
+    from bayesclass.models import ConvergenceError
 
     try:
         return fit(model, data, method=method, sampler=sampler, standardize=standardize, random_seed=seed)
@@ -275,7 +275,7 @@ def _run_fit(model, data, *, method, sampler, standardize, seed):
 
 
 def _save(result, path: Path) -> None:
-    from inference import save
+    from bayesclass.inference import save
 
     try:
         save(result, path)
@@ -287,7 +287,7 @@ def _save(result, path: Path) -> None:
 
 
 def _datasets(args: argparse.Namespace) -> None:
-    from data import available
+    from bayesclass.data import available
 
     print(f"{'name':<20} {'rows':>9} {'features':>8} {'classes':>7}  description")
     for info in available():
@@ -295,7 +295,7 @@ def _datasets(args: argparse.Namespace) -> None:
 
 
 def _fit(args: argparse.Namespace) -> None:
-    from inference import diagnose
+    from bayesclass.inference import diagnose
 
     _check_output(args.out, ".nc")
     model, sampler, data = _setup(args)
@@ -311,8 +311,8 @@ def _fit(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> None:
-    from data import train_validation_test_split
-    from reports.comparison import format_comparison
+    from bayesclass.data import train_validation_test_split
+    from bayesclass.reports.comparison import format_comparison
 
     if args.out is not None:
         _check_output(args.out, ".nc")
@@ -331,9 +331,9 @@ def _compare(args: argparse.Namespace) -> None:
 
 
 def _predict(args: argparse.Namespace) -> None:
-    from data import features_from_csv, load, load_csv
-    from inference import load as load_result
-    from inference import predict
+    from bayesclass.data import features_from_csv, load, load_csv
+    from bayesclass.inference import load as load_result
+    from bayesclass.inference import predict
 
     _check_output(args.out, ".csv")
     try:
@@ -374,8 +374,8 @@ def _predict(args: argparse.Namespace) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from inference import PPC_STATISTICS, posterior_predictive_check
-    from inference import load as load_result
+    from bayesclass.inference import PPC_STATISTICS, posterior_predictive_check
+    from bayesclass.inference import load as load_result
 
     try:
         check = posterior_predictive_check(load_result(args.run), n_replicates=args.replicates, random_seed=args.seed)
@@ -399,8 +399,8 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _diagnose(args: argparse.Namespace) -> None:
-    from inference import diagnose
-    from inference import load as load_result
+    from bayesclass.inference import diagnose
+    from bayesclass.inference import load as load_result
 
     try:
         report = diagnose(load_result(args.run))
@@ -411,7 +411,7 @@ def _diagnose(args: argparse.Namespace) -> None:
 
 
 def _write_csv_atomically(path: Path, columns: dict[str, np.ndarray]) -> None:
-    from inference.io import atomic_write
+    from bayesclass.inference.io import atomic_write
 
     with atomic_write(path) as temporary, open(temporary, "w", newline="") as stream:
         writer = csv.writer(stream)

@@ -84,7 +84,7 @@ def synthetic(n_obs: int, n_features: int, n_classes: int, *, mean_scale: float,
     scales between e^-1 and e^1, class probabilities proportional to 1..K (unequal)."""
     import numpy as np
 
-    import data
+    from bayesclass import data
 
     rng = np.random.default_rng(seed)
     root = rng.standard_normal((n_features, n_features))
@@ -146,13 +146,13 @@ def with_rates(run: dict) -> dict:
 
 
 def gcc_model(covariance: str):
-    import models
+    from bayesclass import models
 
     return models.GaussianClassConditional(covariance=covariance)
 
 
 def run_bayesclass(dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool = False) -> tuple[dict, object]:
-    import inference
+    from bayesclass import inference
 
     settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None)
     with one_blas_thread() if blas_one_thread else contextlib.nullcontext():
@@ -180,7 +180,7 @@ def run_bayesclass(dataset, covariance: str, draws: int, tune: int, seed: int, *
 
 def run_per_observation(dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool) -> tuple[dict, object]:
     """The per-row model through inference.sampling.sample_nuts (what fit does), under its own cache key."""
-    from inference.sampling import SamplerSettings, sample_nuts
+    from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 
     model = gcc_model(covariance)
     # sample_nuts holds BLAS to one thread unless told otherwise: the threaded run asks for the libraries' default
@@ -219,7 +219,7 @@ def max_abs_diff(a, b) -> float:
 
 
 def bench_nuts(dataset, *, draws: int, tune: int, per_class_draws: int | None, threaded_draws: int | None, seed: int) -> dict:
-    from inference.sampling import clear_compile_cache
+    from bayesclass.inference.sampling import clear_compile_cache
 
     out: dict = {"warm_up_s": warm_up_nutpie(CHAINS)}
     clear_compile_cache()

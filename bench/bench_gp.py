@@ -63,7 +63,7 @@ def seed004(n: int, *, random_seed: int = DATA_SEED):
     """Seed 004's data with x standardised by its own mean and sd (returned for reuse on new rows)."""
     import dataclasses
 
-    from data import seed004_gp
+    from bayesclass.data import seed004_gp
 
     raw = seed004_gp(n, random_seed=random_seed)
     center, scale = raw.X.mean(axis=0), raw.X.std(axis=0)
@@ -87,8 +87,8 @@ def diagnostics(posterior, sample_stats, names=HYPERPARAMETERS) -> dict:
 
 
 def run_ours(data, *, approximation: str, draws: int, tune: int) -> dict:
-    import inference
-    from models import LatentGaussianProcess
+    from bayesclass import inference
+    from bayesclass.models import LatentGaussianProcess
 
     settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
     start = time.perf_counter()
@@ -173,8 +173,8 @@ def laplace_vs_sklearn(n: int, n_new: int) -> dict:
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel
     from sklearn.metrics import accuracy_score, log_loss
 
-    from data import Dataset, seed004_gp_truth
-    from models import LatentGaussianProcess
+    from bayesclass.data import Dataset, seed004_gp_truth
+    from bayesclass.models import LatentGaussianProcess
 
     truth = seed004_gp_truth(n + n_new, random_seed=DATA_SEED)  # one latent function: the first n rows train
     x = truth["x"][:n, np.newaxis]

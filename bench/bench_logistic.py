@@ -74,7 +74,7 @@ COLD_MARKER = "BENCH_COLD_RESULT "
 
 
 def breast_cancer():
-    import data
+    from bayesclass import data
 
     return data.load("breast_cancer").standardized()
 
@@ -105,8 +105,8 @@ def posterior_stats(posterior, sample_stats) -> dict:
 
 
 def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
-    import inference
-    import models
+    from bayesclass import inference
+    from bayesclass import models
 
     model = models.LogisticRegression(
         prior=models.LogisticPrior(weight_sigma=WEIGHT_SIGMA, intercept_sigma=INTERCEPT_SIGMA)
@@ -267,7 +267,7 @@ def synthetic(n_obs: int = 100_000, n_features: int = 50):
     import numpy as np
     import scipy.special
 
-    import data
+    from bayesclass import data
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n_obs, n_features))
@@ -300,7 +300,7 @@ def bench_map() -> dict:
     import sklearn.linear_model
     from sklearn.exceptions import ConvergenceWarning
 
-    import models
+    from bayesclass import models
 
     dataset = synthetic()
     model = models.LogisticRegression(prior=models.LogisticPrior(weight_sigma=WEIGHT_SIGMA, intercept_sigma=math.inf))

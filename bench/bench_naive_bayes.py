@@ -80,7 +80,7 @@ LABELS = {
 
 
 def digits_binary():
-    import data
+    from bayesclass import data
 
     return data.load("digits_binary")
 
@@ -89,7 +89,7 @@ def synthetic(n_obs: int = 100_000, n_features: int = 200, n_classes: int = 5):
     """Seeded binary problem: y uniform over the classes, X[i, j] ~ Bernoulli(p[y_i, j]), p ~ U(0.05, 0.95)."""
     import numpy as np
 
-    import data
+    from bayesclass import data
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, n_classes, n_obs)
@@ -152,8 +152,8 @@ def with_rates(run: dict) -> dict:
 
 
 def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
-    import inference
-    import models
+    from bayesclass import inference
+    from bayesclass import models
 
     settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
     start = time.perf_counter()
@@ -208,7 +208,7 @@ def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
 
 
 def bench_nuts(dataset, draws: int, tune: int, seed: int, with_pymc: bool) -> dict:
-    from inference.sampling import clear_compile_cache
+    from bayesclass.inference.sampling import clear_compile_cache
 
     runs: dict[str, dict] = {"warm_up_s": warm_up_nutpie(CHAINS)}
     clear_compile_cache()
@@ -237,8 +237,8 @@ def calls_per_round(function, budget_s: float = 0.05) -> int:
 
 
 def bench_exact(dataset, draws: int, seed: int, repeats: int = 5) -> dict:
-    import inference
-    import models
+    from bayesclass import inference
+    from bayesclass import models
 
     settings = inference.SamplerSettings(draws=draws, chains=CHAINS, progressbar=False)
 
@@ -265,8 +265,8 @@ def bench_closed_form(dataset, repeats: int) -> dict:
     import numpy as np
     import sklearn.naive_bayes
 
-    import inference
-    import models
+    from bayesclass import inference
+    from bayesclass import models
 
     model = models.NaiveBayes()
     X, y = np.asarray(dataset.X), np.asarray(dataset.y)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from data.dataset import Dataset
+from bayesclass.data.dataset import Dataset
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan"})
 """Cell texts (case-insensitive, after stripping blanks) that mean "missing"; they are rejected, never imputed."""

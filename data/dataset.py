@@ -17,7 +17,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from data._validation import check_finite, column_label, first_true, numeric_2d
+from bayesclass.data._validation import check_finite, column_label, first_true, numeric_2d
 
 FeatureKind = Literal["continuous", "binary", "categorical", "count"]
 """How a feature's values are to be modelled.

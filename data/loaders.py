@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Literal
 
-from data.csvfile import load_csv
-from data.dataset import Dataset, FeatureKind
-from data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
+from bayesclass.data.csvfile import load_csv
+from bayesclass.data.dataset import Dataset, FeatureKind
+from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from data._validation import require_seed
-from data.dataset import Dataset
+from bayesclass.data._validation import require_seed
+from bayesclass.data.dataset import Dataset
 
 _PARTS = ("train", "validation", "test")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from data._validation import require_int, require_seed
-from data.dataset import Dataset
+from bayesclass.data._validation import require_int, require_seed
+from bayesclass.data.dataset import Dataset
 
 SEED001_PRIOR_C1 = 0.7
 SEED001_MEANS = np.array([[2.0, 1.0], [1.0, 2.0]])  # rows: C1, C2; both covariances are the identity

@@ -7,13 +7,13 @@ Start with :func:`fit` (any registered model, by NUTS, MAP or MLE) and
 wraps it all as a scikit-learn estimator.
 """
 
-from inference.checks import PPC_STATISTICS, posterior_predictive_check
-from inference.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
-from inference.estimator import BayesianClassifier
-from inference.fit import METHODS, fit, model_of
-from inference.io import load, save
-from inference.predict import DEFAULT_INTERVAL_PROB, predict
-from inference.sampling import SamplerSettings, clear_compile_cache
+from bayesclass.inference.checks import PPC_STATISTICS, posterior_predictive_check
+from bayesclass.inference.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
+from bayesclass.inference.estimator import BayesianClassifier
+from bayesclass.inference.fit import METHODS, fit, model_of
+from bayesclass.inference.io import load, save
+from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.sampling import SamplerSettings, clear_compile_cache
 
 __all__ = [
     "DEFAULT_INTERVAL_PROB",

@@ -20,7 +20,7 @@ import json
 import numpy as np
 import xarray as xr
 
-from inference.fit import model_of, standardization_of
+from bayesclass.inference.fit import model_of, standardization_of
 
 __all__ = ["PPC_STATISTICS", "posterior_predictive_check"]
 

@@ -17,11 +17,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from data import Dataset, check_features
-from inference.fit import Method, fit
-from inference.predict import DEFAULT_INTERVAL_PROB, predict
-from inference.sampling import SamplerSettings
-from models import ClassifierModel
+from bayesclass.data import Dataset, check_features
+from bayesclass.inference.fit import Method, fit
+from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.sampling import SamplerSettings
+from bayesclass.models import ClassifierModel
 
 __all__ = ["BayesianClassifier"]
 

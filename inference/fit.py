@@ -30,10 +30,10 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from data import Dataset
-from models import ClassifierModel, get_model
-from models.base import ConvergenceError, NoEstimateError
-from inference.sampling import SamplerSettings, sample_nuts
+from bayesclass.data import Dataset
+from bayesclass.models import ClassifierModel, get_model
+from bayesclass.models.base import ConvergenceError, NoEstimateError
+from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 
 __all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
 
@@ -163,7 +163,7 @@ def fit(
 
 def model_of(result: xr.DataTree) -> ClassifierModel:
     """The model a result was fitted with, rebuilt from its provenance attrs."""
-    from models import model_from_dict
+    from bayesclass.models import model_from_dict
 
     try:
         return model_from_dict(json.loads(result.attrs["model_hyperparameters"]))

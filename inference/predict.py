@@ -19,8 +19,8 @@ import arviz_stats as azs
 import numpy as np
 import xarray as xr
 
-from data import Dataset, check_features
-from inference.fit import model_of, standardization_of
+from bayesclass.data import Dataset, check_features
+from bayesclass.inference.fit import model_of, standardization_of
 
 __all__ = ["DEFAULT_INTERVAL_PROB", "predict"]
 

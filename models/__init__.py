@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.base import ClassifierModel, ConvergenceError, NoEstimateError
-from models.gaussian_class_conditional import (
+from bayesclass.models.base import ClassifierModel, ConvergenceError, NoEstimateError
+from bayesclass.models.gaussian_class_conditional import (
     GaussianClassConditional,
     GaussianClassConditionalPrior,
 )
-from models.gaussian_process import GaussianProcessPrior, LatentGaussianProcess
-from models.logistic import LogisticPrior, LogisticRegression, SeparationError
-from models.naive_bayes import NaiveBayes, NaiveBayesPrior
+from bayesclass.models.gaussian_process import GaussianProcessPrior, LatentGaussianProcess
+from bayesclass.models.logistic import LogisticPrior, LogisticRegression, SeparationError
+from bayesclass.models.naive_bayes import NaiveBayes, NaiveBayesPrior
 
 __all__ = [
     "REGISTRY",

@@ -36,7 +36,7 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
-from data import Dataset, check_features
+from bayesclass.data import Dataset, check_features
 
 __all__ = ["ClassifierModel", "ConvergenceError", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
 

@@ -154,8 +154,8 @@ import scipy.optimize
 import scipy.special
 import xarray as xr
 
-from data import Dataset
-from models.base import (
+from bayesclass.data import Dataset
+from bayesclass.models.base import (
     ClassifierModel,
     ConvergenceError,
     NoEstimateError,

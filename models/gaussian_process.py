@@ -95,8 +95,8 @@ from pytensor.gradient import DisconnectedType
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
-from data import Dataset
-from models.base import (
+from bayesclass.data import Dataset
+from bayesclass.models.base import (
     ClassifierModel,
     ConvergenceError,
     check_positive,

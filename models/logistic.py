@@ -76,8 +76,8 @@ import scipy.sparse
 import scipy.special
 import xarray as xr
 
-from data import Dataset
-from models.base import ClassifierModel, ConvergenceError, NoEstimateError, check_positive, features_as_dataarray
+from bayesclass.data import Dataset
+from bayesclass.models.base import ClassifierModel, ConvergenceError, NoEstimateError, check_positive, features_as_dataarray
 
 __all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
 

@@ -177,8 +177,8 @@ import pytensor.tensor as pt
 import scipy.special
 import xarray as xr
 
-from data import Dataset
-from models.base import ClassifierModel, NoEstimateError, ReadOnlyArrays, check_finite, check_positive, features_as_dataarray
+from bayesclass.data import Dataset
+from bayesclass.models.base import ClassifierModel, NoEstimateError, ReadOnlyArrays, check_finite, check_positive, features_as_dataarray
 
 __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 

@@ -16,8 +16,8 @@ import numpy as np
 import xarray as xr
 from sklearn.metrics import accuracy_score, log_loss
 
-from data import Dataset
-from inference import DEFAULT_INTERVAL_PROB, diagnose, model_of, predict
+from bayesclass.data import Dataset
+from bayesclass.inference import DEFAULT_INTERVAL_PROB, diagnose, model_of, predict
 
 __all__ = ["ESTIMATE_LABELS", "HeldOutScores", "format_comparison", "heldout_scores", "parameter_comparison", "point_estimate_kinds"]
 

@@ -14,10 +14,10 @@ import math
 import numpy as np
 import pytest
 
-import data
-import inference
-from inference import SamplerSettings
-from models import LogisticPrior, LogisticRegression
+from bayesclass import data
+from bayesclass import inference
+from bayesclass.inference import SamplerSettings
+from bayesclass.models import LogisticPrior, LogisticRegression
 
 #: the sampler settings of most NUTS fixtures: fast, enough draws for MCSE-scale checks
 FAST_SAMPLER = SamplerSettings(draws=300, tune=300, chains=2, progressbar=False)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bayesclass.cli import main
-from inference import load as load_result
+from bayesclass.inference import load as load_result
 
 
 def run(*argv: str) -> int:
@@ -69,8 +69,8 @@ def test_fit_map_then_predict_csv_with_schema(tmp_path):
     for row in table:
         assert float(row["p_big"]) + float(row["p_small"]) == pytest.approx(1.0, abs=1e-12)
     # same answer as predicting the training rows with the same values
-    from data import load_csv
-    from inference import predict
+    from bayesclass.data import load_csv
+    from bayesclass.inference import predict
 
     result = load_result(run_file)
     reference = load_csv(training, target="label")
@@ -270,8 +270,8 @@ def test_datasets_lists_seed004_gp(capsys):
 
 @pytest.mark.usefixtures("one_blas_thread")
 def test_gp_map_fit_then_predict(tmp_path, capsys):
-    from inference import model_of
-    from models import GaussianProcessPrior, LatentGaussianProcess
+    from bayesclass.inference import model_of
+    from bayesclass.models import GaussianProcessPrior, LatentGaussianProcess
 
     run_file = tmp_path / "gp.nc"
     assert run(*GP_MAP, "--out", str(run_file)) == 0
@@ -308,7 +308,7 @@ def test_gp_map_result_cannot_be_diagnosed(tmp_path, capsys):
 
 @pytest.mark.usefixtures("one_blas_thread")
 def test_gp_probit_link_and_hsgp_reach_the_model(tmp_path):
-    from inference import model_of
+    from bayesclass.inference import model_of
 
     probit = tmp_path / "probit.nc"
     assert run(*GP_MAP, "--link", "probit", "--approximation", "hsgp", "--hsgp-basis", "10", "--out", str(probit)) == 0
@@ -328,7 +328,7 @@ def test_gp_probit_link_and_hsgp_reach_the_model(tmp_path):
 
 @pytest.mark.usefixtures("one_blas_thread")
 def test_gp_matern52_kernel_with_hsgp(tmp_path):
-    from inference import model_of
+    from bayesclass.inference import model_of
 
     run_file = tmp_path / "matern.nc"
     assert run(*GP_MAP, "--kernel", "matern52", "--link", "probit", "--approximation", "hsgp", "--hsgp-basis", "10",
@@ -350,8 +350,8 @@ def test_gp_exact_map_fit_with_matern52_or_probit(tmp_path, capsys, options):
 
 @pytest.mark.usefixtures("one_blas_thread")
 def test_gp_prior_flags_reach_the_prior(tmp_path):
-    from inference import model_of
-    from models import GaussianProcessPrior
+    from bayesclass.inference import model_of
+    from bayesclass.models import GaussianProcessPrior
 
     run_file = tmp_path / "gp.nc"
     code = run(*GP_MAP, "--lengthscale-alpha", "4", "--lengthscale-beta", "1.5", "--amplitude-sigma", "2",
@@ -364,7 +364,7 @@ def test_gp_prior_flags_reach_the_prior(tmp_path):
 
 
 def test_link_flag_still_reaches_logistic(tmp_path):
-    from inference import model_of
+    from bayesclass.inference import model_of
 
     run_file = tmp_path / "logistic.nc"
     assert run("fit", "--model", "logistic", "--data", "seed004_gp", "--link", "probit", "--method", "map",
@@ -428,7 +428,7 @@ def test_features_repeated_name_is_a_usage_error(tmp_path, capsys):
 
 @pytest.mark.usefixtures("one_blas_thread")
 def test_gp_on_a_two_feature_slice_then_predict_uses_the_fitted_columns(tmp_path, capsys):
-    from data import load
+    from bayesclass.data import load
 
     run_file = tmp_path / "gp.nc"
     # HSGP with 5 basis functions per input keeps this fast; the default (auto -> HSGP with 30^2 basis

@@ -9,8 +9,8 @@ import pytest
 from scipy.optimize import linprog
 from sklearn import datasets as sk_datasets
 
-import data
-from data import Dataset, check_features, load, load_csv, train_validation_test_split
+from bayesclass import data
+from bayesclass.data import Dataset, check_features, load, load_csv, train_validation_test_split
 
 
 def small_dataset(**overrides) -> Dataset:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import data
-import inference
-from inference import SamplerSettings, posterior_predictive_check
-from models import GaussianClassConditional, GaussianClassConditionalPrior
+from bayesclass import data
+from bayesclass import inference
+from bayesclass.inference import SamplerSettings, posterior_predictive_check
+from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
 
 CONJUGATE = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
 

@@ -14,10 +14,10 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import data
-import inference
-from inference import BayesianClassifier, SamplerSettings
-from models import LogisticPrior, LogisticRegression
+from bayesclass import data
+from bayesclass import inference
+from bayesclass.inference import BayesianClassifier, SamplerSettings
+from bayesclass.models import LogisticPrior, LogisticRegression
 from tests.conftest import FAST_SAMPLER
 
 
@@ -187,7 +187,7 @@ def test_naive_bayes_estimator_on_binary_inputs_matches_bernoulli_nb():
     same class prior (N_j + 1) / (N + K) (seed 000 eqs 9.29, 9.30)."""
     from sklearn.naive_bayes import BernoulliNB
 
-    from data import load
+    from bayesclass.data import load
 
     digits = load("digits_binary")
     labels = np.asarray(digits.class_names)[digits.y]  # string labels: the estimator maps them itself

@@ -11,11 +11,11 @@ import pytest
 import scipy.special
 import xarray as xr
 
-import data
-import inference
-from inference import SamplerSettings, fit, predict
-from inference.fit import standardization_of
-from models import LogisticPrior, LogisticRegression, SeparationError
+from bayesclass import data
+from bayesclass import inference
+from bayesclass.inference import SamplerSettings, fit, predict
+from bayesclass.inference.fit import standardization_of
+from bayesclass.models import LogisticPrior, LogisticRegression, SeparationError
 from tests.conftest import FAST_SAMPLER, NUTS_SEED
 
 ROOT_ATTRS = {

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import inference
-from inference import MAX_R_HAT, MIN_ESS, SamplerSettings, diagnose, fit, load, predict, save
-from models import LogisticPrior, LogisticRegression
+from bayesclass import inference
+from bayesclass.inference import MAX_R_HAT, MIN_ESS, SamplerSettings, diagnose, fit, load, predict, save
+from bayesclass.models import LogisticPrior, LogisticRegression
 
 # --------------------------------------------------------------------------- save / load
 
@@ -184,8 +184,8 @@ def test_diagnose_of_a_point_estimate_is_an_error(map_gaussians):
 def test_naive_bayes_with_categorical_levels_round_trips_and_diagnoses(tmp_path):
     """The category_level labels (non-dimension coords category_feature / category_code) survive netCDF,
     prediction from the loaded result is identical, and diagnose handles the labels."""
-    from data import Dataset
-    from models import NaiveBayes
+    from bayesclass.data import Dataset
+    from bayesclass.models import NaiveBayes
 
     rng = np.random.default_rng(7)
     y = np.repeat([0, 1, 2], 20)

@@ -20,12 +20,12 @@ import xarray as xr
 from pytensor.compile.mode import Mode
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 
-import data
-import inference
-import models.gaussian_class_conditional
-from data import Dataset
-from inference import SamplerSettings
-from models import (
+from bayesclass import data
+from bayesclass import inference
+import bayesclass.models.gaussian_class_conditional as gaussian_class_conditional_module
+from bayesclass.data import Dataset
+from bayesclass.inference import SamplerSettings
+from bayesclass.models import (
     GaussianClassConditional,
     GaussianClassConditionalPrior,
     NoEstimateError,
@@ -361,7 +361,7 @@ def test_niw_map_is_the_joint_mode_of_scipy_densities(iris, covariance):
 
 
 def test_module_docstring_example_runs():
-    result = doctest.testmod(models.gaussian_class_conditional, verbose=False)
+    result = doctest.testmod(gaussian_class_conditional_module, verbose=False)
     assert result.attempted >= 3
     assert result.failed == 0
 

@@ -22,14 +22,14 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from threadpoolctl import threadpool_limits
 
-import inference
-import inference.sampling
-from data import Dataset, load, seed004_gp, seed004_gp_truth
-from inference import SamplerSettings
-from inference.fit import standardization_of
-from models import model_from_dict
-from models.base import ConvergenceError
-from models.gaussian_process import (
+from bayesclass import inference
+import bayesclass.inference.sampling as sampling_module
+from bayesclass.data import Dataset, load, seed004_gp, seed004_gp_truth
+from bayesclass.inference import SamplerSettings
+from bayesclass.inference.fit import standardization_of
+from bayesclass.models import model_from_dict
+from bayesclass.models.base import ConvergenceError
+from bayesclass.models.gaussian_process import (
     EXACT_UP_TO,
     HSGP_MAX_BASIS,
     GaussianProcessPrior,
@@ -1152,11 +1152,11 @@ def test_hsgp_nuts_fit_does_not_depend_on_what_was_fitted_before(monkeypatch):
     first, second = seed004_gp(300, random_seed=1).standardized(), seed004_gp(300, random_seed=2).standardized()
     assert model.cache_key(first) == model.cache_key(second)
     sampler = SamplerSettings(draws=30, tune=30, chains=1, progressbar=False)
-    monkeypatch.setattr(inference.sampling, "_COMPILED", {})  # a private cache: other tests' compiled models stay
+    monkeypatch.setattr(sampling_module, "_COMPILED", {})  # a private cache: other tests' compiled models stay
     inference.fit(model, first, method="nuts", sampler=sampler, random_seed=5)
     after_first = inference.fit(model, second, method="nuts", sampler=sampler, random_seed=5)
     assert after_first.attrs["compile_cache_hit"] == 1
-    monkeypatch.setattr(inference.sampling, "_COMPILED", {})
+    monkeypatch.setattr(sampling_module, "_COMPILED", {})
     fresh = inference.fit(model, second, method="nuts", sampler=sampler, random_seed=5)
     assert fresh.attrs["compile_cache_hit"] == 0
     # control: nutpie is deterministic given the seed and the density (a cache hit on the SAME data reproduces it)

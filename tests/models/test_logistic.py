@@ -20,8 +20,8 @@ import xarray as xr
 from pytensor.compile.mode import Mode
 from sklearn.linear_model import LogisticRegression as SklearnLogisticRegression
 
-import data
-from models import (
+from bayesclass import data
+from bayesclass.models import (
     LogisticPrior,
     LogisticRegression,
     SeparationError,

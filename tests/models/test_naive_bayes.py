@@ -21,12 +21,12 @@ import xarray as xr
 from pytensor.compile.mode import Mode
 from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
-import data
-import inference
-import models.naive_bayes
-from data import Dataset
-from inference import SamplerSettings
-from models import LogisticRegression, NaiveBayes, NaiveBayesPrior, NoEstimateError, get_model, model_from_dict
+from bayesclass import data
+from bayesclass import inference
+import bayesclass.models.naive_bayes as naive_bayes_module
+from bayesclass.data import Dataset
+from bayesclass.inference import SamplerSettings
+from bayesclass.models import LogisticRegression, NaiveBayes, NaiveBayesPrior, NoEstimateError, get_model, model_from_dict
 
 #: PyTensor functions evaluated a handful of times: the Python linker (no C compilation) with the
 #: fast_compile rewrites. (With optimizer="fast_run" the Python linker's gradients of the log-odds
@@ -281,7 +281,7 @@ def test_posterior_predictions_keep_the_car_possible_in_the_rain(which, nuts_tra
 
 
 def test_module_docstring_example_runs():
-    result = doctest.testmod(models.naive_bayes, verbose=False)
+    result = doctest.testmod(naive_bayes_module, verbose=False)
     assert result.attempted >= 5
     assert result.failed == 0
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import data
-import inference
-from inference import SamplerSettings
-from models import GaussianClassConditional, GaussianClassConditionalPrior
-from reports.comparison import format_comparison, parameter_comparison
+from bayesclass import data
+from bayesclass import inference
+from bayesclass.inference import SamplerSettings
+from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
+from bayesclass.reports.comparison import format_comparison, parameter_comparison
 
 CONJUGATE = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
 
@@ -52,7 +52,7 @@ def test_per_class_gaussian_has_no_linear_discriminant_rows(iris):
 
 @pytest.fixture(scope="module")
 def gp_exact_map():
-    from models import LatentGaussianProcess
+    from bayesclass.models import LatentGaussianProcess
 
     model = LatentGaussianProcess()
     assert model.summary_parameter_names == ("lengthscale", "amplitude", "constant")
@@ -84,7 +84,7 @@ def test_gp_rows_are_the_hyperparameters_only(gp_exact_map):
 
 
 def test_gp_hsgp_rows_leave_out_the_basis_weights():
-    from models import LatentGaussianProcess
+    from bayesclass.models import LatentGaussianProcess
 
     training = data.seed004_gp(80, random_seed=2)
     with one_blas_thread():
@@ -94,7 +94,7 @@ def test_gp_hsgp_rows_leave_out_the_basis_weights():
 
 
 def test_gp_rows_with_two_inputs_name_each_lengthscale():
-    from models import LatentGaussianProcess
+    from bayesclass.models import LatentGaussianProcess
 
     training = data.load("breast_cancer").select_features("mean radius,mean texture")
     with one_blas_thread():
