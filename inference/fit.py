@@ -38,8 +38,8 @@ from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 __all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
 
 Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"]
-#: every method some family accepts; a family accepts "nuts", "exact" if it has a conjugate
-#: posterior, and its own ``point_estimate_kinds``
+#: every method some family accepts; an instance accepts ``model.methods()``: "nuts", "exact" if it
+#: has a conjugate posterior, and its ``available_point_estimates()``
 METHODS: tuple[str, ...] = ("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive")
 SAMPLING_METHODS: tuple[str, ...] = ("nuts", "exact")
 
@@ -95,7 +95,7 @@ def fit(
             f"{', '.join(map(repr, accepted))}{model.unavailable_hint(method)}"
         )
     if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a data.Dataset (see data.load), got {type(data).__name__}")
+        raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
     if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)) or random_seed < 0):
         raise ValueError(f"random_seed must be a non-negative integer, got {random_seed!r}")
     sampler = sampler or SamplerSettings()
@@ -108,18 +108,17 @@ def fit(
 
     groups: dict[str, xr.Dataset] = {}
     attrs: dict[str, object] = {}
-    coords = model.parameter_coords(training)
     if method == "nuts":
         pymc_model = model.build(training)
         run = sample_nuts(
             pymc_model,
             cache_key=model.cache_key(training),
-            var_names=tuple(name for name in model.parameter_names if name in pymc_model.named_vars),
+            var_names=model.parameter_names(training),
             jitter=tuple(rv.name for rv in pymc_model.free_RVs),
             settings=sampler,
             random_seed=random_seed,
         )
-        groups["posterior"] = run.posterior.assign_coords(coords)
+        groups["posterior"] = model.with_coords(run.posterior, training)
         groups["sample_stats"] = run.sample_stats
         attrs.update(
             compile_seconds=run.compile_seconds,

@@ -38,13 +38,18 @@ import xarray as xr
 
 from bayesclass.data import Dataset, check_features
 
-__all__ = ["ClassifierModel", "ConvergenceError", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
+__all__ = ["ClassifierModel", "ConvergenceError", "InvalidHyperparameterError", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
 
 
 class NoEstimateError(ValueError):
     """A point estimate that does not exist for these data (an MLE at infinity, a zero
     variance, a posterior mode on the boundary ...). :func:`inference.fit` records the
     reason beside the posterior instead of failing; asked for directly it is an error."""
+
+
+class InvalidHyperparameterError(ValueError, TypeError):
+    """A hyperparameter of the wrong type or value (a ValueError and a TypeError, as scikit-learn's
+    ``InvalidParameterError``, so that either ``except`` clause catches it)."""
 
 
 class ConvergenceError(RuntimeError):
@@ -99,28 +104,52 @@ def features_as_dataarray(X: Any, params: xr.Dataset, *, argument: str = "X") ->
 class ClassifierModel(abc.ABC):
     """Base class of every classifier family (the model contract, see module docstring).
 
-    Subclasses are frozen, keyword-only dataclasses and set the class variables
-    below.
+    Subclasses are frozen, keyword-only dataclasses and set :attr:`name`. A field
+    typed as a dataclass (the family's prior) also accepts a dict of that
+    dataclass's fields: the conversion happens here, once, for every family and for
+    :meth:`from_dict`. A subclass that defines ``__post_init__`` calls
+    ``super().__post_init__()`` first.
     """
 
     #: registry name, also the CLI's ``--model`` value
     name: ClassVar[str]
-    #: the ``kind`` values :meth:`point_estimate` accepts
-    point_estimate_kinds: ClassVar[tuple[str, ...]] = ("mle", "map")
-    #: names of the parameters, as in the PyMC model and the posterior (a family
-    #: whose parameters depend on the feature kinds lists them all; a posterior
-    #: holds those its model has)
-    parameter_names: ClassVar[tuple[str, ...]]
-    #: whether :meth:`exact_posterior` draws from a conjugate posterior
-    has_exact_posterior: ClassVar[bool] = False
     #: the parameters comparison tables show, one row per element (None: all of them); a family
     #: with one parameter per training row (a latent GP) lists its hyperparameters
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = None
 
+    def __post_init__(self) -> None:
+        """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, and check its type."""
+        hints = typing.get_type_hints(type(self))
+        for attribute in dataclasses.fields(self):  # type: ignore[arg-type]
+            declared = hints.get(attribute.name)
+            if not (isinstance(declared, type) and dataclasses.is_dataclass(declared)):
+                continue
+            value = getattr(self, attribute.name)
+            if isinstance(value, dict):
+                try:
+                    value = declared(**value)
+                except TypeError as error:  # an unknown key
+                    known = ", ".join(field.name for field in dataclasses.fields(declared))
+                    raise InvalidHyperparameterError(
+                        f"{attribute.name}={value!r}: {error}; its fields are {known}"
+                    ) from None
+                object.__setattr__(self, attribute.name, value)
+            if not isinstance(value, declared):
+                raise InvalidHyperparameterError(
+                    f"{attribute.name} must be a {declared.__name__} (or a dict of its fields), "
+                    f"got {type(value).__name__}: {value!r}"
+                )
+
     # -- hooks ---------------------------------------------------------------------
     @abc.abstractmethod
     def build(self, data: Dataset) -> pm.Model:
-        """The PyMC model of ``data`` (dims ``class``, ``feature``, ``obs``)."""
+        """The PyMC model of ``data`` (dims ``class``, ``feature``, ``obs``; coords from :meth:`model_coords`)."""
+
+    @abc.abstractmethod
+    def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        """The parameters of the model of ``data``, as named in the PyMC model, the posterior and every
+        point estimate (exactly those this model has: e.g. naive Bayes only has ``binary_proba`` when
+        ``data`` has binary features)."""
 
     @abc.abstractmethod
     def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
@@ -130,23 +159,39 @@ class ClassifierModel(abc.ABC):
     def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
         """log P(class | x), dims ``(*leading, obs, class)``."""
 
+    def coords(self, data: Dataset) -> dict[str, Any]:
+        """The coordinates of the model of ``data`` and of its parameter sets.
+
+        A dimension coordinate is a list of labels (``"class": [...]``); a non-dimension
+        coordinate is a ``(dims, values)`` tuple (e.g. the training inputs a GP needs for
+        prediction). :meth:`model_coords` gives the PyMC model the dimension coordinates;
+        :meth:`with_coords` labels a parameter set with those that apply to it. Families
+        extend the default ``class`` and ``feature``.
+        """
+        return {"class": list(data.class_names), "feature": list(data.feature_names)}
+
+    def available_point_estimates(self) -> tuple[str, ...]:
+        """The point estimate kinds of this instance (they may depend on its hyperparameters,
+        e.g. on the choice of prior)."""
+        return ("mle", "map")
+
+    def predictive_kinds(self) -> tuple[str, ...]:
+        """The kinds among :meth:`available_point_estimates` that are exact posterior predictive
+        distributions (e.g. a Student-t predictive), not parameter plug-ins: reports label them so."""
+        return ()
+
+    def has_exact(self) -> bool:
+        """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters."""
+        return False
+
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
         """Independent draws from the exact (conjugate) posterior, dims ``(chain, draw, ...)``.
 
-        Only families with :attr:`has_exact_posterior` implement it.
+        Only instances whose :meth:`has_exact` is true implement it.
         """
         raise ValueError(
             f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
         )
-
-    def available_point_estimates(self) -> tuple[str, ...]:
-        """The point estimate kinds of this instance (a family whose estimates depend on its
-        hyperparameters, e.g. on the choice of prior, narrows :attr:`point_estimate_kinds`)."""
-        return self.point_estimate_kinds
-
-    def has_exact(self) -> bool:
-        """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters."""
-        return self.has_exact_posterior
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """Quantities computed from a parameter set that reports show beside the parameters (e.g. the
@@ -158,22 +203,34 @@ class ClassifierModel(abc.ABC):
         """Text appended to the error for a ``method`` this instance lacks but another configuration has."""
         return ""
 
-    def methods(self) -> tuple[str, ...]:
-        """The ``method`` values :func:`inference.fit` accepts for this family."""
-        return ("nuts", *(("exact",) if self.has_exact() else ()), *self.available_point_estimates())
-
-    def parameter_coords(self, data: Dataset) -> dict[str, Any]:
-        """Coordinates attached to every parameter set (posterior draws and point estimates).
-
-        Defaults to :meth:`coords`; a family adds non-dimension coordinates here.
-        """
-        return dict(self.coords(data))
-
     def cache_key(self, data: Dataset) -> tuple:
         """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key)."""
         return (self.to_json(), data.feature_names, data.feature_kinds, data.class_names)
 
     # -- shared behaviour ------------------------------------------------------------
+    def methods(self) -> tuple[str, ...]:
+        """The ``method`` values :func:`bayesclass.inference.fit` accepts for this instance."""
+        return ("nuts", *(("exact",) if self.has_exact() else ()), *self.available_point_estimates())
+
+    def model_coords(self, data: Dataset) -> dict[str, list]:
+        """The dimension coordinates of :meth:`coords`, for ``pm.Model(coords=...)``."""
+        return {name: value for name, value in self.coords(data).items() if not isinstance(value, tuple)}
+
+    def with_coords(self, params: xr.Dataset, data: Dataset) -> xr.Dataset:
+        """``params`` labelled with the coordinates of :meth:`coords` that apply to it.
+
+        ``class`` and ``feature`` always (every parameter set names its classes and
+        features, even binary logistic regression whose parameters have no ``class``
+        dim); any other coordinate when ``params`` has all of its dims.
+        """
+        dims = set(params.dims)
+        labels = {}
+        for name, value in self.coords(data).items():
+            own = ((value[0],) if isinstance(value[0], str) else value[0]) if isinstance(value, tuple) else (name,)
+            if name in ("class", "feature") or set(own) <= dims:
+                labels[name] = value
+        return params.assign_coords(labels)
+
     def point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
         """Closed-form / deterministic estimate of the parameters.
 
@@ -208,7 +265,7 @@ class ClassifierModel(abc.ABC):
     def check_training_data(self, data: Dataset) -> None:
         """Reject data no model of this family can be fitted to (fewer than 2 classes, empty classes)."""
         if not isinstance(data, Dataset):
-            raise TypeError(f"data must be a data.Dataset (see data.load), got {type(data).__name__}")
+            raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
         counts = data.class_counts
         present = np.flatnonzero(counts)
         if present.size < 2:
@@ -224,10 +281,6 @@ class ClassifierModel(abc.ABC):
                 "drop them from class_names or use a stratified split"
             )
 
-    def coords(self, data: Dataset) -> dict[str, list[str]]:
-        """Coordinates shared by the PyMC model and the point estimates."""
-        return {"class": list(data.class_names), "feature": list(data.feature_names)}
-
     def to_dict(self) -> dict[str, Any]:
         """Hyperparameters as plain JSON-able values (for provenance attrs)."""
         return {"model": self.name, **dataclasses.asdict(self)}
@@ -237,13 +290,6 @@ class ClassifierModel(abc.ABC):
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ClassifierModel:
-        """Inverse of :meth:`to_dict` (nested prior dataclasses are rebuilt)."""
-        types = typing.get_type_hints(cls)
-        kwargs = {}
-        for field in dataclasses.fields(cls):
-            if field.name in values:
-                value = values[field.name]
-                if dataclasses.is_dataclass(types[field.name]) and isinstance(value, dict):
-                    value = types[field.name](**value)
-                kwargs[field.name] = value
-        return cls(**kwargs)
+        """Inverse of :meth:`to_dict` (a nested prior given as a dict is rebuilt by ``__post_init__``)."""
+        names = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{name: value for name, value in values.items() if name in names})

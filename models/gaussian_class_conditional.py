@@ -355,19 +355,13 @@ class GaussianClassConditional(ClassifierModel):
     regularization: float = 0.0
 
     name: ClassVar[str] = "gcc"
-    point_estimate_kinds: ClassVar[tuple[str, ...]] = ("mle", "map", "unbiased", "posterior_mean", "posterior_predictive")
-    parameter_names: ClassVar[tuple[str, ...]] = ("class_prior", "class_mean", "covariance")
-    has_exact_posterior: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.covariance not in ("shared", "per-class"):
             raise ValueError(
                 f"covariance must be 'shared' (LDA, linear boundaries) or 'per-class' (QDA), got {self.covariance!r}"
             )
-        if isinstance(self.prior, dict):
-            object.__setattr__(self, "prior", GaussianClassConditionalPrior(**self.prior))
-        if not isinstance(self.prior, GaussianClassConditionalPrior):
-            raise ValueError(f"prior must be a GaussianClassConditionalPrior, got {self.prior!r}")
         r = self.regularization
         if isinstance(r, bool) or not isinstance(r, (int, float, np.number)) or not 0.0 <= r < 1.0:
             raise ValueError(f"regularization must be a number in [0, 1), e.g. 0.1; got {r!r}")
@@ -384,11 +378,18 @@ class GaussianClassConditional(ClassifierModel):
     def available_point_estimates(self) -> tuple[str, ...]:
         """All kinds under the inverse-Wishart prior; ``mle``, ``map``, ``unbiased`` under LKJ."""
         if self._conjugate_prior:
-            return self.point_estimate_kinds
+            return ("mle", "map", "unbiased", "posterior_mean", "posterior_predictive")
         return ("mle", "map", "unbiased")
+
+    def predictive_kinds(self) -> tuple[str, ...]:
+        """``posterior_predictive`` (the exact Student-t predictive) under the inverse-Wishart prior."""
+        return ("posterior_predictive",) if self._conjugate_prior else ()
 
     def has_exact(self) -> bool:
         return self._conjugate_prior
+
+    def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        return ("class_prior", "class_mean", "covariance")
 
     def unavailable_hint(self, method: str) -> str:
         if not self._conjugate_prior and method in ("exact", "posterior_mean", "posterior_predictive"):
@@ -412,8 +413,9 @@ class GaussianClassConditional(ClassifierModel):
                 "(zero variance), so no covariance involving them can be estimated; drop them"
             )
 
-    def coords(self, data: Dataset) -> dict[str, list[str]]:
-        """``class``, ``feature``, ``other_feature`` (second axis of a covariance), ``scatter_column``, ``feature_pair``."""
+    def coords(self, data: Dataset) -> dict[str, Any]:
+        """``class``, ``feature``, ``other_feature`` (second axis of a covariance); the model also has
+        ``scatter_column`` and ``feature_pair``."""
         names = list(data.feature_names)
         lower = np.tril_indices(len(names), -1)
         return {
@@ -423,11 +425,6 @@ class GaussianClassConditional(ClassifierModel):
             "scatter_column": [f"column {j}" for j in range(len(names))],
             "feature_pair": [f"{names[i]},{names[j]}" for i, j in zip(*lower, strict=True)],
         }
-
-    def parameter_coords(self, data: Dataset) -> dict[str, Any]:
-        """The coordinates of the parameters: ``class``, ``feature`` and ``other_feature``."""
-        coords = self.coords(data)
-        return {dim: coords[dim] for dim in ("class", "feature", "other_feature")}
 
     @functools.lru_cache(maxsize=4)  # noqa: B019 -- Datasets are immutable; build, draws and estimates share one pass
     def _fitted(self, data: Dataset) -> tuple[_Statistics, _PriorConstants, _Conjugate | None]:
@@ -506,7 +503,7 @@ class GaussianClassConditional(ClassifierModel):
         # blocks of columns B whose trace terms -1/2 tr(Sigma^-1 B B') enter a potential, and the
         # potentials' multiples of log|L| = sum_i log L_ii
         blocks: dict[str, Any] = {}
-        with pm.Model(coords=self.coords(data)) as model:
+        with pm.Model(coords=self.model_coords(data)) as model:
             class_prior = pm.Dirichlet("class_prior", a=np.full(K, prior.class_concentration), dims="class")
             center = pm.Data("mean_prior_center", constants.center, dims="feature")
             if prior.covariance_prior == "lkj":
@@ -605,7 +602,7 @@ class GaussianClassConditional(ClassifierModel):
             },
             coords={"chain": np.arange(chains), "draw": np.arange(draws)},
         )
-        return dataset.assign_coords(self.parameter_coords(data))
+        return self.with_coords(dataset, data)
 
     # -- closed forms -----------------------------------------------------------------------------
     def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
@@ -654,7 +651,7 @@ class GaussianClassConditional(ClassifierModel):
             "covariance": (dims, covariance[0] if self._shared else covariance),
             **extra,
         }
-        return xr.Dataset(variables).assign_coords(self.parameter_coords(data))
+        return self.with_coords(xr.Dataset(variables), data)
 
     def _check_scatter(self, stats: _Statistics, data: Dataset, *, estimate: str) -> None:
         """Raise NoEstimateError naming the class (or the shared covariance) whose scatter is singular, and why."""

@@ -832,19 +832,14 @@ class LatentGaussianProcess(ClassifierModel):
     hsgp_boundary: float = 1.5
 
     name: ClassVar[str] = "gp"
-    point_estimate_kinds: ClassVar[tuple[str, ...]] = ("map",)
-    parameter_names: ClassVar[tuple[str, ...]] = ("lengthscale", "amplitude", "constant", "latent", "basis_weight")
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = ("lengthscale", "amplitude", "constant")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.link not in ("logit", "probit"):
             raise ValueError(f"link must be 'logit' or 'probit', got {self.link!r}")
         if self.kernel not in ("exp_quad", "matern52"):
             raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {self.kernel!r}")
-        if isinstance(self.prior, dict):
-            object.__setattr__(self, "prior", GaussianProcessPrior(**self.prior))
-        if not isinstance(self.prior, GaussianProcessPrior):
-            raise ValueError(f"prior must be a GaussianProcessPrior, got {self.prior!r}")
         object.__setattr__(self, "jitter", check_positive(self.jitter, argument="jitter"))
         if self.approximation not in ("auto", "exact", "hsgp"):
             raise ValueError(f"approximation must be 'auto', 'exact' or 'hsgp', got {self.approximation!r}")
@@ -894,13 +889,31 @@ class LatentGaussianProcess(ClassifierModel):
             if flat:
                 raise ValueError(f"input(s) {', '.join(map(repr, flat))} are constant: the HSGP basis needs a range; drop them")
 
-    def coords(self, data: Dataset) -> dict[str, list[str]]:
-        coords = {"class": list(data.class_names), "feature": list(data.feature_names), "obs": [str(i) for i in range(data.n_obs)]}
+    def available_point_estimates(self) -> tuple[str, ...]:
+        """``map``: the Laplace approximation at the type-II maximum-likelihood hyperparameters."""
+        return ("map",)
+
+    def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        """The hyperparameters, and the latent values at the training inputs (exact) or the basis weights (HSGP)."""
+        return ("lengthscale", "amplitude", "constant", "basis_weight" if self.uses_hsgp(data) else "latent")
+
+    def coords(self, data: Dataset) -> dict[str, Any]:
+        """``class``, ``feature``, ``obs`` (+ ``basis``, ``other_basis`` for HSGP), plus what prediction at new
+        inputs needs: the training inputs and labels (``training_input``, ``training_label``; exact GP) or
+        the basis geometry (``hsgp_center``, ``hsgp_half_width``, ``hsgp_frequency``; HSGP)."""
+        coords: dict[str, Any] = {"class": list(data.class_names), "feature": list(data.feature_names), "obs": [str(i) for i in range(data.n_obs)]}
         if self.uses_hsgp(data):
             index = np.stack(np.meshgrid(*[np.arange(1, self.basis_per_input(data.n_features) + 1)] * data.n_features), axis=-1).reshape(-1, data.n_features)
             labels = ["constant", *(",".join(map(str, row)) for row in index)]
             coords["basis"] = labels
             coords["other_basis"] = labels
+            center, half_width, frequencies = self._hsgp_geometry(data)
+            coords["hsgp_center"] = (("feature",), center)
+            coords["hsgp_half_width"] = (("feature",), half_width)
+            coords["hsgp_frequency"] = (("basis", "feature"), frequencies)
+            return coords
+        coords["training_input"] = (("obs", "feature"), np.asarray(data.X, dtype=float))
+        coords["training_label"] = (("obs",), np.asarray(data.y, dtype=np.int64))
         return coords
 
     def _hsgp_geometry(self, data: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -910,21 +923,6 @@ class LatentGaussianProcess(ClassifierModel):
         center, half_width = (high + low) / 2.0, self.hsgp_boundary * (high - low) / 2.0
         frequencies = np.vstack([np.zeros((1, x.shape[1])), hsgp_frequencies(half_width, self.basis_per_input(x.shape[1]))])
         return center, half_width, frequencies
-
-    def parameter_coords(self, data: Dataset) -> dict[str, Any]:
-        """The coordinates plus what prediction at new inputs needs: the training inputs and labels
-        (``training_input``, ``training_label``; exact GP) or the basis geometry (``hsgp_center``,
-        ``hsgp_half_width``, ``hsgp_frequency``; HSGP)."""
-        coords: dict[str, Any] = dict(self.coords(data))
-        if self.uses_hsgp(data):
-            center, half_width, frequencies = self._hsgp_geometry(data)
-            coords["hsgp_center"] = (("feature",), center)
-            coords["hsgp_half_width"] = (("feature",), half_width)
-            coords["hsgp_frequency"] = (("basis", "feature"), frequencies)
-            return coords
-        coords["training_input"] = (("obs", "feature"), np.asarray(data.X, dtype=float))
-        coords["training_label"] = (("obs",), np.asarray(data.y, dtype=np.int64))
-        return coords
 
     def cache_key(self, data: Dataset) -> tuple:
         if self.uses_hsgp(data):  # the graph depends on which weights are centred, not on n
@@ -942,7 +940,7 @@ class LatentGaussianProcess(ClassifierModel):
         if latent_graph not in ("fused", "pytensor"):
             raise ValueError(f"latent_graph must be 'fused' or 'pytensor', got {latent_graph!r}")
         self.check_training_data(data)
-        with pm.Model(coords=self.coords(data)) as model:
+        with pm.Model(coords=self.model_coords(data)) as model:
             labels = pm.Data("training_label", np.asarray(data.y, dtype=np.int64), dims="obs")
             lengthscale = pm.InverseGamma("lengthscale", alpha=self.prior.lengthscale_alpha, beta=self.prior.lengthscale_beta, dims="feature")
             amplitude = pm.HalfNormal("amplitude", sigma=self.prior.amplitude_sigma)
@@ -984,7 +982,7 @@ class LatentGaussianProcess(ClassifierModel):
         frequency_values = pm.Data("hsgp_frequency_values", frequencies)  # data: a refit swaps it with the basis
         prior_sd = pt.concatenate([constant[np.newaxis], amplitude * pt.sqrt(stationary.power_spectral_density(frequency_values))])
         centered = self.hsgp_centered(data)
-        labels = np.asarray(self.coords(data)["basis"])
+        labels = np.asarray(self.model_coords(data)["basis"])
         pm.Model.get_context().add_coords({"basis_centered": labels[centered], "basis_noncentered": labels[~centered]})
         weight = pt.zeros(basis.shape[1])
         if centered.any():
@@ -1047,7 +1045,7 @@ class LatentGaussianProcess(ClassifierModel):
         lengthscale, amplitude, constant = theta[:d], float(theta[d]), float(theta[d + 1])
         covariance = self._covariance(x, x, lengthscale, amplitude, constant) + self.jitter * amplitude**2 * np.eye(data.n_obs)
         fit = laplace_fit(x, y, covariance, link=self.link)
-        return xr.Dataset(
+        estimate = xr.Dataset(
             {
                 "lengthscale": (("feature",), lengthscale),
                 "amplitude": ((), amplitude),
@@ -1055,7 +1053,8 @@ class LatentGaussianProcess(ClassifierModel):
                 "latent": (("obs",), fit.mode),
                 "laplace_weight": (("obs",), fit.sqrt_w**2),
             }
-        ).assign_coords(self.parameter_coords(data))
+        )
+        return self.with_coords(estimate, data)
 
     @staticmethod
     def _type2_maximum_likelihood(objective, d: int, *, jac: bool) -> np.ndarray:
@@ -1088,7 +1087,7 @@ class LatentGaussianProcess(ClassifierModel):
         theta = self._type2_maximum_likelihood(negative_evidence, d, jac=False)
         prior_sd = self._hsgp_prior_sd(frequencies, theta, d)
         fit = weight_laplace_fit(basis * prior_sd, y, link=self.link)
-        return xr.Dataset(
+        estimate = xr.Dataset(
             {
                 "lengthscale": (("feature",), theta[:d]),
                 "amplitude": ((), float(theta[d])),
@@ -1096,7 +1095,8 @@ class LatentGaussianProcess(ClassifierModel):
                 "basis_weight": (("basis",), prior_sd * fit.mode),
                 "laplace_weight_covariance": (("basis", "other_basis"), prior_sd[:, np.newaxis] * fit.covariance * prior_sd),
             }
-        ).assign_coords(self.parameter_coords(data))
+        )
+        return self.with_coords(estimate, data)
 
     # -- prediction -------------------------------------------------------------------------------
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:

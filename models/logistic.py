@@ -131,19 +131,20 @@ class LogisticRegression(ClassifierModel):
     """
 
     name: ClassVar[str] = "logistic"
-    parameter_names: ClassVar[tuple[str, ...]] = ("intercept", "weights")
 
     prior: LogisticPrior = field(default_factory=LogisticPrior)
     link: Link = "logit"
     parametrization: Parametrization = "whitened"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.prior, LogisticPrior):
-            raise TypeError(f"prior must be a LogisticPrior, got {type(self.prior).__name__}")
+        super().__post_init__()
         if self.link not in ("logit", "probit"):
             raise ValueError(f"link must be 'logit' or 'probit', got {self.link!r}")
         if self.parametrization not in ("whitened", "centered"):
             raise ValueError(f"parametrization must be 'whitened' or 'centered', got {self.parametrization!r}")
+
+    def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        return ("intercept", "weights")
 
     # -- helpers -----------------------------------------------------------------------
     def _check_link(self, n_classes: int, class_names: tuple[str, ...]) -> None:
@@ -185,13 +186,12 @@ class LogisticRegression(ClassifierModel):
         return _minimise_newton(objective, self._penalty(data.n_features, n_free, kind), kind=kind)
 
     def _coefficients_to_dataset(self, coefficients: np.ndarray, data: Dataset) -> xr.Dataset:
-        coords = self.coords(data)
         if data.n_classes == 2:
             variables = {"intercept": ((), coefficients[0]), "weights": (("feature",), coefficients[1:])}
         else:
             full = _zero_sum_basis(data.n_classes) @ coefficients.reshape(data.n_classes - 1, -1)
             variables = {"intercept": (("class",), full[:, 0]), "weights": (("feature", "class"), full[:, 1:].T)}
-        return xr.Dataset(variables, coords=coords)
+        return self.with_coords(xr.Dataset(variables), data)
 
     # -- PyMC model --------------------------------------------------------------------
     def build(self, data: Dataset) -> pm.Model:
@@ -205,7 +205,7 @@ class LogisticRegression(ClassifierModel):
         self.check_training_data(data)
         self._check_link(data.n_classes, data.class_names)
         binary = data.n_classes == 2
-        with pm.Model(coords=self.coords(data)) as model:
+        with pm.Model(coords=self.model_coords(data)) as model:
             X = pm.Data("X", data.X, dims=("obs", "feature"))
             y = pm.Data("y", data.y, dims="obs")
             if self.parametrization == "whitened":

@@ -388,17 +388,24 @@ class NaiveBayes(ClassifierModel):
     prior: NaiveBayesPrior = field(default_factory=NaiveBayesPrior)
 
     name: ClassVar[str] = "naive_bayes"
-    point_estimate_kinds: ClassVar[tuple[str, ...]] = ("mle", "map", "posterior_mean", "unbiased")
-    parameter_names: ClassVar[tuple[str, ...]] = (
-        "class_prior", "binary_proba", "category_proba", "count_proba", "gaussian_mean", "gaussian_variance",
-    )  # fmt: skip
-    has_exact_posterior: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        if isinstance(self.prior, dict):
-            object.__setattr__(self, "prior", NaiveBayesPrior(**self.prior))
-        if not isinstance(self.prior, NaiveBayesPrior):
-            raise ValueError(f"prior must be a NaiveBayesPrior, got {self.prior!r}")
+    def available_point_estimates(self) -> tuple[str, ...]:
+        return ("mle", "map", "posterior_mean", "unbiased")
+
+    def has_exact(self) -> bool:
+        return True
+
+    def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        """``class_prior`` and the parameters of each feature kind present in ``data``."""
+        layout = _layout(data)
+        present = {
+            "binary_proba": layout.binary.size,
+            "category_proba": layout.categorical.size,
+            "count_proba": layout.count.size,
+            "gaussian_mean": layout.continuous.size,
+            "gaussian_variance": layout.continuous.size,
+        }
+        return ("class_prior", *(name for name, size in present.items() if size))
 
     # -- data -------------------------------------------------------------------------------------
     def check_training_data(self, data: Dataset) -> None:
@@ -412,12 +419,9 @@ class NaiveBayes(ClassifierModel):
                 "training rows, so no class variance can be estimated; drop them"
             )
 
-    def coords(self, data: Dataset) -> dict[str, list[str]]:
-        """``class``, ``feature`` and one dim per feature kind present in ``data``."""
-        return _coords(data, _layout(data))
-
-    def parameter_coords(self, data: Dataset) -> dict[str, Any]:
-        """:meth:`coords` plus the ``category_feature`` / ``category_code`` labels of each level."""
+    def coords(self, data: Dataset) -> dict[str, Any]:
+        """``class``, ``feature``, one dim per feature kind present in ``data``, and the
+        ``category_feature`` / ``category_code`` labels of each categorical level."""
         layout = _layout(data)
         coords: dict[str, Any] = _coords(data, layout)
         if layout.categorical.size:
@@ -470,7 +474,7 @@ class NaiveBayes(ClassifierModel):
         layout, stats, conjugate = self._conjugate(data)
         prior = self.prior
         K = data.n_classes
-        with pm.Model(coords=self.coords(data)) as model:
+        with pm.Model(coords=self.model_coords(data)) as model:
             class_counts = pm.Data("class_counts", stats.class_counts, dims="class")
             class_prior = pm.Dirichlet("class_prior", a=np.full(K, prior.class_concentration), dims="class")
             pm.Potential("class_counts_likelihood", pt.sum(class_counts * pt.log(class_prior)))
@@ -550,7 +554,7 @@ class NaiveBayes(ClassifierModel):
             {name: (("chain", "draw", *dims), values) for name, (dims, values) in variables.items()},
             coords={"chain": np.arange(chains), "draw": np.arange(draws)},
         )
-        return dataset.assign_coords(self.parameter_coords(data))
+        return self.with_coords(dataset, data)
 
     # -- closed forms -----------------------------------------------------------------------------
     def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
@@ -591,7 +595,7 @@ class NaiveBayes(ClassifierModel):
         if layout.continuous.size:
             variables["gaussian_mean"] = (("class", "continuous_feature"), np.array(mean))  # not the cached array
             variables["gaussian_variance"] = (("class", "continuous_feature"), variance)
-        return xr.Dataset(variables).assign_coords(self.parameter_coords(data))
+        return self.with_coords(xr.Dataset(variables), data)
 
     # -- prediction -------------------------------------------------------------------------------
     def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:

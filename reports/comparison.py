@@ -31,10 +31,6 @@ ESTIMATE_LABELS = {
 }
 
 
-#: stored "point estimates" that are not plug-ins but exact posterior predictives (gcc's Student-t)
-EXACT_PREDICTIVES = frozenset({"posterior_predictive"})
-
-
 def point_estimate_kinds(result: xr.DataTree) -> list[str]:
     """The kinds of the ``point_estimate_<kind>`` groups stored in ``result``, in storage order."""
     return [name.removeprefix("point_estimate_") for name in result.children if name.startswith("point_estimate_")]
@@ -107,9 +103,10 @@ def heldout_scores(result: xr.DataTree, heldout: Dataset) -> list[HeldOutScores]
     prediction = predict(result, heldout, keep_draws=False)
     labels = np.arange(len(json.loads(result.attrs["class_names"])))
     scores = []
+    predictives = model_of(result).predictive_kinds()  # exact predictives, not plug-ins (the contract says which)
     estimates = {"class_proba": "posterior (draws)"} if "posterior" in result else {}
     estimates |= {
-        f"class_proba_{kind}": _label(kind) if kind in EXACT_PREDICTIVES else f"{_label(kind)} plug-in"
+        f"class_proba_{kind}": _label(kind) if kind in predictives else f"{_label(kind)} plug-in"
         for kind in point_estimate_kinds(result)
     }
     for variable, label in estimates.items():

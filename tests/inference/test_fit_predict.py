@@ -305,7 +305,7 @@ def test_fit_rejects_unknown_model(gaussians_small):
 def test_fit_rejects_bad_seed_and_data(gaussians_small):
     with pytest.raises(ValueError, match="random_seed must be a non-negative integer, got -1"):
         fit("logistic", gaussians_small, method="map", random_seed=-1)
-    with pytest.raises(TypeError, match="data must be a data.Dataset"):
+    with pytest.raises(TypeError, match="data must be a bayesclass.data.Dataset"):
         fit("logistic", gaussians_small.X, method="map")
 
 

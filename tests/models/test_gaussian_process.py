@@ -267,7 +267,7 @@ def test_draws_interpolate_their_latent_at_training_inputs(small_gp_data, link):
             "constant": (("chain", "draw"), constant.reshape(1, 3)),
             "latent": (("chain", "draw", "obs"), latent.reshape(1, 3, n)),
         },
-    ).assign_coords(model.parameter_coords(small_gp_data))
+    ).assign_coords(model.coords(small_gp_data))
     proba = model.class_proba(draws, small_gp_data.X[:10]).sel({"class": "1"}).values  # (chain, draw, obs)
     inverse_link = scipy.special.expit if link == "logit" else scipy.special.ndtr
     np.testing.assert_allclose(proba, inverse_link(draws["latent"].values[..., :10]), atol=2e-3)
@@ -779,7 +779,7 @@ def test_pymc_hsgp_model_latent_and_prior_match_numpy(hsgp_small_data):
     data = hsgp_small_data
     model = LatentGaussianProcess(approximation="hsgp", hsgp_basis=12)
     pymc_model = model.build(data)
-    coords = model.parameter_coords(data)
+    coords = model.coords(data)
     center, half_width = coords["hsgp_center"][1], coords["hsgp_half_width"][1]
     frequencies = coords["hsgp_frequency"][1]
     assert pymc_model.coords["basis"][0] == "constant" and len(pymc_model.coords["basis"]) == 13
@@ -804,7 +804,7 @@ def test_hsgp_draws_predict_their_own_latent(hsgp_small_data):
     """HSGP draws: f(x*) = beta_0 + phi(x*)^T beta with variance 0, at training and new inputs alike."""
     data = hsgp_small_data
     model = LatentGaussianProcess(approximation="hsgp", hsgp_basis=12)
-    coords = model.parameter_coords(data)
+    coords = model.coords(data)
     rng = np.random.default_rng(4)
     weights = rng.normal(size=(1, 3, 13))
     draws = xr.Dataset({"basis_weight": (("chain", "draw", "basis"), weights)}).assign_coords(coords)
@@ -826,7 +826,7 @@ def test_hsgp_basis_labels_name_their_frequencies(breast_cancer_two, hsgp_small_
     pi j / (2 L_2), the same order as the model's basis columns."""
     data = hsgp_small_data if d == 1 else breast_cancer_two
     model = LatentGaussianProcess(approximation="hsgp", hsgp_basis=6)
-    coords = model.parameter_coords(data)
+    coords = model.coords(data)
     labels = model.coords(data)["basis"]
     half_width, frequencies = coords["hsgp_half_width"][1], coords["hsgp_frequency"][1]
     assert len(labels) == 6**d + 1 and labels[0] == "constant"
@@ -915,8 +915,8 @@ def test_auto_approximation_switches_to_hsgp_exactly_above_exact_up_to():
     model = LatentGaussianProcess()
     assert model.approximation == "auto"
     assert not model.uses_hsgp(at_limit) and model.uses_hsgp(above)
-    assert "training_input" in model.parameter_coords(at_limit) and "hsgp_center" not in model.parameter_coords(at_limit)
-    assert "hsgp_center" in model.parameter_coords(above) and "training_input" not in model.parameter_coords(above)
+    assert "training_input" in model.coords(at_limit) and "hsgp_center" not in model.coords(at_limit)
+    assert "hsgp_center" in model.coords(above) and "training_input" not in model.coords(above)
     assert "basis" in model.coords(above) and "basis" not in model.coords(at_limit)
     assert LatentGaussianProcess(approximation="exact").uses_hsgp(above) is False
     assert LatentGaussianProcess(approximation="hsgp").uses_hsgp(data.subset(np.arange(20))) is True
@@ -1141,7 +1141,7 @@ def test_hsgp_model_with_swapped_data_is_the_model_of_the_new_data():
     """Two standardised seed-004 samples have the same cache key but half-widths 2.572 and 2.541."""
     model = LatentGaussianProcess(approximation="hsgp")
     first, second = seed004_gp(300, random_seed=1).standardized(), seed004_gp(300, random_seed=2).standardized()
-    assert model.parameter_coords(first)["hsgp_half_width"][1] != pytest.approx(model.parameter_coords(second)["hsgp_half_width"][1])
+    assert model.coords(first)["hsgp_half_width"][1] != pytest.approx(model.coords(second)["hsgp_half_width"][1])
     swapped, expected = swapped_logp(model, first, second, random_points(model.build(second), 3, seed=3))
     np.testing.assert_allclose(swapped, expected, rtol=1e-10)
 

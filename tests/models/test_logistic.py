@@ -95,7 +95,14 @@ def test_model_rejects_unknown_options(arguments, pattern):
 
 def test_model_rejects_prior_of_wrong_type():
     with pytest.raises(TypeError, match="prior must be a LogisticPrior"):
-        LogisticRegression(prior={"weight_sigma": 1.0})
+        LogisticRegression(prior=0.5)
+    with pytest.raises(ValueError, match=r"prior=\{'weight_scale': 1.0\}.*its fields are weight_sigma, intercept_sigma"):
+        LogisticRegression(prior={"weight_scale": 1.0})
+
+
+def test_model_accepts_its_prior_as_a_dict():
+    """One dict-to-prior conversion in the base class serves every family (and from_dict)."""
+    assert LogisticRegression(prior={"weight_sigma": 2.0}).prior == LogisticPrior(weight_sigma=2.0)
 
 
 def test_unknown_point_estimate_kind(gaussians_small):

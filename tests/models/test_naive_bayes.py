@@ -607,7 +607,7 @@ def test_class_probabilities_sum_to_one_for_draws_and_point_estimates(mixed, tra
         # each draw is the prediction of that draw alone (no accidental broadcasting)
         one = model.class_proba(draws.isel(chain=1, draw=7), dataset.X)
         np.testing.assert_allclose(proba.isel(chain=1, draw=7).values, one.values, rtol=1e-13)
-        for kind in model.point_estimate_kinds:
+        for kind in model.available_point_estimates():
             try:
                 estimate = model.point_estimate(dataset, kind)
             except NoEstimateError:
@@ -663,7 +663,7 @@ def test_autoscaled_gaussian_predictions_are_invariant_to_the_units(shift, scale
     iris = data.load("iris")
     moved = dataclasses.replace(iris, X=iris.X * scale + shift)
     model = NaiveBayes(prior=NaiveBayesPrior(gaussian_mean_strength=1.0, gaussian_variance_scale=0.5))
-    for kind in model.point_estimate_kinds:
+    for kind in model.available_point_estimates():
         original = model.class_proba(model.point_estimate(iris, kind), iris.X)
         changed = model.class_proba(model.point_estimate(moved, kind), moved.X)
         np.testing.assert_allclose(changed.values, original.values, rtol=0, atol=atol)
@@ -812,13 +812,13 @@ def test_exact_fit_stores_every_point_estimate_and_its_status(exact_transport, t
             "point_estimate_unbiased", "observed_data", "constant_data"} <= set(tree.children)  # fmt: skip
     assert "sample_stats" not in tree.children
     assert json.loads(tree.attrs["point_estimate_status"]) == {
-        kind: "exists" for kind in NaiveBayes.point_estimate_kinds
+        kind: "exists" for kind in NaiveBayes().available_point_estimates()
     }
     assert tree.attrs["mle_status"] == "exists"
     assert tree.attrs["method"] == "exact" and tree.attrs["model"] == "naive_bayes"
     assert json.loads(tree.attrs["sampler_settings"]) == {"draws": 1000, "chains": 2}
     model = NaiveBayes()
-    for kind in model.point_estimate_kinds:
+    for kind in model.available_point_estimates():
         xr.testing.assert_identical(tree[f"point_estimate_{kind}"].to_dataset(), model.point_estimate(transport, kind))
     assert inference.model_of(tree) == model
     report = inference.diagnose(tree)
@@ -828,7 +828,7 @@ def test_exact_fit_stores_every_point_estimate_and_its_status(exact_transport, t
 
 def test_predict_from_an_exact_fit(exact_transport, transport):
     prediction = inference.predict(exact_transport, transport.X)
-    for kind in NaiveBayes.point_estimate_kinds:
+    for kind in NaiveBayes().available_point_estimates():
         assert prediction[f"class_proba_{kind}"].dims == ("obs", "class")
     assert prediction["class_proba_draws"].dims == ("chain", "draw", "obs", "class")
     np.testing.assert_allclose(
