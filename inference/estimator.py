@@ -15,11 +15,11 @@ import numpy as np
 import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bayesclass.data import Dataset, check_features
+from bayesclass.data import Dataset
 from bayesclass.inference.fit import Method, fit
-from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
 from bayesclass.inference.sampling import SamplerSettings
 from bayesclass.models import ClassifierModel
 
@@ -66,28 +66,31 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         self.feature_kinds = feature_kinds
         self.random_seed = random_seed
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # refused with scikit-learn's own message (validate_data)
+        tags.input_tags.allow_nan = False
+        # NUTS draws differ between runs unless random_seed is fixed; point estimates are deterministic
+        tags.non_deterministic = self.method == "nuts" and self.random_seed is None
+        return tags
+
     def fit(self, X: Any, y: Any) -> BayesianClassifier:
-        """Fit to features ``X`` (n_obs, n_features) and labels ``y`` of any hashable type."""
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (one label per row), got shape {y.shape}; pass y.ravel()")
+        """Fit to features ``X`` (n_obs, n_features) and labels ``y`` of any hashable type.
+
+        Input is validated by scikit-learn's ``validate_data`` (dense numeric 2-D ``X``,
+        finite values, at least 2 rows, one label per row; sparse matrices refused).
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        if np.ndim(X) != 2:
-            raise ValueError(f"X must be 2-D (n_obs, n_features), got shape {np.shape(X)}; reshape one feature with X.reshape(-1, 1)")
-        values = check_features(X, n_features=np.shape(X)[1], argument="X")
-        if len(values) != len(y):
-            raise ValueError(f"X has {len(values)} rows but y has {len(y)} labels; pass one label per row")
         self.classes_, codes = np.unique(y, return_inverse=True)
-        self.n_features_in_ = values.shape[1]
+        n_features = X.shape[1]
         data = Dataset(
             name="BayesianClassifier.fit",
-            X=values,
+            X=X,
             y=codes,
-            feature_names=tuple(f"x{j}" for j in range(values.shape[1])),
+            feature_names=tuple(f"x{j}" for j in range(n_features)),
             class_names=tuple(str(label) for label in self.classes_),
-            feature_kinds=(
-                (self.feature_kinds,) * values.shape[1] if isinstance(self.feature_kinds, str) else self.feature_kinds
-            ),
+            feature_kinds=(self.feature_kinds,) * n_features if isinstance(self.feature_kinds, str) else self.feature_kinds,
             provenance="arrays passed to BayesianClassifier.fit",
         )
         self.result_ = fit(
@@ -100,18 +103,24 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         )
         return self
 
-    def predict_full(self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB) -> xr.Dataset:
-        """Everything :func:`inference.predict` returns (draws, interval, point estimates)."""
+    def _validated(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "result_")
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def predict_full(self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB) -> xr.Dataset:
+        """Everything :func:`bayesclass.inference.predict` returns (draws, interval, point estimates)."""
+        X = self._validated(X)
         return predict(self.result_, X, interval_prob=interval_prob)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities (n_obs, n_classes), columns in the order of ``classes_``."""
-        check_is_fitted(self, "result_")
+        X = self._validated(X)
         return predict(self.result_, X, keep_draws=False)["class_proba"].values
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        return np.log(self.predict_proba(X))
+        """log of :meth:`predict_proba`, computed in the log domain (finite where probabilities underflow)."""
+        X = self._validated(X)
+        return predict_log_proba(self.result_, X).values
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest probability for each row."""

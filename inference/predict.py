@@ -17,12 +17,13 @@ from typing import Any
 
 import arviz_stats as azs
 import numpy as np
+import scipy.special
 import xarray as xr
 
 from bayesclass.data import Dataset, check_features
 from bayesclass.inference.fit import model_of, standardization_of
 
-__all__ = ["DEFAULT_INTERVAL_PROB", "predict"]
+__all__ = ["DEFAULT_INTERVAL_PROB", "predict", "predict_log_proba"]
 
 DEFAULT_INTERVAL_PROB = 0.89
 #: rows per block so that one block of per-draw probabilities stays near 64 MB
@@ -101,6 +102,37 @@ def predict(
         method=result.attrs["method"],
     )
     return dataset
+
+
+def predict_log_proba(result: xr.DataTree, X: Any) -> xr.DataArray:
+    """log P(class | x) of the estimate :func:`predict` reports as ``class_proba``, in the log domain.
+
+    With posterior draws it is the log of the posterior mean probability,
+    ``logsumexp_s log P(class | x, theta_s) - log S`` over the S draws; otherwise the
+    fitted point estimate's ``class_log_proba``. Rows whose probabilities underflow to 0
+    keep their finite log values.
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``(obs, class)``.
+    """
+    model = model_of(result)
+    feature_names = json.loads(result.attrs["feature_names"])
+    center, scale = standardization_of(result)
+    values = (check_features(X, n_features=len(feature_names), feature_names=feature_names) - center) / scale
+    if "posterior" not in result:
+        return model.class_log_proba(result[f"point_estimate_{result.attrs['method']}"].to_dataset(), values)
+    posterior = result["posterior"].to_dataset()
+    n_draws = posterior.sizes["chain"] * posterior.sizes["draw"]
+    block = max(1, _BLOCK_VALUES // (n_draws * len(json.loads(result.attrs["class_names"]))))
+    pieces = []
+    for start in range(0, len(values), block):
+        per_draw = model.class_log_proba(posterior, values[start : start + block]).transpose("chain", "draw", "obs", "class")
+        with np.errstate(invalid="ignore"):  # NaN rows (impossible under every class) stay NaN
+            pieces.append(scipy.special.logsumexp(per_draw.values, axis=(0, 1)) - np.log(n_draws))
+    class_names = json.loads(result.attrs["class_names"])
+    return xr.DataArray(np.concatenate(pieces, axis=0), dims=("obs", "class"), coords={"class": class_names})
 
 
 def _summarise(model, posterior: xr.Dataset, values: np.ndarray, interval_prob: float, keep_draws: bool) -> xr.Dataset:

@@ -7,12 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression as SklearnLogisticRegression
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bayesclass import data
 from bayesclass import inference
@@ -135,18 +137,21 @@ def test_unfitted_estimator_raises_not_fitted(gaussians_small):
 
 def test_fit_rejects_mismatched_lengths():
     X, y = np.random.default_rng(0).normal(size=(10, 2)), np.array([0, 1] * 4 + [0])
-    with pytest.raises(ValueError, match="X has 10 rows but y has 9 labels"):
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[10, 9\]"):
         BayesianClassifier(method="map").fit(X, y)
 
 
 def test_fit_rejects_1d_features():
-    with pytest.raises(ValueError, match=r"X must be 2-D.*shape \(6,\).*reshape"):
+    with pytest.raises(ValueError, match=r"Expected 2D array, got 1D array instead(.|\n)*Reshape your data"):
         BayesianClassifier(method="map").fit(np.arange(6.0), np.array([0, 1, 0, 1, 0, 1]))
 
 
-def test_fit_rejects_2d_labels():
-    with pytest.raises(ValueError, match=r"y must be 1-D.*\(6, 1\)"):
-        BayesianClassifier(method="map").fit(np.ones((6, 2)), np.zeros((6, 1)))
+def test_fit_rejects_2d_labels_and_ravels_a_column_vector():
+    with pytest.raises(ValueError, match=r"y should be a 1d array, got an array of shape \(6, 2\)"):
+        BayesianClassifier(method="map").fit(np.ones((6, 2)), np.zeros((6, 2)))
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        BayesianClassifier(method="map").fit(X, np.array([[0], [1], [0], [1], [0], [1]]))
 
 
 def test_fit_rejects_single_class_and_nan(gaussians_small):
@@ -154,7 +159,7 @@ def test_fit_rejects_single_class_and_nan(gaussians_small):
         BayesianClassifier(method="map").fit(gaussians_small.X, np.zeros(gaussians_small.n_obs, dtype=int))
     X = gaussians_small.X.copy()
     X[7, 0] = np.nan
-    with pytest.raises(ValueError, match="NaN at row 7"):
+    with pytest.raises(ValueError, match="Input X contains NaN"):
         BayesianClassifier(method="map").fit(X, gaussians_small.y)
 
 
@@ -165,7 +170,7 @@ def test_fit_rejects_continuous_targets(gaussians_small):
 
 def test_predict_rejects_wrong_number_of_features(gaussians_small):
     estimator = BayesianClassifier(method="map").fit(gaussians_small.X, gaussians_small.y)
-    with pytest.raises(ValueError, match="X has 3 columns but the model was fitted on 2 features"):
+    with pytest.raises(ValueError, match="X has 3 features, but BayesianClassifier is expecting 2 features"):
         estimator.predict(np.ones((2, 3)))
 
 
@@ -203,3 +208,74 @@ def test_naive_bayes_estimator_rejects_non_binary_values_for_binary_kind():
     X = np.array([[0.0, 1.0], [1.0, 2.0], [0.0, 0.0], [1.0, 1.0]])
     with pytest.raises(ValueError, match=r"X\[1, 1\] = 2.0 in binary .* must be 0 or 1"):
         BayesianClassifier("naive_bayes", method="mle", feature_kinds="binary").fit(X, [0, 1, 0, 1])
+
+
+# -- scikit-learn's own conformance suite ----------------------------------------------------------------
+
+MAP_ESTIMATORS = [BayesianClassifier(family, method="map") for family in ("logistic", "naive_bayes", "gcc")]
+
+
+@parametrize_with_checks(MAP_ESTIMATORS)
+def test_map_estimators_pass_every_scikit_learn_check(estimator, check):
+    """Every check of ``parametrize_with_checks`` for logistic, naive Bayes (Gaussian) and gcc in MAP mode."""
+    check(estimator)
+
+
+#: a tiny sampler: the API checks fit many small data sets of the same structure (compiled once)
+TINY_SAMPLER = SamplerSettings(draws=40, tune=40, chains=1, progressbar=False)
+NUTS_API_CHECKS = {
+    "check_no_attributes_set_in_init",
+    "check_parameters_default_constructible",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_dont_overwrite_parameters",
+    "check_fit_score_takes_y",
+    "check_estimators_unfitted",
+    "check_n_features_in_after_fitting",
+    "check_fit2d_predict1d",
+    "check_requires_y_none",
+}
+
+
+NUTS_ESTIMATOR = BayesianClassifier("logistic", method="nuts", sampler=TINY_SAMPLER, random_seed=0)
+
+
+def _check_name(check) -> str:
+    return getattr(check, "func", check).__name__
+
+
+@parametrize_with_checks([NUTS_ESTIMATOR])
+def test_nuts_estimator_passes_the_scikit_learn_api_checks(estimator, check):
+    """NUTS mode, the API checks (the default run); the others fit many NUTS models and run as slow below."""
+    if _check_name(check) not in NUTS_API_CHECKS:
+        pytest.skip("a NUTS-heavy check: see test_nuts_estimator_passes_every_other_scikit_learn_check (slow)")
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([NUTS_ESTIMATOR])
+def test_nuts_estimator_passes_every_other_scikit_learn_check(estimator, check):
+    if _check_name(check) in NUTS_API_CHECKS:
+        pytest.skip("in the default run: test_nuts_estimator_passes_the_scikit_learn_api_checks")
+    check(estimator)
+
+
+def test_predict_log_proba_stays_finite_where_probabilities_underflow(gaussians_small):
+    """Far from the data P(class) underflows to 0 for one class; its log probability is finite and equals the
+    closed form of logistic regression, log sigmoid(+-eta), computed in the log domain."""
+    estimator = BayesianClassifier(method="map").fit(gaussians_small.X, gaussians_small.y)
+    far = np.array([[1e3, -1e3], [-1e3, 1e3]])
+    log_proba = estimator.predict_log_proba(far)
+    assert np.isfinite(log_proba).all()
+    assert (estimator.predict_proba(far) == 0).any()  # the plain probabilities do underflow
+    np.testing.assert_allclose(scipy.special.logsumexp(log_proba, axis=1), 0.0, atol=1e-12)
+    estimate = estimator.result_["point_estimate_map"]
+    eta = float(estimate["intercept"]) + far @ estimate["weights"].values
+    np.testing.assert_allclose(log_proba[:, 1], -np.logaddexp(0.0, -eta), rtol=1e-12)
+
+
+def test_predict_log_proba_of_draws_is_the_log_of_the_posterior_mean(gaussians_small):
+    estimator = BayesianClassifier(method="nuts", sampler=TINY_SAMPLER, random_seed=1).fit(gaussians_small.X, gaussians_small.y)
+    np.testing.assert_allclose(
+        estimator.predict_log_proba(gaussians_small.X[:20]), np.log(estimator.predict_proba(gaussians_small.X[:20])), rtol=1e-10
+    )
