@@ -12,10 +12,15 @@ import csv
 import json
 import math
 import sys
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
+from bayesclass.inference.fit import Method
+from bayesclass.models import REGISTRY
 
 __all__ = ["main"]
 
@@ -59,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     _model_arguments(fit)
     fit.add_argument(
         "--method",
-        choices=("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"),
+        choices=typing.get_args(Method),
         default="nuts",
         help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
         "--covariance-prior inverse_wishart); or a point estimate (map, mle; gp: map = Laplace; naive_bayes and gcc also unbiased, "
@@ -100,80 +105,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: per family: CLI flag -> (field of the family's prior dataclass or of the family, type, help)
-_FAMILY_FLAGS: dict[str, dict[str, tuple[str, type, str]]] = {
-    "logistic": {
-        "--prior-sigma": ("weight_sigma", float, "prior sd of the weights (default 1)"),
-        "--intercept-sigma": ("intercept_sigma", float, "prior sd of the intercept; inf = flat (default 10)"),
-        "--link": ("link", str, "logit (default) or probit"),
-    },
-    "naive_bayes": {
-        "--class-concentration": ("class_concentration", float, "Dirichlet prior of the class probabilities (default 1)"),
-        "--binary-alpha": ("binary_alpha", float, "Beta(alpha, beta) prior of P(binary feature = 1 | class) (default 1)"),
-        "--binary-beta": ("binary_beta", float, "see --binary-alpha (default 1)"),
-        "--category-concentration": ("category_concentration", float, "Dirichlet prior of each categorical feature's levels (default 1)"),
-        "--count-concentration": ("count_concentration", float, "Dirichlet prior of the count (word) probabilities (default 1)"),
-        "--gaussian-mean-strength": ("gaussian_mean_strength", float, "kappa_0: prior observations behind a class mean (default 0.01)"),
-        "--gaussian-variance-shape": ("gaussian_variance_shape", float, "a_0 of the inverse-gamma variance prior (default 1)"),
-        "--gaussian-variance-scale": ("gaussian_variance_scale", float, "b_0, in units of the pooled variance unless --no-gaussian-autoscale (default 0.01)"),
-        "--gaussian-mean-center": ("gaussian_mean_center", float, "m_0 with --no-gaussian-autoscale (default 0)"),
-    },
-    "gcc": {
-        "--covariance": ("covariance", str, "shared (LDA, default) or per-class (QDA)"),
-        "--covariance-prior": ("covariance_prior", str, "lkj (default; NUTS) or inverse_wishart (conjugate: exact draws, closed forms)"),
-        "--class-concentration": ("class_concentration", float, "Dirichlet prior of the class probabilities (default 1)"),
-        "--mean-scale": ("mean_scale", float, "LKJ prior: sd of each class mean, in pooled sds (default 10)"),
-        "--sd-scale": ("sd_scale", float, "LKJ prior: half-normal scale of each feature sd, in pooled sds (default 2.5)"),
-        "--lkj-eta": ("lkj_eta", float, "LKJ prior: eta of the correlations (default 2)"),
-        "--mean-strength": ("mean_strength", float, "inverse-Wishart prior: kappa_0 (default 0.01)"),
-        "--wishart-dof-offset": ("wishart_dof_offset", float, "inverse-Wishart prior: nu_0 = d + 1 + offset (default 1)"),
-        "--wishart-scale": ("wishart_scale", float, "inverse-Wishart prior: Psi_0 in pooled variances (default 1)"),
-        "--mean-center": ("mean_center", float, "prior centre of the means with --no-autoscale (default 0)"),
-        "--regularization": ("regularization", float, "shrink the MLE covariance towards the pooled variances, in [0, 1) (default 0)"),
-    },
-    "gp": {
-        "--link": ("link", str, "logit (default) or probit"),
-        "--kernel": ("kernel", str, "exp_quad (default) or matern52, plus a constant term"),
-        "--approximation": ("approximation", str, "exact, hsgp, or auto (default: exact up to 500 rows, HSGP above)"),
-        "--hsgp-basis": ("hsgp_basis", int, "HSGP basis functions per input (default 30, 15 for two inputs, 8 for three)"),
-        "--hsgp-boundary": ("hsgp_boundary", float, "HSGP box: this times the input half-range (default 1.5)"),
-        "--lengthscale-alpha": ("lengthscale_alpha", float, "InverseGamma(alpha, beta) prior of each lengthscale (default 3)"),
-        "--lengthscale-beta": ("lengthscale_beta", float, "see --lengthscale-alpha (default 2)"),
-        "--amplitude-sigma": ("amplitude_sigma", float, "half-normal scale of the GP amplitude (default 3)"),
-        "--constant-sigma": ("constant_sigma", float, "half-normal scale of the constant term's sd (default 1)"),
-    },
-}
-#: flags that choose among fixed options
-_CHOICES = {
-    "--link": ("logit", "probit"),
-    "--covariance": ("shared", "per-class"),
-    "--covariance-prior": ("lkj", "inverse_wishart"),
-    "--kernel": ("exp_quad", "matern52"),
-    "--approximation": ("auto", "exact", "hsgp"),
-}
-#: per family: its store_true switches -> the prior field they set to False
-_FAMILY_SWITCHES = {
-    "naive_bayes": {"--no-gaussian-autoscale": ("gaussian_autoscale", "state the Gaussian prior in raw units instead of each feature's pooled mean/variance")},
-    "gcc": {"--no-autoscale": ("autoscale", "state the priors in raw units instead of each feature's pooled mean and sd")},
-}
-
-
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="logistic", help="logistic (default), naive_bayes, gcc or gp")
+    parser.add_argument("--model", default="logistic", choices=sorted(REGISTRY), help="model family (default logistic)")
     parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
     parser.add_argument("--target", help="label column of a CSV file")
     parser.add_argument("--standardize", action="store_true", help="centre and scale continuous features")
     parser.add_argument("--features", help="comma-separated feature names to keep, e.g. a 2-input slice for --model gp")
-    added: set[str] = set()
-    for family, flags in _FAMILY_FLAGS.items():
-        group = parser.add_argument_group(f"{family} model")
-        for flag, (_, kind, text) in flags.items():
-            if flag in added:  # a flag several families share (e.g. --class-concentration) is added once
-                continue
-            added.add(flag)
-            group.add_argument(flag, type=kind, default=None, help=text, choices=_CHOICES.get(flag))
-        for flag, (_, text) in _FAMILY_SWITCHES.get(family, {}).items():
-            group.add_argument(flag, action="store_true", help=text)
+    add_hyperparameter_flags(parser, REGISTRY)
     sampler = parser.add_argument_group("NUTS")
     sampler.add_argument("--draws", type=int, default=1000)
     sampler.add_argument("--tune", type=int, default=1000)
@@ -186,37 +124,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
     """The family's keyword arguments from its flags; a flag of another family is a usage error."""
-    from bayesclass.models import (
-        GaussianClassConditionalPrior,
-        GaussianProcessPrior,
-        LogisticPrior,
-        NaiveBayesPrior,
-    )
-
-    def value(flag: str) -> object:
-        return getattr(args, flag[2:].replace("-", "_"))
-
-    own = set(_FAMILY_FLAGS.get(args.model, {})) | set(_FAMILY_SWITCHES.get(args.model, {}))
-    for family in _FAMILY_FLAGS:
-        given = [flag for flag in _FAMILY_FLAGS[family] if value(flag) is not None]
-        given += [flag for flag in _FAMILY_SWITCHES.get(family, {}) if value(flag)]
-        foreign = [flag for flag in given if flag not in own]
-        if foreign:
-            raise ValueError(f"{foreign[0]} applies to --model {family}, not {args.model}")
-    values = {field: value(flag) for flag, (field, _, _) in _FAMILY_FLAGS.get(args.model, {}).items() if value(flag) is not None}
-    values |= {field: False for flag, (field, _) in _FAMILY_SWITCHES.get(args.model, {}).items() if value(flag)}
-    if args.model == "logistic":
-        link = values.pop("link", None)
-        return {"prior": LogisticPrior(**values), **({"link": link} if link else {})}
-    if args.model == "naive_bayes":
-        return {"prior": NaiveBayesPrior(**values)}
-    if args.model == "gcc":
-        family = {name: values.pop(name) for name in ("covariance", "regularization") if name in values}
-        return {"prior": GaussianClassConditionalPrior(**values), **family}
-    if args.model == "gp":
-        family = {name: values.pop(name) for name in ("link", "kernel", "approximation", "hsgp_basis", "hsgp_boundary") if name in values}
-        return {"prior": GaussianProcessPrior(**values), **family}
-    return {}
+    return hyperparameters_from_flags(args, args.model, REGISTRY)
 
 
 # -- setup (errors here are usage errors) -----------------------------------------------------

@@ -106,7 +106,7 @@ class LogisticPrior:
         unpenalised intercept (as scikit-learn's).
     """
 
-    weight_sigma: float = 1.0
+    weight_sigma: float = field(default=1.0, metadata={"cli_aliases": ("--prior-sigma",)})
     intercept_sigma: float = 10.0
 
     def __post_init__(self) -> None:

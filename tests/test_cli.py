@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
+from typing import ClassVar, Literal
 
 import numpy as np
 import pytest
 
 from bayesclass.cli import main
 from bayesclass.inference import load as load_result
+from bayesclass.models import REGISTRY, LogisticRegression
 
 
 def run(*argv: str) -> int:
@@ -139,7 +142,7 @@ def test_naive_bayes_exact_fit_with_prior_flags_then_predict(tmp_path, capsys):
         (("--model", "logistic", "--no-gaussian-autoscale"), "--no-gaussian-autoscale applies to --model naive_bayes"),
         (("--model", "naive_bayes", "--binary-alpha", "0"), "binary_alpha must be a positive finite number"),
         (("--model", "logistic", "--method", "exact"), "--method exact is not available for --model logistic"),
-        (("--model", "no_such_model",), "unknown model 'no_such_model'"),
+        (("--model", "no_such_model",), "invalid choice: 'no_such_model' (choose from 'gcc', 'gp', 'logistic', 'naive_bayes')"),
     ],
 )
 def test_model_flags_are_checked_per_family(tmp_path, capsys, options, message):
@@ -385,7 +388,7 @@ def test_link_flag_still_reaches_logistic(tmp_path):
         (("--model", "gp", "--prior-sigma", "2"), "--prior-sigma applies to --model logistic, not gp"),
         (("--model", "gp", "--binary-alpha", "2"), "--binary-alpha applies to --model naive_bayes, not gp"),
         (("--model", "gp", "--no-autoscale"), "--no-autoscale applies to --model gcc"),
-        (("--model", "naive_bayes", "--link", "probit"), "--link applies to --model logistic, not naive_bayes"),
+        (("--model", "naive_bayes", "--link", "probit"), "--link applies to --model logistic, gp, not naive_bayes"),
         (("--model", "gp", "--kernel", "bogus"), "invalid choice: 'bogus'"),
         (("--model", "gp", "--approximation", "bogus"), "invalid choice: 'bogus'"),
         (("--model", "gp", "--link", "cauchit"), "invalid choice: 'cauchit'"),
@@ -522,3 +525,118 @@ def test_predict_rejects_text_in_a_continuous_column(tmp_path, capsys):
     assert run("predict", "--run", str(run_file), "--data", str(new), "--out", str(out)) == 2
     assert "x1" in capsys.readouterr().err
     assert not out.exists()
+
+
+# -- flags generated from the model declarations ------------------------------------------------------------
+
+
+def _declared_fields(family) -> list[tuple[str, object]]:
+    """(field name, annotation) of every field of ``family`` and of its nested prior dataclasses."""
+    import dataclasses
+    import typing
+
+    found = []
+    hints = typing.get_type_hints(family)
+    for field in dataclasses.fields(family):
+        annotation = hints[field.name]
+        if dataclasses.is_dataclass(annotation):
+            nested = typing.get_type_hints(annotation)
+            found += [(inner.name, nested[inner.name]) for inner in dataclasses.fields(annotation)]
+        else:
+            found.append((field.name, annotation))
+    return found
+
+
+@pytest.mark.parametrize("family", sorted(REGISTRY))
+def test_every_hyperparameter_of_every_family_has_a_flag_with_its_choices(family):
+    import typing
+
+    from bayesclass._flags import hyperparameter_flags
+
+    flags = {flag.field: flag for flag in hyperparameter_flags(REGISTRY)}
+    parser_actions = {action.dest: action for action in _fit_parser()._actions}
+    for name, annotation in _declared_fields(REGISTRY[family]):
+        assert name in flags and family in flags[name].families, f"{family}.{name} has no flag"
+        action = parser_actions[name]
+        assert "--" + name.replace("_", "-") in action.option_strings
+        assert action.help and f"{family}: " in action.help  # documented, with the family's default
+        literal = [arg for arg in (annotation, *typing.get_args(annotation)) if typing.get_origin(arg) is typing.Literal]
+        if literal:
+            assert set(typing.get_args(literal[0])) <= set(action.choices)
+
+
+def _fit_parser():
+    import argparse
+
+    from bayesclass.cli import _parser
+
+    commands = next(action for action in _parser()._actions if isinstance(action, argparse._SubParsersAction))
+    return commands.choices["fit"]
+
+
+def test_a_generated_flag_reaches_the_fitted_model(tmp_path):
+    out = tmp_path / "gcc.nc"
+    options = ("--covariance", "per-class", "--covariance-prior", "inverse_wishart", "--wishart-scale", "2.5")
+    assert run("fit", "--model", "gcc", "--data", "iris", "--method", "map", "--no-autoscale", *options, "--out", str(out)) == 0
+    import json
+
+    hyperparameters = json.loads(load_result(out).attrs["model_hyperparameters"])
+    assert hyperparameters["covariance"] == "per-class"
+    assert hyperparameters["prior"]["covariance_prior"] == "inverse_wishart"
+    assert hyperparameters["prior"]["wishart_scale"] == 2.5
+    assert hyperparameters["prior"]["autoscale"] is False
+
+
+def test_the_legacy_prior_sigma_spelling_is_an_alias_of_weight_sigma(tmp_path):
+    import json
+
+    for flag in ("--prior-sigma", "--weight-sigma"):
+        out = tmp_path / f"{flag[2:]}.nc"
+        assert run("fit", "--data", "breast_cancer", "--standardize", "--method", "map", flag, "0.5", "--out", str(out)) == 0
+        assert json.loads(load_result(out).attrs["model_hyperparameters"])["prior"]["weight_sigma"] == 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyPrior:
+    """Toy prior.
+
+    Parameters
+    ----------
+    toy_scale : float
+        How wide the toy prior is.
+    """
+
+    toy_scale: float = 3.0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ToyFamily(LogisticRegression):
+    """A logistic regression under another name, registered only by the test below.
+
+    Parameters
+    ----------
+    prior : ToyPrior
+        The toy prior.
+    toy_mode : {"fast", "slow"}
+        A made-up option.
+    """
+
+    name: ClassVar[str] = "toy"
+    prior: ToyPrior = dataclasses.field(default_factory=ToyPrior)  # type: ignore[assignment]
+    toy_mode: Literal["fast", "slow"] = "fast"
+
+
+def test_adding_a_family_is_one_module_and_one_registry_line(monkeypatch, tmp_path, capsys):
+    """A toy family registered by one line gets its flags, choices and help, and its values reach the model."""
+    monkeypatch.setitem(REGISTRY, "toy", ToyFamily)
+    import bayesclass.cli
+
+    help_text = _fit_parser().format_help()
+    assert "--toy-scale FLOAT" in help_text and "How wide the toy prior is. [default toy: 3.0]" in help_text
+    assert "{fast,slow}" in help_text and "{gcc,gp,logistic,naive_bayes,toy}" in help_text
+    namespace = bayesclass.cli._parser().parse_args(
+        ["fit", "--model", "toy", "--data", "iris", "--out", "x.nc", "--toy-mode", "slow", "--toy-scale", "0.5"]
+    )
+    assert bayesclass.cli._hyperparameters(namespace) == {"toy_mode": "slow", "prior": {"toy_scale": 0.5}}
+    assert run("fit", "--model", "logistic", "--data", "iris", "--toy-mode", "slow", "--out", str(tmp_path / "r.nc")) == 2
+    assert "--toy-mode applies to --model toy, not logistic" in capsys.readouterr().err
