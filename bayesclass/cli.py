@@ -109,7 +109,24 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="logistic", choices=sorted(REGISTRY), help="model family (default logistic)")
     parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
     parser.add_argument("--target", help="label column of a CSV file")
-    parser.add_argument("--standardize", action="store_true", help="centre and scale continuous features")
+    parser.add_argument(
+        "--standardize",
+        action="store_true",
+        help="centre and scale the continuous columns (binary, categorical and count columns are left as they are "
+        "unless --standardize-binary); the result records which columns were scaled",
+    )
+    parser.add_argument(
+        "--standardize-binary",
+        action="store_true",
+        help="scale the binary (0/1) columns too, as continuous inputs (implies --standardize)",
+    )
+    parser.add_argument(
+        "--feature-kind",
+        action="append",
+        metavar="COLUMN=KIND",
+        help="declare a CSV column's kind (continuous, binary, categorical, count) instead of the inferred one; "
+        "repeatable, e.g. --feature-kind smoker=continuous",
+    )
     parser.add_argument("--features", help="comma-separated feature names to keep, e.g. a 2-input slice for --model gp")
     add_hyperparameter_flags(parser, REGISTRY)
     sampler = parser.add_argument_group("NUTS")
@@ -150,7 +167,10 @@ def _setup(args: argparse.Namespace):
             backend=args.sampler,
             progressbar=not args.no_progress,
         )
-        data = load(args.data, target=args.target) if _is_csv(args.data) else load(args.data)
+        kinds = _feature_kinds(args.feature_kind)
+        if kinds and not _is_csv(args.data):
+            raise ValueError(f"--feature-kind applies to CSV files; {args.data!r} is a built-in dataset")
+        data = load(args.data, target=args.target, feature_kinds=kinds) if _is_csv(args.data) else load(args.data)
         if args.features is not None:
             data = data.select_features(args.features)
         model.check_training_data(data)
@@ -159,6 +179,23 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
+    """``--feature-kind COLUMN=KIND`` items as a mapping (the kinds are checked by the data loader)."""
+    if not items:
+        return None
+    kinds = {}
+    for item in items:
+        column, separator, kind = item.rpartition("=")
+        if not separator or not column or not kind:
+            raise ValueError(f"--feature-kind {item!r} must be COLUMN=KIND, e.g. --feature-kind smoker=continuous")
+        kinds[column] = kind
+    return kinds
+
+
+def _standardize(args: argparse.Namespace) -> bool | str:
+    return "all" if args.standardize_binary else args.standardize
 
 
 def _is_csv(name: str) -> bool:
@@ -208,7 +245,7 @@ def _fit(args: argparse.Namespace) -> None:
     _check_output(args.out, ".nc")
     model, sampler, data = _setup(args)
     result = _run_fit(
-        model, data, method=args.method, sampler=sampler, standardize=args.standardize, seed=args.seed
+        model, data, method=args.method, sampler=sampler, standardize=_standardize(args), seed=args.seed
     )
     _save(result, args.out)
     print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
@@ -231,7 +268,7 @@ def _compare(args: argparse.Namespace) -> None:
     except ValueError as error:
         raise UsageError(error) from None
     print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
-    result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=args.standardize, seed=seed)
+    result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
     print(format_comparison(result, {"validation": validation, "test": test}))
     if args.out is not None:
         _save(result, args.out)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayesclass.data.dataset import Dataset
+from bayesclass.data.dataset import Dataset, FeatureKind
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan"})
 """Cell texts (case-insensitive, after stripping blanks) that mean "missing"; they are rejected, never imputed."""
@@ -47,6 +47,7 @@ def load_csv(
     name: str | None = None,
     category_names: Mapping[str, tuple[str, ...]] | None = None,
     class_names: tuple[str, ...] | None = None,
+    feature_kinds: Mapping[str, FeatureKind] | None = None,
 ) -> Dataset:
     """Load a CSV file with a header row; column ``target`` holds the class labels.
 
@@ -76,6 +77,10 @@ def load_csv(
         these levels and labels by these class names, so that new data get the
         same codes as the training data even when they lack some level. A level
         or label outside the schema is a ``ValueError``.
+    feature_kinds : Mapping[str, FeatureKind], optional
+        Declared kinds of some columns, overriding the inferred ones (see
+        :meth:`Dataset.with_feature_kinds`): e.g. ``{"smoker": "continuous"}`` for a 0/1
+        dummy that should be standardised and modelled like the other inputs.
 
     Returns
     -------
@@ -111,7 +116,7 @@ def load_csv(
         else:
             values, y = np.unique(labels, return_inverse=True)
             class_names = tuple(str(v) for v in values)
-    return Dataset(
+    data = Dataset(
         name=table.file.stem if name is None else name,
         X=X,
         y=y.astype(np.int64),
@@ -122,6 +127,7 @@ def load_csv(
         provenance=f"CSV file {table.file} (sha256 {hashlib.sha256(table.raw).hexdigest()[:12]})",
         category_names=levels,
     )
+    return data if feature_kinds is None else data.with_feature_kinds(feature_kinds)
 
 
 def features_from_csv(

@@ -313,6 +313,56 @@ class Dataset:
             provenance=f"{self.provenance}; features {', '.join(names)}",
         )
 
+    def with_feature_kinds(self, kinds: Mapping[str, FeatureKind], *, argument: str = "feature_kinds") -> Dataset:
+        """The same data with the kinds of some columns declared, e.g. ``{"smoker": "continuous"}``.
+
+        A CSV column of 0/1 numbers is read as ``"binary"``; declaring it
+        ``"continuous"`` makes ``standardize=True`` scale it and naive Bayes model it as
+        Gaussian. The values must suit the new kind: ``"binary"`` 0/1, ``"categorical"`` and
+        ``"count"`` non-negative integers, ``"continuous"`` numbers (a column read from text
+        levels cannot become continuous or count: its codes are not measurements).
+
+        Parameters
+        ----------
+        kinds : Mapping[str, FeatureKind]
+            Column name -> one of :data:`FEATURE_KINDS`.
+        argument : str
+            How the caller calls ``kinds`` in error messages (``--feature-kind`` on the CLI).
+
+        Raises
+        ------
+        ValueError
+            An unknown column (the columns are listed), an unknown kind (the kinds are
+            listed), or values the kind cannot hold (column, value and fix named).
+        """
+        if not isinstance(kinds, Mapping):
+            raise ValueError(f"{argument} must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {kinds!r}")
+        unknown = [str(column) for column in kinds if column not in self.feature_names]
+        if unknown:
+            raise ValueError(
+                f"{argument} names column(s) {', '.join(map(repr, unknown))} that {self.name!r} does not have; "
+                f"its feature columns are {', '.join(map(repr, self.feature_names))}"
+            )
+        for column, kind in kinds.items():
+            if kind not in FEATURE_KINDS:
+                raise ValueError(f"{argument}[{column!r}] = {kind!r} is not a feature kind; use one of {FEATURE_KINDS}")
+            if kind in ("continuous", "count") and column in self.category_names:
+                levels = self.category_names[column]
+                raise ValueError(
+                    f"{argument}[{column!r}] = {kind!r}, but column {column!r} holds text levels {levels}, whose "
+                    "codes are not measurements; declare it 'categorical' (or 'binary' with two levels)"
+                )
+        feature_kinds = tuple(kinds.get(name, kind) for name, kind in zip(self.feature_names, self.feature_kinds, strict=True))
+        changed = {name: kind for name, kind in kinds.items() if kind != self.feature_kinds[self.feature_names.index(name)]}
+        if not changed:
+            return self
+        return replace(
+            self,
+            feature_kinds=feature_kinds,
+            provenance=f"{self.provenance}; feature kinds declared: "
+            + ", ".join(f"{name}={kind}" for name, kind in changed.items()),
+        )
+
     def discretized(
         self, feature: str, *, edges: Sequence[float], level_names: Sequence[str] | None = None
     ) -> Dataset:

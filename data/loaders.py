@@ -153,7 +153,8 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
         ``seed000_separable``, ``seed004_gp``), or a path ending in ``.csv``.
     **kwargs
         For the generators: ``n`` and ``random_seed``. For a CSV path:
-        ``target`` (required) and optionally ``name``. Other names take none.
+        ``target`` (required) and optionally ``name`` and ``feature_kinds`` (see
+        :func:`load_csv`). Other names take none.
 
     Raises
     ------
@@ -164,14 +165,21 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     if isinstance(name, os.PathLike) or (isinstance(name, str) and name.lower().endswith(".csv")):
         if "target" not in kwargs:
             raise ValueError(f"loading CSV file {os.fspath(name)!r} needs the class column: pass target=COLUMN (--target)")
-        unexpected = sorted(set(kwargs) - {"target", "name"})
+        unexpected = sorted(set(kwargs) - {"target", "name", "feature_kinds"})
         if unexpected:
-            raise ValueError(f"load({os.fspath(name)!r}) got unexpected keyword arguments {unexpected}; "
-                             "a CSV file accepts target= and name=")  # fmt: skip
+            raise ValueError(
+                f"load({os.fspath(name)!r}) got unexpected keyword arguments {unexpected}; "
+                "a CSV file accepts target=, name= and feature_kinds="
+            )
         return load_csv(name, **kwargs)  # type: ignore[arg-type]
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
                          "or pass the path of a .csv file with target=COLUMN")  # fmt: skip
+    if "feature_kinds" in kwargs:
+        raise ValueError(
+            f"feature_kinds applies to CSV files; for the built-in {name!r} use "
+            f"load({name!r}).with_feature_kinds({{column: kind}})"
+        )
     loader = _REGISTRY[name][1]
     accepted = [p for p, spec in inspect.signature(loader).parameters.items() if spec.kind is not spec.VAR_KEYWORD]
     unexpected = sorted(set(kwargs) - set(accepted))

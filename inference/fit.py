@@ -42,6 +42,8 @@ Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "p
 #: has a conjugate posterior, and its ``available_point_estimates()``
 METHODS: tuple[str, ...] = ("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive")
 SAMPLING_METHODS: tuple[str, ...] = ("nuts", "exact")
+#: ``standardize`` values: no scaling, the continuous columns (True), or binary columns too ("all")
+Standardize = bool | Literal["all"]
 
 
 def fit(
@@ -50,7 +52,7 @@ def fit(
     *,
     method: Method = "nuts",
     sampler: SamplerSettings | None = None,
-    standardize: bool = False,
+    standardize: Standardize = False,
     random_seed: int | None = None,
 ) -> xr.DataTree:
     """Fit ``model`` to ``data``.
@@ -71,11 +73,14 @@ def fit(
     sampler : SamplerSettings, optional
         Settings of the NUTS run; "exact" uses its ``draws`` and ``chains``;
         point estimates ignore it.
-    standardize : bool
-        Centre and scale the continuous features by their training mean and
-        standard deviation before fitting; the same transform is stored and
-        applied by :func:`inference.predict`. Priors then refer to standardised
-        features.
+    standardize : bool or "all"
+        ``True``: centre and scale the continuous features by their training mean and
+        standard deviation (ddof 0) before fitting; ``"all"``: the binary (0/1) features
+        too, which the model then sees as continuous (e.g. dummy columns of a logistic
+        regression); categorical codes and counts are never scaled. The transform is
+        stored (``constant_data`` ``feature_center``/``feature_scale``, attrs
+        ``standardize_mode`` and ``standardized_features``) and applied by
+        :func:`bayesclass.inference.predict`. Priors then refer to standardised features.
     random_seed : int, optional
         Seed of the sampler; drawn from fresh entropy and recorded when None.
 
@@ -104,7 +109,7 @@ def fit(
     model.check_training_data(data)
 
     center, scale = _standardization(data, standardize)
-    training = _apply_standardization(data, center, scale)
+    training = _apply_standardization(data, center, scale, standardize)
 
     groups: dict[str, xr.Dataset] = {}
     attrs: dict[str, object] = {}
@@ -178,25 +183,41 @@ def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
     return constant["feature_center"].values, constant["feature_scale"].values
 
 
-def _standardization(data: Dataset, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+def standardized_kinds(standardize: Standardize) -> tuple[str, ...]:
+    """The feature kinds ``standardize`` scales (categorical codes and counts never are)."""
+    if isinstance(standardize, (bool, np.bool_)):
+        return ("continuous",) if standardize else ()
+    if isinstance(standardize, str) and standardize == "all":
+        return ("continuous", "binary")
+    raise ValueError(
+        f"standardize must be False, True (continuous columns) or 'all' (binary columns too), got {standardize!r}"
+    )
+
+
+def _standardization(data: Dataset, standardize: Standardize) -> tuple[np.ndarray, np.ndarray]:
+    """(center, scale) per feature: the mean and sd (ddof 0) of the columns ``standardize`` scales, else 0 and 1."""
     center = np.zeros(data.n_features)
     scale = np.ones(data.n_features)
-    if standardize:
-        continuous = np.array([kind == "continuous" for kind in data.feature_kinds])
+    scaled = np.isin(np.array(data.feature_kinds), standardized_kinds(standardize))
+    if scaled.any():
         std = data.X.std(axis=0)
-        constant = continuous & (std == 0)
+        constant = scaled & (std == 0)
         if constant.any():
             names = ", ".join(repr(data.feature_names[j]) for j in np.flatnonzero(constant))
             raise ValueError(f"cannot standardize constant feature(s) {names}; drop them or fit with standardize=False")
-        center[continuous] = data.X[:, continuous].mean(axis=0)
-        scale[continuous] = std[continuous]
+        center[scaled] = data.X[:, scaled].mean(axis=0)
+        scale[scaled] = std[scaled]
     return center, scale
 
 
-def _apply_standardization(data: Dataset, center: np.ndarray, scale: np.ndarray) -> Dataset:
-    if not (center.any() or (scale != 1).any()):
+def _apply_standardization(data: Dataset, center: np.ndarray, scale: np.ndarray, standardize: Standardize) -> Dataset:
+    """``data`` with ``(x - center) / scale``; a scaled binary column becomes a continuous one."""
+    scaled = np.isin(np.array(data.feature_kinds), standardized_kinds(standardize))
+    if not scaled.any():
         return data
-    return dataclasses.replace(data, X=(data.X - center) / scale)
+    kinds = tuple("continuous" if is_scaled else kind for kind, is_scaled in zip(data.feature_kinds, scaled, strict=True))
+    categories = {name: levels for name, levels in data.category_names.items() if not scaled[data.feature_names.index(name)]}
+    return dataclasses.replace(data, X=(data.X - center) / scale, feature_kinds=kinds, category_names=categories)
 
 
 def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardize) -> dict[str, object]:
@@ -211,13 +232,17 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
             else json.dumps({"draws": sampler.draws, "chains": sampler.chains}) if method == "exact" else "{}"
         ),
         "random_seed": int(random_seed),
-        "standardize": int(standardize),
+        "standardize": int(bool(standardize)),
+        "standardize_mode": "all" if standardize == "all" else "continuous" if standardize else "none",
         "data_name": data.name,
         "data_fingerprint": data.fingerprint(),
         "data_provenance": data.provenance,
         "class_names": json.dumps(list(data.class_names)),
         "feature_names": json.dumps(list(data.feature_names)),
         "feature_kinds": json.dumps(list(data.feature_kinds)),
+        "standardized_features": json.dumps(
+            [name for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind in standardized_kinds(standardize)]
+        ),
         "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
         "package_versions": json.dumps(packages),
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

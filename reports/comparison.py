@@ -36,6 +36,14 @@ def point_estimate_kinds(result: xr.DataTree) -> list[str]:
     return [name.removeprefix("point_estimate_") for name in result.children if name.startswith("point_estimate_")]
 
 
+def _standardized(attrs) -> str:
+    """Which columns the fit standardised (results written before the record existed: yes/no)."""
+    if "standardized_features" not in attrs:
+        return "yes" if attrs["standardize"] else "no"
+    names = json.loads(attrs["standardized_features"])
+    return ", ".join(names) if names else "none"
+
+
 def _label(kind: str) -> str:
     return ESTIMATE_LABELS.get(kind, kind)
 
@@ -139,7 +147,7 @@ def format_comparison(
     lines = [
         f"model {attrs['model']} {attrs['model_hyperparameters']}",
         f"data {attrs['data_name']} (fingerprint {attrs['data_fingerprint'][:12]}), method {attrs['method']}, "
-        f"seed {attrs['random_seed']}, standardized features: {'yes' if attrs['standardize'] else 'no'}",
+        f"seed {attrs['random_seed']}, standardized features: {_standardized(attrs)}",
     ]
     if "sample_stats" in result:
         lines.append(

@@ -640,3 +640,50 @@ def test_adding_a_family_is_one_module_and_one_registry_line(monkeypatch, tmp_pa
     assert bayesclass.cli._hyperparameters(namespace) == {"toy_mode": "slow", "prior": {"toy_scale": 0.5}}
     assert run("fit", "--model", "logistic", "--data", "iris", "--toy-mode", "slow", "--out", str(tmp_path / "r.nc")) == 2
     assert "--toy-mode applies to --model toy, not logistic" in capsys.readouterr().err
+
+
+def _credit_csv(path):
+    rng = np.random.default_rng(5)
+    rows = zip(rng.normal(40, 10, 120).round(2), rng.integers(0, 2, 120), rng.choice(["bad", "good"], 120), strict=True)
+    with open(path, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["age", "smoker", "default"])
+        writer.writerows(rows)
+    return path
+
+
+def test_feature_kind_and_standardize_binary_flags(tmp_path):
+    import json
+
+    path = _credit_csv(tmp_path / "credit.csv")
+    common = ("fit", "--data", str(path), "--target", "default", "--method", "map")
+    outputs = {}
+    for label, flags in {
+        "default": ("--standardize",),
+        "binary": ("--standardize-binary",),
+        "declared": ("--standardize", "--feature-kind", "smoker=continuous"),
+    }.items():
+        outputs[label] = load_result(tmp_path / f"{label}.nc") if run(*common, *flags, "--out", str(tmp_path / f"{label}.nc")) == 0 else None
+    assert json.loads(outputs["default"].attrs["standardized_features"]) == ["age"]
+    assert json.loads(outputs["binary"].attrs["standardized_features"]) == ["age", "smoker"]
+    assert json.loads(outputs["declared"].attrs["feature_kinds"]) == ["continuous", "continuous"]
+    np.testing.assert_allclose(
+        outputs["binary"]["point_estimate_map"]["weights"].values, outputs["declared"]["point_estimate_map"]["weights"].values, atol=1e-10
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--feature-kind", "smoker"), "--feature-kind 'smoker' must be COLUMN=KIND"),
+        (("--feature-kind", "smoker=dummy"), "'dummy' is not a feature kind; use one of ('continuous'"),
+        (("--feature-kind", "smokes=binary"), "names column(s) 'smokes' that 'credit' does not have"),
+    ],
+)
+def test_feature_kind_errors_are_one_line_usage_errors(tmp_path, capsys, flags, message):
+    path = _credit_csv(tmp_path / "credit.csv")
+    assert run("fit", "--data", str(path), "--target", "default", *flags, "--out", str(tmp_path / "r.nc")) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
+    assert run("fit", "--data", "iris", "--feature-kind", "a=binary", "--out", str(tmp_path / "r.nc")) == 2
+    assert "--feature-kind applies to CSV files" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import pickle
 
 import numpy as np
@@ -460,3 +461,64 @@ def test_seed004_gp_link_keyword_through_load():
     with pytest.raises(ValueError, match=r"load\('seed004_gp'\) got unexpected keyword arguments \['sigma'\]; "
                        r"'seed004_gp' accepts \['n', 'random_seed', 'link'\]"):  # fmt: skip
         load("seed004_gp", sigma=2)
+
+
+# -- declared feature kinds -----------------------------------------------------------------------------------
+
+
+def _dummy_csv(path):
+    """age (continuous), smoker and owner (0/1 dummies), colour (text, 3 levels), region (text, 2 levels)."""
+    rng = np.random.default_rng(11)
+    n = 60
+    rows = zip(
+        rng.normal(40, 10, n).round(2),
+        rng.integers(0, 2, n),
+        rng.integers(0, 2, n),
+        rng.choice(["red", "green", "blue"], n),
+        rng.choice(["north", "south"], n),
+        rng.choice(["bad", "good"], n),
+        strict=True,
+    )
+    with open(path, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["age", "smoker", "owner", "colour", "region", "default"])
+        writer.writerows(rows)
+    return path
+
+
+def test_load_csv_declared_kinds_override_the_inferred_ones(tmp_path):
+    path = _dummy_csv(tmp_path / "credit.csv")
+    inferred = data.load_csv(path, target="default")
+    assert inferred.feature_kinds == ("continuous", "binary", "binary", "categorical", "binary")
+    declared = data.load_csv(path, target="default", feature_kinds={"smoker": "continuous", "region": "categorical"})
+    assert declared.feature_kinds == ("continuous", "continuous", "binary", "categorical", "categorical")
+    np.testing.assert_array_equal(declared.X, inferred.X)  # the values are the same, only the kinds differ
+    assert declared.category_names["region"] == ("north", "south")
+    assert "feature kinds declared: smoker=continuous, region=categorical" in declared.provenance
+    assert data.load(path, target="default", feature_kinds={"owner": "continuous"}).feature_kinds[2] == "continuous"
+    assert inferred.with_feature_kinds({"smoker": "binary"}) is inferred  # nothing changes: the same object
+
+
+@pytest.mark.parametrize(
+    ("kinds", "message"),
+    [
+        ({"smokr": "continuous"}, r"names column\(s\) 'smokr' that 'credit' does not have; its feature columns are 'age'"),
+        ({"smoker": "dummy"}, r"feature_kinds\['smoker'\] = 'dummy' is not a feature kind; use one of \('continuous'"),
+        ({"colour": "continuous"}, r"column 'colour' holds text levels \('blue', 'green', 'red'\).*declare it 'categorical'"),
+        ({"region": "count"}, r"column 'region' holds text levels"),
+        ({"age": "binary"}, r"in binary column 'age' must be 0 or 1; fix the value or declare the column with another"),
+        ({"age": "count"}, r"in categorical/count column 'age' must be a non-negative integer"),
+        ({"colour": "binary"}, r"in binary column 'colour' must be 0 or 1"),
+    ],
+)
+def test_declared_kinds_the_values_cannot_have_are_refused(tmp_path, kinds, message):
+    path = _dummy_csv(tmp_path / "credit.csv")
+    with pytest.raises(ValueError, match=message):
+        data.load_csv(path, target="default", feature_kinds=kinds)
+
+
+def test_feature_kinds_apply_to_csv_files_only():
+    with pytest.raises(ValueError, match=r"feature_kinds applies to CSV files.*load\('iris'\)\.with_feature_kinds"):
+        data.load("iris", feature_kinds={"sepal length (cm)": "count"})
+    with pytest.raises(ValueError, match="must map column names to feature kinds"):
+        data.load("iris").with_feature_kinds(["continuous"])

@@ -344,3 +344,52 @@ def test_flat_intercept_prior_survives_fit_and_matches_sklearn_map(breast_cancer
     )
     assert json.loads(result.attrs["model_hyperparameters"])["prior"]["intercept_sigma"] == float("inf")
     assert inference.model_of(result).prior == LogisticPrior(intercept_sigma=float("inf"))
+
+
+# -- standardize="all": dummy columns scaled like the other inputs -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dummies_csv(tmp_path_factory):
+    """A logistic-regression CSV with one continuous input and two 0/1 dummies (as the UCI German credit data)."""
+    import csv
+
+    rng = np.random.default_rng(3)
+    n = 300
+    age, smoker, owner = rng.normal(40, 10, n).round(2), rng.integers(0, 2, n), rng.integers(0, 2, n)
+    bad = rng.random(n) < 1 / (1 + np.exp(-(-1 + 0.05 * (age - 40) + 1.2 * smoker - 0.8 * owner)))
+    path = tmp_path_factory.mktemp("dummies") / "credit.csv"
+    with open(path, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["age", "smoker", "owner", "default"])
+        writer.writerows(zip(age, smoker, owner, np.where(bad, "bad", "good"), strict=True))
+    return path
+
+
+def test_standardize_all_scales_binary_columns_as_declared_continuous_ones(dummies_csv):
+    inferred = data.load_csv(dummies_csv, target="default")
+    declared = data.load_csv(dummies_csv, target="default", feature_kinds={"smoker": "continuous", "owner": "continuous"})
+    everything = inference.fit("logistic", inferred, method="map", standardize="all")
+    continuous_only = inference.fit("logistic", inferred, method="map", standardize=True)
+    as_declared = inference.fit("logistic", declared, method="map", standardize=True)
+    for name in ("intercept", "weights"):
+        np.testing.assert_allclose(
+            everything["point_estimate_map"][name].values, as_declared["point_estimate_map"][name].values, rtol=0, atol=1e-10
+        )
+    assert abs(float(everything["point_estimate_map"]["intercept"]) - float(continuous_only["point_estimate_map"]["intercept"])) > 0.1
+    assert json.loads(everything.attrs["standardized_features"]) == ["age", "smoker", "owner"]
+    assert json.loads(continuous_only.attrs["standardized_features"]) == ["age"]
+    assert (everything.attrs["standardize_mode"], continuous_only.attrs["standardize_mode"]) == ("all", "continuous")
+    # prediction applies the same transform to the raw 0/1 inputs
+    np.testing.assert_allclose(
+        inference.predict(everything, inferred.X[:20])["class_proba"].values,
+        inference.predict(as_declared, declared.X[:20])["class_proba"].values,
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("value", ["yes", "continuous", 1.0, None])
+def test_standardize_refuses_other_values(gaussians_small, value):
+    with pytest.raises(ValueError, match=r"standardize must be False, True \(continuous columns\) or 'all'"):
+        inference.fit("logistic", gaussians_small, method="map", standardize=value)
