@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     predict.set_defaults(command=_predict, name="predict")
 
     check = commands.add_parser(
-        "check", help="posterior predictive check of a saved generative fit (gcc): replicated vs real features per class"
+        "check",
+        help="posterior predictive check of a saved generative fit (naive_bayes, gcc): replicated vs real features per class",
     )
     check.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
     check.add_argument("--replicates", type=int, default=200, help="replicated data sets (default 200)")
@@ -319,28 +320,37 @@ def _predict(args: argparse.Namespace) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from bayesclass.inference import PPC_STATISTICS, posterior_predictive_check
     from bayesclass.inference import load as load_result
+    from bayesclass.inference import posterior_predictive_check
 
     try:
         check = posterior_predictive_check(load_result(args.run), n_replicates=args.replicates, random_seed=args.seed)
     except (ValueError, KeyError) as error:
         raise UsageError(error) from None
-    print(f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
-          "p = P(T_rep >= T_obs), * outside [0.025, 0.975]")  # fmt: skip
-    print(f"{'class':<16} {'feature':<28}" + "".join(f"{statistic:>22}" for statistic in PPC_STATISTICS))
+    print(
+        f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
+        "p = P(T_rep > T_obs) + P(T_rep = T_obs)/2, * outside [0.025, 0.975]"
+    )
+    cells = []  # (class, feature or level, statistic, observed, p)
+    for name in check.data_vars:
+        if not name.startswith("p_value_"):
+            continue
+        statistic = name.removeprefix("p_value_")
+        p_values, observed = check[name], check[f"observed_{statistic}"]
+        other = next(dim for dim in p_values.dims if dim != "class")
+        for class_name in check["class"].values:
+            for label in check[other].values:
+                where = {"class": class_name, other: label}
+                p = float(p_values.sel(where))
+                if not np.isnan(p):  # NaN: the statistic does not apply to this feature's kind
+                    cells.append((str(class_name), str(label), statistic, float(observed.sel(where)), p))
+    print(f"{'class':<16} {'feature':<28} {'statistic':<16} {'observed':>11} {'p':>7}")
     flagged = 0
-    for class_name in check["class"].values:
-        for feature in check["feature"].values:
-            cells = []
-            for statistic in PPC_STATISTICS:
-                where = {"class": class_name, "feature": feature}
-                p = float(check[f"p_value_{statistic}"].sel(where))
-                mark = "*" if not 0.025 <= p <= 0.975 else " "
-                flagged += mark == "*"
-                cells.append(f"{float(check[f'observed_{statistic}'].sel(where)):>11.4g} p={p:<5.3f}{mark}")
-            print(f"{str(class_name)[:16]:<16} {str(feature)[:28]:<28}" + "".join(f"{cell:>22}" for cell in cells))
-    print(f"{flagged} of {check['class'].size * check['feature'].size * len(PPC_STATISTICS)} statistics flagged")
+    for class_name, label, statistic, value, p in cells:
+        mark = "*" if not 0.025 <= p <= 0.975 else ""
+        flagged += bool(mark)
+        print(f"{class_name[:16]:<16} {label[:28]:<28} {statistic:<16} {value:>11.4g} {p:>7.3f}{mark}")
+    print(f"{flagged} of {len(cells)} statistics flagged")
 
 
 def _diagnose(args: argparse.Namespace) -> None:

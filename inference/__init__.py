@@ -7,7 +7,7 @@ Start with :func:`fit` (any registered model, by NUTS, MAP or MLE) and
 wraps it all as a scikit-learn estimator.
 """
 
-from bayesclass.inference.checks import PPC_STATISTICS, posterior_predictive_check
+from bayesclass.inference.checks import PPC_STATISTICS, PPC_STATISTICS_BY_KIND, posterior_predictive_check
 from bayesclass.inference.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
 from bayesclass.inference.estimator import BayesianClassifier
 from bayesclass.inference.fit import METHODS, fit, model_of
@@ -21,6 +21,7 @@ __all__ = [
     "METHODS",
     "MIN_ESS",
     "PPC_STATISTICS",
+    "PPC_STATISTICS_BY_KIND",
     "BayesianClassifier",
     "ConvergenceReport",
     "SamplerSettings",

@@ -31,9 +31,9 @@ import numpy as np
 import xarray as xr
 
 from bayesclass.data import Dataset
+from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
-from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 
 __all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
 

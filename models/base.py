@@ -30,15 +30,17 @@ import dataclasses
 import json
 import math
 import typing
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 import pymc as pm
+import scipy.special
 import xarray as xr
 
 from bayesclass.data import Dataset, check_features
 
-__all__ = ["ClassifierModel", "ConvergenceError", "InvalidHyperparameterError", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
+__all__ = ["ClassifierModel", "ConvergenceError", "GenerativeClassifierModel", "InvalidHyperparameterError", "check_class_codes", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
 
 
 class NoEstimateError(ValueError):
@@ -293,3 +295,117 @@ class ClassifierModel(abc.ABC):
         """Inverse of :meth:`to_dict` (a nested prior given as a dict is rebuilt by ``__post_init__``)."""
         names = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
         return cls(**{name: value for name, value in values.items() if name in names})
+
+
+class GenerativeClassifierModel(ClassifierModel):
+    """A family that models p(x, class | theta) = p(class | theta) p(x | class, theta) (naive Bayes, gcc).
+
+    In the manner of scikit-learn's ``_BaseNB``: a family implements
+    :meth:`_joint_log_likelihood`, and this class turns it into ``log P(class | x)``
+    by Bayes' rule ONCE, normalising over classes in the log domain
+    (``logsumexp``; seed 000 eqs 9.24-9.26, seed 001 eq 1). A generative family also
+    draws features (:meth:`sample_features`), which posterior predictive checks
+    (:func:`bayesclass.inference.posterior_predictive_check`) use to compare
+    replicated with real data (seed 001 §B.1).
+    """
+
+    @abc.abstractmethod
+    def _joint_log_likelihood(self, params: xr.Dataset, features: xr.DataArray) -> xr.DataArray:
+        """``log p(x, class | theta)`` for every row and class, up to a term that is the same for every class.
+
+        ``features`` are validated ``(obs, feature)`` inputs; the result has dims
+        ``(*leading, obs, class)`` in any order, and ``-inf`` where a row is impossible
+        under a class (e.g. a level an MLE gives probability 0).
+        """
+
+    @abc.abstractmethod
+    def sample_features(
+        self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
+    ) -> xr.DataArray:
+        """Features drawn from ``p(x | class, theta)`` for each class code, under every parameter set of ``params``.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (leading dims such as ``replicate``) or one point estimate.
+        class_codes : array of int, shape (n_obs,)
+            The class of every row to draw.
+        random_seed : int
+            Seed of the draws.
+        reference : array of shape (n_obs, n_features), optional
+            The observed rows the draws stand for, where a feature kind needs them
+            (multinomial counts keep each row's total); ignored otherwise.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, feature)``, in the units and codes of the training features.
+        """
+
+    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
+        """log P(class | x) by Bayes' rule: :meth:`_joint_log_likelihood` normalised over ``class``.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, class)``; NaN rows (with a ``RuntimeWarning``) where
+            the row has probability 0 under every class.
+        """
+        features = features_as_dataarray(X, params)
+        joint = self._joint_log_likelihood(params, features).transpose(..., "obs", "class")
+        with np.errstate(invalid="ignore"):
+            normaliser = scipy.special.logsumexp(joint.values, axis=-1, keepdims=True)
+            values = joint.values - normaliser
+        undefined = np.isneginf(normaliser[..., 0])
+        if undefined.any():
+            rows = np.flatnonzero(undefined.reshape(-1, undefined.shape[-1]).any(axis=0))
+            warnings.warn(
+                f"{rows.size} row(s) of X (first: row {rows[0]}) have probability 0 under every class with these "
+                "parameters (values never seen in any class under the MLE); their class probabilities are NaN. "
+                "Use the posterior, kind='posterior_mean', or a MAP with concentrations > 1",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return joint.copy(data=values).assign_coords({"class": params["class"].values})
+
+    def simulate(self, params: xr.Dataset, n: int, *, random_seed: int, name: str = "simulated") -> Dataset:
+        """Synthetic labelled data from one parameter set, as seed 001 §B.1 describes: a class with
+        probability ``class_prior``, then features from :meth:`sample_features`.
+
+        Raises
+        ------
+        ValueError
+            If ``params`` holds several parameter sets (select one posterior draw first) or ``n`` is
+            not a positive integer.
+        """
+        if set(params["class_prior"].dims) != {"class"}:
+            raise ValueError("simulate takes one parameter set (a point estimate); select one posterior draw first")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        rng = np.random.default_rng(random_seed)
+        proba = params["class_prior"].values
+        codes = rng.choice(proba.size, size=int(n), p=proba / proba.sum())
+        X = self.sample_features(params, codes, random_seed=int(rng.integers(2**32))).values
+        features = tuple(str(f) for f in params["feature"].values)
+        return Dataset(
+            name=name,
+            X=X,
+            y=codes,
+            feature_names=features,
+            class_names=tuple(str(c) for c in params["class"].values),
+            feature_kinds=self.feature_kinds_of(params),
+            description=f"{n} rows drawn from a fitted {self.name} model",
+            provenance=f"{type(self).__name__}.simulate(n={n}, random_seed={random_seed})",
+        )
+
+    def feature_kinds_of(self, params: xr.Dataset) -> tuple[str, ...]:
+        """The feature kinds of the data ``params`` were fitted to (continuous unless a family says otherwise)."""
+        return ("continuous",) * params.sizes["feature"]
+
+
+def check_class_codes(class_codes: Any, n_classes: int) -> np.ndarray:
+    """``class_codes`` as a 1-D integer array of codes in ``0..n_classes-1``, or a ``ValueError``."""
+    codes = np.asarray(class_codes)
+    if codes.ndim != 1 or codes.dtype.kind not in "iu" or (codes < 0).any() or (codes >= n_classes).any():
+        raise ValueError(f"class_codes must be a 1-D array of integer codes in 0..{n_classes - 1}, got {class_codes!r}")
+    return codes

@@ -132,8 +132,8 @@ under every posterior draw, which ``inference.posterior_predictive_check`` uses.
 
 Example: seed 001's generator, recovered by the MLE
 
->>> from data import seed001_gaussians
->>> from models.gaussian_class_conditional import GaussianClassConditional
+>>> from bayesclass.data import seed001_gaussians
+>>> from bayesclass.models.gaussian_class_conditional import GaussianClassConditional
 >>> data = seed001_gaussians(20_000, random_seed=1)
 >>> lda = GaussianClassConditional(covariance="shared")
 >>> boundary = lda.decision_boundary(lda.point_estimate(data, "mle"), "C1", "C2")
@@ -156,13 +156,13 @@ import xarray as xr
 
 from bayesclass.data import Dataset
 from bayesclass.models.base import (
-    ClassifierModel,
     ConvergenceError,
+    GenerativeClassifierModel,
     NoEstimateError,
     ReadOnlyArrays,
+    check_class_codes,
     check_finite,
     check_positive,
-    features_as_dataarray,
 )
 
 __all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
@@ -327,7 +327,7 @@ def _scatter_root(scatter: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianClassConditional(ClassifierModel):
+class GaussianClassConditional(GenerativeClassifierModel):
     """Gaussian class-conditional classifier (LDA / QDA), registry name ``gcc``.
 
     Parameters
@@ -712,21 +712,10 @@ class GaussianClassConditional(ClassifierModel):
         return (1 - r) * covariance + r * np.diag(stats.pooled_variance)
 
     # -- prediction -------------------------------------------------------------------------------
-    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x) by Bayes' rule in the log domain (seed 001 eq 1, seed 000 eq 9.16).
-
-        Parameters
-        ----------
-        params : xarray.Dataset
-            Posterior draws (any leading dims, e.g. ``chain, draw``) or a point
-            estimate; with ``predictive_dof`` (the ``posterior_predictive`` kind)
-            the class densities are multivariate Student-t.
-        X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
-
-        Returns
-        -------
-        xarray.DataArray
-            Dims ``(*leading, obs, class)``.
+    def _joint_log_likelihood(self, params: xr.Dataset, features: xr.DataArray) -> xr.DataArray:
+        """log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
+        for posterior draws (any leading dims) or a point estimate; with ``predictive_dof`` (the
+        ``posterior_predictive`` kind) the class densities are multivariate Student-t.
 
         Notes
         -----
@@ -738,7 +727,6 @@ class GaussianClassConditional(ClassifierModel):
         average class mean first, which leaves every difference unchanged and keeps the
         expansions accurate.
         """
-        features = features_as_dataarray(X, params)
         log_prior, mean, covariance, leading = _arrays(params)
         x = features.values
         center = mean.reshape(-1, mean.shape[-1]).mean(axis=0)
@@ -763,10 +751,8 @@ class GaussianClassConditional(ClassifierModel):
                     - 0.5 * log_det[..., np.newaxis, :] - 0.5 * (nu + d) * np.log1p(np.clip(distance, 0.0, None) / nu)
                 )  # fmt: skip
         joint = joint + log_prior[..., np.newaxis, :]
-        values = joint - scipy.special.logsumexp(joint, axis=-1, keepdims=True)
         coords = {dim: params[dim].values for dim in leading if dim in params.coords}
-        coords["class"] = params["class"].values
-        return xr.DataArray(values, dims=(*leading, "obs", "class"), coords=coords)
+        return xr.DataArray(joint, dims=(*leading, "obs", "class"), coords=coords)
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance
@@ -816,7 +802,9 @@ class GaussianClassConditional(ClassifierModel):
         return lda.sel({"class": positive}, drop=True) - lda.sel({"class": negative}, drop=True)
 
     # -- generative sampling ----------------------------------------------------------------------
-    def sample_features(self, params: xr.Dataset, class_codes: Any, *, random_seed: int) -> xr.DataArray:
+    def sample_features(
+        self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
+    ) -> xr.DataArray:
         """Draw :math:`\\mathbf{x}_n \\sim \\mathcal{N}(\\boldsymbol\\mu_{t_n}, \\boldsymbol\\Sigma_{t_n})` for the given class codes,
         under every parameter set of ``params`` (each posterior draw, or one point estimate).
 
@@ -825,10 +813,7 @@ class GaussianClassConditional(ClassifierModel):
         xarray.DataArray
             Dims ``(*leading, obs, feature)``.
         """
-        codes = np.asarray(class_codes)
-        K = params.sizes["class"]
-        if codes.ndim != 1 or codes.dtype.kind not in "iu" or (codes < 0).any() or (codes >= K).any():
-            raise ValueError(f"class_codes must be a 1-D array of integer codes in 0..{K - 1}, got {class_codes!r}")
+        codes = check_class_codes(class_codes, params.sizes["class"])
         if "predictive_dof" in params:
             raise ValueError("sample from a Gaussian parameter set (posterior draws or mle/map), not the Student-t predictive")
         _, mean, covariance, leading = _arrays(params)
@@ -843,30 +828,6 @@ class GaussianClassConditional(ClassifierModel):
         coords = {dim: params[dim].values for dim in leading if dim in params.coords}
         coords["feature"] = params["feature"].values
         return xr.DataArray(draws, dims=(*leading, "obs", "feature"), coords=coords)
-
-    def simulate(self, params: xr.Dataset, n: int, *, random_seed: int, name: str = "simulated") -> Dataset:
-        """Synthetic labelled data from a point estimate, as seed 001 §B.1 describes: a class with
-        probability :math:`\\pi_k`, then :math:`\\mathbf{x} \\sim \\mathcal{N}(\\boldsymbol\\mu_k, \\boldsymbol\\Sigma_k)`.
-        """
-        if set(params["class_prior"].dims) != {"class"}:
-            raise ValueError("simulate takes one parameter set (a point estimate); select one posterior draw first")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
-        rng = np.random.default_rng(random_seed)
-        proba = params["class_prior"].values
-        codes = rng.choice(proba.size, size=int(n), p=proba / proba.sum())
-        X = self.sample_features(params, codes, random_seed=int(rng.integers(2**32))).values
-        features = tuple(str(f) for f in params["feature"].values)
-        return Dataset(
-            name=name,
-            X=X,
-            y=codes,
-            feature_names=features,
-            class_names=tuple(str(c) for c in params["class"].values),
-            feature_kinds=("continuous",) * len(features),
-            description=f"{n} rows drawn from a fitted Gaussian class-conditional model ({self.covariance} covariance)",
-            provenance=f"GaussianClassConditional.simulate(n={n}, random_seed={random_seed})",
-        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,7 +77,13 @@ import scipy.special
 import xarray as xr
 
 from bayesclass.data import Dataset
-from bayesclass.models.base import ClassifierModel, ConvergenceError, NoEstimateError, check_positive, features_as_dataarray
+from bayesclass.models.base import (
+    ClassifierModel,
+    ConvergenceError,
+    NoEstimateError,
+    check_positive,
+    features_as_dataarray,
+)
 
 __all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
 

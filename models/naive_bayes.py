@@ -151,8 +151,8 @@ probabilities and a ``RuntimeWarning``.
 
 Example: the zero-probability problem on the transport table (seed 003 "MLE vs MAP")
 
->>> from data import load
->>> from models.naive_bayes import NaiveBayes
+>>> from bayesclass.data import load
+>>> from bayesclass.models.naive_bayes import NaiveBayes
 >>> transport = load("transport")                     # Distance, Raining, Flat Tire -> mode
 >>> model = NaiveBayes()
 >>> rainy = [[1.0, 1.0, 0.0], [10.0, 1.0, 0.0]]       # 1 or 10 miles, raining, no flat tire
@@ -167,18 +167,23 @@ True
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-import scipy.special
 import xarray as xr
 
 from bayesclass.data import Dataset
-from bayesclass.models.base import ClassifierModel, NoEstimateError, ReadOnlyArrays, check_finite, check_positive, features_as_dataarray
+from bayesclass.models.base import (
+    GenerativeClassifierModel,
+    NoEstimateError,
+    ReadOnlyArrays,
+    check_class_codes,
+    check_finite,
+    check_positive,
+)
 
 __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
@@ -370,7 +375,7 @@ class _Conjugate(ReadOnlyArrays):
 
 
 @dataclass(frozen=True, kw_only=True)
-class NaiveBayes(ClassifierModel):
+class NaiveBayes(GenerativeClassifierModel):
     """Naive Bayes over mixed feature kinds with conjugate priors (registry name ``naive_bayes``).
 
     Parameters
@@ -598,24 +603,14 @@ class NaiveBayes(ClassifierModel):
         return self.with_coords(xr.Dataset(variables), data)
 
     # -- prediction -------------------------------------------------------------------------------
-    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x) by Bayes' rule in the log domain (seed 000 eqs 9.24-9.26).
+    def _joint_log_likelihood(self, params: xr.Dataset, features: xr.DataArray) -> xr.DataArray:
+        """log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for posterior draws (any leading
+        dims) or a point estimate; ``-inf`` where a row has a value of probability 0 under the class.
 
-        Parameters
-        ----------
-        params : xarray.Dataset
-            Posterior draws (any leading dims, e.g. ``chain, draw``) or a point estimate.
-        X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
-            Binary columns must hold 0/1, categorical columns codes seen in
-            training, count columns non-negative values.
-
-        Returns
-        -------
-        xarray.DataArray
-            Dims ``(*leading, obs, class)``; NaN rows (with a ``RuntimeWarning``)
-            where the row has probability 0 under every class.
+        Binary columns must hold 0/1, categorical columns codes seen in training, count
+        columns non-negative values. The multinomial coefficient of count features is the
+        same for every class and left out.
         """
-        features = features_as_dataarray(X, params)
         joint = np.log(params["class_prior"])
         impossible = xr.zeros_like(joint, dtype=bool)
 
@@ -652,21 +647,68 @@ class NaiveBayes(ClassifierModel):
         if "gaussian_mean" in params:
             add(_gaussian_log_density(_columns(features, params, "continuous_feature"), params["gaussian_mean"], params["gaussian_variance"]), None)
 
-        joint = xr.where(impossible, -np.inf, joint).transpose(..., "obs", "class")
-        with np.errstate(invalid="ignore"):
-            normaliser = scipy.special.logsumexp(joint.values, axis=-1, keepdims=True)
-            values = joint.values - normaliser
-        undefined = np.isneginf(normaliser[..., 0])
-        if undefined.any():
-            rows = np.flatnonzero(undefined.reshape(-1, undefined.shape[-1]).any(axis=0))
-            warnings.warn(
-                f"{rows.size} row(s) of X (first: row {rows[0]}) have probability 0 under every class with these "
-                "parameters (values never seen in any class under the MLE); their class probabilities are NaN. "
-                "Use the posterior, kind='posterior_mean', or a MAP with concentrations > 1",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-        return joint.copy(data=values)
+        return xr.where(impossible, -np.inf, joint)
+
+    # -- generative sampling ----------------------------------------------------------------------
+    def sample_features(
+        self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
+    ) -> xr.DataArray:
+        """Draw every feature of each row from its class's distribution, under every parameter set of ``params``:
+        binary ~ Bernoulli(``binary_proba``), categorical ~ Categorical(``category_proba``) as level
+        codes, count features ~ Multinomial(row total, ``count_proba``) with the row totals of
+        ``reference`` (required when there are count features), continuous ~
+        Normal(``gaussian_mean``, ``gaussian_variance``).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, feature)``.
+        """
+        codes = check_class_codes(class_codes, params.sizes["class"])
+        leading = tuple(dim for dim in params["class_prior"].dims if dim != "class")
+        shape = tuple(params.sizes[dim] for dim in leading)
+        rng = np.random.default_rng(random_seed)
+        feature_names = [str(name) for name in params["feature"].values]
+        draws = np.zeros((*shape, codes.size, len(feature_names)))
+
+        def per_row(name: str) -> np.ndarray:  # (*leading, obs, ...): the parameter of each row's class
+            return params[name].transpose(*leading, "class", ...).values[..., codes, :]
+
+        def put(dim: str, values: np.ndarray) -> None:
+            columns = [feature_names.index(str(name)) for name in params[dim].values]
+            draws[..., columns] = values
+
+        if "binary_proba" in params:
+            proba = per_row("binary_proba")
+            put("binary_feature", rng.random(proba.shape) < proba)
+        if "category_proba" in params:
+            put_levels = _categorical_draws(rng, per_row("category_proba"), params)
+            draws[..., put_levels[0]] = put_levels[1]
+        if "count_proba" in params:
+            if reference is None:
+                raise ValueError(
+                    "sample_features needs reference= (the observed rows) to draw count features with "
+                    "each row's total number of counts"
+                )
+            columns = [feature_names.index(str(name)) for name in params["count_feature"].values]
+            totals = np.asarray(reference, dtype=float)[:, columns].sum(axis=1).round().astype(np.int64)
+            proba = per_row("count_proba")
+            draws[..., columns] = rng.multinomial(np.broadcast_to(totals, proba.shape[:-1]), proba)
+        if "gaussian_mean" in params:
+            mean, variance = per_row("gaussian_mean"), per_row("gaussian_variance")
+            put("continuous_feature", rng.normal(mean, np.sqrt(variance)))
+        coords = {dim: params[dim].values for dim in leading if dim in params.coords}
+        coords["feature"] = feature_names
+        return xr.DataArray(draws, dims=(*leading, "obs", "feature"), coords=coords)
+
+    def feature_kinds_of(self, params: xr.Dataset) -> tuple[str, ...]:
+        kinds = {}
+        for dim, kind in (("binary_feature", "binary"), ("count_feature", "count"), ("continuous_feature", "continuous")):
+            if dim in params.coords:
+                kinds |= {str(name): kind for name in params[dim].values}
+        if "category_feature" in params.coords:
+            kinds |= {str(name): "categorical" for name in params["category_feature"].values}
+        return tuple(kinds[str(name)] for name in params["feature"].values)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -812,6 +854,28 @@ def _level_indicator(features: xr.DataArray, params: xr.Dataset) -> xr.DataArray
         )
     indicator = (x[:, column_of_level] == codes[np.newaxis, :]).astype(float)
     return xr.DataArray(indicator, dims=("obs", "category_level"))
+
+
+def _categorical_draws(rng: np.random.Generator, proba: np.ndarray, params: xr.Dataset) -> tuple[list[int], np.ndarray]:
+    """(feature columns, level codes drawn) for the categorical features: one uniform per row and feature,
+    compared with the cumulative level probabilities of its block (no loop over features or levels).
+
+    ``proba`` is (*leading, obs, category_level); levels of one feature are contiguous.
+    """
+    level_feature = params["category_feature"].values
+    feature_names = [str(name) for name in params["feature"].values]
+    column_of_level = np.concatenate([[0], np.cumsum(level_feature[1:] != level_feature[:-1])])
+    n_features = int(column_of_level[-1]) + 1
+    block = np.eye(n_features)[column_of_level]  # (levels, features)
+    first = np.flatnonzero(np.diff(column_of_level, prepend=-1))  # the first level of each feature
+    cumulative = np.cumsum(proba, axis=-1)
+    before = (cumulative - proba)[..., first]  # (..., features): the cumulative sum before each block
+    within = cumulative - before[..., column_of_level]  # cumulative probability inside each block
+    uniform = rng.random((*proba.shape[:-1], n_features))
+    codes = ((within < uniform[..., column_of_level]) @ block).astype(np.int64)
+    levels = block.sum(axis=0).astype(np.int64)
+    columns = [feature_names.index(str(level_feature[j])) for j in first]
+    return columns, np.minimum(codes, levels - 1)
 
 
 def _gaussian_log_density(x: xr.DataArray, mean: xr.DataArray, variance: xr.DataArray) -> xr.DataArray:

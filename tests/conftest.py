@@ -14,8 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from bayesclass import data
-from bayesclass import inference
+from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
 from bayesclass.models import LogisticPrior, LogisticRegression
 

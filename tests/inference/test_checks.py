@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesclass import data
-from bayesclass import inference
+from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings, posterior_predictive_check
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
 
@@ -52,12 +51,16 @@ def test_a_well_specified_model_reproduces_its_data(gaussian_exact_fit):
 def test_skewed_features_and_unequal_spreads_are_flagged():
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 300)
-    X = np.column_stack([
-        np.exp(rng.standard_normal(600)),                   # log-normal: strongly right-skewed in both classes
-        rng.standard_normal(600) * np.where(y == 0, 0.3, 3.0),  # symmetric, sd 0.3 vs 3
-    ])  # fmt: skip
-    skewed = data.Dataset(name="skewed", X=X, y=y, feature_names=("lognormal", "spread"), class_names=("a", "b"),
-                          feature_kinds=("continuous", "continuous"))  # fmt: skip
+    lognormal = np.exp(rng.standard_normal(600))  # strongly right-skewed in both classes
+    spread = rng.standard_normal(600) * np.where(y == 0, 0.3, 3.0)  # symmetric, sd 0.3 vs 3
+    skewed = data.Dataset(
+        name="skewed",
+        X=np.column_stack([lognormal, spread]),
+        y=y,
+        feature_names=("lognormal", "spread"),
+        class_names=("a", "b"),
+        feature_kinds=("continuous", "continuous"),
+    )
     fit = inference.fit(GaussianClassConditional(covariance="shared"), skewed, method="mle", random_seed=0)
     check = posterior_predictive_check(fit, n_replicates=200, random_seed=0)
     assert check.attrs["source"] == "mle point estimate"
@@ -99,3 +102,71 @@ def test_a_map_fit_replicates_from_the_map(iris):
     replicated = check["replicated_mean"].values
     standard_error = replicated.std(axis=0) / np.sqrt(replicated.shape[0])
     assert np.all(np.abs(replicated.mean(axis=0) - estimate) < 5 * standard_error)
+
+
+# -- naive Bayes: statistics that fit each feature kind ------------------------------------------------------
+
+
+def _naive_bayes_data(n: int, *, seed: int, overdispersed: bool = False) -> data.Dataset:
+    """Binary, categorical, count and continuous features drawn from a naive Bayes model itself, or (with
+    ``overdispersed``) with word proportions that vary from row to row, which a multinomial cannot replicate."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    totals = rng.integers(5, 15, n)
+    word_share = np.where(y == 1, 0.7, 0.3)
+    if overdispersed:
+        word_share = rng.beta(0.3, 0.3, n)  # each row its own share: far more spread than a multinomial
+    first = rng.binomial(totals, word_share)
+    X = np.column_stack(
+        [
+            rng.random(n) < np.where(y == 1, 0.8, 0.3),
+            rng.choice(3, n, p=[0.6, 0.3, 0.1]),
+            first,
+            totals - first,
+            rng.normal(np.where(y == 1, 2.0, 0.0), 1.0),
+        ]
+    ).astype(float)
+    return data.Dataset(
+        name="nb",
+        X=X,
+        y=y,
+        feature_names=("flag", "colour", "word_a", "word_b", "size"),
+        class_names=("no", "yes"),
+        feature_kinds=("binary", "categorical", "count", "count", "continuous"),
+    )
+
+
+@pytest.fixture(scope="module")
+def naive_bayes_check():
+    fit = inference.fit("naive_bayes", _naive_bayes_data(400, seed=0), method="exact", random_seed=0)
+    return posterior_predictive_check(fit, n_replicates=300, random_seed=0)
+
+
+def test_naive_bayes_check_has_a_statistic_for_every_kind(naive_bayes_check):
+    check = naive_bayes_check
+    assert list(check["feature_kind"].values) == ["binary", "categorical", "count", "count", "continuous"]
+    for kind, statistics in inference.PPC_STATISTICS_BY_KIND.items():
+        for statistic in statistics:
+            assert f"p_value_{statistic}" in check
+    # each statistic is defined exactly on the features of the kinds it fits (NaN elsewhere)
+    defined = {name: ~np.isnan(check[f"observed_{name}"].values[0]) for name in ("mean", "sd", "dispersion")}
+    np.testing.assert_array_equal(defined["mean"], [True, False, True, True, True])
+    np.testing.assert_array_equal(defined["sd"], [False, False, False, False, True])
+    np.testing.assert_array_equal(defined["dispersion"], [False, False, True, True, False])
+    assert check["p_value_level_frequency"].dims == ("class", "category_level")
+    np.testing.assert_allclose(check["observed_level_frequency"].sum("category_level"), 1.0)
+    np.testing.assert_allclose(check["replicated_level_frequency"].sum("category_level"), 1.0)
+
+
+def test_naive_bayes_fitted_to_its_own_kind_of_data_is_not_flagged(naive_bayes_check):
+    p = np.concatenate([naive_bayes_check[name].values.ravel() for name in naive_bayes_check if name.startswith("p_value_")])
+    p = p[~np.isnan(p)]
+    assert p.size == 2 * (1 + 2 * 2 + 3) + 2 * 3  # mean x4, dispersion x2, sd/skewness x1 per class; 3 levels per class
+    assert np.all((p > 0.005) & (p < 0.995)), p
+
+
+def test_overdispersed_counts_are_flagged():
+    fit = inference.fit("naive_bayes", _naive_bayes_data(400, seed=1, overdispersed=True), method="exact", random_seed=0)
+    check = posterior_predictive_check(fit, n_replicates=300, random_seed=0)
+    dispersion = check["p_value_dispersion"].sel(feature=["word_a", "word_b"]).values
+    assert np.all(dispersion < 0.025), dispersion  # observed variance-to-mean far above every replicate's

@@ -16,8 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bayesclass import data
-from bayesclass import inference
+from bayesclass import data, inference
 from bayesclass.inference import BayesianClassifier, SamplerSettings
 from bayesclass.models import LogisticPrior, LogisticRegression
 from tests.conftest import FAST_SAMPLER

@@ -11,8 +11,7 @@ import pytest
 import scipy.special
 import xarray as xr
 
-from bayesclass import data
-from bayesclass import inference
+from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings, fit, predict
 from bayesclass.inference.fit import standardization_of
 from bayesclass.models import LogisticPrior, LogisticRegression, SeparationError

@@ -20,9 +20,8 @@ import xarray as xr
 from pytensor.compile.mode import Mode
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 
-from bayesclass import data
-from bayesclass import inference
 import bayesclass.models.gaussian_class_conditional as gaussian_class_conditional_module
+from bayesclass import data, inference
 from bayesclass.data import Dataset
 from bayesclass.inference import SamplerSettings
 from bayesclass.models import (

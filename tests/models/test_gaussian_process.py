@@ -22,8 +22,8 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from threadpoolctl import threadpool_limits
 
-from bayesclass import inference
 import bayesclass.inference.sampling as sampling_module
+from bayesclass import inference
 from bayesclass.data import Dataset, load, seed004_gp, seed004_gp_truth
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.fit import standardization_of

@@ -21,12 +21,18 @@ import xarray as xr
 from pytensor.compile.mode import Mode
 from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
-from bayesclass import data
-from bayesclass import inference
 import bayesclass.models.naive_bayes as naive_bayes_module
+from bayesclass import data, inference
 from bayesclass.data import Dataset
 from bayesclass.inference import SamplerSettings
-from bayesclass.models import LogisticRegression, NaiveBayes, NaiveBayesPrior, NoEstimateError, get_model, model_from_dict
+from bayesclass.models import (
+    LogisticRegression,
+    NaiveBayes,
+    NaiveBayesPrior,
+    NoEstimateError,
+    get_model,
+    model_from_dict,
+)
 
 #: PyTensor functions evaluated a handful of times: the Python linker (no C compilation) with the
 #: fast_compile rewrites. (With optimizer="fast_run" the Python linker's gradients of the log-odds
@@ -1086,3 +1092,74 @@ def test_discretized_transport_categorical_mle_is_the_level_frequency(transport)
     }  # fmt: skip
     for mode, row in expected.items():
         np.testing.assert_array_equal(estimate.sel({"class": mode}).values, row)
+
+
+# -- generative sampling (the contract's sample_features) -------------------------------------------------------
+
+
+def _mixed_dataset(n: int = 400, seed: int = 0) -> data.Dataset:
+    """Every feature kind: a binary, a 3-level categorical, two count (word) columns and a continuous one."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = np.column_stack(
+        [
+            rng.random(n) < np.where(y == 1, 0.7, 0.2),
+            rng.choice(3, n, p=[0.5, 0.3, 0.2]),
+            rng.poisson(np.where(y == 1, 4.0, 1.0)),
+            rng.poisson(2.0, n),
+            rng.normal(np.where(y == 1, 1.0, -1.0), 1.0),
+        ]
+    ).astype(float)
+    return data.Dataset(
+        name="mixed",
+        X=X,
+        y=y,
+        feature_names=("flag", "colour", "word_a", "word_b", "size"),
+        class_names=("no", "yes"),
+        feature_kinds=("binary", "categorical", "count", "count", "continuous"),
+        category_names={"colour": ("red", "green", "blue")},
+    )
+
+
+def test_sample_features_draw_every_kind_from_its_class_distribution():
+    """Frequencies and moments of 40,000 draws per class equal the parameters within 5 Monte-Carlo SEs."""
+    dataset = _mixed_dataset()
+    model = NaiveBayes()
+    params = model.point_estimate(dataset, "posterior_mean")
+    n = 40_000
+    codes = np.repeat([0, 1], n)
+    reference = np.zeros((2 * n, 5))
+    reference[:, 2:4] = [3, 5]  # every row has 8 words: 3 + 5
+    draws = model.sample_features(params, codes, random_seed=3, reference=reference)
+    assert draws.dims == ("obs", "feature") and draws.shape == (2 * n, 5)
+    x = draws.values
+    np.testing.assert_array_equal(x[:, 2] + x[:, 3], 8)  # multinomial rows keep their totals
+    for k in (0, 1):
+        rows = x[codes == k]
+        p = float(params["binary_proba"].isel({"class": k, "binary_feature": 0}))
+        assert abs(rows[:, 0].mean() - p) < 5 * np.sqrt(p * (1 - p) / n)
+        levels = params["category_proba"].isel({"class": k}).values
+        frequencies = np.bincount(rows[:, 1].astype(int), minlength=3) / n
+        np.testing.assert_array_less(np.abs(frequencies - levels), 5 * np.sqrt(levels * (1 - levels) / n))
+        word = float(params["count_proba"].isel({"class": k, "count_feature": 0}))
+        assert abs(rows[:, 2].mean() / 8 - word) < 5 * np.sqrt(word * (1 - word) / (8 * n))
+        mean = float(params["gaussian_mean"].isel({"class": k}).squeeze())
+        variance = float(params["gaussian_variance"].isel({"class": k}).squeeze())
+        assert abs(rows[:, 4].mean() - mean) < 5 * np.sqrt(variance / n)
+        assert abs(rows[:, 4].var() / variance - 1) < 5 * np.sqrt(2 / n)
+
+
+def test_sample_features_over_posterior_draws_and_bad_input():
+    dataset = _mixed_dataset(120, seed=1)
+    model = NaiveBayes()
+    posterior = model.exact_posterior(dataset, draws=4, chains=2, random_seed=0)
+    draws = model.sample_features(posterior, dataset.y, random_seed=0, reference=dataset.X)
+    assert draws.dims == ("chain", "draw", "obs", "feature") and draws.shape == (2, 4, 120, 5)
+    assert set(np.unique(draws.values[..., 1])) <= {0.0, 1.0, 2.0}
+    with pytest.raises(ValueError, match=r"class_codes must be a 1-D array of integer codes in 0..1"):
+        model.sample_features(posterior, np.array([0, 2]), random_seed=0, reference=dataset.X[:2])
+    with pytest.raises(ValueError, match="needs reference="):
+        model.sample_features(posterior, dataset.y, random_seed=0)
+    no_counts = dataset.select_features(["flag", "colour", "size"])
+    simulated = model.simulate(model.point_estimate(no_counts, "map"), 50, random_seed=0)
+    assert simulated.feature_kinds == no_counts.feature_kinds and simulated.n_obs == 50

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesclass import data
-from bayesclass import inference
+from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
 from bayesclass.reports.comparison import format_comparison, parameter_comparison
