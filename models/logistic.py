@@ -77,6 +77,8 @@ import scipy.special
 import xarray as xr
 
 from bayesclass.data import Dataset
+from bayesclass.models._laplace import newton_maximize
+from bayesclass.models._links import Link, bernoulli_terms, log_normal_cdf
 from bayesclass.models.base import (
     ClassifierModel,
     ConvergenceError,
@@ -87,7 +89,6 @@ from bayesclass.models.base import (
 
 __all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
 
-Link = Literal["logit", "probit"]
 Parametrization = Literal["whitened", "centered"]
 
 #: gradient-norm tolerance of the Newton iterations
@@ -223,7 +224,7 @@ class LogisticRegression(ClassifierModel):
                 pm.Bernoulli("y_obs", logit_p=eta, observed=y, dims="obs")
             elif binary:
                 # logit(Phi(eta)) = log Phi(eta) - log Phi(-eta): exact and stable in both tails
-                pm.Bernoulli("y_obs", logit_p=_log_normal_cdf(eta) - _log_normal_cdf(-eta), observed=y, dims="obs")
+                pm.Bernoulli("y_obs", logit_p=log_normal_cdf(eta) - log_normal_cdf(-eta), observed=y, dims="obs")
             else:
                 pm.Categorical("y_obs", logit_p=eta, observed=y, dims="obs")
         return model
@@ -311,30 +312,18 @@ def _design_matrix(X: np.ndarray) -> np.ndarray:
 
 
 class _BinaryObjective:
-    """-log-likelihood of the binary model with its gradient and exact Hessian."""
+    """-log-likelihood of the binary model with its gradient and exact Hessian (link terms from ``_links``)."""
 
     def __init__(self, design: np.ndarray, y: np.ndarray, link: Link) -> None:
         self.design, self.link = design, link
-        self.sign = 2.0 * y - 1.0
         self.y = y.astype(float)
 
     def __call__(self, coefficients: np.ndarray, *, derivatives: bool) -> tuple[float, ...]:
-        eta = self.design @ coefficients
-        margin = self.sign * eta
-        if self.link == "logit":
-            value = -scipy.special.log_expit(margin).sum()
-            if not derivatives:
-                return (value,)
-            proba = scipy.special.expit(eta)
-            d_eta, curvature = proba - self.y, proba * (1.0 - proba)
-        else:
-            log_cdf = scipy.special.log_ndtr(margin)
-            value = -log_cdf.sum()
-            if not derivatives:
-                return (value,)
-            mills = np.exp(-0.5 * margin**2 - 0.5 * math.log(2 * math.pi) - log_cdf)  # phi / Phi
-            d_eta, curvature = -self.sign * mills, mills * (margin + mills)
-        gradient = self.design.T @ d_eta
+        log_likelihood, d_eta, curvature = bernoulli_terms(self.design @ coefficients, self.y, self.link)
+        value = -log_likelihood.sum()
+        if not derivatives:
+            return (value,)
+        gradient = -(self.design.T @ d_eta)
         # X' diag(c) X as Z'Z with Z = diag(sqrt c) X: BLAS uses the symmetric product (half the work)
         weighted = self.design * np.sqrt(curvature)[:, None]
         return value, gradient, weighted.T @ weighted
@@ -368,21 +357,14 @@ class _SoftmaxObjective:
 
 
 def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iterations: int = 100) -> _NewtonSolution:
-    """Newton's method with exact Hessian and Armijo backtracking, to ||gradient|| <= 1e-8."""
+    """Minimise the penalised objective by the suite's one Newton engine (exact Hessian), to ||gradient|| <= 1e-8."""
 
-    def penalised(coefficients: np.ndarray, derivatives: bool) -> tuple[Any, ...]:
-        terms = objective(coefficients, derivatives=derivatives)
-        value = terms[0] + 0.5 * np.sum(penalty * coefficients**2)
-        if not derivatives:
-            return (value,)
-        return value, terms[1] + penalty * coefficients, terms[2] + np.diag(penalty)
+    def value(coefficients: np.ndarray) -> tuple[float, None]:
+        return -(objective(coefficients, derivatives=False)[0] + 0.5 * np.sum(penalty * coefficients**2)), None
 
-    coefficients = np.zeros_like(penalty)
-    for iteration in range(max_iterations + 1):
-        value, gradient, hessian = penalised(coefficients, True)
-        gradient_norm = float(np.linalg.norm(gradient))
-        if gradient_norm <= GRADIENT_TOLERANCE:
-            return _NewtonSolution(coefficients, hessian, gradient_norm, iteration, float(value))
+    def newton(coefficients: np.ndarray, _: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        _, gradient, hessian = objective(coefficients, derivatives=True)
+        gradient, hessian = gradient + penalty * coefficients, hessian + np.diag(penalty)
         try:
             step = scipy.linalg.cho_solve(scipy.linalg.cho_factor(hessian), gradient)
         except np.linalg.LinAlgError:
@@ -391,16 +373,18 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
                 "collinear in the training data, so their weights are not identifiable; drop them, or use "
                 "kind='map' / a finite prior"
             ) from None
-        decrement = float(gradient @ step)
-        size = 1.0
-        if decrement > 1e-12:  # far from the optimum: backtrack (Armijo); near it take the full step
-            while size > 1e-12 and penalised(coefficients - size * step, False)[0] > value - 1e-4 * size * decrement:
-                size *= 0.5
-        coefficients = coefficients - size * step
-    raise ConvergenceError(
-        f"Newton's method for the {kind.upper()} did not reach a gradient norm <= {GRADIENT_TOLERANCE:g} in "
-        f"{max_iterations} iterations (last {gradient_norm:.3g}); standardise the features (--standardize)"
+        return -gradient, coefficients - step, hessian
+
+    result = newton_maximize(
+        value,
+        newton,
+        np.zeros_like(penalty),
+        gradient_tolerance=GRADIENT_TOLERANCE,
+        max_iterations=max_iterations,
+        what=f"Newton's method for the {kind.upper()}",
+        hint="; standardise the features (--standardize)",
     )
+    return _NewtonSolution(result.point, result.derivatives, result.gradient_norm, result.iterations, -result.objective)
 
 
 def _zero_sum_basis(n_classes: int) -> np.ndarray:
@@ -475,13 +459,3 @@ def _check_mle_exists(design: np.ndarray, data: Dataset) -> None:
             "likelihood keeps increasing as the weights grow without bound (seed 000 §9.6). Use kind='map' "
             "(the Gaussian prior keeps the weights finite) or sample the posterior (method 'nuts')"
         )
-
-
-def _log_normal_cdf(x: Any) -> Any:
-    """log Phi(x) in PyTensor, accurate in both tails, with finite gradients in both branches."""
-    left = pt.minimum(x, -1.0)
-    right = pt.maximum(x, -1.0)
-    lower_tail = pt.log(0.5 * pt.erfcx(-left / math.sqrt(2.0))) - 0.5 * left**2
-    upper = pt.log1p(-0.5 * pt.erfc(right / math.sqrt(2.0)))
-    return pt.switch(x < -1.0, lower_tail, upper)
-

@@ -29,23 +29,16 @@ from bayesclass.inference import SamplerSettings
 from bayesclass.inference.fit import standardization_of
 from bayesclass.models import model_from_dict
 from bayesclass.models.base import ConvergenceError
-from bayesclass.models.gaussian_process import (
-    EXACT_UP_TO,
-    HSGP_MAX_BASIS,
-    GaussianProcessPrior,
+from bayesclass.models._kernels import hsgp_basis, hsgp_frequencies, kernel_gradients, kernel_matrix, spectral_density
+from bayesclass.models._laplace import (
     LaplaceFit,
-    LatentGaussianProcess,
-    WhitenedLatent,
-    hsgp_basis,
-    hsgp_frequencies,
-    kernel_gradients,
-    kernel_matrix,
     laplace_evidence_gradient,
     laplace_fit,
     laplace_predict,
-    spectral_density,
     weight_laplace_fit,
 )
+from bayesclass.models._latent_op import WhitenedLatent
+from bayesclass.models.gaussian_process import EXACT_UP_TO, HSGP_MAX_BASIS, GaussianProcessPrior, LatentGaussianProcess
 
 SEED004_LENGTHSCALE = 1 / np.sqrt(50)  # exp(-5^2 r^2) = exp(-r^2 / (2 l^2))
 

@@ -1,0 +1,142 @@
+"""Covariance functions of the latent GP and their Hilbert-space (HSGP) expansion.
+
+K(x, x') = c^2 + a^2 k(r), r the ARD-scaled distance, k the squared exponential
+``exp(-r^2 / 2)`` or Matern 5/2 ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``; their
+derivatives with respect to the log hyperparameters (type-II maximum likelihood);
+and the HSGP basis: the Dirichlet eigenfunctions of the Laplacian on [-L, L]^d with
+the kernels' power spectral densities (Solin & Saerkkae 2020, Riutort-Mayol et al. 2023).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pymc as pm
+import scipy.special
+
+__all__ = [
+    "KernelName",
+    "checked_lengthscale",
+    "hsgp_basis",
+    "hsgp_frequencies",
+    "kernel_gradients",
+    "kernel_matrix",
+    "spectral_density",
+]
+
+KernelName = Literal["exp_quad", "matern52"]
+
+
+def kernel_matrix(
+    x1: np.ndarray,
+    x2: np.ndarray,
+    *,
+    lengthscale: float | np.ndarray,
+    amplitude: float,
+    constant: float = 0.0,
+    kernel: KernelName = "exp_quad",
+) -> np.ndarray:
+    """K(x1, x2) = constant^2 + amplitude^2 k(r), r the ARD-scaled distance (module docstring).
+
+    Parameters
+    ----------
+    x1, x2 : array of shape (n1, d), (n2, d)
+    lengthscale : float or array of shape (d,)
+        One lengthscale per input dimension (ARD) or one for all.
+    amplitude, constant : float
+        Standard deviations of the stationary term and of the constant term.
+    kernel : {"exp_quad", "matern52"}
+        ``exp(-r^2 / 2)`` or ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``.
+    """
+    scale = checked_lengthscale(lengthscale, np.shape(x1)[1], kernel)
+    a, b = np.asarray(x1, dtype=float) / scale, np.asarray(x2, dtype=float) / scale
+    squared = np.maximum((a**2).sum(1)[:, np.newaxis] + (b**2).sum(1)[np.newaxis, :] - 2 * a @ b.T, 0.0)
+    if kernel == "exp_quad":
+        stationary = np.exp(-0.5 * squared)
+    else:
+        r = np.sqrt(5.0 * squared)
+        stationary = (1.0 + r + r**2 / 3.0) * np.exp(-r)
+    return constant**2 + amplitude**2 * stationary
+
+
+def checked_lengthscale(lengthscale, n_inputs: int, kernel: str) -> np.ndarray:
+    """The lengthscales broadcast to (n_inputs,), or a ValueError for a bad kernel name or lengthscale."""
+    if kernel not in ("exp_quad", "matern52"):
+        raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {kernel!r}")
+    scale = np.broadcast_to(np.asarray(lengthscale, dtype=float), (n_inputs,))
+    if not (np.all(np.isfinite(scale)) and np.all(scale > 0)):
+        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale!r}")
+    return scale
+
+
+def kernel_gradients(
+    x: np.ndarray, *, lengthscale: np.ndarray, amplitude: float, constant: float, kernel: KernelName = "exp_quad", jitter: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """K(x, x) + jitter a^2 I and its derivatives with respect to (log l_1 .. log l_d, log a, log c).
+
+    Returns
+    -------
+    covariance : array (n, n)
+    gradients : array (d + 2, n, n)
+    """
+    x = np.asarray(x, dtype=float)
+    scale = checked_lengthscale(lengthscale, x.shape[1], kernel)
+    n = x.shape[0]
+    scaled_differences = (x[:, np.newaxis, :] - x[np.newaxis, :, :]) ** 2 / scale**2  # (n, n, d)
+    squared = scaled_differences.sum(axis=-1)
+    if kernel == "exp_quad":
+        stationary = np.exp(-0.5 * squared)
+        radial = stationary  # d k / d log l_j = radial * (x_j - x'_j)^2 / l_j^2
+    else:
+        r = np.sqrt(5.0 * squared)
+        decay = np.exp(-r)
+        stationary = (1.0 + r + r**2 / 3.0) * decay
+        radial = 5.0 / 3.0 * (1.0 + r) * decay
+    eye = np.eye(n)
+    covariance = constant**2 + amplitude**2 * (stationary + jitter * eye)
+    gradients = np.empty((x.shape[1] + 2, n, n))
+    gradients[: x.shape[1]] = amplitude**2 * np.moveaxis(radial[..., np.newaxis] * scaled_differences, -1, 0)
+    gradients[-2] = 2.0 * amplitude**2 * (stationary + jitter * eye)
+    gradients[-1] = 2.0 * constant**2 * np.ones((n, n))
+    return covariance, gradients
+
+
+# -- Hilbert-space approximation (HSGP) -------------------------------------------------------------
+
+
+def hsgp_frequencies(half_width: np.ndarray, m: int) -> np.ndarray:
+    """Square roots of the Laplacian's Dirichlet eigenvalues on the box [-L, L]^d, shape (m^d, d), via PyMC."""
+    half_width = np.asarray(half_width, dtype=float)
+    return np.sqrt(pm.gp.hsgp_approx.calc_eigenvalues(half_width, [m] * half_width.size))
+
+
+def hsgp_basis(x: np.ndarray, center: np.ndarray, half_width: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
+    """The Laplacian eigenfunctions prod_j sin(omega_j (x_j - center_j + L_j)) / sqrt(L_j), shape (n, m^d).
+
+    Equals ``pm.gp.hsgp_approx.calc_eigenvectors`` (tested); NumPy here so that the basis
+    is data of the compiled model and prediction needs no graph compilation.
+    """
+    shifted = np.asarray(x, dtype=float) - center + half_width  # (n, d)
+    return np.prod(np.sin(frequencies.T[np.newaxis] * shifted[:, :, np.newaxis]) / np.sqrt(half_width)[:, np.newaxis], axis=1)
+
+
+def spectral_density(frequencies: np.ndarray, lengthscale: np.ndarray, kernel: KernelName = "exp_quad") -> np.ndarray:
+    """Power spectral density S(omega) of the unit-amplitude stationary kernel, for each row of ``frequencies``.
+
+    ``lengthscale`` may carry leading dims (..., d); the result is (..., m^d). Equals
+    PyMC's ``power_spectral_density`` of ``ExpQuad`` and ``Matern52`` (tested).
+    """
+    if kernel not in ("exp_quad", "matern52"):
+        raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {kernel!r}")
+    lengthscale = np.asarray(lengthscale, dtype=float)[..., np.newaxis, :]  # (..., 1, d)
+    if not (np.all(np.isfinite(lengthscale)) and np.all(lengthscale > 0)):
+        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale.squeeze()!r}")
+    d = frequencies.shape[1]
+    scaled = (frequencies**2 * lengthscale**2).sum(axis=-1)
+    volume = np.prod(lengthscale, axis=-1)
+    if kernel == "exp_quad":
+        return (2.0 * np.pi) ** (d / 2) * volume * np.exp(-0.5 * scaled)
+    power = (d + 5) / 2
+    norm = 2.0**d * np.pi ** (d / 2) * scipy.special.gamma(power) * 5.0**2.5 / (0.75 * np.sqrt(np.pi))
+    return norm * volume * (5.0 + scaled) ** -power

@@ -1,0 +1,116 @@
+"""The helpers the families share: the one Newton engine, the Bernoulli link terms, the lazily registered GP Op."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.special
+
+from bayesclass.models._laplace import newton_maximize
+from bayesclass.models._links import bernoulli_terms, bernoulli_third_derivative, link_average
+from bayesclass.models.base import ConvergenceError
+
+
+def _finite_difference(function, x: np.ndarray, step: float) -> np.ndarray:
+    return (function(x + step) - function(x - step)) / (2 * step)
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+@pytest.mark.parametrize("label", [0.0, 1.0])
+def test_link_terms_equal_finite_differences_and_stay_finite_in_the_tails(link, label):
+    eta = np.array([-40.0, -8.0, -1.3, 0.0, 0.7, 5.0, 40.0])
+    y = np.full_like(eta, label)
+    log_likelihood, gradient, w = bernoulli_terms(eta, y, link)
+    third = bernoulli_third_derivative(eta, y, link)
+    assert np.isfinite(log_likelihood).all() and np.isfinite(gradient).all() and np.isfinite(w).all()
+    assert np.isfinite(third).all() and (w >= 0).all()
+    inverse = scipy.special.expit if link == "logit" else scipy.special.ndtr
+    # the log-likelihood itself, where it does not underflow
+    moderate = np.abs(eta) < 8
+    expected = np.log(inverse((2 * label - 1) * eta[moderate]))  # symmetric inverse links: 1 - F(x) = F(-x)
+    np.testing.assert_allclose(log_likelihood[moderate], expected, rtol=1e-9)
+
+    def value(x):
+        return bernoulli_terms(x, y, link)[0]
+
+    def first(x):
+        return bernoulli_terms(x, y, link)[1]
+
+    def curvature(x):
+        return bernoulli_terms(x, y, link)[2]
+
+    inner = np.abs(eta) <= 8  # finite differences themselves lose their digits in the far tails
+    np.testing.assert_allclose(gradient, _finite_difference(value, eta, 1e-5), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(w, -_finite_difference(first, eta, 1e-5), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        third[inner], -_finite_difference(curvature, eta, 1e-5)[inner], rtol=1e-5, atol=1e-9
+    )
+
+
+def test_probit_link_average_is_the_exact_gaussian_integral_and_logit_matches_quadrature():
+    mean, variance = np.array([-2.0, 0.3, 1.5]), np.array([0.5, 2.0, 0.1])
+    draws = np.random.default_rng(0).standard_normal(400_000)
+    for link, inverse in (("probit", scipy.special.ndtr), ("logit", scipy.special.expit)):
+        monte_carlo = inverse(mean[:, None] + np.sqrt(variance)[:, None] * draws).mean(axis=1)
+        np.testing.assert_allclose(link_average(mean, variance, link), monte_carlo, atol=3e-3)
+
+
+def _logistic_problem(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    design = np.column_stack([np.ones(200), rng.normal(size=(200, 3))])
+    y = (rng.random(200) < scipy.special.expit(design @ np.array([0.5, 1.0, -2.0, 0.3]))).astype(float)
+    penalty = np.array([0.0, 1.0, 1.0, 1.0])
+
+    def objective(beta):  # the penalised log posterior of logistic regression (concave)
+        return bernoulli_terms(design @ beta, y, "logit")[0].sum() - 0.5 * penalty @ beta**2
+
+    def value(beta):
+        return objective(beta), None
+
+    def newton(beta, _):
+        _, gradient, w = bernoulli_terms(design @ beta, y, "logit")
+        gradient = design.T @ gradient - penalty * beta
+        hessian = design.T @ (w[:, None] * design) + np.diag(penalty)
+        return gradient, beta + np.linalg.solve(hessian, gradient), hessian
+
+    return objective, value, newton
+
+
+def test_the_newton_engine_reaches_scipys_optimum():
+    objective, value, newton = _logistic_problem()
+    result = newton_maximize(value, newton, np.zeros(4), gradient_tolerance=1e-10, max_iterations=50, what="the test MAP")
+    reference = scipy.optimize.minimize(lambda beta: -objective(beta), np.zeros(4), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(result.point, reference.x, atol=1e-6)
+    assert result.gradient_norm <= 1e-10 and result.objective >= -reference.fun - 1e-9
+    assert result.iterations < 15  # quadratic convergence
+
+
+def test_the_newton_engine_damps_a_step_that_overshoots_and_reports_non_convergence():
+    """From a far start the full Newton step of a saturated logistic likelihood overshoots; halving rescues it."""
+    objective, value, newton = _logistic_problem(1)
+    far = np.array([30.0, -30.0, 30.0, -30.0])
+    result = newton_maximize(value, newton, far, gradient_tolerance=1e-10, max_iterations=100, what="the test MAP")
+    reference = newton_maximize(value, newton, np.zeros(4), gradient_tolerance=1e-10, max_iterations=100, what="x")
+    np.testing.assert_allclose(result.point, reference.point, atol=1e-8)
+    with pytest.raises(ConvergenceError, match=r"the test MAP did not converge in 1 Newton steps.*; try this"):
+        newton_maximize(value, newton, far, gradient_tolerance=1e-10, max_iterations=1, what="the test MAP", hint="; try this")
+
+
+def test_the_gp_numba_kernels_register_at_first_use_not_at_import():
+    code = (
+        "import sys, bayesclass, bayesclass.models\n"
+        "from bayesclass.models._latent_op import register_numba_kernels\n"
+        "assert 'numba' not in sys.modules, 'numba imported by import bayesclass'\n"
+        "assert not any(m.startswith('pytensor.link.numba.dispatch.linalg') for m in sys.modules)\n"
+        "assert register_numba_kernels.cache_info().currsize == 0\n"
+        "bayesclass.LatentGaussianProcess().build(bayesclass.load('seed004_gp', n=20))\n"
+        "assert register_numba_kernels.cache_info().currsize == 1\n"
+        "print('ok')\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "ok"
