@@ -50,14 +50,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import math
 import os
 import sys
 import time
-from pathlib import Path
 
-from bench_common import best_of, cpu_snapshot, machine_state_at_end, machine_state_before_start, verdict, versions, warm_up_nutpie  # noqa: E402
+from harness import (
+    Verdicts,
+    convergence,
+    cpu_snapshot,
+    fresh,
+    machine_state_at_end,
+    machine_state_before_start,
+    time_best,
+    versions,
+    warm_up_nutpie,
+    write_report,
+)
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
 
@@ -122,21 +130,8 @@ def one_blas_thread():
 
 
 def posterior_stats(posterior, sample_stats) -> dict:
-    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences."""
-    import arviz_stats as azs
-
-    posterior = posterior[list(VARIABLES)]
-    bulk = azs.ess(posterior, method="bulk")
-    tail = azs.ess(posterior, method="tail")
-    rhat = azs.rhat(posterior)
-    return {
-        "min_ess_bulk": min(float(var.min()) for var in bulk.data_vars.values()),
-        "min_ess_bulk_by_variable": {name: float(var.min()) for name, var in bulk.data_vars.items()},
-        "min_ess_tail": min(float(var.min()) for var in tail.data_vars.values()),
-        "max_r_hat": max(float(var.max()) for var in rhat.data_vars.values()),
-        "divergences": int(sample_stats["diverging"].sum()),
-        "mean_tree_steps": float(sample_stats["n_steps"].mean()) if "n_steps" in sample_stats else math.nan,
-    }
+    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences (``inference.diagnose``)."""
+    return convergence(posterior, sample_stats, var_names=VARIABLES)
 
 
 def with_rates(run: dict) -> dict:
@@ -268,20 +263,23 @@ def bench_closed_form(repeats: int) -> dict:
     ):
         model = gcc_model(covariance)
 
-        def ours(model=model):
-            model._fitted.cache_clear()  # the per-dataset statistics cache: time the whole computation
-            return model.point_estimate(dataset, "mle")
+        def ours(data, model=model):
+            return model.point_estimate(data, "mle")
 
-        ours_s, estimate = best_of(ours, repeats)
-        cached_s, _ = best_of(lambda model=model: model.point_estimate(dataset, "mle"), repeats)
+        def new_copy():  # a fresh Dataset object per repeat: the per-dataset statistics cache misses
+            return fresh(dataset)
+
+        ours_s, estimate = time_best(ours, repeats, prepare=new_copy)
+        model.point_estimate(dataset, "mle")
+        cached_s, _ = time_best(lambda model=model: model.point_estimate(dataset, "mle"), repeats)
         proba = model.class_proba(estimate, subset).transpose("obs", "class").values
         with one_blas_thread():
-            ours_one_s, _ = best_of(ours, repeats)
+            ours_one_s, _ = time_best(ours, repeats, prepare=new_copy)
         row: dict = {"ours_s": ours_s, "ours_cached_s": cached_s, "ours_one_thread_s": ours_one_s, "baselines": {}}
         for name, make in baselines.items():
-            seconds, fitted = best_of(lambda make=make: make().fit(X, y), repeats)
+            seconds, fitted = time_best(lambda make=make: make().fit(X, y), repeats)
             with one_blas_thread():
-                one_s, _ = best_of(lambda make=make: make().fit(X, y), repeats)
+                one_s, _ = time_best(lambda make=make: make().fit(X, y), repeats)
             diff = max_abs_diff(proba, fitted.predict_proba(subset))
             row["baselines"][name] = {
                 "seconds": seconds,
@@ -418,21 +416,13 @@ def ratio_lines(nuts: dict, closed: dict | None) -> list[tuple[str, float, str |
     return lines
 
 
-def print_ratios(lines, quick: bool) -> list[dict]:
-    tag = "   [QUICK run: fewer draws, not the benchmark's settings]" if quick else ""
-    print("Ratios" + tag)
-    width = max(len(text) for text, *_ in lines) + 1
-    record = []
+def print_ratios(lines, quick: bool) -> Verdicts:
+    print("Ratios" + ("   [QUICK run: fewer draws, not the benchmark's settings]" if quick else ""))
+    verdicts = Verdicts()
     for text, ratio, sense, target in lines:
-        if sense is None:
-            print(f"  {text:<{width}} {ratio:9.2f}x   (information)")
-            record.append({"ratio": text, "value": ratio})
-            continue
-        passed = ratio >= target if sense == ">=" else ratio <= target
-        print(f"  {text:<{width}} {ratio:9.2f}x   target {sense} {target:g}x   {verdict(passed)}")
-        record.append({"ratio": text, "value": ratio, "target": f"{sense} {target:g}", "verdict": verdict(passed)})
+        verdicts.check(text, ratio, target, sense or ">=")
     print()
-    return record
+    return verdicts
 
 
 # ------------------------------------------------------------------------------------------
@@ -488,8 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
     others, load_after = machine_state_at_end(total, cpu_before)
     if args.json:
-        record = {
-            "settings": {
+        write_report(
+            args.json,
+            bench="gcc",
+            settings={
                 "draws": draws,
                 "tune": tune,
                 "chains": CHAINS,
@@ -499,23 +491,16 @@ def main(argv: list[str] | None = None) -> int:
                 "seed": args.seed,
                 "quick": args.quick,
             },
-            "versions": versions(),
-            "cpus": os.cpu_count(),
-            "dataset": info,
-            "targets": {
-                "nuts_ess_per_s_vs_per_observation_min": TARGET_NUTS_VS_PER_OBSERVATION,
-                "closed_form_time_vs_sklearn_max": TARGET_CLOSED_FORM_VS_SKLEARN,
+            verdicts=ratios,
+            details={"dataset": info, "nuts": nuts, "closed_form": closed},
+            machine={
+                "busy_fraction_before_start": busy_before,
+                "other_processes_cpu_s": others,
+                "load_average_start": list(load_before),
+                "load_average_end": list(load_after),
             },
-            "nuts": nuts,
-            "closed_form": closed,
-            "ratios": ratios,
-            "total_seconds": total,
-            "busy_fraction_before_start": busy_before,
-            "other_processes_cpu_seconds": others,
-            "load_average_start": list(load_before),
-            "load_average_end": list(load_after),
-        }
-        Path(args.json).write_text(json.dumps(record, indent=2, default=float) + "\n")
+            total_seconds=total,
+        )
         print(f"wrote {args.json}")
     return 0
 

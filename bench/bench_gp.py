@@ -41,14 +41,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_common import cpu_snapshot, machine_state_at_end, machine_state_before_start, verdict, versions, warm_up_nutpie  # noqa: E402
+from harness import (
+    Verdicts,
+    convergence,
+    cpu_snapshot,
+    machine_state_at_end,
+    machine_state_before_start,
+    versions,
+    warm_up_nutpie,
+    write_report,
+)
 
 TARGET_ESS_RATIO = 3.0  # ESS/s of ours / plain pm.gp.Latent (nutpie), at least
 TARGET_N400_SECONDS = 300.0
@@ -71,19 +76,8 @@ def seed004(n: int, *, random_seed: int = DATA_SEED):
 
 
 def diagnostics(posterior, sample_stats, names=HYPERPARAMETERS) -> dict:
-    import arviz_stats as azs
-
-    posterior = posterior[list(names)]
-    bulk = azs.ess(posterior, sample_dims=["chain", "draw"], method="bulk")
-    tail = azs.ess(posterior, sample_dims=["chain", "draw"], method="tail")
-    rhat = azs.rhat(posterior, sample_dims=["chain", "draw"])
-    return {
-        "min_ess_bulk": min(float(var.min()) for var in bulk.data_vars.values()),
-        "min_ess_tail": min(float(var.min()) for var in tail.data_vars.values()),
-        "max_r_hat": max(float(var.max()) for var in rhat.data_vars.values()),
-        "divergences": int(sample_stats["diverging"].sum()),
-        "mean_tree_steps": float(sample_stats["n_steps"].mean()),
-    }
+    """Convergence of the hyperparameters (``inference.diagnose``): ESS, r_hat, divergences, tree steps."""
+    return convergence(posterior, sample_stats, var_names=names)
 
 
 def run_ours(data, *, approximation: str, draws: int, tune: int) -> dict:
@@ -156,14 +150,17 @@ def show(label: str, run: dict) -> None:
     )
 
 
-def target_run(title: str, n: int, approximation: str, seconds: float, draws: int, tune: int) -> tuple[dict, bool]:
+def target_run(
+    title: str, n: int, approximation: str, seconds: float, draws: int, tune: int, verdicts: Verdicts
+) -> tuple[dict, bool]:
     """One of our fits against the issue's convergence-and-time target: (measurements, verdict)."""
     print(f"\n{title}")
     data, _, _ = seed004(n)
     run = run_ours(data, approximation=approximation, draws=draws, tune=tune)
     show(f"bayesclass ({approximation})", run)
-    passed = converged(run) and run["wall_s"] <= seconds
-    print(f"  target r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS} in <= {seconds:.0f} s: {verdict(passed)}")
+    passed = verdicts.check(f"{title}: wall seconds (needs r_hat, ESS, 0 div.)", run["wall_s"], seconds, "<=", unit=" s")
+    passed = converged(run) and passed
+    print(f"  also needs r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS}: {'met' if converged(run) else 'NOT met'}")
     return run, passed
 
 
@@ -235,7 +232,8 @@ def main() -> int:
     cpu_before = cpu_snapshot()
     print(f"cores: {os.cpu_count()}; chains: {CHAINS}; draws/tune: {draws}/{tune}")
     warm_up_nutpie(CHAINS)
-    report: dict = {"versions": versions(), "draws": draws, "tune": tune, "load_before": load, "busy_before": busy}
+    report: dict = {}
+    verdicts = Verdicts()
 
     print(f"\nPart 1: exact latent GP, n = {n_small}")
     data, _, _ = seed004(n_small)
@@ -248,16 +246,24 @@ def main() -> int:
     ratio_default = ours["ess_per_sampling_s"] / plain_default["ess_per_sampling_s"]
     ratio_one = ours["ess_per_sampling_s"] / plain_one["ess_per_sampling_s"]
     part1 = ratio_one >= TARGET_ESS_RATIO and ours["max_r_hat"] <= MAX_R_HAT and ours["divergences"] == 0
-    print(
-        f"  ESS/s ratio vs pm.gp.Latent: {ratio_default:.2f}x (its default BLAS threads), {ratio_one:.2f}x (1 thread, "
-        f"same as ours); per wall second {ours['ess_per_wall_s'] / plain_one['ess_per_wall_s']:.2f}x; "
-        f"target >= {TARGET_ESS_RATIO}x with r_hat <= {MAX_R_HAT} and 0 divergences (against the 1-thread run): {verdict(part1)}"
-    )
-    report["part1"] = {"ours": ours, "plain_default_threads": plain_default, "plain_one_thread": plain_one,
-                       "ratio_default_threads": ratio_default, "ratio_one_thread": ratio_one}  # fmt: skip
+    verdicts.check("exact n small: ESS/s ours / pm.gp.Latent (1 BLAS thread)", ratio_one, TARGET_ESS_RATIO)
+    verdicts.check("exact n small: ESS/s ours / pm.gp.Latent (default BLAS threads)", ratio_default)
+    verdicts.check("exact n small: ESS/wall-s ours / pm.gp.Latent (1 thread)", ours["ess_per_wall_s"] / plain_one["ess_per_wall_s"])
+    print(f"  part 1 also needs r_hat <= {MAX_R_HAT} and 0 divergences: {'met' if part1 else 'NOT met'}")
+    report["part1"] = {
+        "ours": ours,
+        "plain_default_threads": plain_default,
+        "plain_one_thread": plain_one,
+        "ratio_default_threads": ratio_default,
+        "ratio_one_thread": ratio_one,
+    }
 
-    report["part2"], part2 = target_run(f"Part 2: exact latent GP, n = {n_large}", n_large, "exact", TARGET_N400_SECONDS, draws, tune)
-    report["part3"], part3 = target_run(f"Part 3: HSGP (m = 30), n = {n_hsgp}", n_hsgp, "hsgp", TARGET_HSGP_SECONDS, draws, tune)
+    report["part2"], part2 = target_run(
+        f"Part 2: exact latent GP, n = {n_large}", n_large, "exact", TARGET_N400_SECONDS, draws, tune, verdicts
+    )
+    report["part3"], part3 = target_run(
+        f"Part 3: HSGP (m = 30), n = {n_hsgp}", n_hsgp, "hsgp", TARGET_HSGP_SECONDS, draws, tune, verdicts
+    )
 
     print(f"\nPart 4: Laplace comparator vs scikit-learn GaussianProcessClassifier, n = {n_laplace}")
     laplace = laplace_vs_sklearn(n_laplace, 2_000)
@@ -269,16 +275,29 @@ def main() -> int:
             f"mean |P - true P| {scores['mean_abs_error_vs_true_proba']:.4f}"
         )
     same_accuracy = abs(laplace["scores"]["ours"]["accuracy"] - laplace["scores"]["sklearn"]["accuracy"]) <= 0.005
-    part4 = laplace["ratio"] <= TARGET_LAPLACE_RATIO and same_accuracy
-    print(f"  largest |P_ours - P_sklearn| {laplace['max_abs_proba_difference']:.2e}; target time <= 1x, equal accuracy (within 0.005): {verdict(part4)}")
+    print(f"  largest |P_ours - P_sklearn| {laplace['max_abs_proba_difference']:.2e}; equal accuracy (within 0.005): {same_accuracy}")
+    part4 = verdicts.check("Laplace fit seconds ours / scikit-learn GPC", laplace["ratio"], TARGET_LAPLACE_RATIO, "<=")
+    part4 = part4 and same_accuracy
     report["part4"] = laplace
 
     total = time.perf_counter() - started
     others, load_end = machine_state_at_end(total, cpu_before)
-    report |= {"total_s": total, "others_cpu_s": others, "load_end": load_end,
-               "verdicts": {"part1": part1, "part2": part2, "part3": part3, "part4": part4}}  # fmt: skip
+    report["parts_passed"] = {"part1": part1, "part2": part2, "part3": part3, "part4": part4}
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        write_report(
+            args.json,
+            bench="gp",
+            settings={"draws": draws, "tune": tune, "chains": CHAINS, "quick": args.quick},
+            verdicts=verdicts,
+            details=report,
+            machine={
+                "busy_fraction_before_start": busy,
+                "other_processes_cpu_s": others,
+                "load_average_start": list(load),
+                "load_average_end": list(load_end),
+            },
+            total_seconds=total,
+        )
     return 0
 
 

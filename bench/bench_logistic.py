@@ -49,7 +49,19 @@ import time
 import warnings
 from pathlib import Path
 
-from bench_common import best_of, machine_state_before_start, sample_pymc_nuts, verdict, versions, warm_up_nutpie  # noqa: E402
+from harness import (
+    Verdicts,
+    convergence,
+    cpu_snapshot,
+    fresh,
+    machine_state_at_end,
+    machine_state_before_start,
+    sample_pymc_nuts,
+    time_best,
+    versions,
+    warm_up_nutpie,
+    write_report,
+)
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions, so that a
 # ``--cold-run`` child process pays exactly the imports its sampler needs.
@@ -91,17 +103,8 @@ def hand_written_model(dataset):
 
 
 def posterior_stats(posterior, sample_stats) -> dict:
-    """Smallest bulk ESS, largest r_hat (ArviZ) over weights and intercept, and divergences."""
-    import arviz_stats as azs
-
-    posterior = posterior[["weights", "intercept"]]
-    ess = azs.ess(posterior, method="bulk")
-    rhat = azs.rhat(posterior)
-    return {
-        "min_ess_bulk": min(float(var.min()) for var in ess.data_vars.values()),
-        "max_r_hat": max(float(var.max()) for var in rhat.data_vars.values()),
-        "divergences": int(sample_stats["diverging"].sum()),
-    }
+    """Smallest bulk ESS, largest r_hat over weights and intercept, and divergences (``inference.diagnose``)."""
+    return convergence(posterior, sample_stats, var_names=("weights", "intercept"))
 
 
 def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
@@ -304,7 +307,8 @@ def bench_map() -> dict:
 
     dataset = synthetic()
     model = models.LogisticRegression(prior=models.LogisticPrior(weight_sigma=WEIGHT_SIGMA, intercept_sigma=math.inf))
-    ours_s, estimate = best_of(lambda: model.point_estimate(dataset, "map"))
+    # each repeat solves on a fresh Dataset object: the per-dataset solve cache is never timed
+    ours_s, estimate = time_best(lambda data: model.point_estimate(data, "map"), prepare=lambda: fresh(dataset))
     ours = np.concatenate([[float(estimate["intercept"])], estimate["weights"].values])
 
     def sklearn_fit(**kwargs):
@@ -326,15 +330,15 @@ def bench_map() -> dict:
             "max_abs_coef_diff_to_ours": float(np.max(np.abs(coefficients - ours))),
         }
 
-    default = sklearn_summary(*best_of(sklearn_fit))
-    tight = sklearn_summary(*best_of(lambda: sklearn_fit(tol=1e-10, max_iter=10_000)))
+    default = sklearn_summary(*time_best(sklearn_fit))
+    tight = sklearn_summary(*time_best(lambda: sklearn_fit(tol=1e-10, max_iter=10_000)))
     # information: the same two timings with BLAS held to one thread (the Newton Hessian is one
     # large BLAS product per iteration, and multi-threaded BLAS on few cores can be slower)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        ours_one_thread_s, _ = best_of(lambda: model.point_estimate(dataset, "map"))
-        sklearn_one_thread_s, _ = best_of(sklearn_fit)
+        ours_one_thread_s, _ = time_best(lambda data: model.point_estimate(data, "map"), prepare=lambda: fresh(dataset))
+        sklearn_one_thread_s, _ = time_best(sklearn_fit)
     return {
         "n_obs": int(dataset.X.shape[0]),
         "n_features": int(dataset.X.shape[1]),
@@ -414,23 +418,22 @@ def print_cold(cold: dict) -> None:
     print()
 
 
-def print_ratios(nuts: dict) -> None:
+def print_ratios(nuts: dict, verdicts: Verdicts) -> None:
     summary = nuts["summary"]
     print("Ratios (median ESS/s)")
     for key, other, target in (
         ("ratio_vs_hand_nutpie", "hand_nutpie", TARGET_VS_HAND_NUTPIE),
         ("ratio_vs_pymc", "pymc_nuts", TARGET_VS_PYMC),
     ):
-        ratio = nuts[key]
+        verdicts.check(f"ESS/s bayesclass / {LABELS[other]}", nuts[key], target)
         print(
-            f"  ESS/s bayesclass / {LABELS[other]:<20} {ratio:7.2f}x   target >= {target:.1f}x   {verdict(ratio >= target)}"
-            f"   (r_hat max {summary['bayesclass']['max_r_hat']:.4f} vs {summary[other]['max_r_hat']:.4f}; "
+            f"    (r_hat max {summary['bayesclass']['max_r_hat']:.4f} vs {summary[other]['max_r_hat']:.4f}; "
             f"divergences {summary['bayesclass']['divergences']} vs {summary[other]['divergences']})"
         )
     print()
 
 
-def print_map(result: dict) -> None:
+def print_map(result: dict, verdicts: Verdicts) -> None:
     ours, default, tight = result["ours"], result["sklearn_default_tol"], result["sklearn_tol_1e-10"]
     print(f"MAP vs scikit-learn on synthetic data, n={result['n_obs']:,}, d={result['n_features']} (best of 3)")
     header = f"{'estimator':<34}{'seconds':>9}{'iterations':>12}{'grad norm (MAP objective)':>27}{'max |coef - ours|':>19}"
@@ -447,21 +450,14 @@ def print_map(result: dict) -> None:
             f"{row['max_abs_coef_diff_to_ours']:>19.2e}"
         )
     print(f"  (bayesclass gradient norm recomputed in numpy: {ours['gradient_norm_recomputed']:.2e}; (!) = ConvergenceWarning)")
-    ratio = result["ratio_vs_sklearn_default"]
-    print(
-        f"  MAP time / sklearn time (default tol)   {ratio:7.2f}x   target <= {TARGET_MAP_VS_SKLEARN:.1f}x   "
-        f"{verdict(ratio <= TARGET_MAP_VS_SKLEARN)}"
-    )
-    print(f"  MAP time / sklearn time (tol=1e-10)     {result['ratio_vs_sklearn_tol_1e-10']:7.2f}x   (information)")
+    verdicts.check("MAP time / sklearn time (default tol)", result["ratio_vs_sklearn_default"], TARGET_MAP_VS_SKLEARN, "<=")
+    verdicts.check("MAP time / sklearn time (tol=1e-10)", result["ratio_vs_sklearn_tol_1e-10"])
     one = result["one_blas_thread"]
     print(
         f"  with BLAS held to 1 thread: MAP {one['ours_seconds']:.3f} s, sklearn (default tol) "
         f"{one['sklearn_default_tol_seconds']:.3f} s, ratio {one['ratio']:.2f}x   (information)"
     )
-    print(
-        f"  MAP gradient norm                      {ours['gradient_norm']:.2e}   target <= {TARGET_GRADIENT_NORM:.0e}   "
-        f"{verdict(ours['gradient_norm'] <= TARGET_GRADIENT_NORM)}"
-    )
+    verdicts.check("MAP gradient norm", ours["gradient_norm"], TARGET_GRADIENT_NORM, "<=", unit="")
     print()
 
 
@@ -489,40 +485,34 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"bench_logistic.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
     busy_before, load_before = machine_state_before_start()
+    cpu_before = cpu_snapshot()
+    verdicts = Verdicts()
     nuts = bench_nuts(draws, tune, repeats, args.seed)
     print_nuts(nuts, draws, tune, repeats)
     cold = None
     if not args.quick:
         cold = bench_cold(draws, tune, args.seed)
         print_cold(cold)
-    print_ratios(nuts)
+    print_ratios(nuts, verdicts)
     map_result = bench_map()
-    print_map(map_result)
+    print_map(map_result, verdicts)
     total = time.perf_counter() - started
-    load_after = os.getloadavg()
-    print(f"total benchmark time {total:.0f} s; load average (1/5/15 min) at the end: "
-          f"{load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (the benchmark itself keeps about 1-2 busy)")
+    others, load_after = machine_state_at_end(total, cpu_before)
     if args.json:
-        record = {
-            "settings": {"draws": draws, "tune": tune, "chains": CHAINS, "repeats": repeats, "seed": args.seed, "quick": args.quick},
-            "versions": versions(),
-            "cpus": os.cpu_count(),
-            "targets": {
-                "ess_per_s_vs_hand_nutpie_min": TARGET_VS_HAND_NUTPIE,
-                "ess_per_s_vs_pymc_min": TARGET_VS_PYMC,
-                "map_time_vs_sklearn_max": TARGET_MAP_VS_SKLEARN,
-                "map_gradient_norm_max": TARGET_GRADIENT_NORM,
+        write_report(
+            args.json,
+            bench="logistic",
+            settings={"draws": draws, "tune": tune, "chains": CHAINS, "repeats": repeats, "seed": args.seed, "quick": args.quick},
+            verdicts=verdicts,
+            details={"nuts": nuts, "cold_start": cold, "map_vs_sklearn": map_result},
+            machine={
+                "busy_fraction_before_start": busy_before,
+                "load_average_start": list(load_before),
+                "load_average_end": list(load_after),
+                "other_processes_cpu_s": others,
             },
-            "nuts": nuts,
-            "cold_start": cold,
-            "map_vs_sklearn": map_result,
-            "total_seconds": total,
-            "busy_fraction_before_start": busy_before,
-            "load_average_start": list(load_before),
-            "load_average_end": list(load_after),
-        }
-        Path(args.json).write_text(json.dumps(record, indent=2) + "\n")
-        print(f"wrote {args.json}")
+            total_seconds=total,
+        )
     return 0
 
 

@@ -1,0 +1,279 @@
+"""The one benchmark harness every script in bench/ uses.
+
+- timing: :func:`time_best` (best of N, each repeat doing the real work: ``prepare``
+  builds fresh inputs outside the timed call, so per-dataset caches of the models are
+  never timed as work; :func:`fresh` is such an input);
+- convergence: :func:`convergence` condenses a posterior through
+  ``bayesclass.inference.diagnose`` (r_hat, bulk/tail ESS, MCSE, divergences), the same
+  numbers a user's ``bayesclass diagnose`` prints;
+- verdicts: :class:`Verdicts` prints ``PASS``/``MISS`` lines of ratios against a named
+  baseline and records them;
+- one JSON schema (:data:`SCHEMA`, written atomically by :func:`write_report`)::
+
+      {"schema": "bayesclass-bench/1", "bench": "logistic", "settings": {...},
+       "verdicts": [{"case": ..., "value": ..., "target": ">= 3", "verdict": "PASS"|"MISS"|"info"}],
+       "details": {...every measured number, script-specific...},
+       "versions": {...}, "machine": {"cpus": ..., "busy_fraction_before_start": ...,
+       "load_average_start": [...], "load_average_end": [...], "other_processes_cpu_s": ...},
+       "total_seconds": ...}
+
+- the machine state before and after a run, package versions, a nutpie warm-up and
+  PyMC's own NUTS as a baseline sampler.
+
+The scripts run as files (``python bench/bench_x.py``), so this folder is on
+``sys.path`` and they import this module by name.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+__all__ = [
+    "SCHEMA",
+    "Verdicts",
+    "convergence",
+    "cpu_snapshot",
+    "fresh",
+    "machine_busy_fraction",
+    "machine_state_at_end",
+    "machine_state_before_start",
+    "others_cpu_seconds",
+    "sample_pymc_nuts",
+    "time_best",
+    "verdict",
+    "versions",
+    "warm_up_nutpie",
+    "write_report",
+]
+
+SCHEMA = "bayesclass-bench/1"
+
+PACKAGES = ("pymc", "pytensor", "nutpie", "numba", "arviz", "arviz-stats", "numpy", "scipy", "scikit-learn")
+
+
+def versions(names: tuple[str, ...] = PACKAGES) -> dict:
+    """Installed versions of ``names`` and of Python."""
+    from importlib import metadata
+
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = sys.version.split()[0]
+    return found
+
+
+def time_best(function, repeats: int = 3, *, prepare=None, number: int = 1) -> tuple[float, object]:
+    """(best seconds per call over ``repeats`` rounds, the last return value).
+
+    ``prepare()``, when given, runs before each round outside the timed section and its
+    result is passed to ``function``: give each round fresh inputs (:func:`fresh`) so that a
+    per-dataset cache hit is never timed as work. Without ``prepare``, each round calls
+    ``function()`` ``number`` times (for calls too short to time one by one).
+    """
+    if prepare is not None and number != 1:
+        raise ValueError("number must be 1 with prepare: each call gets its own fresh input")
+    best, value = math.inf, None
+    for _ in range(repeats):
+        arguments = () if prepare is None else (prepare(),)
+        start = time.perf_counter()
+        for _ in range(number):
+            value = function(*arguments)
+        best = min(best, (time.perf_counter() - start) / number)
+    return best, value
+
+
+def fresh(dataset):
+    """A new Dataset object with the same contents: the models' per-dataset caches (keyed by the object)
+    miss, so the timed call does the whole computation."""
+    import dataclasses
+
+    return dataclasses.replace(dataset)
+
+
+def convergence(posterior, sample_stats=None, *, var_names=None) -> dict:
+    """Worst-case convergence numbers of ``posterior`` (variables ``var_names``) from ``bayesclass.inference.diagnose``.
+
+    Returns ``min_ess_bulk``, ``min_ess_tail``, ``max_r_hat``, ``max_mcse_mean``, ``divergences``
+    (None without ``sample_stats``), ``min_ess_bulk_by_variable`` and ``mean_tree_steps`` (NaN
+    when the sampler does not report ``n_steps``).
+    """
+    import xarray as xr
+
+    from bayesclass.inference import diagnose
+
+    posterior = posterior if var_names is None else posterior[list(var_names)]
+    groups = {"posterior": xr.DataTree(posterior)}
+    if sample_stats is not None:
+        groups["sample_stats"] = xr.DataTree(sample_stats)
+    report = diagnose(xr.DataTree.from_dict(groups))
+    by_variable = report.table["ess_bulk"].groupby(lambda label: str(label).split("[")[0]).min()
+    return {
+        "min_ess_bulk": report.min_ess_bulk,
+        "min_ess_tail": report.min_ess_tail,
+        "max_r_hat": report.max_r_hat,
+        "max_mcse_mean": report.max_mcse_mean,
+        "divergences": None if sample_stats is None else report.n_divergences,
+        "min_ess_bulk_by_variable": {str(name): float(value) for name, value in by_variable.items()},
+        "mean_tree_steps": float(sample_stats["n_steps"].mean()) if sample_stats is not None and "n_steps" in sample_stats else math.nan,
+    }
+
+
+def machine_busy_fraction(seconds: float = 1.0) -> float | None:
+    """Fraction of all cores busy over ``seconds`` (from /proc/stat; None where there is none)."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+        return sum(values[:8]), idle
+
+    try:
+        total_0, idle_0 = ticks()
+        time.sleep(seconds)
+        total_1, idle_1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    total = total_1 - total_0
+    return None if total <= 0 else 1.0 - (idle_1 - idle_0) / total
+
+
+def machine_state_before_start() -> tuple[float | None, tuple[float, float, float]]:
+    """Print how busy the machine is before a benchmark (and a warning when it is); return (busy fraction, load average)."""
+    load = os.getloadavg()
+    busy = machine_busy_fraction()
+    busy_text = "unknown" if busy is None else f"{100 * busy:.0f}%"
+    print(
+        f"before start: other processes kept {busy_text} of all cores busy over 1 s; "
+        f"load average (1/5/15 min) {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
+    if busy is not None and busy > 0.25:
+        print(
+            "WARNING: the machine is busy before the benchmark starts; timings (multi-threaded BLAS above all) "
+            "will be noisy: rerun on an idle machine"
+        )
+    print()
+    return busy, load
+
+
+def cpu_snapshot() -> tuple[float, float] | None:
+    """(busy CPU seconds of the whole machine, CPU seconds of this process and its reaped children)."""
+    try:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    busy = (sum(values[:8]) - values[3] - (values[4] if len(values) > 4 else 0)) / ticks
+    own = os.times()
+    return busy, own.user + own.system + own.children_user + own.children_system
+
+
+def others_cpu_seconds(before: tuple[float, float] | None) -> float | None:
+    """CPU seconds that OTHER processes used since ``before`` (machine busy time minus our own)."""
+    after = cpu_snapshot()
+    if before is None or after is None:
+        return None
+    return max((after[0] - before[0]) - (after[1] - before[1]), 0.0)
+
+
+def machine_state_at_end(total: float, cpu_before: tuple[float, float] | None) -> tuple[float | None, tuple[float, float, float]]:
+    """Print the run time, the load and the CPU time other processes took since ``cpu_before``; return (that time, load)."""
+    others = others_cpu_seconds(cpu_before)
+    load = os.getloadavg()
+    print(
+        f"total benchmark time {total:.0f} s; load average (1/5/15 min) at the end: "
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (the benchmark itself keeps about 1-2 busy)"
+    )
+    if others is not None:
+        share = others / (total * (os.cpu_count() or 1))
+        print(f"other processes used {others:.0f} CPU s during the benchmark ({100 * share:.0f}% of all cores)")
+        if share > 0.05:
+            print("WARNING: other processes competed for the cores during the run; timings are unreliable: rerun idle")
+    return others, load
+
+
+def warm_up_nutpie(chains: int) -> float:
+    """Compile and sample a 1-parameter model, so that one-time numba/PyTensor start-up costs of
+    the process are not charged to whichever sampler happens to run first."""
+    import nutpie
+    import pymc as pm
+
+    start = time.perf_counter()
+    with pm.Model() as tiny:
+        pm.Normal("x", 0.0, 1.0)
+    nutpie.sample(nutpie.compile_pymc_model(tiny), draws=10, tune=10, chains=chains, seed=0, progress_bar=False)
+    return time.perf_counter() - start
+
+
+def sample_pymc_nuts(model, *, draws: int, tune: int, chains: int, seed: int):
+    """``pm.sample`` with PyMC's own NUTS: (trace, wall seconds, sampling seconds, where the sampling time came from)."""
+    import logging
+
+    import pymc as pm
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets INFO
+    start = time.perf_counter()
+    trace = pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=chains,
+        nuts_sampler="pymc",
+        random_seed=seed,
+        progressbar=False,
+        compute_convergence_checks=False,
+        model=model,
+    )
+    wall = time.perf_counter() - start
+    for attrs, where in ((trace["sample_stats"].attrs, "sample_stats.attrs"), (trace.attrs, "root attrs")):
+        if "sampling_time" in attrs:
+            return trace, wall, float(attrs["sampling_time"]), where
+    return trace, wall, wall, "wall time (no sampling_time attr)"
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "MISS"
+
+
+class Verdicts:
+    """Ratio lines against named baselines: printed as they are checked, kept for the JSON report."""
+
+    def __init__(self) -> None:
+        self.records: list[dict] = []
+
+    def check(self, case: str, value: float, target: float | None = None, sense: str = ">=", unit: str = "x") -> bool:
+        """Print and record ``case``: ``value`` against ``target`` (``sense`` ">=" or "<="); no target: information."""
+        if target is None:
+            print(f"  {case:<58} {value:9.3g}{unit}   (information)")
+            self.records.append({"case": case, "value": value, "verdict": "info"})
+            return True
+        passed = value >= target if sense == ">=" else value <= target
+        print(f"  {case:<58} {value:9.3g}{unit}   target {sense} {target:g}{unit}   {verdict(passed)}")
+        self.records.append({"case": case, "value": value, "target": f"{sense} {target:g}", "verdict": verdict(passed)})
+        return passed
+
+
+def write_report(path, *, bench: str, settings: dict, verdicts: Verdicts, details: dict, machine: dict, total_seconds: float) -> None:
+    """Write one benchmark's numbers as JSON in the schema of the module docstring, atomically."""
+    import json
+
+    from bayesclass.inference.io import atomic_write
+
+    report = {
+        "schema": SCHEMA,
+        "bench": bench,
+        "settings": settings,
+        "verdicts": verdicts.records,
+        "details": details,
+        "versions": versions(),
+        "machine": {"cpus": os.cpu_count(), **machine},
+        "total_seconds": total_seconds,
+    }
+    with atomic_write(path) as temporary:
+        temporary.write_text(json.dumps(report, indent=2, default=float) + "\n")
