@@ -124,7 +124,9 @@ def hyperparameter_flags(registry: Mapping[str, type]) -> list[HyperparameterFla
                 {"type": value_type, "choices": (), "help": help_text, "aliases": (), "families": {}},
             )
             if entry["type"] is not value_type:
-                raise TypeError(f"field {field.name!r} has type {value_type} in {family_name} but {entry['type']} elsewhere")
+                raise TypeError(
+                    f"field {field.name!r} has type {value_type} in {family_name} but {entry['type']} elsewhere"
+                )
             entry["choices"] = (*entry["choices"], *(c for c in choices or () if c not in entry["choices"]))
             entry["aliases"] = (*entry["aliases"], *field.metadata.get("cli_aliases", ()))
             entry["families"][family_name] = (prior_field, default)
@@ -196,9 +198,7 @@ def add_hyperparameter_flags(parser: argparse.ArgumentParser, registry: Mapping[
             )
 
 
-def hyperparameters_from_flags(
-    args: argparse.Namespace, model: str, registry: Mapping[str, type]
-) -> dict[str, Any]:
+def hyperparameters_from_flags(args: argparse.Namespace, model: str, registry: Mapping[str, type]) -> dict[str, Any]:
     """The keyword arguments of family ``model`` from the parsed flags (priors as dicts of their fields).
 
     Raises

@@ -67,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         choices=typing.get_args(Method),
         default="nuts",
         help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
-        "--covariance-prior inverse_wishart); or a point estimate (map, mle; gp: map = Laplace; naive_bayes and gcc also unbiased, "
+        "--covariance-prior inverse_wishart); or a point estimate (map, mle; gp: map = Laplace; naive_bayes and gcc "
+        "also unbiased, "
         "posterior_mean; gcc inverse_wishart also posterior_predictive, the Student-t predictive)",
     )
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
@@ -93,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser(
         "check",
-        help="posterior predictive check of a saved generative fit (naive_bayes, gcc): replicated vs real features per class",
+        help="posterior predictive check of a saved generative fit (naive_bayes, gcc): "
+        "replicated vs real features per class",
     )
     check.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
     check.add_argument("--replicates", type=int, default=200, help="replicated data sets (default 200)")
@@ -245,9 +247,7 @@ def _fit(args: argparse.Namespace) -> None:
 
     _check_output(args.out, ".nc")
     model, sampler, data = _setup(args)
-    result = _run_fit(
-        model, data, method=args.method, sampler=sampler, standardize=_standardize(args), seed=args.seed
-    )
+    result = _run_fit(model, data, method=args.method, sampler=sampler, standardize=_standardize(args), seed=args.seed)
     _save(result, args.out)
     print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
     if "posterior" in result:
@@ -309,7 +309,11 @@ def _predict(args: argparse.Namespace) -> None:
             columns[f"p_{name}_high"] = prediction["class_proba_high"].values[:, index]
         if "posterior" in result:
             for variable in prediction.data_vars:
-                if variable.startswith("class_proba_") and variable not in ("class_proba_low", "class_proba_high", "class_proba_draws"):
+                if variable.startswith("class_proba_") and variable not in (
+                    "class_proba_low",
+                    "class_proba_high",
+                    "class_proba_draws",
+                ):
                     kind = variable.removeprefix("class_proba_")
                     columns[f"p_{name}_{kind}"] = prediction[variable].values[:, index]
     columns["predicted"] = prediction["predicted"].values

@@ -112,7 +112,8 @@ def synthetic(n_obs: int, n_features: int, n_classes: int, *, mean_scale: float,
         feature_kinds=("continuous",) * n_features,
         description="synthetic Gaussian classes with a shared correlated covariance, for bench_gcc.py",
         provenance=(
-            f"bench_gcc.py: default_rng({seed}); R ~ N(0, 1)^(d x d), Sigma = D (R R'/d + I/2) D, D = diag(exp(U(-1, 1))); "
+            f"bench_gcc.py: default_rng({seed}); R ~ N(0, 1)^(d x d), Sigma = D (R R'/d + I/2) D, D = diag(exp(U(-1, "
+            "1))); "
             f"mu_k = D N(0, {mean_scale}^2); P(k) proportional to k+1; x ~ N(mu_y, Sigma); n={n_obs}, d={n_features}, "
             f"K={n_classes}"
         ),
@@ -130,7 +131,8 @@ def one_blas_thread():
 
 
 def posterior_stats(posterior, sample_stats) -> dict:
-    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences (``inference.diagnose``)."""
+    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences
+    (from ``inference.diagnose``)."""
     return convergence(posterior, sample_stats, var_names=VARIABLES)
 
 
@@ -146,10 +148,14 @@ def gcc_model(covariance: str):
     return models.GaussianClassConditional(covariance=covariance)
 
 
-def run_bayesclass(dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool = False) -> tuple[dict, object]:
+def run_bayesclass(
+    dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool = False
+) -> tuple[dict, object]:
     from bayesclass import inference
 
-    settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None)
+    settings = inference.SamplerSettings(
+        draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None
+    )
     with one_blas_thread() if blas_one_thread else contextlib.nullcontext():
         start = time.perf_counter()
         result = inference.fit(gcc_model(covariance), dataset, method="nuts", sampler=settings, random_seed=seed)
@@ -173,13 +179,17 @@ def run_bayesclass(dataset, covariance: str, draws: int, tune: int, seed: int, *
     return with_rates(run), posterior["class_mean"].values
 
 
-def run_per_observation(dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool) -> tuple[dict, object]:
+def run_per_observation(
+    dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool
+) -> tuple[dict, object]:
     """The per-row model through inference.sampling.sample_nuts (what fit does), under its own cache key."""
     from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 
     model = gcc_model(covariance)
     # sample_nuts holds BLAS to one thread unless told otherwise: the threaded run asks for the libraries' default
-    settings = SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None)
+    settings = SamplerSettings(
+        draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None
+    )
     with one_blas_thread() if blas_one_thread else contextlib.nullcontext():
         start = time.perf_counter()
         pymc_model = model.build(dataset, likelihood="per_observation")
@@ -213,14 +223,18 @@ def max_abs_diff(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
 
 
-def bench_nuts(dataset, *, draws: int, tune: int, per_class_draws: int | None, threaded_draws: int | None, seed: int) -> dict:
+def bench_nuts(
+    dataset, *, draws: int, tune: int, per_class_draws: int | None, threaded_draws: int | None, seed: int
+) -> dict:
     from bayesclass.inference.sampling import clear_compile_cache
 
     out: dict = {"warm_up_s": warm_up_nutpie(CHAINS)}
     clear_compile_cache()
     rows: dict[str, dict | None] = {}
     rows["shared_bayesclass"], ours = run_bayesclass(dataset, "shared", draws, tune, seed)
-    rows["shared_per_observation"], theirs = run_per_observation(dataset, "shared", draws, tune, seed, blas_one_thread=True)
+    rows["shared_per_observation"], theirs = run_per_observation(
+        dataset, "shared", draws, tune, seed, blas_one_thread=True
+    )
     out["shared_draw_diff"] = max_abs_diff(ours, theirs)
     rows["shared_bayesclass_warm"], _ = run_bayesclass(dataset, "shared", draws, tune, seed + 1, blas_one_thread=True)
     if threaded_draws:
@@ -233,7 +247,9 @@ def bench_nuts(dataset, *, draws: int, tune: int, per_class_draws: int | None, t
         )
         out["threaded_draw_diff"] = max_abs_diff(threaded, single)
     if per_class_draws:
-        rows["per_class_bayesclass"], ours = run_bayesclass(dataset, "per-class", per_class_draws, per_class_draws, seed)
+        rows["per_class_bayesclass"], ours = run_bayesclass(
+            dataset, "per-class", per_class_draws, per_class_draws, seed
+        )
         rows["per_class_per_observation"], theirs = run_per_observation(
             dataset, "per-class", per_class_draws, per_class_draws, seed, blas_one_thread=True
         )
@@ -246,7 +262,6 @@ def bench_nuts(dataset, *, draws: int, tune: int, per_class_draws: int | None, t
 # closed forms vs scikit-learn
 
 
-
 def bench_closed_form(repeats: int) -> dict:
     import numpy as np
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
@@ -256,9 +271,18 @@ def bench_closed_form(repeats: int) -> dict:
     generate_s = time.perf_counter() - start
     X, y = np.asarray(dataset.X), np.asarray(dataset.y)
     subset = X[:AGREEMENT_ROWS]
-    out: dict = {"n_obs": CLOSED_N, "n_features": CLOSED_D, "n_classes": CLOSED_K, "repeats": repeats, "generate_s": generate_s}
+    out: dict = {
+        "n_obs": CLOSED_N,
+        "n_features": CLOSED_D,
+        "n_classes": CLOSED_K,
+        "repeats": repeats,
+        "generate_s": generate_s,
+    }
     for covariance, baselines in (
-        ("shared", {"lda_lsqr": lambda: LinearDiscriminantAnalysis(solver="lsqr"), "lda_svd": LinearDiscriminantAnalysis}),
+        (
+            "shared",
+            {"lda_lsqr": lambda: LinearDiscriminantAnalysis(solver="lsqr"), "lda_svd": LinearDiscriminantAnalysis},
+        ),
         ("per-class", {"qda": QuadraticDiscriminantAnalysis}),
     ):
         model = gcc_model(covariance)
@@ -328,15 +352,28 @@ def print_nuts(nuts: dict, info: dict, quick: bool) -> None:
             f"{run['ess_per_sampling_s']:>12.2f}{run['ess_per_wall_s']:>12.2f}{run['max_r_hat']:>11.4f}"
             f"{run['divergences']:>5}{run['mean_tree_steps']:>7.1f}"
         )
-    print("  min bulk / min tail = smallest bulk / tail ESS over every element of class_prior, class_mean and covariance")
+    print(
+        "  min bulk / min tail = smallest bulk / tail ESS over every element of class_prior, class_mean and covariance"
+    )
     print("  ESS/s samp = min bulk / sampling s; ESS/s wall = min bulk / wall s (compile and everything else included)")
-    print("  bayesclass wall s = the whole inference.fit call (also the mle/unbiased/map point estimates and the provenance);")
+    print(
+        "  bayesclass wall s = the whole inference.fit call (also the mle/unbiased/map point estimates and the "
+        "provenance);"
+    )
     print("  per-observation wall s = build + compile + sampling; steps = mean leapfrog steps per draw")
-    print("  * compile-cache hit (clear_compile_cache() ran before the 1st fit; PyTensor's and numba's on-disk caches are")
+    print(
+        "  * compile-cache hit (clear_compile_cache() ran before the 1st fit; PyTensor's and numba's on-disk caches are"
+    )
     print("    left as they are, so a 1st fit is cold only for this process)")
-    print("  BLAS: 'default' = OpenBLAS's own thread count, '1' = threadpoolctl.threadpool_limits(1, 'blas') around the run")
+    print(
+        "  BLAS: 'default' = OpenBLAS's own thread count, '1' = threadpoolctl.threadpool_limits(1, 'blas') around "
+        "the run"
+    )
     if "threaded_draw_diff" in nuts:
-        print("  the two short 'LDA per-obs' runs draw the same values (same leapfrog steps): compare their sampling s only")
+        print(
+            "  the two short 'LDA per-obs' runs draw the same values (same leapfrog steps): compare their sampling s "
+            "only"
+        )
     print(
         f"  same posterior, same seed: max |class_mean draw difference| bayesclass vs per-observation = "
         f"LDA {nuts['shared_draw_diff']:.2e}"
@@ -355,7 +392,9 @@ def print_closed_form(closed: dict) -> None:
         f"Closed-form MLE vs scikit-learn on synthetic data, n={closed['n_obs']:,}, d={closed['n_features']}, "
         f"K={closed['n_classes']} (best of {closed['repeats']}; data generated in {closed['generate_s']:.1f} s)"
     )
-    header = f"{'estimator':<52}{'seconds':>10}{'ours / it':>11}{'1 BLAS thread s':>17}{'ours / it':>11}{'max |dP|':>11}"
+    header = (
+        f"{'estimator':<52}{'seconds':>10}{'ours / it':>11}{'1 BLAS thread s':>17}{'ours / it':>11}{'max |dP|':>11}"
+    )
     print(header)
     print("-" * len(header))
     names = {
@@ -365,7 +404,10 @@ def print_closed_form(closed: dict) -> None:
     }
     for covariance in ("shared", "per-class"):
         row = closed[covariance]
-        print(f"{f'bayesclass {covariance} point_estimate(mle)':<52}{row['ours_s']:>10.4f}{'':>11}{row['ours_one_thread_s']:>17.4f}")
+        print(
+            f"{f'bayesclass {covariance} point_estimate(mle)':<52}{row['ours_s']:>10.4f}{'':>11}"
+            f"{row['ours_one_thread_s']:>17.4f}"
+        )
         print(f"{'  same, statistics cache hit (information)':<52}{row['ours_cached_s']:>10.4f}")
         for name, b in row["baselines"].items():
             print(
@@ -389,27 +431,67 @@ def ratio_lines(nuts: dict, closed: dict | None) -> list[tuple[str, float, str |
     ours, theirs = rows["shared_bayesclass"], rows["shared_per_observation"]
     warm = rows["shared_bayesclass_warm"]
     lines += [
-        ("LDA NUTS ESS/s (sampling) sufficient statistics / per-observation", ours["ess_per_sampling_s"] / theirs["ess_per_sampling_s"], ">=", target),
-        ("LDA NUTS ESS/s (wall, each compiled) 1st fit / per-observation", ours["ess_per_wall_s"] / theirs["ess_per_wall_s"], ">=", target),
-        ("LDA NUTS ESS/s (wall, warm cache) 2nd fit / per-observation wall", warm["ess_per_wall_s"] / theirs["ess_per_wall_s"], ">=", target),
-        ("LDA NUTS ESS/s (wall, warm cache) 2nd fit / per-obs sampling only", warm["ess_per_wall_s"] / theirs["ess_per_sampling_s"], ">=", target),
+        (
+            "LDA NUTS ESS/s (sampling) sufficient statistics / per-observation",
+            ours["ess_per_sampling_s"] / theirs["ess_per_sampling_s"],
+            ">=",
+            target,
+        ),
+        (
+            "LDA NUTS ESS/s (wall, each compiled) 1st fit / per-observation",
+            ours["ess_per_wall_s"] / theirs["ess_per_wall_s"],
+            ">=",
+            target,
+        ),
+        (
+            "LDA NUTS ESS/s (wall, warm cache) 2nd fit / per-observation wall",
+            warm["ess_per_wall_s"] / theirs["ess_per_wall_s"],
+            ">=",
+            target,
+        ),
+        (
+            "LDA NUTS ESS/s (wall, warm cache) 2nd fit / per-obs sampling only",
+            warm["ess_per_wall_s"] / theirs["ess_per_sampling_s"],
+            ">=",
+            target,
+        ),
     ]
     if rows.get("shared_per_observation_threaded"):
         threaded, single = rows["shared_per_observation_threaded"], rows["shared_per_observation_threaded_ref"]
         lines += [
-            ("  (information) per-obs sampling s, default BLAS threads / 1 thread", threaded["sampling_s"] / single["sampling_s"], None, None),
+            (
+                "  (information) per-obs sampling s, default BLAS threads / 1 thread",
+                threaded["sampling_s"] / single["sampling_s"],
+                None,
+                None,
+            ),
         ]
     if rows.get("per_class_bayesclass"):
         ours, theirs = rows["per_class_bayesclass"], rows["per_class_per_observation"]
         lines += [
-            ("QDA NUTS ESS/s (sampling) sufficient statistics / per-observation", ours["ess_per_sampling_s"] / theirs["ess_per_sampling_s"], ">=", target),
-            ("QDA NUTS ESS/s (wall, each compiled) 1st fit / per-observation", ours["ess_per_wall_s"] / theirs["ess_per_wall_s"], ">=", target),
+            (
+                "QDA NUTS ESS/s (sampling) sufficient statistics / per-observation",
+                ours["ess_per_sampling_s"] / theirs["ess_per_sampling_s"],
+                ">=",
+                target,
+            ),
+            (
+                "QDA NUTS ESS/s (wall, each compiled) 1st fit / per-observation",
+                ours["ess_per_wall_s"] / theirs["ess_per_wall_s"],
+                ">=",
+                target,
+            ),
         ]
     if closed is not None:
         target = TARGET_CLOSED_FORM_VS_SKLEARN
         shared, per_class = closed["shared"]["baselines"], closed["per-class"]["baselines"]
         lines += [
-            ("LDA closed-form MLE / LinearDiscriminantAnalysis(solver='lsqr').fit", shared["lda_lsqr"]["ratio"], "<=", target),
+            (
+                "LDA closed-form MLE / LinearDiscriminantAnalysis(solver='lsqr').fit",
+                shared["lda_lsqr"]["ratio"],
+                "<=",
+                target,
+            ),
             ("LDA closed-form MLE / LinearDiscriminantAnalysis().fit (svd)", shared["lda_svd"]["ratio"], "<=", target),
             ("QDA closed-form MLE / QuadraticDiscriminantAnalysis().fit", per_class["qda"]["ratio"], "<=", target),
         ]
@@ -428,27 +510,38 @@ def print_ratios(lines, quick: bool) -> Verdicts:
 # ------------------------------------------------------------------------------------------
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
-        "--quick", action="store_true", help="draws=300, tune=300, per-class 100/100, no threaded-BLAS run, 3 closed-form repeats"
+        "--quick",
+        action="store_true",
+        help="draws=300, tune=300, per-class 100/100, no threaded-BLAS run, 3 closed-form repeats",
     )
     parser.add_argument("--draws", type=int, default=None, help="LDA draws per chain (default 1000; 300 with --quick)")
-    parser.add_argument("--tune", type=int, default=None, help="LDA tuning draws per chain (default 1000; 300 with --quick)")
     parser.add_argument(
-        "--per-class-draws", type=int, default=None,
+        "--tune", type=int, default=None, help="LDA tuning draws per chain (default 1000; 300 with --quick)"
+    )
+    parser.add_argument(
+        "--per-class-draws",
+        type=int,
+        default=None,
         help="draws = tune per chain of both QDA models (default 500; 100 with --quick); the per-observation QDA model "
         "samples at about 0.12 s per draw",
-    )  # fmt: skip
+    )
     parser.add_argument("--no-per-class", action="store_true", help="skip the QDA NUTS comparison")
     parser.add_argument(
-        "--threaded-draws", type=int, default=None,
-        help="draws = tune of the short per-observation LDA run at default BLAS threads (default 20; 0 skips; skipped by --quick)",
-    )  # fmt: skip
+        "--threaded-draws",
+        type=int,
+        default=None,
+        help="draws = tune of the short per-observation LDA run at default BLAS threads "
+        "(default 20; 0 skips; skipped by --quick)",
+    )
     parser.add_argument("--no-closed-form", action="store_true", help="skip part 2 (closed forms vs scikit-learn)")
-    parser.add_argument("--repeats", type=int, default=None, help="closed-form timing repeats (default 5; 3 with --quick)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="closed-form timing repeats (default 5; 3 with --quick)"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write every number as JSON to PATH")
     parser.add_argument("--seed", type=int, default=1, help="NUTS seed (the 2nd bayesclass fit uses seed+1); default 1")
     args = parser.parse_args(argv)

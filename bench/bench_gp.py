@@ -86,7 +86,9 @@ def run_ours(data, *, approximation: str, draws: int, tune: int) -> dict:
 
     settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
     start = time.perf_counter()
-    result = inference.fit(LatentGaussianProcess(approximation=approximation), data, method="nuts", sampler=settings, random_seed=SEED)
+    result = inference.fit(
+        LatentGaussianProcess(approximation=approximation), data, method="nuts", sampler=settings, random_seed=SEED
+    )
     wall = time.perf_counter() - start
     run = {
         "n": data.n_obs,
@@ -144,9 +146,11 @@ def converged(run: dict) -> bool:
 
 def show(label: str, run: dict) -> None:
     print(
-        f"  {label:<34} sampling {run['sampling_s']:7.1f} s  wall {run['wall_s']:7.1f} s  ESS {run['min_ess_bulk']:6.0f} "
+        f"  {label:<34} sampling {run['sampling_s']:7.1f} s  wall {run['wall_s']:7.1f} s  ESS "
+        f"{run['min_ess_bulk']:6.0f} "
         f"(tail {run['min_ess_tail']:5.0f})  r_hat {run['max_r_hat']:.4f}  div {run['divergences']:3d}  "
-        f"steps/draw {run['mean_tree_steps']:5.1f}  ESS/s {run['ess_per_sampling_s']:6.2f} (wall {run['ess_per_wall_s']:5.2f})"
+        f"steps/draw {run['mean_tree_steps']:5.1f}  ESS/s {run['ess_per_sampling_s']:6.2f} (wall "
+        f"{run['ess_per_wall_s']:5.2f})"
     )
 
 
@@ -158,9 +162,13 @@ def target_run(
     data, _, _ = seed004(n)
     run = run_ours(data, approximation=approximation, draws=draws, tune=tune)
     show(f"bayesclass ({approximation})", run)
-    passed = verdicts.check(f"{title}: wall seconds (needs r_hat, ESS, 0 div.)", run["wall_s"], seconds, "<=", unit=" s")
+    passed = verdicts.check(
+        f"{title}: wall seconds (needs r_hat, ESS, 0 div.)", run["wall_s"], seconds, "<=", unit=" s"
+    )
     passed = converged(run) and passed
-    print(f"  also needs r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS}: {'met' if converged(run) else 'NOT met'}")
+    print(
+        f"  also needs r_hat <= {MAX_R_HAT}, 0 divergences, ESS >= {MIN_ESS}: {'met' if converged(run) else 'NOT met'}"
+    )
     return run, passed
 
 
@@ -176,8 +184,14 @@ def laplace_vs_sklearn(n: int, n_new: int) -> dict:
     truth = seed004_gp_truth(n + n_new, random_seed=DATA_SEED)  # one latent function: the first n rows train
     x = truth["x"][:n, np.newaxis]
     center, scale = x.mean(axis=0), x.std(axis=0)
-    data = Dataset(name=f"seed004_gp[{n} of {n + n_new}]", X=(x - center) / scale, y=truth["y"][:n], feature_names=("x",),
-                   class_names=("0", "1"), feature_kinds=("continuous",))  # fmt: skip
+    data = Dataset(
+        name=f"seed004_gp[{n} of {n + n_new}]",
+        X=(x - center) / scale,
+        y=truth["y"][:n],
+        feature_names=("x",),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",),
+    )
     fresh = {name: values[n:] for name, values in truth.items()}
     x_new = ((fresh["x"] - center[0]) / scale[0])[:, np.newaxis]
     model = LatentGaussianProcess(approximation="exact")
@@ -248,7 +262,9 @@ def main() -> int:
     part1 = ratio_one >= TARGET_ESS_RATIO and ours["max_r_hat"] <= MAX_R_HAT and ours["divergences"] == 0
     verdicts.check("exact n small: ESS/s ours / pm.gp.Latent (1 BLAS thread)", ratio_one, TARGET_ESS_RATIO)
     verdicts.check("exact n small: ESS/s ours / pm.gp.Latent (default BLAS threads)", ratio_default)
-    verdicts.check("exact n small: ESS/wall-s ours / pm.gp.Latent (1 thread)", ours["ess_per_wall_s"] / plain_one["ess_per_wall_s"])
+    verdicts.check(
+        "exact n small: ESS/wall-s ours / pm.gp.Latent (1 thread)", ours["ess_per_wall_s"] / plain_one["ess_per_wall_s"]
+    )
     print(f"  part 1 also needs r_hat <= {MAX_R_HAT} and 0 divergences: {'met' if part1 else 'NOT met'}")
     report["part1"] = {
         "ours": ours,
@@ -268,14 +284,19 @@ def main() -> int:
     print(f"\nPart 4: Laplace comparator vs scikit-learn GaussianProcessClassifier, n = {n_laplace}")
     laplace = laplace_vs_sklearn(n_laplace, 2_000)
     print(f"  ours {laplace['ours_s']:.2f} s, scikit-learn {laplace['sklearn_s']:.2f} s: ratio {laplace['ratio']:.2f}x")
-    print(f"  hyperparameters ours {laplace['ours_hyperparameters']}, scikit-learn {laplace['sklearn_hyperparameters']}")
+    print(
+        f"  hyperparameters ours {laplace['ours_hyperparameters']}, scikit-learn {laplace['sklearn_hyperparameters']}"
+    )
     for label, scores in laplace["scores"].items():
         print(
             f"  {label:<8} accuracy {scores['accuracy']:.4f}  log loss {scores['log_loss']:.4f}  "
             f"mean |P - true P| {scores['mean_abs_error_vs_true_proba']:.4f}"
         )
     same_accuracy = abs(laplace["scores"]["ours"]["accuracy"] - laplace["scores"]["sklearn"]["accuracy"]) <= 0.005
-    print(f"  largest |P_ours - P_sklearn| {laplace['max_abs_proba_difference']:.2e}; equal accuracy (within 0.005): {same_accuracy}")
+    print(
+        f"  largest |P_ours - P_sklearn| {laplace['max_abs_proba_difference']:.2e}; equal accuracy (within 0.005): "
+        f"{same_accuracy}"
+    )
     part4 = verdicts.check("Laplace fit seconds ours / scikit-learn GPC", laplace["ratio"], TARGET_LAPLACE_RATIO, "<=")
     part4 = part4 and same_accuracy
     report["part4"] = laplace

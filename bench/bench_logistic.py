@@ -108,8 +108,7 @@ def posterior_stats(posterior, sample_stats) -> dict:
 
 
 def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
-    from bayesclass import inference
-    from bayesclass import models
+    from bayesclass import inference, models
 
     model = models.LogisticRegression(
         prior=models.LogisticPrior(weight_sigma=WEIGHT_SIGMA, intercept_sigma=INTERCEPT_SIGMA)
@@ -155,7 +154,9 @@ def run_hand_nutpie(compiled, compile_s: float, draws: int, tune: int, seed: int
 
 
 def run_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
-    trace, wall, sampling, source = sample_pymc_nuts(hand_written_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed)
+    trace, wall, sampling, source = sample_pymc_nuts(
+        hand_written_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed
+    )
     stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
     return {
         "compile_s": max(wall - sampling, 0.0),
@@ -175,7 +176,10 @@ def bench_nuts(draws: int, tune: int, repeats: int, seed: int) -> dict:
         run_seed = seed + repeat
         runs["bayesclass"].append({"seed": run_seed, **run_bayesclass(dataset, draws, tune, run_seed)})
         runs["hand_nutpie"].append(
-            {"seed": run_seed, **run_hand_nutpie(compiled, hand_compile_s if repeat == 0 else 0.0, draws, tune, run_seed)}
+            {
+                "seed": run_seed,
+                **run_hand_nutpie(compiled, hand_compile_s if repeat == 0 else 0.0, draws, tune, run_seed),
+            }
         )
         runs["pymc_nuts"].append({"seed": run_seed, **run_pymc(dataset, draws, tune, run_seed)})
     hits = [run for run in runs["bayesclass"] if run["compile_cache_hit"]]
@@ -186,7 +190,9 @@ def bench_nuts(draws: int, tune: int, repeats: int, seed: int) -> dict:
             run["ess_per_s"] = run["min_ess_bulk"] / run["sampling_s"]
     summary = {}
     for name, sampler_runs in runs.items():
-        compiles = [run["compile_s"] for run in sampler_runs if run.get("compile_cache_hit", 0) == 0 and run["compile_s"] > 0]
+        compiles = [
+            run["compile_s"] for run in sampler_runs if run.get("compile_cache_hit", 0) == 0 and run["compile_s"] > 0
+        ]
         summary[name] = {
             "median_ess_per_s": statistics.median(run["ess_per_s"] for run in sampler_runs),
             "median_sampling_s": statistics.median(run["sampling_s"] for run in sampler_runs),
@@ -222,7 +228,9 @@ def cold_run(name: str, process_start: float, draws: int, tune: int, seed: int) 
         trace["posterior"].to_dataset()
         detail = {"compile_s": compile_s, "sampling_s": sampling}
     elif name == "pymc_nuts":
-        trace, wall, sampling, _ = sample_pymc_nuts(hand_written_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed)
+        trace, wall, sampling, _ = sample_pymc_nuts(
+            hand_written_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed
+        )
         detail = {"compile_s": max(wall - sampling, 0.0), "sampling_s": sampling}
     else:
         raise ValueError(f"--cold-run {name!r} is unknown; choose one of {SAMPLERS}")
@@ -233,9 +241,10 @@ def cold_run(name: str, process_start: float, draws: int, tune: int, seed: int) 
 def bench_cold(draws: int, tune: int, seed: int) -> dict:
     results = {}
     for name in SAMPLERS:
-        with tempfile.TemporaryDirectory(prefix="bench-pytensor-") as compiledir, tempfile.TemporaryDirectory(
-            prefix="bench-numba-"
-        ) as numba_cache:
+        with (
+            tempfile.TemporaryDirectory(prefix="bench-pytensor-") as compiledir,
+            tempfile.TemporaryDirectory(prefix="bench-numba-") as numba_cache,
+        ):
             env = dict(os.environ)
             # PyTensor keeps its numba cache in base_compiledir/numba, beside (not inside) compiledir:
             # both must be fresh for a cold start of nutpie
@@ -258,7 +267,7 @@ def bench_cold(draws: int, tune: int, seed: int) -> dict:
         if completed.returncode != 0 or not lines:
             tail = (completed.stderr or completed.stdout)[-2000:]
             raise RuntimeError(f"cold run of {name} failed (exit {completed.returncode}):\n{tail}")
-        results[name] = {**json.loads(lines[-1][len(COLD_MARKER):]), "process_wall_s": process_wall}
+        results[name] = {**json.loads(lines[-1][len(COLD_MARKER) :]), "process_wall_s": process_wall}
     return results
 
 
@@ -283,9 +292,9 @@ def synthetic(n_obs: int = 100_000, n_features: int = 50):
         feature_names=tuple(f"x{j}" for j in range(n_features)),
         class_names=("0", "1"),
         feature_kinds=("continuous",) * n_features,
-        provenance=f"bench_logistic.py: default_rng(0), X ~ N(0, 1), w ~ N(0, 0.5^2), b = 0.3, n={n_obs}, d={n_features}",
+        provenance=f"bench_logistic.py: default_rng(0), X ~ N(0, 1), w ~ N(0, 0.5^2), b = 0.3, "
+        f"n={n_obs}, d={n_features}",
     )
-
 
 
 def map_gradient_norm(X, y, intercept: float, weights, weight_sigma: float) -> float:
@@ -345,9 +354,7 @@ def bench_map() -> dict:
         "ours": {
             "seconds": ours_s,
             "gradient_norm": float(estimate.attrs["gradient_norm"]),
-            "gradient_norm_recomputed": map_gradient_norm(
-                dataset.X, dataset.y, ours[0], ours[1:], WEIGHT_SIGMA
-            ),
+            "gradient_norm_recomputed": map_gradient_norm(dataset.X, dataset.y, ours[0], ours[1:], WEIGHT_SIGMA),
             "n_iterations": int(estimate.attrs["n_iterations"]),
         },
         "sklearn_default_tol": default,
@@ -373,7 +380,10 @@ def print_nuts(nuts: dict, draws: int, tune: int, repeats: int) -> None:
         f"chains={CHAINS}, {repeats} repeat(s) with seeds {[run['seed'] for run in nuts['runs']['bayesclass']]}"
     )
     print(f"(process warm-up, a 1-parameter nutpie model, took {nuts['warm_up_s']:.1f} s and is charged to nobody)")
-    header = f"{'sampler':<22}{'seed':>5}{'compile s':>11}{'sampling s':>12}{'wall s':>9}{'min ESS':>9}{'ESS/s':>9}{'max r_hat':>11}{'div':>5}"
+    header = (
+        f"{'sampler':<22}{'seed':>5}{'compile s':>11}{'sampling s':>12}{'wall s':>9}"
+        f"{'min ESS':>9}{'ESS/s':>9}{'max r_hat':>11}{'div':>5}"
+    )
     print(header)
     print("-" * len(header))
     for name in SAMPLERS:
@@ -387,9 +397,15 @@ def print_nuts(nuts: dict, draws: int, tune: int, repeats: int) -> None:
             )
     print("  * compile-cache hit (inference.sampling keeps compiled models per process)")
     print("  PyMC: compile s = pm.sample wall - sample_stats sampling_time (includes worker start-up and init)")
-    print("  bayesclass: wall s = inference.fit (also Newton MAP for the whitening, MAP/MLE point estimates, separation LP)")
+    print(
+        "  bayesclass: wall s = inference.fit (also Newton MAP for the whitening, MAP/MLE point estimates, "
+        "separation LP)"
+    )
     print()
-    print(f"{'median over repeats':<22}{'compile s':>11}{'sampling s':>12}{'min ESS':>9}{'ESS/s':>9}{'max r_hat':>11}{'div':>5}")
+    print(
+        f"{'median over repeats':<22}{'compile s':>11}{'sampling s':>12}{'min ESS':>9}{'ESS/s':>9}"
+        f"{'max r_hat':>11}{'div':>5}"
+    )
     for name in SAMPLERS:
         row = nuts["summary"][name]
         print(
@@ -398,7 +414,8 @@ def print_nuts(nuts: dict, draws: int, tune: int, repeats: int) -> None:
         )
     hit = nuts["bayesclass_cache_hit_fit"]
     print(
-        f"bayesclass second fit, same structure (compile_cache_hit={hit['compile_cache_hit']}): total {hit['wall_s']:.2f} s "
+        f"bayesclass second fit, same structure (compile_cache_hit={hit['compile_cache_hit']}): total "
+        f"{hit['wall_s']:.2f} s "
         f"(compile {hit['compile_s']:.3f} s, sampling {hit['sampling_s']:.2f} s)"
     )
     print()
@@ -436,7 +453,9 @@ def print_ratios(nuts: dict, verdicts: Verdicts) -> None:
 def print_map(result: dict, verdicts: Verdicts) -> None:
     ours, default, tight = result["ours"], result["sklearn_default_tol"], result["sklearn_tol_1e-10"]
     print(f"MAP vs scikit-learn on synthetic data, n={result['n_obs']:,}, d={result['n_features']} (best of 3)")
-    header = f"{'estimator':<34}{'seconds':>9}{'iterations':>12}{'grad norm (MAP objective)':>27}{'max |coef - ours|':>19}"
+    header = (
+        f"{'estimator':<34}{'seconds':>9}{'iterations':>12}{'grad norm (MAP objective)':>27}{'max |coef - ours|':>19}"
+    )
     print(header)
     print("-" * len(header))
     print(
@@ -449,8 +468,13 @@ def print_map(result: dict, verdicts: Verdicts) -> None:
             f"{label:<34}{row['seconds']:>9.3f}{iterations:>12}{row['gradient_norm_under_map_objective']:>27.2e}"
             f"{row['max_abs_coef_diff_to_ours']:>19.2e}"
         )
-    print(f"  (bayesclass gradient norm recomputed in numpy: {ours['gradient_norm_recomputed']:.2e}; (!) = ConvergenceWarning)")
-    verdicts.check("MAP time / sklearn time (default tol)", result["ratio_vs_sklearn_default"], TARGET_MAP_VS_SKLEARN, "<=")
+    print(
+        f"  (bayesclass gradient norm recomputed in numpy: {ours['gradient_norm_recomputed']:.2e}; (!) = "
+        "ConvergenceWarning)"
+    )
+    verdicts.check(
+        "MAP time / sklearn time (default tol)", result["ratio_vs_sklearn_default"], TARGET_MAP_VS_SKLEARN, "<="
+    )
     verdicts.check("MAP time / sklearn time (tol=1e-10)", result["ratio_vs_sklearn_tol_1e-10"])
     one = result["one_blas_thread"]
     print(
@@ -465,7 +489,9 @@ def print_map(result: dict, verdicts: Verdicts) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="draws=300, tune=300, 1 repeat, no cold-start runs")
     parser.add_argument("--json", metavar="PATH", help="also write every number as JSON to PATH")
     parser.add_argument("--seed", type=int, default=1, help="seed of the first repeat (then seed+1, ...); default 1")
@@ -502,7 +528,14 @@ def main(argv: list[str] | None = None) -> int:
         write_report(
             args.json,
             bench="logistic",
-            settings={"draws": draws, "tune": tune, "chains": CHAINS, "repeats": repeats, "seed": args.seed, "quick": args.quick},
+            settings={
+                "draws": draws,
+                "tune": tune,
+                "chains": CHAINS,
+                "repeats": repeats,
+                "seed": args.seed,
+                "quick": args.quick,
+            },
             verdicts=verdicts,
             details={"nuts": nuts, "cold_start": cold, "map_vs_sklearn": map_result},
             machine={

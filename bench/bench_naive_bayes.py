@@ -113,7 +113,8 @@ def synthetic(n_obs: int = 100_000, n_features: int = 200, n_classes: int = 5):
         feature_kinds=("binary",) * n_features,
         description="synthetic binary features for the closed-form timing",
         provenance=(
-            f"bench_naive_bayes.py: default_rng(0), y ~ U{{0..{n_classes - 1}}}, p ~ U(0.05, 0.95) per (class, feature), "
+            f"bench_naive_bayes.py: default_rng(0), y ~ U{{0..{n_classes - 1}}}, p ~ U(0.05, 0.95) per (class, "
+            "feature), "
             f"X ~ Bernoulli(p[y]), n={n_obs}, d={n_features}"
         ),
     )
@@ -139,7 +140,8 @@ def naive_model(dataset):
 
 
 def posterior_stats(posterior, sample_stats=None) -> dict:
-    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences (``inference.diagnose``)."""
+    """Smallest bulk and tail ESS, largest r_hat over every element of VARIABLES, and divergences
+    (from ``inference.diagnose``)."""
     return convergence(posterior, sample_stats, var_names=VARIABLES)
 
 
@@ -150,8 +152,7 @@ def with_rates(run: dict) -> dict:
 
 
 def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
-    from bayesclass import inference
-    from bayesclass import models
+    from bayesclass import inference, models
 
     settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
     start = time.perf_counter()
@@ -191,7 +192,9 @@ def run_naive_nutpie(dataset, draws: int, tune: int, seed: int) -> dict:
 
 def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
     """pm.sample with PyMC's own NUTS; compile s = wall - sampling_time (graph compilation, worker start, init)."""
-    trace, wall, sampling, source = sample_pymc_nuts(naive_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed)
+    trace, wall, sampling, source = sample_pymc_nuts(
+        naive_model(dataset), draws=draws, tune=tune, chains=CHAINS, seed=seed
+    )
     stats = posterior_stats(trace["posterior"].to_dataset(), trace["sample_stats"].to_dataset())
     return with_rates(
         {
@@ -235,8 +238,7 @@ def calls_per_round(function, budget_s: float = 0.05) -> int:
 
 
 def bench_exact(dataset, draws: int, seed: int, repeats: int = 5) -> dict:
-    from bayesclass import inference
-    from bayesclass import models
+    from bayesclass import inference, models
 
     settings = inference.SamplerSettings(draws=draws, chains=CHAINS, progressbar=False)
 
@@ -263,8 +265,7 @@ def bench_closed_form(dataset, repeats: int) -> dict:
     import numpy as np
     import sklearn.naive_bayes
 
-    from bayesclass import inference
-    from bayesclass import models
+    from bayesclass import inference, models
 
     model = models.NaiveBayes()
     X, y = np.asarray(dataset.X), np.asarray(dataset.y)
@@ -282,7 +283,12 @@ def bench_closed_form(dataset, repeats: int) -> dict:
         return sklearn.naive_bayes.BernoulliNB(alpha=1.0, binarize=None).fit(X, y)
 
     # our closed form on a fresh Dataset object each repeat: the per-dataset statistics cache never answers
-    timings = {"ours_point_estimate": {"seconds": time_best(ours, repeats, prepare=lambda: fresh(dataset))[0], "calls_per_round": 1}}
+    timings = {
+        "ours_point_estimate": {
+            "seconds": time_best(ours, repeats, prepare=lambda: fresh(dataset))[0],
+            "calls_per_round": 1,
+        }
+    }
     for name, function in (
         ("sklearn", sklearn_fit),
         ("sklearn_binarize_none", sklearn_fit_no_binarize),
@@ -304,7 +310,9 @@ def bench_closed_form(dataset, repeats: int) -> dict:
     full = full_fit()
     full_diff = float(np.max(np.abs(full["point_estimate_posterior_mean"]["binary_proba"].values - ours_binary)))
     if not binary_diff < AGREEMENT_TOLERANCE:
-        raise AssertionError(f"binary_proba differs from BernoulliNB by {binary_diff:.3g} (tolerance {AGREEMENT_TOLERANCE})")
+        raise AssertionError(
+            f"binary_proba differs from BernoulliNB by {binary_diff:.3g} (tolerance {AGREEMENT_TOLERANCE})"
+        )
     if not prior_diff_posterior_mean < AGREEMENT_TOLERANCE:
         raise AssertionError(f"class_prior differs from (N_j + 1) / (N + K) by {prior_diff_posterior_mean:.3g}")
     if not full_diff < AGREEMENT_TOLERANCE:
@@ -384,14 +392,23 @@ def print_nuts(nuts: dict, exact: dict, info: dict, draws: int, tune: int, quick
         f"{exact['min_ess_bulk']:>10.0f}{exact['min_ess_tail']:>10.0f}{exact['ess_per_draw_s']:>12.0f}"
         f"{exact['ess_per_wall_s']:>12.0f}{exact['max_r_hat']:>11.4f}{'-':>5}"
     )
-    print("  min bulk / min tail = smallest bulk / tail ESS over every element of class_prior (10) and binary_proba (10 x 64)")
+    print(
+        "  min bulk / min tail = smallest bulk / tail ESS over every element of class_prior (10) and binary_proba "
+        "(10 x 64)"
+    )
     print("  ESS/s samp = min bulk / sampling s; ESS/s wall = min bulk / wall s (compile and everything else included)")
-    print("  * compile-cache hit: the 2nd fit reuses the model compiled by the 1st (clear_compile_cache() ran before the 1st;")
-    print("    PyTensor's and numba's on-disk caches are left as they are, so the 1st fit is cold only for this process)")
+    print(
+        "  * compile-cache hit: the 2nd fit reuses the model compiled by the 1st (clear_compile_cache() ran before "
+        "the 1st;"
+    )
+    print(
+        "    PyTensor's and numba's on-disk caches are left as they are, so the 1st fit is cold only for this process)"
+    )
     print("  bayesclass wall s = the whole inference.fit call (also every closed-form estimate and the provenance)")
     print("  naive nutpie wall s = compile_pymc_model + sample; PyMC: compile s = pm.sample wall - sampling_time")
     print(
-        f"  exact: sampling s = NaiveBayes.exact_posterior alone, wall s = fit(method='exact') (best of {exact['repeats']}); "
+        "  exact: sampling s = NaiveBayes.exact_posterior alone, wall s = fit(method='exact') (best of "
+        f"{exact['repeats']}); "
         "'ESS/s samp' column = per exact_posterior second"
     )
     reference = ", ".join(
@@ -404,7 +421,8 @@ def print_nuts(nuts: dict, exact: dict, info: dict, draws: int, tune: int, quick
 def print_closed_form(rows: list[dict]) -> None:
     print("Closed-form fit (posterior mean = Laplace smoothing) vs scikit-learn BernoulliNB(alpha=1.0).fit(X, y)")
     header = (
-        f"{'data':<28}{'point_estimate s':>18}{'BernoulliNB s':>15}{'(binarize=None) s':>19}{'fit(posterior_mean) s':>23}"
+        f"{'data':<28}{'point_estimate s':>18}{'BernoulliNB s':>15}{'(binarize=None) s':>19}"
+        f"{'fit(posterior_mean) s':>23}"
         f"{'max |dP|':>11}"
     )
     print(header)
@@ -424,7 +442,8 @@ def print_closed_form(rows: list[dict]) -> None:
     for row in rows:
         print(
             f"  {row['name']}: class_prior = (N_j + 1) / (N + K) to {row['max_abs_diff_class_prior_vs_laplace']:.1e}; "
-            f"BernoulliNB's class prior is the unsmoothed N_j / N (max diff {row['max_abs_diff_class_prior_vs_sklearn']:.1e}, "
+            "BernoulliNB's class prior is the unsmoothed N_j / N (max diff "
+            f"{row['max_abs_diff_class_prior_vs_sklearn']:.1e}, "
             "by design)"
         )
     print("  fit(posterior_mean) = the whole DataTree: closed form, observed/constant data, provenance (SHA-256 of X)")
@@ -436,33 +455,108 @@ def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, quick: bo
     print("Ratios" + tag)
     nuts_target = TARGET_NUTS_VS_NAIVE_NUTPIE
     lines = [
-        ("NUTS ESS/s (sampling) bayesclass 1st fit / naive nutpie", r["sampling_cold_vs_naive_nutpie"], ">=", nuts_target),
-        ("NUTS ESS/s (sampling) bayesclass 2nd fit / naive nutpie", r["sampling_warm_vs_naive_nutpie"], ">=", nuts_target),
-        ("NUTS ESS/s (wall, compile included) 1st fit / naive nutpie", r["wall_cold_vs_naive_nutpie_wall"], ">=", nuts_target),
-        ("NUTS ESS/s (wall, warm cache) 2nd fit / naive nutpie (wall)", r["wall_warm_vs_naive_nutpie_wall"], ">=", nuts_target),
-        ("NUTS ESS/s (wall, warm cache) 2nd fit / naive nutpie (sampling)", r["wall_warm_vs_naive_nutpie_sampling"], ">=", nuts_target),
+        (
+            "NUTS ESS/s (sampling) bayesclass 1st fit / naive nutpie",
+            r["sampling_cold_vs_naive_nutpie"],
+            ">=",
+            nuts_target,
+        ),
+        (
+            "NUTS ESS/s (sampling) bayesclass 2nd fit / naive nutpie",
+            r["sampling_warm_vs_naive_nutpie"],
+            ">=",
+            nuts_target,
+        ),
+        (
+            "NUTS ESS/s (wall, compile included) 1st fit / naive nutpie",
+            r["wall_cold_vs_naive_nutpie_wall"],
+            ">=",
+            nuts_target,
+        ),
+        (
+            "NUTS ESS/s (wall, warm cache) 2nd fit / naive nutpie (wall)",
+            r["wall_warm_vs_naive_nutpie_wall"],
+            ">=",
+            nuts_target,
+        ),
+        (
+            "NUTS ESS/s (wall, warm cache) 2nd fit / naive nutpie (sampling)",
+            r["wall_warm_vs_naive_nutpie_sampling"],
+            ">=",
+            nuts_target,
+        ),
     ]
     if "sampling_cold_vs_naive_pymc" in r:
         lines += [
-            ("NUTS ESS/s (sampling) bayesclass 1st fit / naive PyMC NUTS", r["sampling_cold_vs_naive_pymc"], None, None),
-            ("NUTS ESS/s (wall, compile included) 1st fit / naive PyMC NUTS", r["wall_cold_vs_naive_pymc_wall"], None, None),
+            (
+                "NUTS ESS/s (sampling) bayesclass 1st fit / naive PyMC NUTS",
+                r["sampling_cold_vs_naive_pymc"],
+                None,
+                None,
+            ),
+            (
+                "NUTS ESS/s (wall, compile included) 1st fit / naive PyMC NUTS",
+                r["wall_cold_vs_naive_pymc_wall"],
+                None,
+                None,
+            ),
             ("NUTS ESS/s (wall, warm cache) 2nd fit / naive PyMC NUTS", r["wall_warm_vs_naive_pymc_wall"], None, None),
         ]
     lines += [
-        ("exact ESS/s (fit wall) / NUTS ESS/s (sampling, better fit)", r["exact_vs_nuts_sampling_best"], ">=", TARGET_EXACT_VS_NUTS),
-        ("exact ESS/s (fit wall) / NUTS ESS/s (wall, 2nd fit, warm)", r["exact_vs_nuts_wall_warm"], ">=", TARGET_EXACT_VS_NUTS),
-        ("exact ESS/s (fit wall) / NUTS ESS/s (wall, 1st fit, compile)", r["exact_vs_nuts_wall_cold"], ">=", TARGET_EXACT_VS_NUTS),
-        ("  (information) exact ESS/s (fit wall) / naive nutpie (sampling)", r["exact_vs_naive_nutpie_sampling"], None, None),
+        (
+            "exact ESS/s (fit wall) / NUTS ESS/s (sampling, better fit)",
+            r["exact_vs_nuts_sampling_best"],
+            ">=",
+            TARGET_EXACT_VS_NUTS,
+        ),
+        (
+            "exact ESS/s (fit wall) / NUTS ESS/s (wall, 2nd fit, warm)",
+            r["exact_vs_nuts_wall_warm"],
+            ">=",
+            TARGET_EXACT_VS_NUTS,
+        ),
+        (
+            "exact ESS/s (fit wall) / NUTS ESS/s (wall, 1st fit, compile)",
+            r["exact_vs_nuts_wall_cold"],
+            ">=",
+            TARGET_EXACT_VS_NUTS,
+        ),
+        (
+            "  (information) exact ESS/s (fit wall) / naive nutpie (sampling)",
+            r["exact_vs_naive_nutpie_sampling"],
+            None,
+            None,
+        ),
     ]
     if "exact_vs_naive_pymc_sampling" in r:
         lines.append(
-            ("  (information) exact ESS/s (fit wall) / naive PyMC NUTS (sampling)", r["exact_vs_naive_pymc_sampling"], None, None)
+            (
+                "  (information) exact ESS/s (fit wall) / naive PyMC NUTS (sampling)",
+                r["exact_vs_naive_pymc_sampling"],
+                None,
+                None,
+            )
         )
     for row in closed:
         lines += [
-            (f"closed form point_estimate / BernoulliNB.fit, {row['name']}", row["ratio_point_estimate"], "<=", TARGET_CLOSED_FORM_VS_SKLEARN),
-            (f"  (information) vs BernoulliNB(binarize=None), {row['name']}", row["ratio_point_estimate_vs_binarize_none"], None, None),
-            (f"  (information) whole fit(posterior_mean) / BernoulliNB.fit, {row['name']}", row["ratio_full_fit"], None, None),
+            (
+                f"closed form point_estimate / BernoulliNB.fit, {row['name']}",
+                row["ratio_point_estimate"],
+                "<=",
+                TARGET_CLOSED_FORM_VS_SKLEARN,
+            ),
+            (
+                f"  (information) vs BernoulliNB(binarize=None), {row['name']}",
+                row["ratio_point_estimate_vs_binarize_none"],
+                None,
+                None,
+            ),
+            (
+                f"  (information) whole fit(posterior_mean) / BernoulliNB.fit, {row['name']}",
+                row["ratio_full_fit"],
+                None,
+                None,
+            ),
         ]
     verdicts = Verdicts()
     for text, ratio, sense, target in lines:
@@ -475,10 +569,16 @@ def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, quick: bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="draws=300, tune=300, no PyMC NUTS, no synthetic closed-form row")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="draws=300, tune=300, no PyMC NUTS, no synthetic closed-form row"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write every number as JSON to PATH")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the first fit (the 2nd bayesclass fit uses seed+1); default 1")
+    parser.add_argument(
+        "--seed", type=int, default=1, help="seed of the first fit (the 2nd bayesclass fit uses seed+1); default 1"
+    )
     args = parser.parse_args(argv)
     draws, tune = (300, 300) if args.quick else (1000, 1000)
 

@@ -120,7 +120,9 @@ def convergence(posterior, sample_stats=None, *, var_names=None) -> dict:
         "max_mcse_mean": report.max_mcse_mean,
         "divergences": None if sample_stats is None else report.n_divergences,
         "min_ess_bulk_by_variable": {str(name): float(value) for name, value in by_variable.items()},
-        "mean_tree_steps": float(sample_stats["n_steps"].mean()) if sample_stats is not None and "n_steps" in sample_stats else math.nan,
+        "mean_tree_steps": float(sample_stats["n_steps"].mean())
+        if sample_stats is not None and "n_steps" in sample_stats
+        else math.nan,
     }
 
 
@@ -144,7 +146,9 @@ def machine_busy_fraction(seconds: float = 1.0) -> float | None:
 
 
 def machine_state_before_start() -> tuple[float | None, tuple[float, float, float]]:
-    """Print how busy the machine is before a benchmark (and a warning when it is); return (busy fraction, load average)."""
+    """Print how busy the machine is before a benchmark (and a warning when it is).
+
+    Returns (busy fraction, load average)."""
     load = os.getloadavg()
     busy = machine_busy_fraction()
     busy_text = "unknown" if busy is None else f"{100 * busy:.0f}%"
@@ -182,8 +186,12 @@ def others_cpu_seconds(before: tuple[float, float] | None) -> float | None:
     return max((after[0] - before[0]) - (after[1] - before[1]), 0.0)
 
 
-def machine_state_at_end(total: float, cpu_before: tuple[float, float] | None) -> tuple[float | None, tuple[float, float, float]]:
-    """Print the run time, the load and the CPU time other processes took since ``cpu_before``; return (that time, load)."""
+def machine_state_at_end(
+    total: float, cpu_before: tuple[float, float] | None
+) -> tuple[float | None, tuple[float, float, float]]:
+    """Print the run time, the load and the CPU time other processes took since ``cpu_before``.
+
+    Returns (that CPU time, load average)."""
     others = others_cpu_seconds(cpu_before)
     load = os.getloadavg()
     print(
@@ -212,7 +220,9 @@ def warm_up_nutpie(chains: int) -> float:
 
 
 def sample_pymc_nuts(model, *, draws: int, tune: int, chains: int, seed: int):
-    """``pm.sample`` with PyMC's own NUTS: (trace, wall seconds, sampling seconds, where the sampling time came from)."""
+    """``pm.sample`` with PyMC's own NUTS.
+
+    Returns (trace, wall seconds, sampling seconds, where the sampling time came from)."""
     import logging
 
     import pymc as pm
@@ -259,7 +269,9 @@ class Verdicts:
         return passed
 
 
-def write_report(path, *, bench: str, settings: dict, verdicts: Verdicts, details: dict, machine: dict, total_seconds: float) -> None:
+def write_report(
+    path, *, bench: str, settings: dict, verdicts: Verdicts, details: dict, machine: dict, total_seconds: float
+) -> None:
     """Write one benchmark's numbers as JSON in the schema of the module docstring, atomically."""
     import json
 

@@ -99,11 +99,15 @@ def load_csv(
         raise ValueError(f"target must be the name of the class column, got {target!r}; pass target=COLUMN")
     table = _read_table(path)
     if target not in table.header:
-        raise ValueError(f"target column {target!r} is not in CSV file {table.file}; its columns are {table.header}; "
-                         "pass target=COLUMN (--target on the command line)")  # fmt: skip
+        raise ValueError(
+            f"target column {target!r} is not in CSV file {table.file}; its columns are {table.header}; "
+            "pass target=COLUMN (--target on the command line)"
+        )
     features = [column for column in table.header if column != target]
     if not features:
-        raise ValueError(f"CSV file {table.file} has only the target column {target!r}; it needs at least one feature column")
+        raise ValueError(
+            f"CSV file {table.file} has only the target column {target!r}; it needs at least one feature column"
+        )
     X, kinds, levels = _encode_features(table, features, category_names or {})
     labels = table.column(target)
     if class_names is not None:
@@ -144,15 +148,18 @@ def features_from_csv(
     table = _read_table(path)
     absent = [column for column in feature_names if column not in table.header]
     if absent:
-        raise ValueError(f"CSV file {table.file} lacks the fitted feature column(s) {absent}; its columns are "
-                         f"{table.header}")  # fmt: skip
+        raise ValueError(
+            f"CSV file {table.file} lacks the fitted feature column(s) {absent}; its columns are {table.header}"
+        )
     known = category_names or {}
     values, _, found_levels = _encode_features(table, list(feature_names), known)
     text = [column for column in found_levels if column not in known]
     if text:  # a column fitted as numbers holds text here: its own codes would mean nothing
         example = str(table.column(text[0])[0])
-        raise ValueError(f"CSV file {table.file}: column {text[0]!r} holds text (e.g. {example!r}) but the model was "
-                         "fitted on numbers in it; give the numeric values")  # fmt: skip
+        raise ValueError(
+            f"CSV file {table.file}: column {text[0]!r} holds text (e.g. {example!r}) but the model was "
+            "fitted on numbers in it; give the numeric values"
+        )
     return values
 
 
@@ -174,22 +181,30 @@ def _read_table(path: str | os.PathLike[str]) -> _Table:
     raw = file.read_bytes()
     lines = [row for row in csv.reader(io.StringIO(raw.decode("utf-8-sig"), newline="")) if row]
     if len(lines) < 2:
-        raise ValueError(f"CSV file {file} has {'no header' if not lines else 'a header but no data rows'}; "
-                         "it needs a header row and at least one data row")  # fmt: skip
+        raise ValueError(
+            f"CSV file {file} has {'no header' if not lines else 'a header but no data rows'}; "
+            "it needs a header row and at least one data row"
+        )
     header = [cell.strip() for cell in lines[0]]
     if len(set(header)) != len(header) or "" in header:
-        raise ValueError(f"CSV file {file} has empty or duplicate column names {header}; give each column a unique name")
+        raise ValueError(
+            f"CSV file {file} has empty or duplicate column names {header}; give each column a unique name"
+        )
     widths = np.array([len(row) for row in lines[1:]])
     if (widths != len(header)).any():
         bad = int(np.argmax(widths != len(header)))
-        raise ValueError(f"CSV file {file}: line {bad + 2} has {widths[bad]} cells but the header has {len(header)}; "
-                         "fix the row (quote cells that contain commas)")  # fmt: skip
+        raise ValueError(
+            f"CSV file {file}: line {bad + 2} has {widths[bad]} cells but the header has {len(header)}; "
+            "fix the row (quote cells that contain commas)"
+        )
     cells = np.char.strip(np.array(lines[1:], dtype=str))  # elements are np.str_: use str(...) in messages
     missing = np.isin(np.char.lower(cells), list(MISSING_TOKENS))
     if missing.any():
         row, column = divmod(int(np.argmax(missing)), cells.shape[1])
-        raise ValueError(f"CSV file {file}: missing value {str(cells[row, column])!r} at line {row + 2}, column "
-                         f"{header[column]!r}; remove the row or impute the value before loading")  # fmt: skip
+        raise ValueError(
+            f"CSV file {file}: missing value {str(cells[row, column])!r} at line {row + 2}, column "
+            f"{header[column]!r}; remove the row or impute the value before loading"
+        )
     return _Table(file, raw, header, cells)
 
 
@@ -205,16 +220,20 @@ def _encode_features(
         if numbers is not None:
             if not np.isfinite(numbers).all():
                 row = int(np.argmax(~np.isfinite(numbers)))
-                raise ValueError(f"CSV file {table.file}: value {str(text[row])!r} at line {row + 2}, column "
-                                 f"{column_name!r} is not finite; fix or remove the row")  # fmt: skip
+                raise ValueError(
+                    f"CSV file {table.file}: value {str(text[row])!r} at line {row + 2}, column "
+                    f"{column_name!r} is not finite; fix or remove the row"
+                )
             columns.append(numbers)
             kinds.append("binary" if bool(np.isin(numbers, (0.0, 1.0)).all()) else "continuous")
             continue
         number_row = _first_number(text) if column_name not in known_levels else None
         if number_row is not None:
             example = str(text[number_row])
-            raise ValueError(f"CSV file {table.file}: column {column_name!r} mixes text and numbers (e.g. {example!r} "
-                             f"at line {number_row + 2}); make the column all numbers or all text labels")  # fmt: skip
+            raise ValueError(
+                f"CSV file {table.file}: column {column_name!r} mixes text and numbers (e.g. {example!r} "
+                f"at line {number_row + 2}); make the column all numbers or all text labels"
+            )
         if column_name in known_levels:
             levels = tuple(known_levels[column_name])
             codes = _codes_of(text, levels, file=table.file, column=column_name, what="level")
@@ -236,6 +255,8 @@ def _codes_of(text: np.ndarray, levels: tuple[str, ...], *, file: Path, column: 
     unseen = lookup[codes] != text
     if unseen.any():
         row = int(np.argmax(unseen))
-        raise ValueError(f"CSV file {file}: {what} {str(text[row])!r} at line {row + 2}, column {column!r} was not seen "
-                         f"in training (known: {list(levels)}); drop those rows or refit with them")  # fmt: skip
+        raise ValueError(
+            f"CSV file {file}: {what} {str(text[row])!r} at line {row + 2}, column {column!r} was not seen "
+            f"in training (known: {list(levels)}); drop those rows or refit with them"
+        )
     return codes

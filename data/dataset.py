@@ -118,7 +118,9 @@ class Dataset:
 
         X = numeric_2d(self.X, argument="X")
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_obs, n_features), got shape {X.shape}; reshape it, e.g. X.reshape(-1, 1)")
+            raise ValueError(
+                f"X must be 2-D (n_obs, n_features), got shape {X.shape}; reshape it, e.g. X.reshape(-1, 1)"
+            )
         if X.shape[0] == 0:
             raise ValueError("X has 0 rows; a Dataset needs at least one observation")
         if X.shape[1] != len(feature_names):
@@ -163,9 +165,13 @@ class Dataset:
         kinds = np.array(feature_kinds)
         self._check_values(X, kinds == "binary", feature_names, "binary", "0 or 1", lambda v: (v != 0) & (v != 1))
         self._check_values(
-            X, (kinds == "categorical") | (kinds == "count"), feature_names, "categorical/count",
-            "a non-negative integer", lambda v: (v < 0) | (v != np.round(v)),
-        )  # fmt: skip
+            X,
+            (kinds == "categorical") | (kinds == "count"),
+            feature_names,
+            "categorical/count",
+            "a non-negative integer",
+            lambda v: (v < 0) | (v != np.round(v)),
+        )
 
         category_names = self._checked_categories(X, feature_names, feature_kinds)
         set_("feature_names", feature_names)
@@ -192,7 +198,9 @@ class Dataset:
     def _checked_categories(self, X, feature_names, feature_kinds) -> Mapping[str, tuple[str, ...]]:
         """Validate ``category_names`` against the columns and freeze it."""
         if not isinstance(self.category_names, Mapping):
-            raise ValueError(f"category_names must be a mapping feature name -> level names, got {self.category_names!r}")
+            raise ValueError(
+                f"category_names must be a mapping feature name -> level names, got {self.category_names!r}"
+            )
         checked = {}
         for feature, levels in self.category_names.items():
             if feature not in feature_names:
@@ -216,8 +224,17 @@ class Dataset:
         return MappingProxyType(checked)
 
     def __reduce__(self):
-        arguments = (self.name, self.X, self.y, self.feature_names, self.class_names, self.feature_kinds,
-                     self.description, self.provenance, dict(self.category_names))  # fmt: skip
+        arguments = (
+            self.name,
+            self.X,
+            self.y,
+            self.feature_names,
+            self.class_names,
+            self.feature_kinds,
+            self.description,
+            self.provenance,
+            dict(self.category_names),
+        )
         return (type(self), arguments)
 
     def __repr__(self) -> str:
@@ -263,7 +280,9 @@ class Dataset:
         index = np.asarray(indices)
         if index.dtype == bool:
             if index.shape != (self.n_obs,):
-                raise ValueError(f"indices is a boolean mask of shape {index.shape}; it must have shape ({self.n_obs},)")
+                raise ValueError(
+                    f"indices is a boolean mask of shape {index.shape}; it must have shape ({self.n_obs},)"
+                )
             index = np.flatnonzero(index)
         elif index.dtype.kind not in "iu" or index.ndim != 1:
             raise ValueError(
@@ -336,7 +355,9 @@ class Dataset:
             listed), or values the kind cannot hold (column, value and fix named).
         """
         if not isinstance(kinds, Mapping):
-            raise ValueError(f"{argument} must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {kinds!r}")
+            raise ValueError(
+                f"{argument} must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {kinds!r}"
+            )
         unknown = [str(column) for column in kinds if column not in self.feature_names]
         if unknown:
             raise ValueError(
@@ -352,8 +373,12 @@ class Dataset:
                     f"{argument}[{column!r}] = {kind!r}, but column {column!r} holds text levels {levels}, whose "
                     "codes are not measurements; declare it 'categorical' (or 'binary' with two levels)"
                 )
-        feature_kinds = tuple(kinds.get(name, kind) for name, kind in zip(self.feature_names, self.feature_kinds, strict=True))
-        changed = {name: kind for name, kind in kinds.items() if kind != self.feature_kinds[self.feature_names.index(name)]}
+        feature_kinds = tuple(
+            kinds.get(name, kind) for name, kind in zip(self.feature_names, self.feature_kinds, strict=True)
+        )
+        changed = {
+            name: kind for name, kind in kinds.items() if kind != self.feature_kinds[self.feature_names.index(name)]
+        }
         if not changed:
             return self
         return replace(
@@ -363,9 +388,7 @@ class Dataset:
             + ", ".join(f"{name}={kind}" for name, kind in changed.items()),
         )
 
-    def discretized(
-        self, feature: str, *, edges: Sequence[float], level_names: Sequence[str] | None = None
-    ) -> Dataset:
+    def discretized(self, feature: str, *, edges: Sequence[float], level_names: Sequence[str] | None = None) -> Dataset:
         """Replace a continuous or count column by a categorical one with ``len(edges) + 1`` levels.
 
         Level ``k`` holds the values in ``[edges[k-1], edges[k])`` (the first level
@@ -383,20 +406,31 @@ class Dataset:
             One name per level (default ``"<e0"``, ``"[e0, e1)"``, ..., ``">=e_last"``).
         """
         if feature not in self.feature_names:
-            raise ValueError(f"feature {feature!r} is not a column of {self.name!r}; choose one of {self.feature_names}")
+            raise ValueError(
+                f"feature {feature!r} is not a column of {self.name!r}; choose one of {self.feature_names}"
+            )
         column = self.feature_names.index(feature)
         if self.feature_kinds[column] not in ("continuous", "count"):
             raise ValueError(
-                f"feature {feature!r} is {self.feature_kinds[column]!r}; only continuous or count columns can be discretized"
+                f"feature {feature!r} is {self.feature_kinds[column]!r}; only continuous or count columns can be "
+                "discretized"
             )
         cuts = np.asarray(edges, dtype=float)
         if cuts.ndim != 1 or cuts.size == 0 or not np.isfinite(cuts).all() or (np.diff(cuts) <= 0).any():
-            raise ValueError(f"edges must be a non-empty, strictly increasing sequence of finite numbers, got {edges!r}")
+            raise ValueError(
+                f"edges must be a non-empty, strictly increasing sequence of finite numbers, got {edges!r}"
+            )
         if level_names is None:
-            level_names = [f"<{cuts[0]:g}", *(f"[{a:g}, {b:g})" for a, b in zip(cuts[:-1], cuts[1:], strict=True)), f">={cuts[-1]:g}"]
+            level_names = [
+                f"<{cuts[0]:g}",
+                *(f"[{a:g}, {b:g})" for a, b in zip(cuts[:-1], cuts[1:], strict=True)),
+                f">={cuts[-1]:g}",
+            ]
         names = _names(level_names, argument="level_names")
         if len(names) != cuts.size + 1:
-            raise ValueError(f"level_names must name len(edges) + 1 = {cuts.size + 1} levels, got {len(names)}: {names}")
+            raise ValueError(
+                f"level_names must name len(edges) + 1 = {cuts.size + 1} levels, got {len(names)}: {names}"
+            )
         X = self.X.copy()
         X[:, column] = np.digitize(self.X[:, column], cuts)
         kinds = list(self.feature_kinds)
@@ -442,7 +476,9 @@ class Dataset:
                 "cannot be standardized; drop the column or declare it with another kind"
             )
         columns = zip(self.feature_names, mean, std, continuous, strict=True)
-        scale = ", ".join(f"{name}: mean {m:.6g}, std {s:.6g}" for name, m, s, is_continuous in columns if is_continuous)
+        scale = ", ".join(
+            f"{name}: mean {m:.6g}, std {s:.6g}" for name, m, s, is_continuous in columns if is_continuous
+        )
         return replace(
             self,
             X=(self.X - mean) / std,

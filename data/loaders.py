@@ -107,30 +107,64 @@ _REGISTRY: dict[str, tuple[DatasetInfo, Callable[..., Dataset]]] = {
             DatasetInfo("breast_cancer", _SKLEARN_DESCRIPTIONS["breast_cancer"], 569, 30, 2, _SCIKIT_LEARN),
             _sklearn("breast_cancer", "continuous"),
         ),
-        (DatasetInfo("digits", _SKLEARN_DESCRIPTIONS["digits"], 1797, 64, 10, _SCIKIT_LEARN), _sklearn("digits", "count")),
         (
-            DatasetInfo("digits_binary", "The digits with each pixel binarised (count > 7 -> 1), for Bernoulli naive Bayes.",
-                        1797, 64, 10, _SCIKIT_LEARN),  # fmt: skip
+            DatasetInfo("digits", _SKLEARN_DESCRIPTIONS["digits"], 1797, 64, 10, _SCIKIT_LEARN),
+            _sklearn("digits", "count"),
+        ),
+        (
+            DatasetInfo(
+                "digits_binary",
+                "The digits with each pixel binarised (count > 7 -> 1), for Bernoulli naive Bayes.",
+                1797,
+                64,
+                10,
+                _SCIKIT_LEARN,
+            ),
             _digits_binary,
         ),
         (
-            DatasetInfo("transport", "Toy transport-mode table: distance, raining, flat tire -> mode.", 10, 3, 4,
-                        "seed 003, transport table"),  # fmt: skip
+            DatasetInfo(
+                "transport",
+                "Toy transport-mode table: distance, raining, flat tire -> mode.",
+                10,
+                3,
+                4,
+                "seed 003, transport table",
+            ),
             _transport,
         ),
         (
-            DatasetInfo("seed001_gaussians", "Two Gaussian classes, P(C1)=0.7 (kwargs n=500, random_seed=0).",
-                        "generated", 2, 2, "seed 001 §B.1"),  # fmt: skip
+            DatasetInfo(
+                "seed001_gaussians",
+                "Two Gaussian classes, P(C1)=0.7 (kwargs n=500, random_seed=0).",
+                "generated",
+                2,
+                2,
+                "seed 001 §B.1",
+            ),
             seed001_gaussians,
         ),
         (
-            DatasetInfo("seed000_separable", "Separable: small isotropic vs 4x larger elongated class "
-                        "(kwargs n=200, random_seed=0).", "generated", 2, 2, "seed 000 Figure 9.1"),  # fmt: skip
+            DatasetInfo(
+                "seed000_separable",
+                "Separable: small isotropic vs 4x larger elongated class (kwargs n=200, random_seed=0).",
+                "generated",
+                2,
+                2,
+                "seed 000 Figure 9.1",
+            ),
             seed000_separable,
         ),
         (
-            DatasetInfo("seed004_gp", "Binary labels from one latent GP draw, K = 0.5^2 + 3^2 exp(-25 (x-x')^2), x ~ U(0,1) "
-                        "(kwargs n=100, random_seed=0, link='logit').", "generated", 1, 2, "seed 004 illustration"),  # fmt: skip
+            DatasetInfo(
+                "seed004_gp",
+                "Binary labels from one latent GP draw, K = 0.5^2 + 3^2 exp(-25 (x-x')^2), x ~ U(0,1) "
+                "(kwargs n=100, random_seed=0, link='logit').",
+                "generated",
+                1,
+                2,
+                "seed 004 illustration",
+            ),
             seed004_gp,
         ),
     ]
@@ -164,7 +198,9 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     """
     if isinstance(name, os.PathLike) or (isinstance(name, str) and name.lower().endswith(".csv")):
         if "target" not in kwargs:
-            raise ValueError(f"loading CSV file {os.fspath(name)!r} needs the class column: pass target=COLUMN (--target)")
+            raise ValueError(
+                f"loading CSV file {os.fspath(name)!r} needs the class column: pass target=COLUMN (--target)"
+            )
         unexpected = sorted(set(kwargs) - {"target", "name", "feature_kinds"})
         if unexpected:
             raise ValueError(
@@ -173,8 +209,10 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
             )
         return load_csv(name, **kwargs)  # type: ignore[arg-type]
     if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
-                         "or pass the path of a .csv file with target=COLUMN")  # fmt: skip
+        raise ValueError(
+            f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
+            "or pass the path of a .csv file with target=COLUMN"
+        )
     if "feature_kinds" in kwargs:
         raise ValueError(
             f"feature_kinds applies to CSV files; for the built-in {name!r} use "
@@ -184,7 +222,8 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     accepted = [p for p, spec in inspect.signature(loader).parameters.items() if spec.kind is not spec.VAR_KEYWORD]
     unexpected = sorted(set(kwargs) - set(accepted))
     if unexpected:
-        raise ValueError(f"load({name!r}) got unexpected keyword arguments {unexpected}; "
-                         f"{name!r} accepts {accepted if accepted else 'no keyword arguments'}")  # fmt: skip
+        raise ValueError(
+            f"load({name!r}) got unexpected keyword arguments {unexpected}; "
+            f"{name!r} accepts {accepted if accepted else 'no keyword arguments'}"
+        )
     return loader(**kwargs)
-

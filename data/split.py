@@ -80,7 +80,9 @@ def train_validation_test_split(
         )
     rows, y = np.arange(n), dataset.y
     try:
-        rest, test = train_test_split(rows, test_size=n_test, random_state=random_seed, stratify=y if stratify else None)
+        rest, test = train_test_split(
+            rows, test_size=n_test, random_state=random_seed, stratify=y if stratify else None
+        )
         train, validation = train_test_split(
             rest, test_size=n_validation, random_state=random_seed, stratify=y[rest] if stratify else None
         )

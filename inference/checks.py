@@ -84,7 +84,8 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
         class, feature) and ``p_value_<stat>`` = the mid-p value
         ``P(T_rep > T_obs) + P(T_rep = T_obs) / 2`` over replicates (equal to ``P(T_rep >= T_obs)``
         for continuous statistics; the mid-p keeps discrete statistics with many ties, such as a
-        frequency of 0, from being flagged for the tie alone), NaN for features of a kind the statistic does not apply to;
+        frequency of 0, from being flagged for the tie alone), NaN for features of a kind the statistic does not
+        apply to;
         ``level_frequency`` has dims (class, category_level) instead. The variable
         ``feature_kind`` (feature) says which kind each column was modelled as.
         Statistics are in the units the model was fitted in (standardised units when
@@ -146,9 +147,8 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
         variables,
         coords=coords,
         attrs={
-            "description": "posterior predictive check: p_value = P(T_rep > T_obs) + P(T_rep = T_obs)/2 over replicated "
-            "training features "
-            "with the real labels (seed 001 §B.1)",
+            "description": "posterior predictive check: p_value = P(T_rep > T_obs) + P(T_rep = T_obs)/2 "
+            "over replicated training features with the real labels (seed 001 §B.1)",
             "n_replicates": int(n_replicates),
             "random_seed": int(random_seed),
             "source": "posterior draws" if "posterior" in result else f"{result.attrs['method']} point estimate",

@@ -90,7 +90,9 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
             y=codes,
             feature_names=tuple(f"x{j}" for j in range(n_features)),
             class_names=tuple(str(label) for label in self.classes_),
-            feature_kinds=(self.feature_kinds,) * n_features if isinstance(self.feature_kinds, str) else self.feature_kinds,
+            feature_kinds=(self.feature_kinds,) * n_features
+            if isinstance(self.feature_kinds, str)
+            else self.feature_kinds,
             provenance="arrays passed to BayesianClassifier.fit",
         )
         self.result_ = fit(

@@ -101,7 +101,9 @@ def fit(
         )
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
-    if random_seed is not None and (isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)) or random_seed < 0):
+    if random_seed is not None and (
+        isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)) or random_seed < 0
+    ):
         raise ValueError(f"random_seed must be a non-negative integer, got {random_seed!r}")
     sampler = sampler or SamplerSettings()
     if random_seed is None:
@@ -215,21 +217,31 @@ def _apply_standardization(data: Dataset, center: np.ndarray, scale: np.ndarray,
     scaled = np.isin(np.array(data.feature_kinds), standardized_kinds(standardize))
     if not scaled.any():
         return data
-    kinds = tuple("continuous" if is_scaled else kind for kind, is_scaled in zip(data.feature_kinds, scaled, strict=True))
-    categories = {name: levels for name, levels in data.category_names.items() if not scaled[data.feature_names.index(name)]}
+    kinds = tuple(
+        "continuous" if is_scaled else kind for kind, is_scaled in zip(data.feature_kinds, scaled, strict=True)
+    )
+    categories = {
+        name: levels for name, levels in data.category_names.items() if not scaled[data.feature_names.index(name)]
+    }
     return dataclasses.replace(data, X=(data.X - center) / scale, feature_kinds=kinds, category_names=categories)
 
 
 def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardize) -> dict[str, object]:
-    packages = {name: _version(name) for name in ("bayesclass", "pymc", "pytensor", "nutpie", "arviz", "numpy", "scipy", "xarray", "scikit-learn")}
+    packages = {
+        name: _version(name)
+        for name in ("bayesclass", "pymc", "pytensor", "nutpie", "arviz", "numpy", "scipy", "xarray", "scikit-learn")
+    }
     packages["python"] = sys.version.split()[0]
     return {
         "model": model.name,
         "model_hyperparameters": model.to_json(),
         "method": method,
         "sampler_settings": (
-            json.dumps(dataclasses.asdict(sampler)) if method == "nuts"
-            else json.dumps({"draws": sampler.draws, "chains": sampler.chains}) if method == "exact" else "{}"
+            json.dumps(dataclasses.asdict(sampler))
+            if method == "nuts"
+            else json.dumps({"draws": sampler.draws, "chains": sampler.chains})
+            if method == "exact"
+            else "{}"
         ),
         "random_seed": int(random_seed),
         "standardize": int(bool(standardize)),
@@ -241,11 +253,15 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
         "feature_names": json.dumps(list(data.feature_names)),
         "feature_kinds": json.dumps(list(data.feature_kinds)),
         "standardized_features": json.dumps(
-            [name for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind in standardized_kinds(standardize)]
+            [
+                name
+                for name, kind in zip(data.feature_names, data.feature_kinds, strict=True)
+                if kind in standardized_kinds(standardize)
+            ]
         ),
         "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
         "package_versions": json.dumps(packages),
-        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -128,7 +128,9 @@ def predict_log_proba(result: xr.DataTree, X: Any) -> xr.DataArray:
     block = max(1, _BLOCK_VALUES // (n_draws * len(json.loads(result.attrs["class_names"]))))
     pieces = []
     for start in range(0, len(values), block):
-        per_draw = model.class_log_proba(posterior, values[start : start + block]).transpose("chain", "draw", "obs", "class")
+        per_draw = model.class_log_proba(posterior, values[start : start + block]).transpose(
+            "chain", "draw", "obs", "class"
+        )
         with np.errstate(invalid="ignore"):  # NaN rows (impossible under every class) stay NaN
             pieces.append(scipy.special.logsumexp(per_draw.values, axis=(0, 1)) - np.log(n_draws))
     class_names = json.loads(result.attrs["class_names"])

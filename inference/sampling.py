@@ -67,9 +67,13 @@ class SamplerSettings:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
                 raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
         if not 0.0 < float(self.target_accept) < 1.0:
-            raise ValueError(f"target_accept must be in (0, 1), e.g. 0.9 to cut divergences; got {self.target_accept!r}")
+            raise ValueError(
+                f"target_accept must be in (0, 1), e.g. 0.9 to cut divergences; got {self.target_accept!r}"
+            )
         threads = self.blas_threads
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1):
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
+        ):
             raise ValueError(f"blas_threads must be an integer >= 1 or None (the libraries' default), got {threads!r}")
         if self.backend not in ("nutpie", "pymc"):
             raise ValueError(f"backend must be 'nutpie' or 'pymc', got {self.backend!r}")

@@ -71,7 +71,13 @@ def checked_lengthscale(lengthscale, n_inputs: int, kernel: str) -> np.ndarray:
 
 
 def kernel_gradients(
-    x: np.ndarray, *, lengthscale: np.ndarray, amplitude: float, constant: float, kernel: KernelName = "exp_quad", jitter: float = 0.0
+    x: np.ndarray,
+    *,
+    lengthscale: np.ndarray,
+    amplitude: float,
+    constant: float,
+    kernel: KernelName = "exp_quad",
+    jitter: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """K(x, x) + jitter a^2 I and its derivatives with respect to (log l_1 .. log l_d, log a, log c).
 
@@ -118,7 +124,9 @@ def hsgp_basis(x: np.ndarray, center: np.ndarray, half_width: np.ndarray, freque
     is data of the compiled model and prediction needs no graph compilation.
     """
     shifted = np.asarray(x, dtype=float) - center + half_width  # (n, d)
-    return np.prod(np.sin(frequencies.T[np.newaxis] * shifted[:, :, np.newaxis]) / np.sqrt(half_width)[:, np.newaxis], axis=1)
+    return np.prod(
+        np.sin(frequencies.T[np.newaxis] * shifted[:, :, np.newaxis]) / np.sqrt(half_width)[:, np.newaxis], axis=1
+    )
 
 
 def spectral_density(frequencies: np.ndarray, lengthscale: np.ndarray, kernel: KernelName = "exp_quad") -> np.ndarray:

@@ -113,7 +113,9 @@ def newton_maximize(
         point, objective, state = candidate, new_objective, new_state
         if plateau:  # round-off: a further step cannot improve the point
             gradient, _, derivatives = newton(point, state)
-            return NewtonResult(point, float(objective), state, derivatives, float(np.linalg.norm(gradient)), iteration + 1)
+            return NewtonResult(
+                point, float(objective), state, derivatives, float(np.linalg.norm(gradient)), iteration + 1
+            )
     if gradient_norm > gradient_tolerance:
         raise ConvergenceError(
             f"{what} did not converge in {max_iterations} Newton steps (gradient norm {gradient_norm:.3g} > "
@@ -314,7 +316,9 @@ def weight_laplace_fit(
 
     def newton(w: np.ndarray, state: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, tuple]:
         z, _, gradient, weight = state
-        factor = scipy.linalg.cho_factor(features.T @ (weight[:, np.newaxis] * features) + eye, lower=True, check_finite=False)
+        factor = scipy.linalg.cho_factor(
+            features.T @ (weight[:, np.newaxis] * features) + eye, lower=True, check_finite=False
+        )
         target = scipy.linalg.cho_solve(factor, features.T @ (weight * z + gradient), check_finite=False)
         return features.T @ gradient - w, target, factor
 

@@ -52,12 +52,17 @@ class WhitenedLatent(Op):
         self.kernel, self.jitter = kernel, float(jitter)
 
     def make_node(self, inputs, lengthscale, amplitude, constant, whitened):
-        args = [pt.as_tensor_variable(value, dtype="float64") for value in (inputs, lengthscale, amplitude, constant, whitened)]
+        args = [
+            pt.as_tensor_variable(value, dtype="float64")
+            for value in (inputs, lengthscale, amplitude, constant, whitened)
+        ]
         return Apply(self, args, [args[4].type(), pt.matrix(dtype="float64").type()])
 
     def perform(self, node, inputs, outputs):
         x, lengthscale, amplitude, constant, whitened = inputs
-        covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant, kernel=self.kernel)
+        covariance = kernel_matrix(
+            x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant, kernel=self.kernel
+        )
         covariance[np.diag_indices_from(covariance)] += self.jitter * amplitude**2
         try:
             factor = scipy.linalg.cholesky(covariance, lower=True, check_finite=False)
@@ -68,12 +73,16 @@ class WhitenedLatent(Op):
 
     def pullback(self, inputs, outputs, output_gradients):
         if not isinstance(output_gradients[1].type, DisconnectedType):
-            raise NotImplementedError("WhitenedLatent: only the latent output is differentiable, not the Cholesky factor")
+            raise NotImplementedError(
+                "WhitenedLatent: only the latent output is differentiable, not the Cholesky factor"
+            )
         latent_gradient = output_gradients[0]
         if isinstance(latent_gradient.type, DisconnectedType):
             latent_gradient = pt.zeros_like(outputs[0])
         x, lengthscale, amplitude, constant, whitened = inputs
-        grads = WhitenedLatentGradient(self.kernel)(x, lengthscale, amplitude, constant, whitened, outputs[1], latent_gradient)
+        grads = WhitenedLatentGradient(self.kernel)(
+            x, lengthscale, amplitude, constant, whitened, outputs[1], latent_gradient
+        )
         return [pt.zeros_like(x), *grads]
 
 
@@ -85,7 +94,9 @@ def _whitened_latent_gradient(kernel, x, lengthscale, amplitude, constant, white
     quadratic = np.sum(ones_solved * u_bar * (np.cumsum(weighted) - 0.5 * weighted))  # v^T Phi v
     trace = 0.5 * u_bar @ whitened
     lower_inverse, _ = scipy.linalg.lapack.dtrtri(factor, lower=1)
-    rows = u_bar[:, np.newaxis] * (np.cumsum(whitened[:, np.newaxis] * lower_inverse, axis=0) - 0.5 * whitened[:, np.newaxis] * lower_inverse)
+    rows = u_bar[:, np.newaxis] * (
+        np.cumsum(whitened[:, np.newaxis] * lower_inverse, axis=0) - 0.5 * whitened[:, np.newaxis] * lower_inverse
+    )
     s = lower_inverse.T @ rows
     squared_differences = (x[:, np.newaxis, :] - x[np.newaxis, :, :]) ** 2 / lengthscale**2  # (n, n, d)
     r2 = squared_differences.sum(axis=-1)
@@ -145,7 +156,9 @@ def register_numba_kernels() -> None:
 
     @numba_basic.numba_njit
     def trtri(uplo, diag, size, matrix, lda, info):
-        function = _call_cached_ptr(get_ptr_func=trtri_pointer, func_type_ref=trtri_type, unique_func_name_lit="bayesclass.dtrtri")
+        function = _call_cached_ptr(
+            get_ptr_func=trtri_pointer, func_type_ref=trtri_type, unique_func_name_lit="bayesclass.dtrtri"
+        )
         function(uplo, diag, size, matrix, lda, info)
 
     @numba_basic.numba_njit
@@ -160,16 +173,30 @@ def register_numba_kernels() -> None:
 
     @numba_basic.numba_njit
     def trmm(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb):
-        function = _call_cached_ptr(get_ptr_func=trmm_pointer, func_type_ref=trmm_type, unique_func_name_lit="bayesclass.dtrmm")
+        function = _call_cached_ptr(
+            get_ptr_func=trmm_pointer, func_type_ref=trmm_type, unique_func_name_lit="bayesclass.dtrmm"
+        )
         function(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb)
 
     @numba_basic.numba_njit
     def lower_transpose_times(lower, matrix):
-        """lower^T @ matrix for a lower-triangular, Fortran-ordered ``lower``; ``matrix`` (Fortran-ordered) is overwritten."""
+        """lower^T @ matrix for a lower-triangular, Fortran-ordered ``lower``;
+        ``matrix`` (Fortran-ordered) is overwritten."""
         size = val_to_int_ptr(np.int32(lower.shape[0]))
         alpha = np.ones(1)
-        trmm(val_to_int_ptr(ord("L")), val_to_int_ptr(ord("L")), val_to_int_ptr(ord("T")), val_to_int_ptr(ord("N")),
-             size, size, alpha.ctypes, lower.ctypes, size, matrix.ctypes, size)  # fmt: skip
+        trmm(
+            val_to_int_ptr(ord("L")),
+            val_to_int_ptr(ord("L")),
+            val_to_int_ptr(ord("T")),
+            val_to_int_ptr(ord("N")),
+            size,
+            size,
+            alpha.ctypes,
+            lower.ctypes,
+            size,
+            matrix.ctypes,
+            size,
+        )
         return matrix
 
     @numba_basic.numba_njit
@@ -177,7 +204,14 @@ def register_numba_kernels() -> None:
         inverse = factor.T.copy().T  # a Fortran-ordered copy (ndarray.copy() in numba is C-ordered)
         size = np.int32(factor.shape[0])
         info = val_to_int_ptr(np.int32(0))
-        trtri(val_to_int_ptr(ord("L")), val_to_int_ptr(ord("N")), val_to_int_ptr(size), inverse.ctypes, val_to_int_ptr(size), info)
+        trtri(
+            val_to_int_ptr(ord("L")),
+            val_to_int_ptr(ord("N")),
+            val_to_int_ptr(size),
+            inverse.ctypes,
+            val_to_int_ptr(size),
+            info,
+        )
         if int_ptr_to_val(info) != 0:
             inverse[:] = np.nan
         return inverse

@@ -40,7 +40,18 @@ import xarray as xr
 
 from bayesclass.data import Dataset, check_features
 
-__all__ = ["ClassifierModel", "ConvergenceError", "GenerativeClassifierModel", "InvalidHyperparameterError", "check_class_codes", "NoEstimateError", "ReadOnlyArrays", "check_finite", "check_positive", "features_as_dataarray"]
+__all__ = [
+    "ClassifierModel",
+    "ConvergenceError",
+    "GenerativeClassifierModel",
+    "InvalidHyperparameterError",
+    "check_class_codes",
+    "NoEstimateError",
+    "ReadOnlyArrays",
+    "check_finite",
+    "check_positive",
+    "features_as_dataarray",
+]
 
 
 class NoEstimateError(ValueError):

@@ -1,6 +1,7 @@
 r"""Gaussian class-conditional classifiers: shared covariance (LDA) and per-class covariance (QDA).
 
-Model (seed 001 §B, seed 002 "Gaussian class-conditional densities", seed 000 §9.4, seed 004 "Gaussian Generative Models")
+Model (seed 001 §B, seed 002 "Gaussian class-conditional densities", seed 000 §9.4, seed 004 "Gaussian Generative
+Models")
 -----------------------------------------------------------------------------------------------------------------------------
 Each class :math:`k = 1..K` has a prior probability :math:`\pi_k` and a
 multivariate Gaussian density over the :math:`d` (continuous) features
@@ -15,7 +16,8 @@ LDA) or one covariance per class (``covariance="per-class"``, QDA). Two priors o
 the means and covariances are offered (:class:`GaussianClassConditionalPrior`):
 
 ``covariance_prior="lkj"`` (default; sampled by NUTS)
-    :math:`\mu_{ki} \sim \mathcal{N}(m_{0i}, s_{0i}^2)`, :math:`\boldsymbol\Sigma = \operatorname{diag}(\sigma) \mathbf{C} \operatorname{diag}(\sigma)`
+    :math:`\mu_{ki} \sim \mathcal{N}(m_{0i}, s_{0i}^2)`, :math:`\boldsymbol\Sigma = \operatorname{diag}(\sigma)
+    \mathbf{C} \operatorname{diag}(\sigma)`
     with standard deviations :math:`\sigma_i \sim \text{HalfNormal}(\tau_i)` and
     correlations :math:`\mathbf{C} \sim \text{LKJ}(\eta)` (``pm.LKJCorr``, which
     returns the Cholesky factor of :math:`\mathbf{C}`).
@@ -37,13 +39,15 @@ per class.
 Likelihood by sufficient statistics
 -----------------------------------
 With class counts :math:`N_k`, class means :math:`\bar{\mathbf{x}}_k` and scatter
-matrices :math:`\mathbf{S}_k = \sum_{t_n = k} (\mathbf{x}_n - \bar{\mathbf{x}}_k)(\mathbf{x}_n - \bar{\mathbf{x}}_k)^\top`
+matrices :math:`\mathbf{S}_k = \sum_{t_n = k} (\mathbf{x}_n - \bar{\mathbf{x}}_k)(\mathbf{x}_n -
+\bar{\mathbf{x}}_k)^\top`
 the log likelihood (seed 001 eqs 5-6) is
 
 .. math::
 
     \sum_k N_k \log \pi_k - \sum_k \Big[\frac{N_k}{2} \log |2\pi \boldsymbol\Sigma_k|
-      + \tfrac12 \operatorname{tr}\big(\boldsymbol\Sigma_k^{-1} (\mathbf{S}_k + N_k (\bar{\mathbf{x}}_k - \boldsymbol\mu_k)(\bar{\mathbf{x}}_k - \boldsymbol\mu_k)^\top)\big)\Big]
+      + \tfrac12 \operatorname{tr}\big(\boldsymbol\Sigma_k^{-1} (\mathbf{S}_k + N_k (\bar{\mathbf{x}}_k -
+      \boldsymbol\mu_k)(\bar{\mathbf{x}}_k - \boldsymbol\mu_k)^\top)\big)\Big]
 
 exactly, so the PyMC model (:meth:`GaussianClassConditional.build`) sees only
 those statistics (``pm.Data``) and a gradient costs :math:`O(K d^3)` whatever
@@ -68,7 +72,8 @@ Closed forms (``point_estimate(data, kind)``)
     shared and :math:`\boldsymbol\Psi_k/(\nu_k + d + 2)` per class; under the LKJ prior a
     numerical optimum (L-BFGS on an analytic gradient) of the log density
     :math:`\log p(D \mid \cdot) + \log p(\boldsymbol\mu) + \log p(\boldsymbol\Sigma)` with
-    :math:`\log p(\boldsymbol\Sigma) = (\eta - 1)\log|\boldsymbol\Sigma| - (\eta - 1 + d/2)\sum_i \log\Sigma_{ii} - \sum_i \Sigma_{ii}/(2\tau_i^2)`
+    :math:`\log p(\boldsymbol\Sigma) = (\eta - 1)\log|\boldsymbol\Sigma| - (\eta - 1 + d/2)\sum_i \log\Sigma_{ii} -
+    \sum_i \Sigma_{ii}/(2\tau_i^2)`
     (the LKJ and half-normal densities moved to :math:`\boldsymbol\Sigma` by the
     Jacobian :math:`2^d \prod_i \sigma_i^d` of :math:`(\sigma, \mathbf{C}) \mapsto \boldsymbol\Sigma`).
 ``"posterior_mean"`` (inverse-Wishart prior)
@@ -87,7 +92,8 @@ Closed forms (``point_estimate(data, kind)``)
 
 The NIW posterior: :math:`\kappa_k = \kappa_0 + N_k`,
 :math:`\mathbf{m}_k = (\kappa_0 \mathbf{m}_0 + N_k \bar{\mathbf{x}}_k)/\kappa_k`, and per class
-:math:`\nu_k = \nu_0 + N_k`, :math:`\boldsymbol\Psi_k = \boldsymbol\Psi_0 + \mathbf{S}_k + \frac{\kappa_0 N_k}{\kappa_k}(\bar{\mathbf{x}}_k - \mathbf{m}_0)(\bar{\mathbf{x}}_k - \mathbf{m}_0)^\top`;
+:math:`\nu_k = \nu_0 + N_k`, :math:`\boldsymbol\Psi_k = \boldsymbol\Psi_0 + \mathbf{S}_k + \frac{\kappa_0
+N_k}{\kappa_k}(\bar{\mathbf{x}}_k - \mathbf{m}_0)(\bar{\mathbf{x}}_k - \mathbf{m}_0)^\top`;
 shared, :math:`\nu_n = \nu_0 + N` and :math:`\boldsymbol\Psi_n` sums those terms over classes.
 
 Estimates that do not exist (a singular scatter matrix: a class with no more rows
@@ -230,7 +236,8 @@ class GaussianClassConditionalPrior:
             object.__setattr__(self, name, check_finite(getattr(self, name), argument=name))
         if self.wishart_dof_offset <= -2:
             raise ValueError(
-                f"wishart_dof_offset must be > -2 (nu_0 = d + 1 + offset must exceed d - 1), got {self.wishart_dof_offset!r}"
+                "wishart_dof_offset must be > -2 (nu_0 = d + 1 + offset must exceed d - 1), got "
+                f"{self.wishart_dof_offset!r}"
             )
         if not isinstance(self.autoscale, (bool, np.bool_)):
             raise ValueError(f"autoscale must be True or False, got {self.autoscale!r}")
@@ -252,7 +259,6 @@ class _Statistics(ReadOnlyArrays):
     scatter: np.ndarray
     pooled_mean: np.ndarray  # (d,)
     pooled_variance: np.ndarray  # (d,) ddof 0
-
 
 
 def _statistics(data: Dataset, *, per_class: bool) -> _Statistics:
@@ -304,7 +310,6 @@ class _PriorConstants(ReadOnlyArrays):
     wishart_dof: float  # NIW: nu_0
 
 
-
 @dataclass(frozen=True, eq=False)
 class _Conjugate(ReadOnlyArrays):
     """Normal-Inverse-Wishart posterior; ``scale``/``dof`` have a leading group axis (1 shared, K per class)."""
@@ -314,7 +319,6 @@ class _Conjugate(ReadOnlyArrays):
     mean_strength: np.ndarray  # kappa_k (K,)
     scale: np.ndarray  # Psi (G, d, d)
     dof: np.ndarray  # nu (G,)
-
 
 
 def _scatter_root(scatter: np.ndarray) -> np.ndarray:
@@ -393,14 +397,21 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     def unavailable_hint(self, method: str) -> str:
         if not self._conjugate_prior and method in ("exact", "posterior_mean", "posterior_predictive"):
-            return "; it needs the conjugate prior GaussianClassConditionalPrior(covariance_prior='inverse_wishart') (CLI --covariance-prior inverse_wishart)"
+            return (
+                "; it needs the conjugate prior GaussianClassConditionalPrior(covariance_prior='inverse_wishart') "
+                "(CLI --covariance-prior inverse_wishart)"
+            )
         return ""
 
     # -- data -------------------------------------------------------------------------------------
     def check_training_data(self, data: Dataset) -> None:
         """The base checks, plus: every feature continuous, none constant over the training rows."""
         super().check_training_data(data)
-        other = [f"{name!r} ({kind})" for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind != "continuous"]
+        other = [
+            f"{name!r} ({kind})"
+            for name, kind in zip(data.feature_names, data.feature_kinds, strict=True)
+            if kind != "continuous"
+        ]
         if other:
             raise ValueError(
                 f"the gcc model needs continuous features; {', '.join(other)} of {data.name!r} are not: drop them, "
@@ -513,9 +524,12 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 feature_sd = pm.HalfNormal("feature_sd", sigma=sd_scale, dims=(*group, "feature"))
                 if d > 1:
                     correlation = pm.LKJCorr(  # a fixed shape: LKJCorr's sampler cannot size from a coord
-                        "correlation_cholesky", n=d, eta=prior.lkj_eta, shape=(*batch, d, d),
+                        "correlation_cholesky",
+                        n=d,
+                        eta=prior.lkj_eta,
+                        shape=(*batch, d, d),
                         dims=(*group, "feature", "other_feature"),
-                    )  # fmt: skip
+                    )
                     cholesky = feature_sd[..., :, np.newaxis] * correlation
                 else:
                     cholesky = feature_sd[..., :, np.newaxis]
@@ -529,20 +543,27 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 raw = pt.set_subtensor(raw[..., rows, columns], pt.exp(raw_log_diagonal))
                 if d > 1:
                     rows, columns = np.tril_indices(d, -1)
-                    raw = pt.set_subtensor(raw[..., rows, columns], pm.Flat("cholesky_lower", dims=(*group, "feature_pair")))
+                    raw = pt.set_subtensor(
+                        raw[..., rows, columns], pm.Flat("cholesky_lower", dims=(*group, "feature_pair"))
+                    )
                 cholesky = unit[:, np.newaxis] * raw
                 log_diagonal = pt.log(unit) + raw_log_diagonal
                 class_mean = pm.Flat("class_mean", dims=("class", "feature"))
-                # Sigma ~ InvWishart(Psi_0, nu_0): |Sigma|^{-(nu_0 + d + 1)/2} exp(-tr(Psi_0 Sigma^-1)/2), and the Jacobian
+                # Sigma ~ InvWishart(Psi_0, nu_0): |Sigma|^{-(nu_0 + d + 1)/2} exp(-tr(Psi_0 Sigma^-1)/2), and the
+                # Jacobian
                 exponent = -(constants.wishart_dof + d + 1) + (d + 1 - np.arange(d))
                 blocks["covariance_prior"] = (
-                    pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)), None, pt.sum(exponent * log_diagonal)
+                    pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)),
+                    None,
+                    pt.sum(exponent * log_diagonal),
                 )
                 # mu_k | Sigma ~ N(m_0, Sigma / kappa_0): |Sigma|^{-1/2} per class
                 offset = np.sqrt(prior.mean_strength) * (class_mean - center)
                 mean_columns = offset.T if self._shared else offset[:, :, np.newaxis]
                 blocks["class_mean_prior"] = (mean_columns, -float(K) if self._shared else -1.0, None)
-            pm.Deterministic("covariance", cholesky @ cholesky.swapaxes(-1, -2), dims=(*group, "feature", "other_feature"))
+            pm.Deterministic(
+                "covariance", cholesky @ cholesky.swapaxes(-1, -2), dims=(*group, "feature", "other_feature")
+            )
             if likelihood == "per_observation":
                 model.add_coord("obs", np.arange(data.n_obs))
                 pm.Categorical("label", p=class_prior, observed=data.y, dims="obs")
@@ -563,7 +584,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 residual = pt.sqrt(counts)[:, np.newaxis] * (means - class_mean)  # (K, d)
                 columns = pt.concatenate([root, residual.T if self._shared else residual[:, :, np.newaxis]], axis=-1)
                 blocks["gaussian_likelihood"] = (
-                    columns, -pt.sum(counts) if self._shared else -counts, -0.5 * d * np.log(2 * np.pi) * pt.sum(counts)
+                    columns,
+                    -pt.sum(counts) if self._shared else -counts,
+                    -0.5 * d * np.log(2 * np.pi) * pt.sum(counts),
                 )
             _trace_potentials(cholesky, log_diagonal, blocks)
         return model
@@ -574,7 +597,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
         :math:`\\boldsymbol\\Sigma^{-1} \\sim \\text{Wishart}(\\boldsymbol\\Psi^{-1}, \\nu)` by the Bartlett
         decomposition (batched over draws and classes), :math:`\\boldsymbol\\mu_k \\mid \\boldsymbol\\Sigma
-        \\sim \\mathcal{N}(\\mathbf{m}_k, \\boldsymbol\\Sigma/\\kappa_k)`, :math:`\\pi \\sim \\text{Dirichlet}(\\alpha + N_k)`.
+        \\sim \\mathcal{N}(\\mathbf{m}_k, \\boldsymbol\\Sigma/\\kappa_k)`, :math:`\\pi \\sim
+        \\text{Dirichlet}(\\alpha + N_k)`.
         """
         if not self._conjugate_prior:
             raise ValueError(
@@ -591,7 +615,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
         if self._shared:
             factor = np.broadcast_to(factor, (*size, conjugate.mean.shape[0], d, d))
         noise = rng.standard_normal((*size, *conjugate.mean.shape))
-        mean = conjugate.mean + (factor @ noise[..., np.newaxis])[..., 0] / np.sqrt(conjugate.mean_strength)[:, np.newaxis]
+        mean = (
+            conjugate.mean + (factor @ noise[..., np.newaxis])[..., 0] / np.sqrt(conjugate.mean_strength)[:, np.newaxis]
+        )
         class_prior = rng.dirichlet(conjugate.class_concentration, size=size)
         dims = ("feature", "other_feature") if self._shared else ("class", "feature", "other_feature")
         dataset = xr.Dataset(
@@ -614,7 +640,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
             class_prior, mean = n / n.sum(), np.array(stats.class_means)
             covariance = self._sample_covariance(stats, data, ddof=0 if kind == "mle" else 1)
         elif kind == "map":
-            class_prior = (n + alpha - 1) / (n.sum() + K * alpha - K)  # every N_k >= 1: the mode exists for any alpha > 0
+            class_prior = (n + alpha - 1) / (
+                n.sum() + K * alpha - K
+            )  # every N_k >= 1: the mode exists for any alpha > 0
             if self._conjugate_prior:
                 d = data.n_features
                 extra_means = K if self._shared else 1
@@ -669,7 +697,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
         where = "the shared covariance" if self._shared else f"covariance[{names[g]!r}]"
         if self._shared and rows < d:
             why = (
-                f"{int(stats.class_counts.sum())} rows in {data.n_classes} classes leave {int(rows)} degrees of freedom "
+                f"{int(stats.class_counts.sum())} rows in {data.n_classes} classes leave {int(rows)} degrees of "
+                "freedom "
                 f"for {d} features (d > n - K)"
             )
         elif not self._shared and rows[g] < d:
@@ -705,7 +734,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
             if ddof and (n <= 1).any():
                 k = int(np.flatnonzero(n <= 1)[0])
                 raise NoEstimateError(
-                    f"the unbiased estimate of covariance[{data.class_names[k]!r}] needs at least 2 rows of the class; use kind='mle'"
+                    f"the unbiased estimate of covariance[{data.class_names[k]!r}] needs at least 2 rows of the "
+                    "class; use kind='mle'"
                 )
             covariance = stats.scatter / (n - ddof)[:, np.newaxis, np.newaxis]
         r = self.regularization
@@ -738,7 +768,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
             joint = x @ weight.swapaxes(-1, -2) - 0.5 * np.sum(mean * weight, axis=-1)[..., np.newaxis, :]
         else:
             factor = 1.0 if dof is None else params["predictive_scale_factor"].transpose(*leading, "class").values
-            distance = _mahalanobis(x, mean, cholesky) / (np.asarray(factor)[..., np.newaxis, :] if dof is not None else 1.0)
+            distance = _mahalanobis(x, mean, cholesky) / (
+                np.asarray(factor)[..., np.newaxis, :] if dof is not None else 1.0
+            )
             log_det = 2 * np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)  # (..., G)
             d = x.shape[1]
             if dof is None:
@@ -747,9 +779,12 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 log_det = log_det + d * np.log(factor)
                 nu = dof[..., np.newaxis, :]
                 joint = (
-                    scipy.special.gammaln((nu + d) / 2) - scipy.special.gammaln(nu / 2) - 0.5 * d * np.log(nu * np.pi)
-                    - 0.5 * log_det[..., np.newaxis, :] - 0.5 * (nu + d) * np.log1p(np.clip(distance, 0.0, None) / nu)
-                )  # fmt: skip
+                    scipy.special.gammaln((nu + d) / 2)
+                    - scipy.special.gammaln(nu / 2)
+                    - 0.5 * d * np.log(nu * np.pi)
+                    - 0.5 * log_det[..., np.newaxis, :]
+                    - 0.5 * (nu + d) * np.log1p(np.clip(distance, 0.0, None) / nu)
+                )
         joint = joint + log_prior[..., np.newaxis, :]
         coords = {dim: params[dim].values for dim in leading if dim in params.coords}
         return xr.DataArray(joint, dims=(*leading, "obs", "class"), coords=coords)
@@ -763,8 +798,10 @@ class GaussianClassConditional(GenerativeClassifierModel):
         return xr.Dataset({"discriminant_weight": lda["weight"], "discriminant_bias": lda["bias"]})
 
     def linear_discriminant(self, params: xr.Dataset) -> xr.Dataset:
-        """:math:`\\mathbf{w}_k = \\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k`, :math:`w_{k0} = -\\tfrac12\\boldsymbol\\mu_k^\\top\\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k + \\log\\pi_k`
-        (seed 001 §D, seed 002) for a shared-covariance point estimate or every posterior draw.
+        """The linear discriminants (seed 001 §D, seed 002):
+        :math:`\\mathbf{w}_k = \\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k`,
+        :math:`w_{k0} = -\\tfrac12\\boldsymbol\\mu_k^\\top\\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k + \\log\\pi_k`,
+        for a shared-covariance point estimate or every posterior draw.
 
         Returns
         -------
@@ -805,7 +842,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
     def sample_features(
         self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
     ) -> xr.DataArray:
-        """Draw :math:`\\mathbf{x}_n \\sim \\mathcal{N}(\\boldsymbol\\mu_{t_n}, \\boldsymbol\\Sigma_{t_n})` for the given class codes,
+        """Draw :math:`\\mathbf{x}_n \\sim \\mathcal{N}(\\boldsymbol\\mu_{t_n}, \\boldsymbol\\Sigma_{t_n})`
+        for the given class codes,
         under every parameter set of ``params`` (each posterior draw, or one point estimate).
 
         Returns
@@ -815,7 +853,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
         """
         codes = check_class_codes(class_codes, params.sizes["class"])
         if "predictive_dof" in params:
-            raise ValueError("sample from a Gaussian parameter set (posterior draws or mle/map), not the Student-t predictive")
+            raise ValueError(
+                "sample from a Gaussian parameter set (posterior draws or mle/map), not the Student-t predictive"
+            )
         _, mean, covariance, leading = _arrays(params)
         cholesky = _cholesky(covariance)
         rng = np.random.default_rng(random_seed)
@@ -896,7 +936,9 @@ def _solve_spd(cholesky: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def _mahalanobis(x: np.ndarray, mean: np.ndarray, cholesky: np.ndarray) -> np.ndarray:
-    """(x_n - mu_k)' Sigma_k^{-1} (x_n - mu_k), shape (..., n, K); x (n, d), mean (..., K, d), cholesky (..., G, d, d)."""
+    """(x_n - mu_k)' Sigma_k^{-1} (x_n - mu_k), shape (..., n, K).
+
+    x (n, d), mean (..., K, d), cholesky (..., G, d, d)."""
     n, d = x.shape
     K = mean.shape[-2]
     leading = int(np.prod(mean.shape[:-2], dtype=np.int64))
@@ -926,7 +968,9 @@ def _singular(scatter: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return values[..., 0] <= scatter.shape[-1] * np.finfo(float).eps * 100
 
 
-def _inverse_wishart_draws(rng: np.random.Generator, scale: np.ndarray, dof: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+def _inverse_wishart_draws(
+    rng: np.random.Generator, scale: np.ndarray, dof: np.ndarray, size: tuple[int, ...]
+) -> np.ndarray:
     """Sigma ~ InvWishart(scale, dof) for every (G, d, d) scale, shape (*size, G, d, d), by Bartlett's decomposition.
 
     Sigma^{-1} = (C A)(C A)' with C = chol(scale^{-1}), A lower triangular with
@@ -944,7 +988,9 @@ def _inverse_wishart_draws(rng: np.random.Generator, scale: np.ndarray, dof: np.
     return (covariance + covariance.swapaxes(-1, -2)) / 2
 
 
-def _lkj_map(stats: _Statistics, constants: _PriorConstants, eta: float, *, shared: bool) -> tuple[np.ndarray, np.ndarray]:
+def _lkj_map(
+    stats: _Statistics, constants: _PriorConstants, eta: float, *, shared: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mode of (mu, Sigma) under the LKJ prior (module docstring), by L-BFGS with the analytic gradient.
 
     Works in units of ``constants.unit`` (a linear map with constant Jacobian, so the
@@ -980,30 +1026,44 @@ def _lkj_map(stats: _Statistics, constants: _PriorConstants, eta: float, *, shar
         inverse = np.linalg.inv(cholesky)
         precision = inverse.swapaxes(-1, -2) @ inverse  # (G, d, d)
         residual = xbar - mean
-        spread = scatter + group_sum(n[:, np.newaxis, np.newaxis] * residual[:, :, np.newaxis] * residual[:, np.newaxis, :])
+        spread = scatter + group_sum(
+            n[:, np.newaxis, np.newaxis] * residual[:, :, np.newaxis] * residual[:, np.newaxis, :]
+        )
         variances = np.einsum("gii->gi", cholesky @ cholesky.swapaxes(-1, -2))
         log_det = 2 * np.log(np.einsum("gii->gi", cholesky)).sum(axis=-1)
         value = (
-            -np.sum(c * log_det) - 0.5 * np.sum(precision * spread) - b * np.log(variances).sum()
-            - np.sum(variances / (2 * tau**2)) - np.sum(mean**2 / (2 * s0**2))
-        )  # fmt: skip
+            -np.sum(c * log_det)
+            - 0.5 * np.sum(precision * spread)
+            - b * np.log(variances).sum()
+            - np.sum(variances / (2 * tau**2))
+            - np.sum(mean**2 / (2 * s0**2))
+        )
         class_precision = precision if not shared else np.broadcast_to(precision, (K, d, d))
         grad_mean = n[:, np.newaxis] * (class_precision @ residual[..., np.newaxis])[..., 0] - mean / s0**2
         grad_sigma = (
-            -c[:, np.newaxis, np.newaxis] * precision + 0.5 * precision @ spread @ precision
+            -c[:, np.newaxis, np.newaxis] * precision
+            + 0.5 * precision @ spread @ precision
             - np.eye(d) * (b / variances + 1 / (2 * tau**2))[:, np.newaxis, :]
-        )  # fmt: skip
+        )
         grad_cholesky = 2 * grad_sigma @ cholesky
         grad_packed = grad_cholesky[:, rows, columns] * np.where(diagonal, cholesky[:, rows, columns], 1.0)
         return -value, -np.concatenate([grad_mean.ravel(), grad_packed.ravel()])
 
     start_cholesky = np.linalg.cholesky(scatter / group_counts[:, np.newaxis, np.newaxis])
-    start = np.concatenate([
-        xbar.ravel(),
-        np.where(diagonal, np.log(np.abs(start_cholesky[:, rows, columns]) + 1e-300), start_cholesky[:, rows, columns]).ravel(),
-    ])  # fmt: skip
+    start = np.concatenate(
+        [
+            xbar.ravel(),
+            np.where(
+                diagonal, np.log(np.abs(start_cholesky[:, rows, columns]) + 1e-300), start_cholesky[:, rows, columns]
+            ).ravel(),
+        ]
+    )
     result = scipy.optimize.minimize(
-        negative_log_density, start, jac=True, method="L-BFGS-B", options={"maxiter": 20_000, "gtol": 1e-9, "ftol": 1e-15}
+        negative_log_density,
+        start,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20_000, "gtol": 1e-9, "ftol": 1e-15},
     )
     gradient = np.abs(result.jac).max()
     if not np.isfinite(result.fun) or gradient > 1e-5 * max(1.0, float(n.sum())) ** 0.5:

@@ -77,7 +77,6 @@ resolve lengthscales down to about 0.2 standardised units, where the lengthscale
 little mass (Riutort-Mayol et al.'s rule m >= 1.75 c / (l / S) gives 23 for l = 0.2, S = 1.7).
 """
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -233,11 +232,16 @@ class LatentGaussianProcess(ClassifierModel):
         m = self.hsgp_basis
         if m is not None:
             if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
-                raise ValueError(f"hsgp_basis must be an integer >= 2 (basis functions per input dimension, e.g. 30), got {m!r}")
+                raise ValueError(
+                    f"hsgp_basis must be an integer >= 2 (basis functions per input dimension, e.g. 30), got {m!r}"
+                )
             object.__setattr__(self, "hsgp_basis", int(m))
         boundary = check_positive(self.hsgp_boundary, argument="hsgp_boundary")
         if boundary <= 1.0:
-            raise ValueError(f"hsgp_boundary must be > 1 (the basis box is c times the input half-range; 1.2 to 2 is usual), got {self.hsgp_boundary!r}")
+            raise ValueError(
+                "hsgp_boundary must be > 1 (the basis box is c times the input half-range; 1.2 to 2 is usual), got "
+                f"{self.hsgp_boundary!r}"
+            )
         object.__setattr__(self, "hsgp_boundary", boundary)
 
     def basis_per_input(self, n_inputs: int) -> int:
@@ -257,10 +261,13 @@ class LatentGaussianProcess(ClassifierModel):
         if data.n_classes != 2:
             raise ValueError(
                 f"the gp model is binary, but {data.name!r} has {data.n_classes} classes "
-                f"({', '.join(map(repr, data.class_names))}); multiclass latent GPs (K latent functions with a softmax) "
+                f"({', '.join(map(repr, data.class_names))}); multiclass latent GPs (K latent functions with a "
+                "softmax) "
                 "are not implemented: select two classes or use --model logistic / gcc / naive_bayes"
             )
-        other = [name for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind != "continuous"]
+        other = [
+            name for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind != "continuous"
+        ]
         if other:
             raise ValueError(f"the gp model needs continuous inputs; {', '.join(map(repr, other))} are not: drop them")
         if self.uses_hsgp(data):
@@ -274,7 +281,9 @@ class LatentGaussianProcess(ClassifierModel):
             spread = np.ptp(np.asarray(data.X, dtype=float), axis=0)
             flat = [name for name, width in zip(data.feature_names, spread, strict=True) if not width > 0]
             if flat:
-                raise ValueError(f"input(s) {', '.join(map(repr, flat))} are constant: the HSGP basis needs a range; drop them")
+                raise ValueError(
+                    f"input(s) {', '.join(map(repr, flat))} are constant: the HSGP basis needs a range; drop them"
+                )
 
     def available_point_estimates(self) -> tuple[str, ...]:
         """``map``: the Laplace approximation at the type-II maximum-likelihood hyperparameters."""
@@ -288,9 +297,15 @@ class LatentGaussianProcess(ClassifierModel):
         """``class``, ``feature``, ``obs`` (+ ``basis``, ``other_basis`` for HSGP), plus what prediction at new
         inputs needs: the training inputs and labels (``training_input``, ``training_label``; exact GP) or
         the basis geometry (``hsgp_center``, ``hsgp_half_width``, ``hsgp_frequency``; HSGP)."""
-        coords: dict[str, Any] = {"class": list(data.class_names), "feature": list(data.feature_names), "obs": [str(i) for i in range(data.n_obs)]}
+        coords: dict[str, Any] = {
+            "class": list(data.class_names),
+            "feature": list(data.feature_names),
+            "obs": [str(i) for i in range(data.n_obs)],
+        }
         if self.uses_hsgp(data):
-            index = np.stack(np.meshgrid(*[np.arange(1, self.basis_per_input(data.n_features) + 1)] * data.n_features), axis=-1).reshape(-1, data.n_features)
+            index = np.stack(
+                np.meshgrid(*[np.arange(1, self.basis_per_input(data.n_features) + 1)] * data.n_features), axis=-1
+            ).reshape(-1, data.n_features)
             labels = ["constant", *(",".join(map(str, row)) for row in index)]
             coords["basis"] = labels
             coords["other_basis"] = labels
@@ -308,7 +323,9 @@ class LatentGaussianProcess(ClassifierModel):
         x = np.asarray(data.X, dtype=float)
         low, high = x.min(axis=0), x.max(axis=0)
         center, half_width = (high + low) / 2.0, self.hsgp_boundary * (high - low) / 2.0
-        frequencies = np.vstack([np.zeros((1, x.shape[1])), hsgp_frequencies(half_width, self.basis_per_input(x.shape[1]))])
+        frequencies = np.vstack(
+            [np.zeros((1, x.shape[1])), hsgp_frequencies(half_width, self.basis_per_input(x.shape[1]))]
+        )
         return center, half_width, frequencies
 
     def cache_key(self, data: Dataset) -> tuple:
@@ -318,7 +335,9 @@ class LatentGaussianProcess(ClassifierModel):
 
     # -- PyMC model -------------------------------------------------------------------------------
     def build(self, data: Dataset, *, latent_graph: LatentGraph = "fused") -> pm.Model:
-        """The latent GP with whitened latents, or its HSGP approximation (class docstring); dims ``feature``, ``obs`` (+ ``basis``).
+        """The latent GP with whitened latents, or its HSGP approximation (class docstring).
+
+        Dims ``feature``, ``obs`` (+ ``basis``).
 
         ``latent_graph="pytensor"`` builds the exact latent from PyTensor's own kernel and
         ``cholesky(K) @ u`` instead of :class:`WhitenedLatent`: the same density, for tests and
@@ -329,7 +348,9 @@ class LatentGaussianProcess(ClassifierModel):
         self.check_training_data(data)
         with pm.Model(coords=self.model_coords(data)) as model:
             labels = pm.Data("training_label", np.asarray(data.y, dtype=np.int64), dims="obs")
-            lengthscale = pm.InverseGamma("lengthscale", alpha=self.prior.lengthscale_alpha, beta=self.prior.lengthscale_beta, dims="feature")
+            lengthscale = pm.InverseGamma(
+                "lengthscale", alpha=self.prior.lengthscale_alpha, beta=self.prior.lengthscale_beta, dims="feature"
+            )
             amplitude = pm.HalfNormal("amplitude", sigma=self.prior.amplitude_sigma)
             constant = pm.HalfNormal("constant", sigma=self.prior.constant_sigma)
             if self.uses_hsgp(data):
@@ -352,7 +373,8 @@ class LatentGaussianProcess(ClassifierModel):
             return pm.Deterministic("latent", latent, dims="obs")
         scaled = inputs / lengthscale
         squared = pt.maximum(
-            pt.sum(scaled**2, axis=1)[:, np.newaxis] + pt.sum(scaled**2, axis=1)[np.newaxis, :] - 2 * scaled @ scaled.T, 0.0
+            pt.sum(scaled**2, axis=1)[:, np.newaxis] + pt.sum(scaled**2, axis=1)[np.newaxis, :] - 2 * scaled @ scaled.T,
+            0.0,
         )
         if self.kernel == "exp_quad":
             stationary = pt.exp(-0.5 * squared)
@@ -365,9 +387,13 @@ class LatentGaussianProcess(ClassifierModel):
     def _hsgp_latent(self, data: Dataset, lengthscale, amplitude, constant):
         basis, frequencies = self._hsgp_features(data)
         basis_values = pm.Data("hsgp_basis_values", basis, dims=("obs", "basis"))
-        stationary = (pm.gp.cov.ExpQuad if self.kernel == "exp_quad" else pm.gp.cov.Matern52)(data.n_features, ls=lengthscale)
+        stationary = (pm.gp.cov.ExpQuad if self.kernel == "exp_quad" else pm.gp.cov.Matern52)(
+            data.n_features, ls=lengthscale
+        )
         frequency_values = pm.Data("hsgp_frequency_values", frequencies)  # data: a refit swaps it with the basis
-        prior_sd = pt.concatenate([constant[np.newaxis], amplitude * pt.sqrt(stationary.power_spectral_density(frequency_values))])
+        prior_sd = pt.concatenate(
+            [constant[np.newaxis], amplitude * pt.sqrt(stationary.power_spectral_density(frequency_values))]
+        )
         centered = self.hsgp_centered(data)
         labels = np.asarray(self.model_coords(data)["basis"])
         pm.Model.get_context().add_coords({"basis_centered": labels[centered], "basis_noncentered": labels[~centered]})
@@ -397,10 +423,15 @@ class LatentGaussianProcess(ClassifierModel):
         basis, frequencies = self._hsgp_features(data)
         prior = self.prior
         d = data.n_features
-        median = np.concatenate([
-            np.full(d, scipy.stats.invgamma(prior.lengthscale_alpha, scale=prior.lengthscale_beta).median()),
-            [prior.amplitude_sigma * scipy.stats.halfnorm.median(), prior.constant_sigma * scipy.stats.halfnorm.median()],
-        ])  # fmt: skip
+        median = np.concatenate(
+            [
+                np.full(d, scipy.stats.invgamma(prior.lengthscale_alpha, scale=prior.lengthscale_beta).median()),
+                [
+                    prior.amplitude_sigma * scipy.stats.halfnorm.median(),
+                    prior.constant_sigma * scipy.stats.halfnorm.median(),
+                ],
+            ]
+        )
         curvature = 0.25 if self.link == "logit" else 2.0 / np.pi  # W at f = 0
         information = curvature * np.sum(basis**2, axis=0) * self._hsgp_prior_sd(frequencies, median, d) ** 2
         return information > 1.0
@@ -418,7 +449,12 @@ class LatentGaussianProcess(ClassifierModel):
         def negative_evidence(log_theta: np.ndarray) -> tuple[float, np.ndarray]:
             theta = np.exp(log_theta)
             covariance, gradients = kernel_gradients(
-                x, lengthscale=theta[:d], amplitude=theta[d], constant=theta[d + 1], kernel=self.kernel, jitter=self.jitter
+                x,
+                lengthscale=theta[:d],
+                amplitude=theta[d],
+                constant=theta[d + 1],
+                kernel=self.kernel,
+                jitter=self.jitter,
             )
             try:
                 fit = laplace_fit(x, y, covariance, link=self.link, tol=1e-10, start=previous[0])
@@ -430,7 +466,9 @@ class LatentGaussianProcess(ClassifierModel):
 
         theta = self._type2_maximum_likelihood(negative_evidence, d, jac=True)
         lengthscale, amplitude, constant = theta[:d], float(theta[d]), float(theta[d + 1])
-        covariance = self._covariance(x, x, lengthscale, amplitude, constant) + self.jitter * amplitude**2 * np.eye(data.n_obs)
+        covariance = self._covariance(x, x, lengthscale, amplitude, constant) + self.jitter * amplitude**2 * np.eye(
+            data.n_obs
+        )
         fit = laplace_fit(x, y, covariance, link=self.link)
         estimate = xr.Dataset(
             {
@@ -454,11 +492,15 @@ class LatentGaussianProcess(ClassifierModel):
 
     def _hsgp_features(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
         center, half_width, frequencies = self._hsgp_geometry(data)
-        basis = np.hstack([np.ones((data.n_obs, 1)), hsgp_basis(np.asarray(data.X, dtype=float), center, half_width, frequencies[1:])])
+        basis = np.hstack(
+            [np.ones((data.n_obs, 1)), hsgp_basis(np.asarray(data.X, dtype=float), center, half_width, frequencies[1:])]
+        )
         return basis, frequencies[1:]
 
     def _hsgp_prior_sd(self, frequencies: np.ndarray, theta: np.ndarray, d: int) -> np.ndarray:
-        return np.concatenate([[theta[d + 1]], theta[d] * np.sqrt(spectral_density(frequencies, theta[:d], self.kernel))])
+        return np.concatenate(
+            [[theta[d + 1]], theta[d] * np.sqrt(spectral_density(frequencies, theta[:d], self.kernel))]
+        )
 
     def _hsgp_laplace(self, data: Dataset) -> xr.Dataset:
         y, d = data.y, data.n_features
@@ -480,7 +522,10 @@ class LatentGaussianProcess(ClassifierModel):
                 "amplitude": ((), float(theta[d])),
                 "constant": ((), float(theta[d + 1])),
                 "basis_weight": (("basis",), prior_sd * fit.mode),
-                "laplace_weight_covariance": (("basis", "other_basis"), prior_sd[:, np.newaxis] * fit.covariance * prior_sd),
+                "laplace_weight_covariance": (
+                    ("basis", "other_basis"),
+                    prior_sd[:, np.newaxis] * fit.covariance * prior_sd,
+                ),
             }
         )
         return self.with_coords(estimate, data)
@@ -509,24 +554,32 @@ class LatentGaussianProcess(ClassifierModel):
         coords = {dim: params[dim].values for dim in leading if dim in params.coords}
         dims = (*leading, "obs")
         return xr.Dataset(
-            {"latent_mean": (dims, mean.reshape(shape)), "latent_variance": (dims, variance.reshape(shape))}, coords=coords
+            {"latent_mean": (dims, mean.reshape(shape)), "latent_variance": (dims, variance.reshape(shape))},
+            coords=coords,
         )
 
     def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
         """log P(class | x*): the link averaged over :meth:`latent_predictive` (exact for probit, Gauss-Hermite
         for logit), per draw; dims ``(*leading, obs, class)``."""
         moments = self.latent_predictive(params, X)
-        proba = np.clip(link_average(moments["latent_mean"].values, moments["latent_variance"].values, self.link), 1e-300, 1.0)
+        proba = np.clip(
+            link_average(moments["latent_mean"].values, moments["latent_variance"].values, self.link), 1e-300, 1.0
+        )
         with np.errstate(divide="ignore"):
             log_proba = np.stack([np.log1p(-np.minimum(proba, 1 - 1e-16)), np.log(proba)], axis=-1)
         coords = {dim: moments[dim].values for dim in moments.coords}
         coords["class"] = params["class"].values
         return xr.DataArray(log_proba, dims=(*moments["latent_mean"].dims, "class"), coords=coords)
 
-    def _hsgp_moments(self, params: xr.Dataset, features: np.ndarray, leading: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def _hsgp_moments(
+        self, params: xr.Dataset, features: np.ndarray, leading: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
         frequencies = params["hsgp_frequency"].transpose("basis", "feature").values
         basis = np.hstack(
-            [np.ones((features.shape[0], 1)), hsgp_basis(features, params["hsgp_center"].values, params["hsgp_half_width"].values, frequencies[1:])]
+            [
+                np.ones((features.shape[0], 1)),
+                hsgp_basis(features, params["hsgp_center"].values, params["hsgp_half_width"].values, frequencies[1:]),
+            ]
         )
         weight = params["basis_weight"].transpose(*leading, "basis").values.reshape(-1, basis.shape[1])
         mean = weight @ basis.T  # (draws, n*)
@@ -535,7 +588,9 @@ class LatentGaussianProcess(ClassifierModel):
             return mean, np.maximum(np.einsum("ij,jk,ik->i", basis, covariance, basis), 0.0)[np.newaxis]
         return mean, np.zeros_like(mean)
 
-    def _exact_moments(self, params: xr.Dataset, features: np.ndarray, leading: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_moments(
+        self, params: xr.Dataset, features: np.ndarray, leading: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
         x = params["training_input"].values
         y = params["training_label"].values
         lengthscale = params["lengthscale"].transpose(*leading, "feature").values.reshape(-1, x.shape[1])

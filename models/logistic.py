@@ -180,15 +180,18 @@ class LogisticRegression(ClassifierModel):
         )
         return estimate
 
-    @functools.lru_cache(maxsize=4)  # Datasets are immutable: build() and point_estimate() share one solve
+    # Datasets are immutable: build() and point_estimate() share one solve (at most 4 datasets kept)
+    @functools.lru_cache(maxsize=4)  # noqa: B019
     def _newton(self, data: Dataset, kind: str) -> _NewtonSolution:
         self._check_link(data.n_classes, data.class_names)
         design = _design_matrix(data.X)
         if kind == "mle":
             _check_mle_exists(design, data)
         n_free = 1 if data.n_classes == 2 else data.n_classes - 1
-        objective = _BinaryObjective(design, data.y, self.link) if data.n_classes == 2 else _SoftmaxObjective(
-            design, data.y, data.n_classes
+        objective = (
+            _BinaryObjective(design, data.y, self.link)
+            if data.n_classes == 2
+            else _SoftmaxObjective(design, data.y, data.n_classes)
         )
         return _minimise_newton(objective, self._penalty(data.n_features, n_free, kind), kind=kind)
 
@@ -431,7 +434,9 @@ def _check_mle_exists(design: np.ndarray, data: Dataset) -> None:
                 np.concatenate([x_rows, -x_rows], axis=1).ravel(),
                 (
                     np.repeat(row_index, 2 * n_coef, axis=1).ravel(),
-                    np.concatenate([own[:, None] * n_coef + columns, others.ravel()[:, None] * n_coef + columns], axis=1).ravel(),
+                    np.concatenate(
+                        [own[:, None] * n_coef + columns, others.ravel()[:, None] * n_coef + columns], axis=1
+                    ).ravel(),
                 ),
             ),
             shape=(rows.size, n_classes * n_coef),

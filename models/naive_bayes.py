@@ -232,11 +232,19 @@ class NaiveBayesPrior:
 
     def __post_init__(self) -> None:
         for name in (
-            "class_concentration", "binary_alpha", "binary_beta", "category_concentration", "count_concentration",
-            "gaussian_mean_strength", "gaussian_variance_shape", "gaussian_variance_scale",
-        ):  # fmt: skip
+            "class_concentration",
+            "binary_alpha",
+            "binary_beta",
+            "category_concentration",
+            "count_concentration",
+            "gaussian_mean_strength",
+            "gaussian_variance_shape",
+            "gaussian_variance_scale",
+        ):
             object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
-        object.__setattr__(self, "gaussian_mean_center", check_finite(self.gaussian_mean_center, argument="gaussian_mean_center"))
+        object.__setattr__(
+            self, "gaussian_mean_center", check_finite(self.gaussian_mean_center, argument="gaussian_mean_center")
+        )
         if not isinstance(self.gaussian_autoscale, (bool, np.bool_)):
             raise ValueError(f"gaussian_autoscale must be True or False, got {self.gaussian_autoscale!r}")
         object.__setattr__(self, "gaussian_autoscale", bool(self.gaussian_autoscale))
@@ -438,7 +446,8 @@ class NaiveBayes(GenerativeClassifierModel):
     def cache_key(self, data: Dataset) -> tuple:
         return (*super().cache_key(data), tuple(_layout(data).level_counts.tolist()))
 
-    @functools.lru_cache(maxsize=4)  # Datasets are immutable: build, exact draws and every estimate share one pass
+    # Datasets are immutable: build, exact draws and every estimate share one pass (at most 4 datasets kept)
+    @functools.lru_cache(maxsize=4)  # noqa: B019
     def _conjugate(self, data: Dataset) -> tuple[_Layout, _Statistics, _Conjugate]:
         """Layout, sufficient statistics and posterior hyperparameters of ``data`` (read-only arrays)."""
         layout = _layout(data)
@@ -464,7 +473,9 @@ class NaiveBayes(GenerativeClassifierModel):
             mean=mean,
             mean_strength=kappa * np.ones_like(mean),
             variance_shape=a0 + n / 2 * np.ones_like(mean),
-            variance_scale=b0 + stats.continuous_scatter / 2 + kappa0 * n * (stats.continuous_mean - m0) ** 2 / (2 * kappa),
+            variance_scale=b0
+            + stats.continuous_scatter / 2
+            + kappa0 * n * (stats.continuous_mean - m0) ** 2 / (2 * kappa),
         )
         return layout, stats, conjugate
 
@@ -489,7 +500,8 @@ class NaiveBayes(GenerativeClassifierModel):
                 ones = pm.Data("binary_ones", stats.binary_ones, dims=dims)
                 binary_proba = pm.Beta("binary_proba", alpha=prior.binary_alpha, beta=prior.binary_beta, dims=dims)
                 pm.Potential(
-                    "binary_ones_likelihood", pt.sum(ones * pt.log(binary_proba) + (rows - ones) * pt.log1p(-binary_proba))
+                    "binary_ones_likelihood",
+                    pt.sum(ones * pt.log(binary_proba) + (rows - ones) * pt.log1p(-binary_proba)),
                 )
             if layout.categorical.size:
                 dims = ("class", "category_level")
@@ -511,7 +523,9 @@ class NaiveBayes(GenerativeClassifierModel):
             if layout.continuous.size:
                 dims = ("class", "continuous_feature")
                 prior_mean = pm.Data("gaussian_prior_mean", conjugate.prior_mean, dims="continuous_feature")
-                prior_scale = pm.Data("gaussian_prior_variance_scale", conjugate.prior_variance_scale, dims="continuous_feature")
+                prior_scale = pm.Data(
+                    "gaussian_prior_variance_scale", conjugate.prior_variance_scale, dims="continuous_feature"
+                )
                 class_mean = pm.Data("continuous_mean", stats.continuous_mean, dims=dims)
                 scatter = pm.Data("continuous_scatter", stats.continuous_scatter, dims=dims)
                 variance = pm.InverseGamma(
@@ -522,7 +536,10 @@ class NaiveBayes(GenerativeClassifierModel):
                 )
                 pm.Potential(
                     "continuous_likelihood",
-                    -pt.sum(rows / 2 * pt.log(2 * np.pi * variance) + (scatter + rows * (class_mean - mean) ** 2) / (2 * variance)),
+                    -pt.sum(
+                        rows / 2 * pt.log(2 * np.pi * variance)
+                        + (scatter + rows * (class_mean - mean) ** 2) / (2 * variance)
+                    ),
                 )
         return model
 
@@ -548,7 +565,10 @@ class NaiveBayes(GenerativeClassifierModel):
             proba = _dirichlet_draws(rng, conjugate.level_concentration, size, layout.level_starts)
             variables["category_proba"] = (("class", "category_level"), proba)
         if layout.count.size:
-            variables["count_proba"] = (("class", "count_feature"), _dirichlet_draws(rng, conjugate.word_concentration, size, np.array([0])))
+            variables["count_proba"] = (
+                ("class", "count_feature"),
+                _dirichlet_draws(rng, conjugate.word_concentration, size, np.array([0])),
+            )
         if layout.continuous.size:
             shape = size + conjugate.mean.shape
             variance = conjugate.variance_scale / rng.gamma(conjugate.variance_shape, size=shape)
@@ -574,10 +594,22 @@ class NaiveBayes(GenerativeClassifierModel):
             variance = _sample_variance(stats, data, layout, ddof=0 if kind == "mle" else 1)
             mean = stats.continuous_mean
         elif kind == "map":
-            variables["class_prior"] = (("class",), _dirichlet_mode(conjugate.class_concentration, np.array([0]), "class_prior", ("class",), data, layout))
+            variables["class_prior"] = (
+                ("class",),
+                _dirichlet_mode(conjugate.class_concentration, np.array([0]), "class_prior", ("class",), data, layout),
+            )
             binary = _beta_mode(conjugate.binary_alpha, conjugate.binary_beta, data, layout)
-            levels = _dirichlet_mode(conjugate.level_concentration, layout.level_starts, "category_proba", ("class", "category_level"), data, layout)
-            words = _dirichlet_mode(conjugate.word_concentration, np.array([0]), "count_proba", ("class", "count_feature"), data, layout)
+            levels = _dirichlet_mode(
+                conjugate.level_concentration,
+                layout.level_starts,
+                "category_proba",
+                ("class", "category_level"),
+                data,
+                layout,
+            )
+            words = _dirichlet_mode(
+                conjugate.word_concentration, np.array([0]), "count_proba", ("class", "count_feature"), data, layout
+            )
             mean, variance = conjugate.mean, conjugate.variance_scale / (conjugate.variance_shape + 1.5)
         else:  # posterior_mean
             variables["class_prior"] = (("class",), conjugate.class_concentration / conjugate.class_concentration.sum())
@@ -633,7 +665,10 @@ class NaiveBayes(GenerativeClassifierModel):
         if "category_proba" in params:
             indicator = _level_indicator(features, params)
             log_proba, zero = _safe_log(params["category_proba"])
-            add(xr.dot(indicator, log_proba, dim="category_level"), None if zero is None else _hits(indicator, zero, "category_level"))
+            add(
+                xr.dot(indicator, log_proba, dim="category_level"),
+                None if zero is None else _hits(indicator, zero, "category_level"),
+            )
         if "count_proba" in params:
             x = _columns(features, params, "count_feature")
             if (x < 0).any():
@@ -645,7 +680,14 @@ class NaiveBayes(GenerativeClassifierModel):
             log_proba, zero = _safe_log(params["count_proba"])
             add(xr.dot(x, log_proba, dim="count_feature"), None if zero is None else _hits(x, zero, "count_feature"))
         if "gaussian_mean" in params:
-            add(_gaussian_log_density(_columns(features, params, "continuous_feature"), params["gaussian_mean"], params["gaussian_variance"]), None)
+            add(
+                _gaussian_log_density(
+                    _columns(features, params, "continuous_feature"),
+                    params["gaussian_mean"],
+                    params["gaussian_variance"],
+                ),
+                None,
+            )
 
         return xr.where(impossible, -np.inf, joint)
 
@@ -703,7 +745,11 @@ class NaiveBayes(GenerativeClassifierModel):
 
     def feature_kinds_of(self, params: xr.Dataset) -> tuple[str, ...]:
         kinds = {}
-        for dim, kind in (("binary_feature", "binary"), ("count_feature", "count"), ("continuous_feature", "continuous")):
+        for dim, kind in (
+            ("binary_feature", "binary"),
+            ("count_feature", "count"),
+            ("continuous_feature", "continuous"),
+        ):
             if dim in params.coords:
                 kinds |= {str(name): kind for name in params[dim].values}
         if "category_feature" in params.coords:
@@ -723,7 +769,9 @@ def _block_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return np.repeat(sums, np.diff(np.append(starts, values.shape[-1])), axis=-1)
 
 
-def _dirichlet_draws(rng: np.random.Generator, concentration: np.ndarray, size: tuple[int, ...], starts: np.ndarray) -> np.ndarray:
+def _dirichlet_draws(
+    rng: np.random.Generator, concentration: np.ndarray, size: tuple[int, ...], starts: np.ndarray
+) -> np.ndarray:
     """Dirichlet draws over each contiguous block of the last axis, by log-domain Gamma normalisation."""
     shape = size + concentration.shape
     log_gamma = np.log(rng.gamma(concentration + 1.0, size=shape)) + np.log(rng.uniform(size=shape)) / concentration
@@ -733,7 +781,9 @@ def _dirichlet_draws(rng: np.random.Generator, concentration: np.ndarray, size: 
     return shifted / _block_sums(shifted, starts)
 
 
-def _dirichlet_mode(concentration: np.ndarray, starts: np.ndarray, name: str, dims, data: Dataset, layout: _Layout) -> np.ndarray:
+def _dirichlet_mode(
+    concentration: np.ndarray, starts: np.ndarray, name: str, dims, data: Dataset, layout: _Layout
+) -> np.ndarray:
     """Mode (c_l - 1) / (sum c - L) of each block; exists when every c_l >= 1 and the block is not flat."""
     if concentration.size == 0:
         return concentration
@@ -849,7 +899,8 @@ def _level_indicator(features: xr.DataArray, params: xr.Dataset) -> xr.DataArray
     if bad.any():
         row, column = np.argwhere(bad)[0]
         raise ValueError(
-            f"categorical feature {str(names[column])!r} has the value {x[row, column]:g} in row {row} of X, which is not "
+            f"categorical feature {str(names[column])!r} has the value {x[row, column]:g} in row {row} of X, which "
+            "is not "
             f"one of the codes 0..{levels[column] - 1} seen in training; recode it or refit with that level"
         )
     indicator = (x[:, column_of_level] == codes[np.newaxis, :]).astype(float)
@@ -889,8 +940,6 @@ def _gaussian_log_density(x: xr.DataArray, mean: xr.DataArray, variance: xr.Data
     x, mean = x - center, mean - center
     precision = 1.0 / variance
     quadratic = (
-        xr.dot(x**2, precision, dim=dim)
-        - 2 * xr.dot(x, mean * precision, dim=dim)
-        + (mean**2 * precision).sum(dim)
+        xr.dot(x**2, precision, dim=dim) - 2 * xr.dot(x, mean * precision, dim=dim) + (mean**2 * precision).sum(dim)
     )
     return -0.5 * (quadratic + np.log(2 * np.pi * variance).sum(dim))

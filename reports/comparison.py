@@ -19,7 +19,14 @@ from sklearn.metrics import accuracy_score, log_loss
 from bayesclass.data import Dataset
 from bayesclass.inference import DEFAULT_INTERVAL_PROB, diagnose, model_of, predict
 
-__all__ = ["ESTIMATE_LABELS", "HeldOutScores", "format_comparison", "heldout_scores", "parameter_comparison", "point_estimate_kinds"]
+__all__ = [
+    "ESTIMATE_LABELS",
+    "HeldOutScores",
+    "format_comparison",
+    "heldout_scores",
+    "parameter_comparison",
+    "point_estimate_kinds",
+]
 
 #: how each point estimate kind is labelled in reports
 ESTIMATE_LABELS = {
@@ -48,7 +55,9 @@ def _label(kind: str) -> str:
     return ESTIMATE_LABELS.get(kind, kind)
 
 
-def parameter_comparison(result: xr.DataTree, *, interval_prob: float = DEFAULT_INTERVAL_PROB) -> list[dict[str, object]]:
+def parameter_comparison(
+    result: xr.DataTree, *, interval_prob: float = DEFAULT_INTERVAL_PROB
+) -> list[dict[str, object]]:
     """One row per parameter element: posterior mean, sd and ETI beside every stored point estimate.
 
     The parameters are those of ``model.summary_parameter_names`` (all when None).
@@ -151,7 +160,8 @@ def format_comparison(
     ]
     if "sample_stats" in result:
         lines.append(
-            f"NUTS: compile {attrs['compile_seconds']:.1f} s (cache hit: {'yes' if attrs['compile_cache_hit'] else 'no'}), "
+            f"NUTS: compile {attrs['compile_seconds']:.1f} s (cache hit: "
+            f"{'yes' if attrs['compile_cache_hit'] else 'no'}), "
             f"sampling {attrs['sampling_seconds']:.1f} s, settings {attrs['sampler_settings']}"
         )
     elif "posterior" in result:
@@ -184,9 +194,12 @@ def format_comparison(
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")
     for split, data in (heldout or {}).items():
         lines.append("")
-        lines.append(f"held-out {split} ({data.n_obs} rows): {'estimate':<34} {'log loss':>9} {'accuracy':>9} {'Brier':>7}")
+        lines.append(
+            f"held-out {split} ({data.n_obs} rows): {'estimate':<34} {'log loss':>9} {'accuracy':>9} {'Brier':>7}"
+        )
         for score in heldout_scores(result, data):
             lines.append(
-                f"{'':<{len(split) + 19}}{score.estimate:<34} {score.log_loss:>9.4f} {score.accuracy:>9.3f} {score.brier:>7.4f}"
+                f"{'':<{len(split) + 19}}{score.estimate:<34} {score.log_loss:>9.4f} {score.accuracy:>9.3f} "
+                f"{score.brier:>7.4f}"
             )
     return "\n".join(lines)

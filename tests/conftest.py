@@ -48,6 +48,22 @@ def iris() -> data.Dataset:
 
 
 @pytest.fixture(scope="session")
+def wine() -> data.Dataset:
+    return data.load("wine")
+
+
+@pytest.fixture(scope="session")
+def transport() -> data.Dataset:
+    """Seed 003's transport table (Distance, Raining, Flat Tire -> walk/bike/bus/car)."""
+    return data.load("transport")
+
+
+@pytest.fixture(scope="session")
+def digits_binary() -> data.Dataset:
+    return data.load("digits_binary")
+
+
+@pytest.fixture(scope="session")
 def iris_std(iris) -> data.Dataset:
     return iris.standardized()
 

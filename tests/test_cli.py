@@ -29,7 +29,16 @@ def read_csv(path) -> list[dict[str, str]]:
 def test_datasets_lists_every_builtin(capsys):
     assert run("datasets") == 0
     listed = capsys.readouterr().out
-    for name in ("iris", "wine", "breast_cancer", "digits", "digits_binary", "transport", "seed001_gaussians", "seed000_separable"):
+    for name in (
+        "iris",
+        "wine",
+        "breast_cancer",
+        "digits",
+        "digits_binary",
+        "transport",
+        "seed001_gaussians",
+        "seed000_separable",
+    ):
         assert name in listed
 
 
@@ -56,8 +65,12 @@ def test_mle_on_separable_data_is_a_failed_fit_exit_1(tmp_path, capsys):
 
 def test_fit_map_then_predict_csv_with_schema(tmp_path):
     training = tmp_path / "train.csv"
-    rows = ["size,colour,label"] + [f"{x:.3f},{c},{lab}" for x, c, lab in zip(
-        np.linspace(0, 3, 30), ["red", "green", "blue"] * 10, ["small"] * 12 + ["big"] * 18, strict=True)]
+    rows = ["size,colour,label"] + [
+        f"{x:.3f},{c},{lab}"
+        for x, c, lab in zip(
+            np.linspace(0, 3, 30), ["red", "green", "blue"] * 10, ["small"] * 12 + ["big"] * 18, strict=True
+        )
+    ]
     training.write_text("\n".join(rows) + "\n")
     run_file = tmp_path / "run.nc"
     assert run("fit", "--data", str(training), "--target", "label", "--method", "map", "--out", str(run_file)) == 0
@@ -87,14 +100,33 @@ def test_predict_rejects_unseen_label(tmp_path, capsys):
     assert run("fit", "--data", "seed001_gaussians", "--method", "map", "--out", str(run_file)) == 0
     new = tmp_path / "new.csv"
     new.write_text("x1,x2,label\n1.0,2.0,C3\n")
-    assert run("predict", "--run", str(run_file), "--data", str(new), "--target", "label", "--out", str(tmp_path / "p.csv")) == 2
+    assert (
+        run(
+            "predict", "--run", str(run_file), "--data", str(new), "--target", "label", "--out", str(tmp_path / "p.csv")
+        )
+        == 2
+    )
     assert "not seen in training" in capsys.readouterr().err
 
 
 def test_nuts_fit_predict_has_interval_columns(tmp_path):
     run_file = tmp_path / "run.nc"
-    code = run("fit", "--data", "seed001_gaussians", "--method", "nuts", "--draws", "200", "--tune", "200",
-               "--no-progress", "--seed", "3", "--out", str(run_file))  # fmt: skip
+    code = run(
+        "fit",
+        "--data",
+        "seed001_gaussians",
+        "--method",
+        "nuts",
+        "--draws",
+        "200",
+        "--tune",
+        "200",
+        "--no-progress",
+        "--seed",
+        "3",
+        "--out",
+        str(run_file),
+    )
     assert code == 0
     result = load_result(run_file)
     assert result.attrs["random_seed"] == 3
@@ -102,9 +134,19 @@ def test_nuts_fit_predict_has_interval_columns(tmp_path):
     assert run("predict", "--run", str(run_file), "--data", "seed001_gaussians", "--out", str(out)) == 0
     table = read_csv(out)
     assert set(table[0]) == {
-        "p_C1", "p_C1_low", "p_C1_high", "p_C1_map", "p_C1_mle",
-        "p_C2", "p_C2_low", "p_C2_high", "p_C2_map", "p_C2_mle", "predicted", "observed",
-    }  # fmt: skip
+        "p_C1",
+        "p_C1_low",
+        "p_C1_high",
+        "p_C1_map",
+        "p_C1_mle",
+        "p_C2",
+        "p_C2_low",
+        "p_C2_high",
+        "p_C2_map",
+        "p_C2_mle",
+        "predicted",
+        "observed",
+    }
     assert len(table) == 500
     for row in table:
         assert float(row["p_C1_low"]) <= float(row["p_C1"]) <= float(row["p_C1_high"])
@@ -115,8 +157,25 @@ def test_nuts_fit_predict_has_interval_columns(tmp_path):
 
 def test_naive_bayes_exact_fit_with_prior_flags_then_predict(tmp_path, capsys):
     run_file = tmp_path / "nb.nc"
-    code = run("fit", "--model", "naive_bayes", "--data", "transport", "--method", "exact", "--binary-alpha", "2",
-               "--binary-beta", "3", "--draws", "500", "--seed", "4", "--out", str(run_file))  # fmt: skip
+    code = run(
+        "fit",
+        "--model",
+        "naive_bayes",
+        "--data",
+        "transport",
+        "--method",
+        "exact",
+        "--binary-alpha",
+        "2",
+        "--binary-beta",
+        "3",
+        "--draws",
+        "500",
+        "--seed",
+        "4",
+        "--out",
+        str(run_file),
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "by exact" in printed and "posterior_mean: exists" in printed
@@ -129,7 +188,15 @@ def test_naive_bayes_exact_fit_with_prior_flags_then_predict(tmp_path, capsys):
     assert run("predict", "--run", str(run_file), "--data", "transport", "--out", str(out)) == 0
     table = read_csv(out)
     assert len(table) == 10
-    assert {"p_car", "p_car_low", "p_car_high", "p_car_mle", "p_car_map", "p_car_posterior_mean", "p_car_unbiased"} <= set(table[0])
+    assert {
+        "p_car",
+        "p_car_low",
+        "p_car_high",
+        "p_car_mle",
+        "p_car_map",
+        "p_car_posterior_mean",
+        "p_car_unbiased",
+    } <= set(table[0])
     for row in table:
         assert sum(float(row[f"p_{name}"]) for name in ("bike", "bus", "car", "walk")) == pytest.approx(1.0, abs=1e-12)
 
@@ -138,11 +205,20 @@ def test_naive_bayes_exact_fit_with_prior_flags_then_predict(tmp_path, capsys):
     ("options", "message"),
     [
         (("--model", "logistic", "--binary-alpha", "2"), "--binary-alpha applies to --model naive_bayes, not logistic"),
-        (("--model", "naive_bayes", "--prior-sigma", "2"), "--prior-sigma applies to --model logistic, not naive_bayes"),
+        (
+            ("--model", "naive_bayes", "--prior-sigma", "2"),
+            "--prior-sigma applies to --model logistic, not naive_bayes",
+        ),
         (("--model", "logistic", "--no-gaussian-autoscale"), "--no-gaussian-autoscale applies to --model naive_bayes"),
         (("--model", "naive_bayes", "--binary-alpha", "0"), "binary_alpha must be a positive finite number"),
         (("--model", "logistic", "--method", "exact"), "--method exact is not available for --model logistic"),
-        (("--model", "no_such_model",), "invalid choice: 'no_such_model' (choose from 'gcc', 'gp', 'logistic', 'naive_bayes')"),
+        (
+            (
+                "--model",
+                "no_such_model",
+            ),
+            "invalid choice: 'no_such_model' (choose from 'gcc', 'gp', 'logistic', 'naive_bayes')",
+        ),
     ],
 )
 def test_model_flags_are_checked_per_family(tmp_path, capsys, options, message):
@@ -155,18 +231,61 @@ def test_naive_bayes_mle_without_variance_is_a_failed_fit(tmp_path, capsys):
     training = tmp_path / "train.csv"
     training.write_text("x,label\n1.0,a\n1.0,a\n2.0,b\n3.5,b\n")  # x is constant within class a
     run_file = tmp_path / "run.nc"
-    assert run("fit", "--model", "naive_bayes", "--data", str(training), "--target", "label", "--method", "mle",
-               "--out", str(run_file)) == 1  # fmt: skip
+    assert (
+        run(
+            "fit",
+            "--model",
+            "naive_bayes",
+            "--data",
+            str(training),
+            "--target",
+            "label",
+            "--method",
+            "mle",
+            "--out",
+            str(run_file),
+        )
+        == 1
+    )
     assert "gaussian_variance['a', 'x']" in capsys.readouterr().err
     assert not run_file.exists()
     # the posterior exists; the fit records why the MLE does not
-    assert run("fit", "--model", "naive_bayes", "--data", str(training), "--target", "label", "--method", "exact",
-               "--out", str(run_file)) == 0  # fmt: skip
+    assert (
+        run(
+            "fit",
+            "--model",
+            "naive_bayes",
+            "--data",
+            str(training),
+            "--target",
+            "label",
+            "--method",
+            "exact",
+            "--out",
+            str(run_file),
+        )
+        == 0
+    )
     assert "mle: the MLE of gaussian_variance['a', 'x'] does not exist" in capsys.readouterr().out
 
 
 def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
-    assert run("compare", "--model", "naive_bayes", "--data", "digits_binary", "--method", "exact", "--draws", "400", "--seed", "0") == 0
+    assert (
+        run(
+            "compare",
+            "--model",
+            "naive_bayes",
+            "--data",
+            "digits_binary",
+            "--method",
+            "exact",
+            "--draws",
+            "400",
+            "--seed",
+            "0",
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "exact conjugate draws" in printed
     assert "binary_proba[0, pixel_0_0]" in printed
@@ -198,8 +317,22 @@ def test_gcc_flags_are_checked(tmp_path, capsys, options, message):
 def test_gcc_shares_class_concentration_with_naive_bayes(tmp_path):
     for model in ("gcc", "naive_bayes"):
         run_file = tmp_path / f"{model}.nc"
-        assert run("fit", "--model", model, "--data", "iris", "--method", "map", "--class-concentration", "3",
-                   "--out", str(run_file)) == 0  # fmt: skip
+        assert (
+            run(
+                "fit",
+                "--model",
+                model,
+                "--data",
+                "iris",
+                "--method",
+                "map",
+                "--class-concentration",
+                "3",
+                "--out",
+                str(run_file),
+            )
+            == 0
+        )
         assert '"class_concentration": 3.0' in load_result(run_file).attrs["model_hyperparameters"]
 
 
@@ -208,7 +341,18 @@ def test_gcc_qda_mle_with_too_few_rows_fails_then_regularization_fixes_it(tmp_pa
     rows = ["x1,x2,x3,label", "0,1,2,a", "1,0,1,a", "2,2,0,a", "0,0,0,b", "1,1,1,b", "3,1,2,b", "1,2,3,b", "2,0,1,b"]
     training.write_text("\n".join(rows) + "\n")  # class a: 3 rows for 3 features -> singular scatter
     run_file = tmp_path / "run.nc"
-    common = ("--model", "gcc", "--covariance", "per-class", "--data", str(training), "--target", "label", "--method", "mle")
+    common = (
+        "--model",
+        "gcc",
+        "--covariance",
+        "per-class",
+        "--data",
+        str(training),
+        "--target",
+        "label",
+        "--method",
+        "mle",
+    )
     assert run("fit", *common, "--out", str(run_file)) == 1
     error = capsys.readouterr().err
     assert "class 'a' has 3 rows for 3 features" in error and "regularization" in error
@@ -221,7 +365,23 @@ def test_gcc_qda_mle_with_too_few_rows_fails_then_regularization_fixes_it(tmp_pa
 def test_gcc_conjugate_fit_predict_and_check(tmp_path, capsys):
     run_file = tmp_path / "gcc.nc"
     options = ("--covariance-prior", "inverse_wishart", "--covariance", "per-class", "--data", "iris")
-    assert run("fit", "--model", "gcc", *options, "--method", "exact", "--draws", "300", "--seed", "1", "--out", str(run_file)) == 0
+    assert (
+        run(
+            "fit",
+            "--model",
+            "gcc",
+            *options,
+            "--method",
+            "exact",
+            "--draws",
+            "300",
+            "--seed",
+            "1",
+            "--out",
+            str(run_file),
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "posterior_predictive: exists" in printed and "mle: exists" in printed
     out = tmp_path / "predictions.csv"
@@ -334,8 +494,22 @@ def test_gp_matern52_kernel_with_hsgp(tmp_path):
     from bayesclass.inference import model_of
 
     run_file = tmp_path / "matern.nc"
-    assert run(*GP_MAP, "--kernel", "matern52", "--link", "probit", "--approximation", "hsgp", "--hsgp-basis", "10",
-               "--out", str(run_file)) == 0  # fmt: skip
+    assert (
+        run(
+            *GP_MAP,
+            "--kernel",
+            "matern52",
+            "--link",
+            "probit",
+            "--approximation",
+            "hsgp",
+            "--hsgp-basis",
+            "10",
+            "--out",
+            str(run_file),
+        )
+        == 0
+    )
     model = model_of(load_result(run_file))
     assert (model.kernel, model.link, model.approximation) == ("matern52", "probit", "hsgp")
     out = tmp_path / "p.csv"
@@ -357,12 +531,30 @@ def test_gp_prior_flags_reach_the_prior(tmp_path):
     from bayesclass.models import GaussianProcessPrior
 
     run_file = tmp_path / "gp.nc"
-    code = run(*GP_MAP, "--lengthscale-alpha", "4", "--lengthscale-beta", "1.5", "--amplitude-sigma", "2",
-               "--constant-sigma", "0.5", "--hsgp-boundary", "2", "--approximation", "hsgp", "--hsgp-basis", "8",
-               "--out", str(run_file))  # fmt: skip
+    code = run(
+        *GP_MAP,
+        "--lengthscale-alpha",
+        "4",
+        "--lengthscale-beta",
+        "1.5",
+        "--amplitude-sigma",
+        "2",
+        "--constant-sigma",
+        "0.5",
+        "--hsgp-boundary",
+        "2",
+        "--approximation",
+        "hsgp",
+        "--hsgp-basis",
+        "8",
+        "--out",
+        str(run_file),
+    )
     assert code == 0
     model = model_of(load_result(run_file))
-    assert model.prior == GaussianProcessPrior(lengthscale_alpha=4.0, lengthscale_beta=1.5, amplitude_sigma=2.0, constant_sigma=0.5)
+    assert model.prior == GaussianProcessPrior(
+        lengthscale_alpha=4.0, lengthscale_beta=1.5, amplitude_sigma=2.0, constant_sigma=0.5
+    )
     assert (model.hsgp_boundary, model.hsgp_basis, model.kernel) == (2.0, 8, "exp_quad")
 
 
@@ -370,8 +562,22 @@ def test_link_flag_still_reaches_logistic(tmp_path):
     from bayesclass.inference import model_of
 
     run_file = tmp_path / "logistic.nc"
-    assert run("fit", "--model", "logistic", "--data", "seed004_gp", "--link", "probit", "--method", "map",
-               "--out", str(run_file)) == 0  # fmt: skip
+    assert (
+        run(
+            "fit",
+            "--model",
+            "logistic",
+            "--data",
+            "seed004_gp",
+            "--link",
+            "probit",
+            "--method",
+            "map",
+            "--out",
+            str(run_file),
+        )
+        == 0
+    )
     model = model_of(load_result(run_file))
     assert model.name == "logistic" and model.link == "probit"
 
@@ -381,7 +587,10 @@ def test_link_flag_still_reaches_logistic(tmp_path):
     [
         (("--model", "logistic", "--kernel", "matern52"), "--kernel applies to --model gp, not logistic"),
         (("--model", "logistic", "--approximation", "hsgp"), "--approximation applies to --model gp, not logistic"),
-        (("--model", "logistic", "--lengthscale-alpha", "2"), "--lengthscale-alpha applies to --model gp, not logistic"),
+        (
+            ("--model", "logistic", "--lengthscale-alpha", "2"),
+            "--lengthscale-alpha applies to --model gp, not logistic",
+        ),
         (("--model", "naive_bayes", "--hsgp-basis", "10"), "--hsgp-basis applies to --model gp, not naive_bayes"),
         (("--model", "gcc", "--constant-sigma", "1"), "--constant-sigma applies to --model gp, not gcc"),
         (("--model", "gp", "--covariance", "shared"), "--covariance applies to --model gcc, not gp"),
@@ -398,7 +607,18 @@ def test_link_flag_still_reaches_logistic(tmp_path):
         (("--model", "gp", "--method", "mle"), "--method mle is not available for --model gp; choose one of nuts, map"),
         (("--model", "gp", "--data", "iris"), "the gp model is binary, but 'iris' has 3 classes"),
         (
-            ("--model", "gp", "--data", "breast_cancer", "--features", "mean radius,mean texture", "--approximation", "hsgp", "--hsgp-basis", "60"),
+            (
+                "--model",
+                "gp",
+                "--data",
+                "breast_cancer",
+                "--features",
+                "mean radius,mean texture",
+                "--approximation",
+                "hsgp",
+                "--hsgp-basis",
+                "60",
+            ),
             "hsgp_basis=60 per input gives 3600 basis functions for 2 inputs",
         ),
     ],
@@ -414,8 +634,21 @@ def test_gp_flags_are_checked(tmp_path, capsys, options, message):
 @pytest.mark.parametrize("command", ["fit", "compare"])
 def test_features_with_an_unknown_name_is_a_usage_error(tmp_path, capsys, command):
     options = ("--out", str(tmp_path / "run.nc")) if command == "fit" else ()
-    assert run(command, "--model", "gp", "--data", "breast_cancer", "--features", "mean radius,no such column",
-               "--method", "nuts" if command == "compare" else "map", *options) == 2  # fmt: skip
+    assert (
+        run(
+            command,
+            "--model",
+            "gp",
+            "--data",
+            "breast_cancer",
+            "--features",
+            "mean radius,no such column",
+            "--method",
+            "nuts" if command == "compare" else "map",
+            *options,
+        )
+        == 2
+    )
     error = capsys.readouterr().err
     assert f"bayesclass {command}: error: feature(s) 'no such column' are not in 'breast_cancer'" in error
     assert "its features are 'mean radius', 'mean texture'" in error and "'worst fractal dimension'" in error
@@ -424,8 +657,20 @@ def test_features_with_an_unknown_name_is_a_usage_error(tmp_path, capsys, comman
 
 
 def test_features_repeated_name_is_a_usage_error(tmp_path, capsys):
-    assert run("fit", "--data", "iris", "--features", "petal width (cm),petal width (cm)", "--method", "map",
-               "--out", str(tmp_path / "run.nc")) == 2  # fmt: skip
+    assert (
+        run(
+            "fit",
+            "--data",
+            "iris",
+            "--features",
+            "petal width (cm),petal width (cm)",
+            "--method",
+            "map",
+            "--out",
+            str(tmp_path / "run.nc"),
+        )
+        == 2
+    )
     assert "names repeats a feature" in capsys.readouterr().err
 
 
@@ -436,8 +681,24 @@ def test_gp_on_a_two_feature_slice_then_predict_uses_the_fitted_columns(tmp_path
     run_file = tmp_path / "gp.nc"
     # HSGP with 5 basis functions per input keeps this fast; the default (auto -> HSGP with 30^2 basis
     # functions for 569 rows) needs about a minute
-    code = run("fit", "--model", "gp", "--data", "breast_cancer", "--features", "mean radius, mean texture",
-               "--standardize", "--method", "map", "--approximation", "hsgp", "--hsgp-basis", "5", "--out", str(run_file))  # fmt: skip
+    code = run(
+        "fit",
+        "--model",
+        "gp",
+        "--data",
+        "breast_cancer",
+        "--features",
+        "mean radius, mean texture",
+        "--standardize",
+        "--method",
+        "map",
+        "--approximation",
+        "hsgp",
+        "--hsgp-basis",
+        "5",
+        "--out",
+        str(run_file),
+    )
     assert code == 0
     assert "fitted gp to breast_cancer[mean radius, mean texture] (569 rows) by map" in capsys.readouterr().out
     result = load_result(run_file)
@@ -469,8 +730,24 @@ def test_gp_on_a_two_feature_slice_then_predict_uses_the_fitted_columns(tmp_path
 
 
 def test_features_on_compare_slices_before_the_split(capsys):
-    assert run("compare", "--model", "naive_bayes", "--data", "breast_cancer", "--features", "mean radius,mean texture",
-               "--method", "exact", "--draws", "50", "--seed", "0") == 0  # fmt: skip
+    assert (
+        run(
+            "compare",
+            "--model",
+            "naive_bayes",
+            "--data",
+            "breast_cancer",
+            "--features",
+            "mean radius,mean texture",
+            "--method",
+            "exact",
+            "--draws",
+            "50",
+            "--seed",
+            "0",
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "breast_cancer[mean radius, mean texture]: 341 training, 114 validation, 114 test rows" in printed
     assert "gaussian_mean[benign, mean texture]" in printed
@@ -484,12 +761,31 @@ def test_gp_nuts_compare_then_diagnose_and_predict(tmp_path, capsys):
     run_file = tmp_path / "gp.nc"
     # split seed 0: on the 60 training rows of seeds 2 and 4 the MAP's final Laplace refit hits the tol bug
     # (see test_gp_exact_map_fit_with_matern52_or_probit) and the whole NUTS fit exits 1
-    code = run("compare", "--model", "gp", "--data", "seed004_gp", "--standardize", "--draws", "100", "--tune", "100",
-               "--no-progress", "--seed", "0", "--out", str(run_file))  # fmt: skip
+    code = run(
+        "compare",
+        "--model",
+        "gp",
+        "--data",
+        "seed004_gp",
+        "--standardize",
+        "--draws",
+        "100",
+        "--tune",
+        "100",
+        "--no-progress",
+        "--seed",
+        "0",
+        "--out",
+        str(run_file),
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "seed004_gp: 60 training, 20 validation, 20 test rows (seed 0)" in printed
-    table_rows = [line.split()[0] for line in printed.splitlines() if line.startswith(("lengthscale", "amplitude", "constant", "latent"))]
+    table_rows = [
+        line.split()[0]
+        for line in printed.splitlines()
+        if line.startswith(("lengthscale", "amplitude", "constant", "latent"))
+    ]
     assert table_rows == ["lengthscale[x]", "amplitude", "constant"]
     assert "latent[" not in printed.split("parameter", 1)[1] and "laplace_weight" not in printed
     assert "more parameters" not in printed
@@ -503,7 +799,18 @@ def test_gp_nuts_compare_then_diagnose_and_predict(tmp_path, capsys):
     out = tmp_path / "p.csv"
     assert run("predict", "--run", str(run_file), "--data", "seed004_gp", "--out", str(out)) == 0
     table = read_csv(out)
-    assert list(table[0]) == ["p_0", "p_0_low", "p_0_high", "p_0_map", "p_1", "p_1_low", "p_1_high", "p_1_map", "predicted", "observed"]
+    assert list(table[0]) == [
+        "p_0",
+        "p_0_low",
+        "p_0_high",
+        "p_0_map",
+        "p_1",
+        "p_1_low",
+        "p_1_high",
+        "p_1_map",
+        "predicted",
+        "observed",
+    ]
     assert len(table) == 100
     for row in table:
         assert float(row["p_0_low"]) <= float(row["p_0"]) <= float(row["p_0_high"])
@@ -560,7 +867,9 @@ def test_every_hyperparameter_of_every_family_has_a_flag_with_its_choices(family
         action = parser_actions[name]
         assert "--" + name.replace("_", "-") in action.option_strings
         assert action.help and f"{family}: " in action.help  # documented, with the family's default
-        literal = [arg for arg in (annotation, *typing.get_args(annotation)) if typing.get_origin(arg) is typing.Literal]
+        literal = [
+            arg for arg in (annotation, *typing.get_args(annotation)) if typing.get_origin(arg) is typing.Literal
+        ]
         if literal:
             assert set(typing.get_args(literal[0])) <= set(action.choices)
 
@@ -577,7 +886,10 @@ def _fit_parser():
 def test_a_generated_flag_reaches_the_fitted_model(tmp_path):
     out = tmp_path / "gcc.nc"
     options = ("--covariance", "per-class", "--covariance-prior", "inverse_wishart", "--wishart-scale", "2.5")
-    assert run("fit", "--model", "gcc", "--data", "iris", "--method", "map", "--no-autoscale", *options, "--out", str(out)) == 0
+    assert (
+        run("fit", "--model", "gcc", "--data", "iris", "--method", "map", "--no-autoscale", *options, "--out", str(out))
+        == 0
+    )
     import json
 
     hyperparameters = json.loads(load_result(out).attrs["model_hyperparameters"])
@@ -592,7 +904,10 @@ def test_the_legacy_prior_sigma_spelling_is_an_alias_of_weight_sigma(tmp_path):
 
     for flag in ("--prior-sigma", "--weight-sigma"):
         out = tmp_path / f"{flag[2:]}.nc"
-        assert run("fit", "--data", "breast_cancer", "--standardize", "--method", "map", flag, "0.5", "--out", str(out)) == 0
+        assert (
+            run("fit", "--data", "breast_cancer", "--standardize", "--method", "map", flag, "0.5", "--out", str(out))
+            == 0
+        )
         assert json.loads(load_result(out).attrs["model_hyperparameters"])["prior"]["weight_sigma"] == 0.5
 
 
@@ -638,7 +953,9 @@ def test_adding_a_family_is_one_module_and_one_registry_line(monkeypatch, tmp_pa
         ["fit", "--model", "toy", "--data", "iris", "--out", "x.nc", "--toy-mode", "slow", "--toy-scale", "0.5"]
     )
     assert bayesclass.cli._hyperparameters(namespace) == {"toy_mode": "slow", "prior": {"toy_scale": 0.5}}
-    assert run("fit", "--model", "logistic", "--data", "iris", "--toy-mode", "slow", "--out", str(tmp_path / "r.nc")) == 2
+    assert (
+        run("fit", "--model", "logistic", "--data", "iris", "--toy-mode", "slow", "--out", str(tmp_path / "r.nc")) == 2
+    )
     assert "--toy-mode applies to --model toy, not logistic" in capsys.readouterr().err
 
 
@@ -663,12 +980,18 @@ def test_feature_kind_and_standardize_binary_flags(tmp_path):
         "binary": ("--standardize-binary",),
         "declared": ("--standardize", "--feature-kind", "smoker=continuous"),
     }.items():
-        outputs[label] = load_result(tmp_path / f"{label}.nc") if run(*common, *flags, "--out", str(tmp_path / f"{label}.nc")) == 0 else None
+        outputs[label] = (
+            load_result(tmp_path / f"{label}.nc")
+            if run(*common, *flags, "--out", str(tmp_path / f"{label}.nc")) == 0
+            else None
+        )
     assert json.loads(outputs["default"].attrs["standardized_features"]) == ["age"]
     assert json.loads(outputs["binary"].attrs["standardized_features"]) == ["age", "smoker"]
     assert json.loads(outputs["declared"].attrs["feature_kinds"]) == ["continuous", "continuous"]
     np.testing.assert_allclose(
-        outputs["binary"]["point_estimate_map"]["weights"].values, outputs["declared"]["point_estimate_map"]["weights"].values, atol=1e-10
+        outputs["binary"]["point_estimate_map"]["weights"].values,
+        outputs["declared"]["point_estimate_map"]["weights"].values,
+        atol=1e-10,
     )
 
 
@@ -692,7 +1015,22 @@ def test_feature_kind_errors_are_one_line_usage_errors(tmp_path, capsys, flags, 
 def test_check_runs_for_naive_bayes(tmp_path, capsys):
     """Posterior predictive checks work for every generative family, naive Bayes included (binary + continuous)."""
     out = tmp_path / "nb.nc"
-    assert run("fit", "--model", "naive_bayes", "--data", "transport", "--method", "exact", "--seed", "0", "--out", str(out)) == 0
+    assert (
+        run(
+            "fit",
+            "--model",
+            "naive_bayes",
+            "--data",
+            "transport",
+            "--method",
+            "exact",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+        )
+        == 0
+    )
     capsys.readouterr()
     assert run("check", "--run", str(out), "--replicates", "50") == 0
     printed = capsys.readouterr().out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -90,7 +91,9 @@ def test_nothing_but_bayesclass_is_importable_at_top_level(tmp_path: Path) -> No
     """From a folder without decoys, data/models/inference/reports are not importable: we install none."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    code = "import importlib.util as u; print([n for n in ('data', 'models', 'inference', 'reports') if u.find_spec(n)])"
+    code = (
+        "import importlib.util as u; print([n for n in ('data', 'models', 'inference', 'reports') if u.find_spec(n)])"
+    )
     completed = _run([sys.executable, "-c", code], cwd=empty)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
@@ -100,9 +103,26 @@ def test_nothing_but_bayesclass_is_importable_at_top_level(tmp_path: Path) -> No
 def test_wheel_installs_only_the_bayesclass_namespace(tmp_path: Path) -> None:
     """A regular (non-editable) wheel: its only top-level package is bayesclass, and it works among decoys."""
     wheels = tmp_path / "wheels"
+    source = tmp_path / "source"  # a copy: building in place would leave build/ in the checkout
+    shutil.copytree(
+        REPOSITORY,
+        source,
+        ignore=shutil.ignore_patterns(".git", ".venv", ".ci", "build", "*.egg-info", "__pycache__", "*.nc"),
+    )
     isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
     built = _run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", *isolation, "--wheel-dir", str(wheels), str(REPOSITORY)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            *isolation,
+            "--wheel-dir",
+            str(wheels),
+            str(REPOSITORY),
+        ],
         cwd=tmp_path,
     )
     if built.returncode != 0:
@@ -118,7 +138,8 @@ def test_wheel_installs_only_the_bayesclass_namespace(tmp_path: Path) -> None:
 
     target = tmp_path / "site"
     installed = _run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)], cwd=tmp_path
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+        cwd=tmp_path,
     )
     assert installed.returncode == 0, installed.stderr
     folder = _decoy_folder(tmp_path / "analysis")

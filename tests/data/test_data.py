@@ -30,11 +30,6 @@ def small_dataset(**overrides) -> Dataset:
 # --------------------------------------------------------------------------- transport (seed 003)
 
 
-@pytest.fixture(scope="module")
-def transport() -> Dataset:
-    return load("transport")
-
-
 def test_transport_table_shape_and_kinds(transport):
     assert transport.n_obs == 10
     assert transport.feature_names == ("Distance", "Raining", "Flat Tire")
@@ -68,7 +63,8 @@ def test_transport_reproduces_seed_mle_tables(transport):
 
 
 @pytest.mark.parametrize(
-    ("name", "kind"), [("iris", "continuous"), ("wine", "continuous"), ("breast_cancer", "continuous"), ("digits", "count")]
+    ("name", "kind"),
+    [("iris", "continuous"), ("wine", "continuous"), ("breast_cancer", "continuous"), ("digits", "count")],
 )
 def test_sklearn_sets_match_sklearn(name, kind):
     bunch = getattr(sk_datasets, f"load_{name}")()
@@ -90,8 +86,16 @@ def test_sklearn_sets_match_sklearn(name, kind):
 def test_available_lists_every_loadable_name():
     names = [info.name for info in data.available()]
     assert names == [
-        "iris", "wine", "breast_cancer", "digits", "digits_binary", "transport", "seed001_gaussians", "seed000_separable", "seed004_gp",
-    ]  # fmt: skip
+        "iris",
+        "wine",
+        "breast_cancer",
+        "digits",
+        "digits_binary",
+        "transport",
+        "seed001_gaussians",
+        "seed000_separable",
+        "seed004_gp",
+    ]
     for info in data.available():
         assert info.n_obs == "generated" or load(info.name).n_obs == info.n_obs
 
@@ -131,7 +135,10 @@ def test_seed001_gaussians_matches_generative_model():
         assert np.all(np.abs(rows.mean(axis=0) - truth) < 3 * standard_error)
     same = load("seed001_gaussians", n=50, random_seed=3)
     np.testing.assert_array_equal(data.seed001_gaussians(n=50, random_seed=3).X, same.X)
-    assert data.seed001_gaussians(n=50, random_seed=3).fingerprint() != data.seed001_gaussians(n=50, random_seed=4).fingerprint()
+    assert (
+        data.seed001_gaussians(n=50, random_seed=3).fingerprint()
+        != data.seed001_gaussians(n=50, random_seed=4).fingerprint()
+    )
 
 
 def hard_margin_feasible(X: np.ndarray, y: np.ndarray) -> bool:
@@ -275,8 +282,11 @@ def test_check_features():
     names = ("a", "b", "c", "d")
     row = check_features([1, 2, 3, 4], n_features=4, feature_names=names)
     assert row.shape == (1, 4) and row.dtype == np.float64 and row.flags.c_contiguous
-    with pytest.raises(ValueError, match=r"X has 3 columns but the model was fitted on 4 features \('a', 'b', 'c', 'd'\); "
-                       r"pass the same columns in the same order"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"X has 3 columns but the model was fitted on 4 features \('a', 'b', 'c', 'd'\); "
+        r"pass the same columns in the same order",
+    ):
         check_features(np.ones((2, 3)), n_features=4, feature_names=names)
     with pytest.raises(ValueError, match=r"X contains NaN at row 1, column 'c'"):
         check_features([[1, 2, 3, 4], [1, 2, np.nan, 4]], n_features=4, feature_names=names)
@@ -413,7 +423,10 @@ def test_select_features_on_breast_cancer_slices_two_inputs():
 @pytest.mark.parametrize(
     ("names", "message"),
     [
-        (["Distance", "Speed"], r"feature\(s\) 'Speed' are not in 'transport'; its features are 'Distance', 'Raining', 'Flat Tire'"),
+        (
+            ["Distance", "Speed"],
+            r"feature\(s\) 'Speed' are not in 'transport'; its features are 'Distance', 'Raining', 'Flat Tire'",
+        ),
         ("Speed, Colour", r"feature\(s\) 'Speed', 'Colour' are not in 'transport'"),
         ([], r"names selects no features; give at least one feature name"),
         ((), r"names selects no features"),
@@ -458,8 +471,11 @@ def test_seed004_gp_link_keyword_through_load():
     np.testing.assert_array_equal(load("seed004_gp", n=60, random_seed=3).X, probit.X)
     with pytest.raises(ValueError, match=r"link must be 'logit' or 'probit', got 'cauchit'"):
         load("seed004_gp", link="cauchit")
-    with pytest.raises(ValueError, match=r"load\('seed004_gp'\) got unexpected keyword arguments \['sigma'\]; "
-                       r"'seed004_gp' accepts \['n', 'random_seed', 'link'\]"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"load\('seed004_gp'\) got unexpected keyword arguments \['sigma'\]; "
+        r"'seed004_gp' accepts \['n', 'random_seed', 'link'\]",
+    ):
         load("seed004_gp", sigma=2)
 
 
@@ -502,9 +518,15 @@ def test_load_csv_declared_kinds_override_the_inferred_ones(tmp_path):
 @pytest.mark.parametrize(
     ("kinds", "message"),
     [
-        ({"smokr": "continuous"}, r"names column\(s\) 'smokr' that 'credit' does not have; its feature columns are 'age'"),
+        (
+            {"smokr": "continuous"},
+            r"names column\(s\) 'smokr' that 'credit' does not have; its feature columns are 'age'",
+        ),
         ({"smoker": "dummy"}, r"feature_kinds\['smoker'\] = 'dummy' is not a feature kind; use one of \('continuous'"),
-        ({"colour": "continuous"}, r"column 'colour' holds text levels \('blue', 'green', 'red'\).*declare it 'categorical'"),
+        (
+            {"colour": "continuous"},
+            r"column 'colour' holds text levels \('blue', 'green', 'red'\).*declare it 'categorical'",
+        ),
         ({"region": "count"}, r"column 'region' holds text levels"),
         ({"age": "binary"}, r"in binary column 'age' must be 0 or 1; fix the value or declare the column with another"),
         ({"age": "count"}, r"in categorical/count column 'age' must be a non-negative integer"),

@@ -69,7 +69,11 @@ def test_skewed_features_and_unequal_spreads_are_flagged():
     assert float(check["p_value_sd"].sel({"class": "a", "feature": "spread"})) == 1.0
     assert float(check["p_value_sd"].sel({"class": "b", "feature": "spread"})) == 0.0
     per_class = inference.fit(GaussianClassConditional(covariance="per-class"), skewed, method="mle", random_seed=0)
-    p = posterior_predictive_check(per_class, n_replicates=200, random_seed=0)["p_value_sd"].sel(feature="spread").values
+    p = (
+        posterior_predictive_check(per_class, n_replicates=200, random_seed=0)["p_value_sd"]
+        .sel(feature="spread")
+        .values
+    )
     assert np.all((p > 0.01) & (p < 0.99))
 
 
@@ -145,7 +149,7 @@ def naive_bayes_check():
 def test_naive_bayes_check_has_a_statistic_for_every_kind(naive_bayes_check):
     check = naive_bayes_check
     assert list(check["feature_kind"].values) == ["binary", "categorical", "count", "count", "continuous"]
-    for kind, statistics in inference.PPC_STATISTICS_BY_KIND.items():
+    for statistics in inference.PPC_STATISTICS_BY_KIND.values():
         for statistic in statistics:
             assert f"p_value_{statistic}" in check
     # each statistic is defined exactly on the features of the kinds it fits (NaN elsewhere)
@@ -159,14 +163,18 @@ def test_naive_bayes_check_has_a_statistic_for_every_kind(naive_bayes_check):
 
 
 def test_naive_bayes_fitted_to_its_own_kind_of_data_is_not_flagged(naive_bayes_check):
-    p = np.concatenate([naive_bayes_check[name].values.ravel() for name in naive_bayes_check if name.startswith("p_value_")])
+    p = np.concatenate(
+        [naive_bayes_check[name].values.ravel() for name in naive_bayes_check if name.startswith("p_value_")]
+    )
     p = p[~np.isnan(p)]
     assert p.size == 2 * (1 + 2 * 2 + 3) + 2 * 3  # mean x4, dispersion x2, sd/skewness x1 per class; 3 levels per class
     assert np.all((p > 0.005) & (p < 0.995)), p
 
 
 def test_overdispersed_counts_are_flagged():
-    fit = inference.fit("naive_bayes", _naive_bayes_data(400, seed=1, overdispersed=True), method="exact", random_seed=0)
+    fit = inference.fit(
+        "naive_bayes", _naive_bayes_data(400, seed=1, overdispersed=True), method="exact", random_seed=0
+    )
     check = posterior_predictive_check(fit, n_replicates=300, random_seed=0)
     dispersion = check["p_value_dispersion"].sel(feature=["word_a", "word_b"]).values
     assert np.all(dispersion < 0.025), dispersion  # observed variance-to-mean far above every replicate's

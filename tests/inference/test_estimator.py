@@ -199,7 +199,9 @@ def test_naive_bayes_estimator_on_binary_inputs_matches_bernoulli_nb():
     counts = np.bincount(digits.y)
     reference = BernoulliNB(alpha=1.0, class_prior=(counts + 1) / (counts.sum() + counts.size)).fit(digits.X, labels)
     np.testing.assert_array_equal(estimator.classes_, reference.classes_)
-    np.testing.assert_allclose(estimator.predict_proba(digits.X[:200]), reference.predict_proba(digits.X[:200]), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        estimator.predict_proba(digits.X[:200]), reference.predict_proba(digits.X[:200]), rtol=0, atol=1e-10
+    )
     np.testing.assert_array_equal(estimator.predict(digits.X[:200]), reference.predict(digits.X[:200]))
 
 
@@ -274,7 +276,11 @@ def test_predict_log_proba_stays_finite_where_probabilities_underflow(gaussians_
 
 
 def test_predict_log_proba_of_draws_is_the_log_of_the_posterior_mean(gaussians_small):
-    estimator = BayesianClassifier(method="nuts", sampler=TINY_SAMPLER, random_seed=1).fit(gaussians_small.X, gaussians_small.y)
+    estimator = BayesianClassifier(method="nuts", sampler=TINY_SAMPLER, random_seed=1).fit(
+        gaussians_small.X, gaussians_small.y
+    )
     np.testing.assert_allclose(
-        estimator.predict_log_proba(gaussians_small.X[:20]), np.log(estimator.predict_proba(gaussians_small.X[:20])), rtol=1e-10
+        estimator.predict_log_proba(gaussians_small.X[:20]),
+        np.log(estimator.predict_proba(gaussians_small.X[:20])),
+        rtol=1e-10,
     )

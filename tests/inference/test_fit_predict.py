@@ -40,9 +40,14 @@ ROOT_ATTRS = {
 
 def test_nuts_result_has_every_group_and_attr(nuts_gaussians, gaussians_small):
     result = nuts_gaussians
-    assert {"posterior", "sample_stats", "point_estimate_map", "point_estimate_mle", "observed_data", "constant_data"} <= set(
-        result.children
-    )
+    assert {
+        "posterior",
+        "sample_stats",
+        "point_estimate_map",
+        "point_estimate_mle",
+        "observed_data",
+        "constant_data",
+    } <= set(result.children)
     assert ROOT_ATTRS <= set(result.attrs)
     posterior = result["posterior"].to_dataset()
     assert posterior["weights"].dims == ("chain", "draw", "feature")
@@ -163,7 +168,9 @@ def test_prediction_summaries_are_those_of_the_draws(nuts_gaussians, gaussians_s
     assert np.all(np.abs(inside.values - 0.8) < 0.01)
     # a wider interval contains a narrower one
     wide = predict(nuts_gaussians, X, interval_prob=0.95, keep_draws=False)
-    assert np.all(wide["class_proba_low"].values <= low.values) and np.all(wide["class_proba_high"].values >= high.values)
+    assert np.all(wide["class_proba_low"].values <= low.values) and np.all(
+        wide["class_proba_high"].values >= high.values
+    )
 
 
 def test_map_and_mle_probabilities_sit_beside_the_posterior_mean(nuts_gaussians, gaussians_small):
@@ -181,7 +188,9 @@ def test_map_and_mle_probabilities_sit_beside_the_posterior_mean(nuts_gaussians,
 def test_predicted_is_the_argmax_class(nuts_iris, iris):
     prediction = predict(nuts_iris, iris.X, keep_draws=False)
     classes = np.asarray(iris.class_names)
-    np.testing.assert_array_equal(prediction["predicted"].values, classes[prediction["class_proba"].argmax("class").values])
+    np.testing.assert_array_equal(
+        prediction["predicted"].values, classes[prediction["class_proba"].argmax("class").values]
+    )
     assert list(prediction["class"].values) == list(iris.class_names)
     np.testing.assert_allclose(prediction["class_proba"].sum("class").values, 1.0, rtol=1e-12)
     assert np.mean(prediction["predicted"].values == classes[iris.y]) > 0.9
@@ -266,7 +275,9 @@ def test_predict_rejects_wrong_number_of_features(map_gaussians):
 
 def test_predict_rejects_labels_unseen_in_training(map_gaussians, gaussians_small):
     extra = dataclasses.replace(
-        gaussians_small, y=np.where(np.arange(gaussians_small.n_obs) < 5, 2, gaussians_small.y), class_names=("C1", "C2", "C3")
+        gaussians_small,
+        y=np.where(np.arange(gaussians_small.n_obs) < 5, 2, gaussians_small.y),
+        class_names=("C1", "C2", "C3"),
     )
     with pytest.raises(ValueError, match=r"labels 'C3'.*not seen in training"):
         predict(map_gaussians, extra)
@@ -292,7 +303,9 @@ def test_fit_rejects_single_class(gaussians_small):
 
 
 def test_fit_rejects_unknown_method(gaussians_small):
-    with pytest.raises(ValueError, match=r"method='vb' is not available for the 'logistic' model; choose one of 'nuts', 'mle', 'map'"):
+    with pytest.raises(
+        ValueError, match=r"method='vb' is not available for the 'logistic' model; choose one of 'nuts', 'mle', 'map'"
+    ):
         fit("logistic", gaussians_small, method="vb")
 
 
@@ -337,9 +350,13 @@ def test_flat_intercept_prior_survives_fit_and_matches_sklearn_map(breast_cancer
     from sklearn.linear_model import LogisticRegression as SklearnLogisticRegression
 
     result = fit(flat_intercept_model, breast_cancer_std, method="map")
-    reference = SklearnLogisticRegression(C=1.0, tol=1e-12, max_iter=10_000).fit(breast_cancer_std.X, breast_cancer_std.y)
+    reference = SklearnLogisticRegression(C=1.0, tol=1e-12, max_iter=10_000).fit(
+        breast_cancer_std.X, breast_cancer_std.y
+    )
     np.testing.assert_allclose(
-        predict(result, breast_cancer_std.X)["class_proba"].values, reference.predict_proba(breast_cancer_std.X), atol=1e-5
+        predict(result, breast_cancer_std.X)["class_proba"].values,
+        reference.predict_proba(breast_cancer_std.X),
+        atol=1e-5,
     )
     assert json.loads(result.attrs["model_hyperparameters"])["prior"]["intercept_sigma"] == float("inf")
     assert inference.model_of(result).prior == LogisticPrior(intercept_sigma=float("inf"))
@@ -367,15 +384,26 @@ def dummies_csv(tmp_path_factory):
 
 def test_standardize_all_scales_binary_columns_as_declared_continuous_ones(dummies_csv):
     inferred = data.load_csv(dummies_csv, target="default")
-    declared = data.load_csv(dummies_csv, target="default", feature_kinds={"smoker": "continuous", "owner": "continuous"})
+    declared = data.load_csv(
+        dummies_csv, target="default", feature_kinds={"smoker": "continuous", "owner": "continuous"}
+    )
     everything = inference.fit("logistic", inferred, method="map", standardize="all")
     continuous_only = inference.fit("logistic", inferred, method="map", standardize=True)
     as_declared = inference.fit("logistic", declared, method="map", standardize=True)
     for name in ("intercept", "weights"):
         np.testing.assert_allclose(
-            everything["point_estimate_map"][name].values, as_declared["point_estimate_map"][name].values, rtol=0, atol=1e-10
+            everything["point_estimate_map"][name].values,
+            as_declared["point_estimate_map"][name].values,
+            rtol=0,
+            atol=1e-10,
         )
-    assert abs(float(everything["point_estimate_map"]["intercept"]) - float(continuous_only["point_estimate_map"]["intercept"])) > 0.1
+    assert (
+        abs(
+            float(everything["point_estimate_map"]["intercept"])
+            - float(continuous_only["point_estimate_map"]["intercept"])
+        )
+        > 0.1
+    )
     assert json.loads(everything.attrs["standardized_features"]) == ["age", "smoker", "owner"]
     assert json.loads(continuous_only.attrs["standardized_features"]) == ["age"]
     assert (everything.attrs["standardize_mode"], continuous_only.attrs["standardize_mode"]) == ("all", "continuous")

@@ -145,9 +145,7 @@ def test_divergences_and_stuck_chains_are_reported(nuts_gaussians):
     diverging = tampered["sample_stats"]["diverging"].values.copy()
     diverging[:] = False
     diverging[0, [5, 50, 500]] = True
-    tampered["sample_stats"] = tampered["sample_stats"].to_dataset().assign(
-        diverging=(("chain", "draw"), diverging)
-    )
+    tampered["sample_stats"] = tampered["sample_stats"].to_dataset().assign(diverging=(("chain", "draw"), diverging))
     posterior = tampered["posterior"].to_dataset()
     shifted = posterior["intercept"].copy()
     shifted[1] += 10 * float(posterior["intercept"].std())
@@ -205,7 +203,9 @@ def test_naive_bayes_with_categorical_levels_round_trips_and_diagnoses(tmp_path)
     assert list(posterior["category_level"].values) == ["colour=red", "colour=green", "colour=blue"]
     assert list(posterior["category_feature"].values) == ["colour"] * 3
     np.testing.assert_array_equal(posterior["category_code"].values, [0, 1, 2])
-    np.testing.assert_array_equal(predict(loaded, data.X)["class_proba"].values, predict(result, data.X)["class_proba"].values)
+    np.testing.assert_array_equal(
+        predict(loaded, data.X)["class_proba"].values, predict(result, data.X)["class_proba"].values
+    )
     report = diagnose(loaded)
     assert report.passed
     assert "category_proba[a, colour=red]" in report.table.index

@@ -40,9 +40,12 @@ COVARIANCES = ("shared", "per-class")
 IW = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
 #: Normal-Inverse-Wishart hyperparameters away from every default (and from 1)
 ODD_IW = GaussianClassConditionalPrior(
-    covariance_prior="inverse_wishart", class_concentration=1.7, mean_strength=0.8, wishart_dof_offset=2.5,
+    covariance_prior="inverse_wishart",
+    class_concentration=1.7,
+    mean_strength=0.8,
+    wishart_dof_offset=2.5,
     wishart_scale=0.6,
-)  # fmt: skip
+)
 #: the same in raw units: m_0 = mean_center, Psi_0 = wishart_scale * I
 ODD_IW_RAW = dataclasses.replace(ODD_IW, autoscale=False, mean_center=4.0, wishart_scale=0.3)
 #: an LKJ prior strong enough to move the MAP visibly away from the MLE on iris
@@ -63,11 +66,6 @@ def first_features(dataset: Dataset, count: int) -> Dataset:
 
 def with_X(dataset: Dataset, X: np.ndarray) -> Dataset:
     return dataclasses.replace(dataset, X=X)
-
-
-@pytest.fixture(scope="session")
-def wine() -> Dataset:
-    return data.load("wine")
 
 
 @pytest.fixture(scope="session")
@@ -97,17 +95,23 @@ def seed001_by_size() -> dict[int, Dataset]:
 def nuts_iris_shared(iris):
     """NUTS on iris, shared covariance, inverse-Wishart prior (the Potential-based parametrisation)."""
     return inference.fit(
-        GaussianClassConditional(prior=IW), iris, method="nuts",
-        sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False), random_seed=NUTS_SEED,
-    )  # fmt: skip
+        GaussianClassConditional(prior=IW),
+        iris,
+        method="nuts",
+        sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False),
+        random_seed=NUTS_SEED,
+    )
 
 
 @pytest.fixture(scope="session")
 def exact_iris_shared(iris):
     return inference.fit(
-        GaussianClassConditional(prior=IW), iris, method="exact", sampler=SamplerSettings(draws=20_000, chains=2),
+        GaussianClassConditional(prior=IW),
+        iris,
+        method="exact",
+        sampler=SamplerSettings(draws=20_000, chains=2),
         random_seed=1,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="session")
@@ -119,9 +123,12 @@ def seed001_lkj_data() -> Dataset:
 def nuts_seed001_lkj(seed001_lkj_data):
     """NUTS under the default (LKJ) prior: the only NUTS fit of the default model."""
     return inference.fit(
-        GaussianClassConditional(), seed001_lkj_data, method="nuts",
-        sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False), random_seed=NUTS_SEED,
-    )  # fmt: skip
+        GaussianClassConditional(),
+        seed001_lkj_data,
+        method="nuts",
+        sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False),
+        random_seed=NUTS_SEED,
+    )
 
 
 # --------------------------------------------------------------------------- hand formulas
@@ -194,10 +201,12 @@ def per_class_covariances(params: xr.Dataset, n_classes: int) -> np.ndarray:
 
 def log_likelihood(dataset: Dataset, mean: np.ndarray, sigma: np.ndarray) -> float:
     """sum over rows of log N(x_n | mu_{t_n}, Sigma_{t_n}) by scipy, one class at a time (no pi terms)."""
-    return float(sum(
-        scipy.stats.multivariate_normal.logpdf(rows, mean[k], sigma[k]).sum()
-        for k, rows in enumerate(class_rows(dataset))
-    ))  # fmt: skip
+    return float(
+        sum(
+            scipy.stats.multivariate_normal.logpdf(rows, mean[k], sigma[k]).sum()
+            for k, rows in enumerate(class_rows(dataset))
+        )
+    )
 
 
 def lkj_log_density(dataset: Dataset, prior, mean: np.ndarray, sigma: np.ndarray, shared: bool) -> float:
@@ -208,9 +217,11 @@ def lkj_log_density(dataset: Dataset, prior, mean: np.ndarray, sigma: np.ndarray
     m0, s0, tau, eta, d = dataset.X.mean(axis=0), prior.mean_scale * sd, prior.sd_scale * sd, prior.lkj_eta, len(sd)
     groups = sigma[:1] if shared else sigma
     log_prior_sigma = sum(
-        (eta - 1) * np.linalg.slogdet(s)[1] - (eta - 1 + d / 2) * np.log(np.diag(s)).sum() - np.sum(np.diag(s) / (2 * tau**2))
+        (eta - 1) * np.linalg.slogdet(s)[1]
+        - (eta - 1 + d / 2) * np.log(np.diag(s)).sum()
+        - np.sum(np.diag(s) / (2 * tau**2))
         for s in groups
-    )  # fmt: skip
+    )
     log_prior_mean = scipy.stats.norm.logpdf(mean, m0, s0).sum()
     return log_likelihood(dataset, mean, sigma) + log_prior_mean + log_prior_sigma
 
@@ -261,7 +272,9 @@ def test_mle_shared_is_sklearn_linear_discriminant_analysis(wine, solver):
     model = GaussianClassConditional(covariance="shared")
     mle = model.point_estimate(wine, "mle")
     reference = LinearDiscriminantAnalysis(solver=solver, store_covariance=True).fit(wine.X, wine.y)
-    np.testing.assert_allclose(model.class_proba(mle, wine.X).values, reference.predict_proba(wine.X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        model.class_proba(mle, wine.X).values, reference.predict_proba(wine.X), rtol=0, atol=1e-10
+    )
     np.testing.assert_allclose(mle["class_mean"].values, reference.means_, rtol=1e-10)
     np.testing.assert_allclose(mle["class_prior"].values, reference.priors_, rtol=1e-10)
     scale = np.abs(reference.covariance_).max()
@@ -275,7 +288,9 @@ def test_mle_per_class_is_sklearn_quadratic_discriminant_analysis(wine):
     model = GaussianClassConditional(covariance="per-class")
     mle = model.point_estimate(wine, "mle")
     reference = QuadraticDiscriminantAnalysis().fit(wine.X, wine.y)
-    np.testing.assert_allclose(model.class_proba(mle, wine.X).values, reference.predict_proba(wine.X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        model.class_proba(mle, wine.X).values, reference.predict_proba(wine.X), rtol=0, atol=1e-10
+    )
     stored = QuadraticDiscriminantAnalysis(store_covariance=True).fit(wine.X, wine.y)
     covariance = np.array(stored.covariance_)
     np.testing.assert_allclose(mle["covariance"].values, covariance, rtol=1e-10, atol=1e-10 * np.abs(covariance).max())
@@ -333,7 +348,9 @@ def test_niw_map_and_posterior_mean_are_the_docstring_formulas(iris, prior, cova
     mean = model.point_estimate(iris, "posterior_mean")
     extra = K if covariance == "shared" else 1
     psi, nu = hand["psi"], hand["nu"][:, None, None]
-    np.testing.assert_allclose(map_["covariance"].values, squeeze_shared(psi / (nu + d + 1 + extra), covariance), rtol=1e-12)
+    np.testing.assert_allclose(
+        map_["covariance"].values, squeeze_shared(psi / (nu + d + 1 + extra), covariance), rtol=1e-12
+    )
     np.testing.assert_allclose(mean["covariance"].values, squeeze_shared(psi / (nu - d - 1), covariance), rtol=1e-12)
     np.testing.assert_allclose(map_["class_mean"].values, hand["m"], rtol=1e-12)
     np.testing.assert_allclose(mean["class_mean"].values, hand["m"], rtol=1e-12)
@@ -355,8 +372,11 @@ def test_niw_map_is_the_joint_mode_of_scipy_densities(iris, covariance):
     sigma = per_class_covariances(estimate, iris.n_classes).copy()
     assert_coordinatewise_maximum(
         lambda mean, s: niw_log_density(iris, ODD_IW, mean, s, shared),
-        estimate["class_mean"].values.copy(), sigma, shared, step=1e-3,
-    )  # fmt: skip
+        estimate["class_mean"].values.copy(),
+        sigma,
+        shared,
+        step=1e-3,
+    )
 
 
 def test_module_docstring_example_runs():
@@ -396,7 +416,9 @@ def test_seed001_decision_boundary_is_the_true_hyperplane(seed001_large):
     X = seed001_large.X[:50]
     log_proba = model.class_log_proba(mle, X)
     log_odds = (log_proba.sel({"class": "C1"}) - log_proba.sel({"class": "C2"})).values
-    np.testing.assert_allclose(X @ boundary["weight"].values + float(boundary["bias"]), log_odds, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        X @ boundary["weight"].values + float(boundary["bias"]), log_odds, rtol=1e-10, atol=1e-10
+    )
     swapped = model.decision_boundary(mle, "C2", "C1")
     xr.testing.assert_allclose(swapped, -boundary)
 
@@ -409,7 +431,9 @@ def test_seed001_decision_boundary_is_the_true_hyperplane(seed001_large):
 def test_sufficient_statistic_model_is_the_per_observation_model(small_iris, covariance_prior, covariance):
     """Module docstring, "Likelihood by sufficient statistics": the same density (including the 2 pi constant)
     and the same gradient at points far apart in density."""
-    model = GaussianClassConditional(covariance=covariance, prior=GaussianClassConditionalPrior(covariance_prior=covariance_prior))
+    model = GaussianClassConditional(
+        covariance=covariance, prior=GaussianClassConditionalPrior(covariance_prior=covariance_prior)
+    )
     sufficient = model.build(small_iris)
     reference = model.build(small_iris, likelihood="per_observation")
     assert sorted(v.name for v in sufficient.value_vars) == sorted(v.name for v in reference.value_vars)
@@ -509,7 +533,10 @@ def test_built_model_has_the_named_variables_and_dims(iris):
 
 def assert_nuts_matches_exact(nuts: xr.Dataset, exact: xr.Dataset, bound: float = 4.0) -> None:
     """For every element of class_prior, class_mean and covariance: mean and sd within `bound` combined MCSEs."""
-    for statistic, reduce in (("mean", lambda d: d.mean(("chain", "draw"))), ("sd", lambda d: d.std(("chain", "draw")))):
+    for statistic, reduce in (
+        ("mean", lambda d: d.mean(("chain", "draw"))),
+        ("sd", lambda d: d.std(("chain", "draw"))),
+    ):
         mcse_nuts = azs.mcse(nuts, sample_dims=("chain", "draw"), method=statistic)
         mcse_exact = azs.mcse(exact, sample_dims=("chain", "draw"), method=statistic)
         for name in ("class_prior", "class_mean", "covariance"):
@@ -532,9 +559,12 @@ def test_nuts_agrees_with_the_exact_posterior_shared(nuts_iris_shared, exact_iri
 def test_nuts_agrees_with_the_exact_posterior_per_class(iris):
     model = GaussianClassConditional(covariance="per-class", prior=IW)
     nuts = inference.fit(
-        model, iris, method="nuts", sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False),
+        model,
+        iris,
+        method="nuts",
+        sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False),
         random_seed=NUTS_SEED,
-    )  # fmt: skip
+    )
     exact = model.exact_posterior(iris, draws=20_000, chains=2, random_seed=3)
     assert int(nuts["sample_stats"]["diverging"].sum()) == 0
     assert nuts["posterior"]["covariance"].dims == ("chain", "draw", "class", "feature", "other_feature")
@@ -545,9 +575,12 @@ def test_nuts_agrees_with_the_exact_posterior_per_class(iris):
 def test_nuts_per_class_lkj_has_no_divergences_and_centres_on_the_mle(iris):
     model = GaussianClassConditional(covariance="per-class")
     nuts = inference.fit(
-        model, iris, method="nuts", sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False),
+        model,
+        iris,
+        method="nuts",
+        sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False),
         random_seed=NUTS_SEED,
-    )  # fmt: skip
+    )
     assert int(nuts["sample_stats"]["diverging"].sum()) == 0
     posterior = nuts["posterior"].to_dataset()
     mle = model.point_estimate(iris, "mle")
@@ -665,7 +698,9 @@ def test_posterior_concentrates_at_rate_one_over_sqrt_n(seed001_by_size):
         draws = model.exact_posterior(dataset, draws=4_000, chains=1, random_seed=n)
         sds[n] = {name: draws[name].std(("chain", "draw")).values for name in ("class_mean", "covariance")}
         mean, mle = model.point_estimate(dataset, "posterior_mean"), model.point_estimate(dataset, "mle")
-        distances[n] = max(float(np.abs(mean[name] - mle[name]).max()) for name in ("class_mean", "covariance", "class_prior"))
+        distances[n] = max(
+            float(np.abs(mean[name] - mle[name]).max()) for name in ("class_mean", "covariance", "class_prior")
+        )
         # the draws' mean is the closed form (within Monte-Carlo error)
         error = np.abs(draws["class_mean"].mean(("chain", "draw")).values - mean["class_mean"].values)
         assert (error <= 5 * sds[n]["class_mean"] / np.sqrt(4_000)).all()
@@ -736,22 +771,30 @@ def test_posterior_predictive_is_scipys_multivariate_t(unbalanced_iris, prior, c
     d, K = iris.n_features, iris.n_classes
     dof = np.broadcast_to(hand["nu"] - d + 1, (K,))
     np.testing.assert_allclose(predictive["predictive_dof"].values, dof, rtol=1e-12)
-    np.testing.assert_allclose(predictive["predictive_scale_factor"].values, (hand["kappa"] + 1) / hand["kappa"], rtol=1e-12)
+    np.testing.assert_allclose(
+        predictive["predictive_scale_factor"].values, (hand["kappa"] + 1) / hand["kappa"], rtol=1e-12
+    )
     rows = np.vstack([iris.X, np.random.default_rng(3).normal(iris.X.mean(axis=0), 3 * iris.X.std(axis=0), (200, d))])
     psi = np.broadcast_to(hand["psi"], (K, d, d))
-    joint = np.column_stack([
-        scipy.stats.multivariate_t.logpdf(
-            rows, loc=hand["m"][k], shape=(hand["kappa"][k] + 1) / (hand["kappa"][k] * dof[k]) * psi[k], df=dof[k]
-        )
-        for k in range(K)
-    ]) + np.log(hand["alpha"] / hand["alpha"].sum())  # fmt: skip
+    joint = np.column_stack(
+        [
+            scipy.stats.multivariate_t.logpdf(
+                rows, loc=hand["m"][k], shape=(hand["kappa"][k] + 1) / (hand["kappa"][k] * dof[k]) * psi[k], df=dof[k]
+            )
+            for k in range(K)
+        ]
+    ) + np.log(hand["alpha"] / hand["alpha"].sum())
     expected = joint - scipy.special.logsumexp(joint, axis=1, keepdims=True)
     log_proba = model.class_log_proba(predictive, rows)
     np.testing.assert_allclose(log_proba.values, expected, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(np.exp(log_proba).sum("class").values, 1.0, rtol=0, atol=1e-12)
     # the stored parameters as documented: covariance * predictive_scale_factor is the t's shape matrix
     shape = per_class_covariances(predictive, K) * predictive["predictive_scale_factor"].values[:, None, None]
-    np.testing.assert_allclose(shape, (hand["kappa"] + 1)[:, None, None] / (hand["kappa"][:, None, None] * dof[:, None, None]) * psi, rtol=1e-12)
+    np.testing.assert_allclose(
+        shape,
+        (hand["kappa"] + 1)[:, None, None] / (hand["kappa"][:, None, None] * dof[:, None, None]) * psi,
+        rtol=1e-12,
+    )
     # and not the Gaussian plug-in of the posterior mean
     plug_in = model.class_log_proba(model.point_estimate(iris, "posterior_mean"), rows)
     assert np.abs(plug_in.values - expected).max() > 1e-3
@@ -808,9 +851,9 @@ def hand_gaussian_log_proba(params: xr.Dataset, X: np.ndarray) -> np.ndarray:
     """log P(class | x) of ONE Gaussian parameter set by scipy's multivariate normal density."""
     K = params.sizes["class"]
     sigma = per_class_covariances(params, K)
-    joint = np.column_stack([
-        scipy.stats.multivariate_normal.logpdf(X, params["class_mean"].values[k], sigma[k]) for k in range(K)
-    ]) + np.log(params["class_prior"].values)  # fmt: skip
+    joint = np.column_stack(
+        [scipy.stats.multivariate_normal.logpdf(X, params["class_mean"].values[k], sigma[k]) for k in range(K)]
+    ) + np.log(params["class_prior"].values)
     return joint - scipy.special.logsumexp(joint, axis=1, keepdims=True)
 
 
@@ -820,7 +863,10 @@ def test_class_log_proba_is_bayes_rule_with_scipy_densities(wine, covariance):
     for kind in ("mle", "map", "unbiased", "posterior_mean"):
         estimate = model.point_estimate(wine, kind)
         np.testing.assert_allclose(
-            model.class_log_proba(estimate, wine.X).values, hand_gaussian_log_proba(estimate, wine.X), rtol=1e-8, atol=1e-8
+            model.class_log_proba(estimate, wine.X).values,
+            hand_gaussian_log_proba(estimate, wine.X),
+            rtol=1e-8,
+            atol=1e-8,
         )
     draws = model.exact_posterior(wine, draws=3, chains=2, random_seed=4)
     log_proba = model.class_log_proba(draws, wine.X[:30])
@@ -840,13 +886,16 @@ def test_a_single_feature_works_for_every_estimate(iris, covariance):
         proba = model.class_proba(model.point_estimate(petal, kind), petal.X)
         np.testing.assert_allclose(proba.sum("class").values, 1.0, rtol=0, atol=1e-12)
     mle = model.point_estimate(petal, "mle")
-    np.testing.assert_allclose(model.class_log_proba(mle, petal.X).values, hand_gaussian_log_proba(mle, petal.X), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        model.class_log_proba(mle, petal.X).values, hand_gaussian_log_proba(mle, petal.X), rtol=1e-10, atol=1e-10
+    )
     draws = model.exact_posterior(petal, draws=5, chains=2, random_seed=0)
     assert model.class_proba(draws, petal.X).shape == (2, 5, 150, 3)
     assert model.sample_features(draws, petal.y[:4], random_seed=0).shape == (2, 5, 4, 1)
     assert GaussianClassConditional(covariance=covariance).build(petal).named_vars_to_dims["covariance"][-2:] == (
-        "feature", "other_feature",
-    )  # fmt: skip
+        "feature",
+        "other_feature",
+    )
 
 
 def permuted_features(dataset: Dataset, order: np.ndarray) -> Dataset:
@@ -870,8 +919,9 @@ def test_class_proba_is_invariant_to_the_order_of_the_features(wine, covariance)
     permuted_mle = model.point_estimate(shuffled, "mle")
     xr.testing.assert_allclose(
         permuted_mle["covariance"].sel(feature=list(wine.feature_names), other_feature=list(wine.feature_names)),
-        model.point_estimate(wine, "mle")["covariance"], rtol=1e-12,
-    )  # fmt: skip
+        model.point_estimate(wine, "mle")["covariance"],
+        rtol=1e-12,
+    )
 
 
 @pytest.mark.parametrize(("shift", "scale"), [(1e3, 1.0), (-50.0, 1e3), (3.0, 1e-2), (0.0, -2.0)])
@@ -956,7 +1006,9 @@ def test_linear_discriminant_per_posterior_draw(iris):
     assert lda["weight"].shape == (2, 25, 3, 4)
     np.testing.assert_allclose(softmax_of(lda, iris.X), model.class_proba(draws, iris.X).values, rtol=0, atol=1e-9)
     one = model.linear_discriminant(draws.isel(chain=1, draw=4))
-    xr.testing.assert_allclose(lda.isel(chain=1, draw=4).drop_vars(["chain", "draw"]), one.drop_vars(["chain", "draw"], errors="ignore"))
+    xr.testing.assert_allclose(
+        lda.isel(chain=1, draw=4).drop_vars(["chain", "draw"]), one.drop_vars(["chain", "draw"], errors="ignore")
+    )
     boundary = model.decision_boundary(draws, "versicolor", "virginica")
     assert boundary["weight"].dims == ("chain", "draw", "feature") and boundary["bias"].dims == ("chain", "draw")
 
@@ -1048,7 +1100,11 @@ def test_sample_features_uses_each_draws_and_each_class_parameters(covariance):
     for draw in range(2):
         for k in range(2):
             rows = values[draw, codes == k]
-            sigma = params["covariance"].values[0, draw] if covariance == "shared" else params["covariance"].values[0, draw, k]
+            sigma = (
+                params["covariance"].values[0, draw]
+                if covariance == "shared"
+                else params["covariance"].values[0, draw, k]
+            )
             sd = np.sqrt(np.diag(sigma))
             mean = params["class_mean"].values[0, draw, k]
             assert (np.abs(rows.mean(axis=0) - mean) <= 5 * sd / np.sqrt(len(rows))).all(), (draw, k)
@@ -1100,9 +1156,11 @@ def test_qda_with_fewer_rows_than_features_names_the_class_and_regularization(ir
     few = iris.subset(np.r_[0:3, 50:100, 100:150])  # 3 setosa rows, 4 features
     model = GaussianClassConditional(covariance="per-class")
     assert_clear_error(
-        lambda: model.point_estimate(few, kind), NoEstimateError,
-        r"covariance\['setosa'\] does not exist: class 'setosa' has 3 rows for 4 features.*regularization \(e\.g\. 0\.1\)",
-    )  # fmt: skip
+        lambda: model.point_estimate(few, kind),
+        NoEstimateError,
+        r"covariance\['setosa'\] does not exist: class 'setosa' has 3 rows for 4 features.*regularization \(e\.g\. "
+        r"0\.1\)",
+    )
     regularized = GaussianClassConditional(covariance="per-class", regularization=0.1)
     estimate = regularized.point_estimate(few, kind)
     assert (np.linalg.eigvalsh(estimate["covariance"].values) > 0).all()
@@ -1127,9 +1185,13 @@ def test_regularization_is_the_documented_shrinkage(iris):
 
 def test_regularized_shared_unbiased_estimate_with_no_degrees_of_freedom_is_an_error():
     dataset = Dataset(
-        name="two_rows", X=np.array([[0.0, 1.0], [1.0, 3.0]]), y=np.array([0, 1]), feature_names=("u", "v"),
-        class_names=("a", "b"), feature_kinds=("continuous", "continuous"),
-    )  # fmt: skip
+        name="two_rows",
+        X=np.array([[0.0, 1.0], [1.0, 3.0]]),
+        y=np.array([0, 1]),
+        feature_names=("u", "v"),
+        class_names=("a", "b"),
+        feature_kinds=("continuous", "continuous"),
+    )
     model = GaussianClassConditional(covariance="shared", regularization=0.1)
     with pytest.raises(NoEstimateError, match=r"unbiased"):
         estimate = model.point_estimate(dataset, "unbiased")
@@ -1141,9 +1203,10 @@ def test_a_feature_constant_within_one_class_has_no_qda_mle(iris):
     X[iris.y == 1, 2] = 4.0  # petal length constant within versicolor
     constant = with_X(iris, X)
     message = assert_clear_error(
-        lambda: GaussianClassConditional(covariance="per-class").point_estimate(constant, "mle"), NoEstimateError,
+        lambda: GaussianClassConditional(covariance="per-class").point_estimate(constant, "mle"),
+        NoEstimateError,
         r"covariance\['versicolor'\].*feature 'petal length \(cm\)' is constant within class 'versicolor'",
-    )  # fmt: skip
+    )
     assert "regularization" in message
     # the shared MLE exists (the other classes vary), and so does the regularised QDA
     assert np.isfinite(GaussianClassConditional().point_estimate(constant, "mle")["covariance"].values).all()
@@ -1155,24 +1218,31 @@ def test_a_feature_constant_within_every_class_has_no_lda_mle(iris):
     X = iris.X.copy()
     X[:, 3] = np.array([0.2, 1.3, 2.0])[iris.y]  # petal width constant within each class, not overall
     assert_clear_error(
-        lambda: GaussianClassConditional().point_estimate(with_X(iris, X), "mle"), NoEstimateError,
-        r"shared covariance does not exist: feature 'petal width \(cm\)' is constant within every class.*regularization",
-    )  # fmt: skip
+        lambda: GaussianClassConditional().point_estimate(with_X(iris, X), "mle"),
+        NoEstimateError,
+        r"shared covariance does not exist: feature 'petal width \(cm\)' is constant within every "
+        r"class.*regularization",
+    )
 
 
 def test_more_features_than_rows_has_no_shared_mle():
     rng = np.random.default_rng(0)
     wide = Dataset(
-        name="wide", X=rng.normal(size=(6, 8)), y=np.repeat([0, 1], 3), feature_names=tuple(f"f{i}" for i in range(8)),
-        class_names=("a", "b"), feature_kinds=("continuous",) * 8,
-    )  # fmt: skip
+        name="wide",
+        X=rng.normal(size=(6, 8)),
+        y=np.repeat([0, 1], 3),
+        feature_names=tuple(f"f{i}" for i in range(8)),
+        class_names=("a", "b"),
+        feature_kinds=("continuous",) * 8,
+    )
     model = GaussianClassConditional()
     for kind, estimate in (("mle", "MLE"), ("unbiased", "unbiased estimate"), ("map", "LKJ-prior MAP")):
         assert_clear_error(
-            lambda kind=kind: model.point_estimate(wide, kind), NoEstimateError,
+            lambda kind=kind: model.point_estimate(wide, kind),
+            NoEstimateError,
             rf"{estimate} of the shared covariance does not exist: 6 rows in 2 classes leave 4 degrees of freedom "
             r"for 8 features.*regularization",
-        )  # fmt: skip
+        )
     for kind in ("mle", "unbiased"):
         regularized = GaussianClassConditional(regularization=0.2)
         proba = regularized.class_proba(regularized.point_estimate(wide, kind), wide.X)
@@ -1189,9 +1259,10 @@ def test_collinear_features_have_no_mle(iris, covariance):
     model = GaussianClassConditional(covariance=covariance)
     for kind in ("mle", "unbiased", "map"):
         assert_clear_error(
-            lambda kind=kind: model.point_estimate(with_X(iris, X), kind), NoEstimateError,
+            lambda kind=kind: model.point_estimate(with_X(iris, X), kind),
+            NoEstimateError,
             r"does not exist: the features are linearly dependent \(collinear\).*regularization",
-        )  # fmt: skip
+        )
 
 
 def test_a_feature_constant_over_all_rows_is_rejected_by_name(iris):
@@ -1206,27 +1277,41 @@ def test_a_feature_constant_over_all_rows_is_rejected_by_name(iris):
         lambda: inference.fit(model, constant, method="exact"),
     )
     for call in calls:
-        assert_clear_error(call, ValueError, r"feature\(s\) 'sepal width \(cm\)' of 'iris' are constant over the training rows.*drop")
+        assert_clear_error(
+            call, ValueError, r"feature\(s\) 'sepal width \(cm\)' of 'iris' are constant over the training rows.*drop"
+        )
 
 
 def test_one_class_and_empty_classes_are_rejected(iris):
     model = GaussianClassConditional()
-    assert_clear_error(lambda: model.point_estimate(iris.subset(np.arange(10)), "mle"), ValueError,
-                       r"y contains a single class \('setosa'\).*at least 2 classes")  # fmt: skip
-    assert_clear_error(lambda: model.point_estimate(iris.subset(np.r_[0:10, 50:60]), "mle"), ValueError,
-                       r"class\(es\) 'virginica'.*no training rows")  # fmt: skip
+    assert_clear_error(
+        lambda: model.point_estimate(iris.subset(np.arange(10)), "mle"),
+        ValueError,
+        r"y contains a single class \('setosa'\).*at least 2 classes",
+    )
+    assert_clear_error(
+        lambda: model.point_estimate(iris.subset(np.r_[0:10, 50:60]), "mle"),
+        ValueError,
+        r"class\(es\) 'virginica'.*no training rows",
+    )
 
 
 def test_non_continuous_features_are_rejected():
     rng = np.random.default_rng(0)
     mixed = Dataset(
-        name="mixed", X=np.column_stack([rng.normal(size=10), rng.normal(size=10), np.tile([0.0, 1.0], 5)]),
-        y=np.repeat([0, 1], 5), feature_names=("u", "v", "rain"), class_names=("a", "b"),
+        name="mixed",
+        X=np.column_stack([rng.normal(size=10), rng.normal(size=10), np.tile([0.0, 1.0], 5)]),
+        y=np.repeat([0, 1], 5),
+        feature_names=("u", "v", "rain"),
+        class_names=("a", "b"),
         feature_kinds=("continuous", "continuous", "binary"),
-    )  # fmt: skip
+    )
     model = GaussianClassConditional(prior=IW)
-    for call in (lambda: model.point_estimate(mixed, "mle"), lambda: model.build(mixed),
-                 lambda: model.exact_posterior(mixed, draws=5, chains=1, random_seed=0)):  # fmt: skip
+    for call in (
+        lambda: model.point_estimate(mixed, "mle"),
+        lambda: model.build(mixed),
+        lambda: model.exact_posterior(mixed, draws=5, chains=1, random_seed=0),
+    ):
         assert_clear_error(call, ValueError, r"continuous features; 'rain' \(binary\) of 'mixed' are not.*naive_bayes")
 
 
@@ -1276,8 +1361,11 @@ def test_exact_draws_under_the_lkj_prior_name_the_inverse_wishart_prior(iris):
     model = GaussianClassConditional()
     assert not model.has_exact()
     assert "posterior_mean" not in model.available_point_estimates()
-    assert_clear_error(lambda: model.exact_posterior(iris, draws=5, chains=1, random_seed=0), ValueError,
-                       r"covariance_prior='inverse_wishart'")  # fmt: skip
+    assert_clear_error(
+        lambda: model.exact_posterior(iris, draws=5, chains=1, random_seed=0),
+        ValueError,
+        r"covariance_prior='inverse_wishart'",
+    )
 
 
 @pytest.mark.parametrize("request_", ["fit_exact", "posterior_mean", "posterior_predictive"])
@@ -1295,8 +1383,11 @@ def test_non_positive_definite_parameters_are_a_clear_error(iris):
     model = GaussianClassConditional()
     estimate = model.point_estimate(iris, "mle")
     broken = estimate.assign(covariance=-estimate["covariance"])
-    for call in (lambda: model.class_proba(broken, iris.X), lambda: model.linear_discriminant(broken),
-                 lambda: model.sample_features(broken, np.array([0, 1]), random_seed=0)):  # fmt: skip
+    for call in (
+        lambda: model.class_proba(broken, iris.X),
+        lambda: model.linear_discriminant(broken),
+        lambda: model.sample_features(broken, np.array([0, 1]), random_seed=0),
+    ):
         assert_clear_error(call, ValueError, r"not positive definite.*regularization > 0")
 
 

@@ -28,7 +28,6 @@ from bayesclass.data import Dataset, load, seed004_gp, seed004_gp_truth
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.fit import standardization_of
 from bayesclass.models import model_from_dict
-from bayesclass.models.base import ConvergenceError
 from bayesclass.models._kernels import hsgp_basis, hsgp_frequencies, kernel_gradients, kernel_matrix, spectral_density
 from bayesclass.models._laplace import (
     LaplaceFit,
@@ -38,6 +37,7 @@ from bayesclass.models._laplace import (
     weight_laplace_fit,
 )
 from bayesclass.models._latent_op import WhitenedLatent
+from bayesclass.models.base import ConvergenceError
 from bayesclass.models.gaussian_process import EXACT_UP_TO, HSGP_MAX_BASIS, GaussianProcessPrior, LatentGaussianProcess
 
 SEED004_LENGTHSCALE = 1 / np.sqrt(50)  # exp(-5^2 r^2) = exp(-r^2 / (2 l^2))
@@ -107,8 +107,12 @@ def test_laplace_mode_maximises_the_latent_posterior(seed004_data, link):
         return 0.5 * u @ u - np.sum(y * np.log(p) + (1 - y) * np.log1p(-p))
 
     start = np.linalg.solve(factor, fit.mode)
-    assert negative_log_posterior(start) <= negative_log_posterior(start + 1e-3 * np.random.default_rng(0).normal(size=len(y)))
-    found = scipy.optimize.minimize(negative_log_posterior, np.zeros(len(y)), method="L-BFGS-B", options={"maxiter": 5000})
+    assert negative_log_posterior(start) <= negative_log_posterior(
+        start + 1e-3 * np.random.default_rng(0).normal(size=len(y))
+    )
+    found = scipy.optimize.minimize(
+        negative_log_posterior, np.zeros(len(y)), method="L-BFGS-B", options={"maxiter": 5000}
+    )
     assert negative_log_posterior(start) <= found.fun + 1e-6
 
 
@@ -126,14 +130,26 @@ def test_probit_and_logit_differ_as_expected(seed004_data):
 def test_predictive_probability_is_the_latent_average_of_the_link(mean, variance):
     fit = laplace_fit(np.zeros((1, 1)), np.array([1]), np.ones((1, 1)), link="logit")
     # a fit whose prediction has exactly this latent mean and variance: gradient and B chosen by hand
-    fit = type(fit)(x=fit.x, y=fit.y, link="logit", mode=fit.mode, gradient=np.array([mean]), sqrt_w=np.array([0.0]),
-                    cholesky_b=np.ones((1, 1)), log_marginal_likelihood=0.0, iterations=1)  # fmt: skip
+    fit = type(fit)(
+        x=fit.x,
+        y=fit.y,
+        link="logit",
+        mode=fit.mode,
+        gradient=np.array([mean]),
+        sqrt_w=np.array([0.0]),
+        cholesky_b=np.ones((1, 1)),
+        log_marginal_likelihood=0.0,
+        iterations=1,
+    )
     m, v, proba = laplace_predict(fit, np.ones((1, 1)), np.array([variance]))
     assert m[0] == pytest.approx(mean) and v[0] == pytest.approx(variance)
     exact, _ = scipy.integrate.quad(
         lambda z: scipy.special.expit(z) * np.exp(-0.5 * (z - mean) ** 2 / variance) / np.sqrt(2 * np.pi * variance),
-        mean - 12 * np.sqrt(variance), mean + 12 * np.sqrt(variance), points=[mean], limit=200,
-    )  # fmt: skip
+        mean - 12 * np.sqrt(variance),
+        mean + 12 * np.sqrt(variance),
+        points=[mean],
+        limit=200,
+    )
     assert proba[0] == pytest.approx(exact, abs=1e-10)
     probit_fit = type(fit)(**{**fit.__dict__, "link": "probit"})
     _, _, probit = laplace_predict(probit_fit, np.ones((1, 1)), np.array([variance]))
@@ -188,7 +204,6 @@ def test_laplace_reports_non_convergence(seed004_data):
 # --------------------------------------------------------------------------- the family (not registered yet)
 
 
-
 @pytest.fixture(scope="module")
 def small_gp_data():
     return seed004_gp(60, random_seed=11).standardized()
@@ -199,15 +214,26 @@ def test_pymc_model_latent_and_likelihood_are_the_textbook_ones(small_gp_data):
         model = LatentGaussianProcess(link=link, kernel="matern52")
         pymc_model = model.build(small_gp_data)
         rng = np.random.default_rng(0)
-        point = {name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in pymc_model.initial_point().items()}
+        point = {
+            name: value + rng.normal(scale=0.5, size=np.shape(value))
+            for name, value in pymc_model.initial_point().items()
+        }
         outputs = pymc_model.replace_rvs_by_values(
-            [pymc_model["latent"], pymc_model["lengthscale"], pymc_model["amplitude"], pymc_model["constant"],
-             pymc_model["latent_whitened"], pymc_model.potentials[0]]
-        )  # fmt: skip
+            [
+                pymc_model["latent"],
+                pymc_model["lengthscale"],
+                pymc_model["amplitude"],
+                pymc_model["constant"],
+                pymc_model["latent_whitened"],
+                pymc_model.potentials[0],
+            ]
+        )
         evaluate = pymc_model.compile_fn(outputs, point_fn=True)
         latent, lengthscale, amplitude, constant, whitened, likelihood = evaluate(point)
         x = small_gp_data.X
-        covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant, kernel="matern52")
+        covariance = kernel_matrix(
+            x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant, kernel="matern52"
+        )
         covariance += model.jitter * amplitude**2 * np.eye(len(x))
         np.testing.assert_allclose(latent, np.linalg.cholesky(covariance) @ whitened, rtol=1e-8, atol=1e-10)
         inverse_link = scipy.special.expit if link == "logit" else scipy.special.ndtr
@@ -226,18 +252,40 @@ def test_laplace_point_estimate_maximises_the_evidence_and_predicts(small_gp_dat
         covariance += model.jitter * (amplitude**2 + constant**2) * np.eye(len(x))
         return laplace_fit(x, y, covariance).log_marginal_likelihood, covariance
 
-    best, covariance = evidence(estimate["lengthscale"].values, float(estimate["amplitude"]), float(estimate["constant"]))
+    best, covariance = evidence(
+        estimate["lengthscale"].values, float(estimate["amplitude"]), float(estimate["constant"])
+    )
     np.testing.assert_allclose(estimate["latent"].values, laplace_fit(x, y, covariance).mode, atol=1e-8)
     for factor in (0.7, 1.4):
-        assert best >= evidence(estimate["lengthscale"].values * factor, float(estimate["amplitude"]), float(estimate["constant"]))[0] - 1e-6
-        assert best >= evidence(estimate["lengthscale"].values, float(estimate["amplitude"]) * factor, float(estimate["constant"]))[0] - 1e-6
+        assert (
+            best
+            >= evidence(
+                estimate["lengthscale"].values * factor, float(estimate["amplitude"]), float(estimate["constant"])
+            )[0]
+            - 1e-6
+        )
+        assert (
+            best
+            >= evidence(
+                estimate["lengthscale"].values, float(estimate["amplitude"]) * factor, float(estimate["constant"])
+            )[0]
+            - 1e-6
+        )
     new = np.linspace(-2, 2, 25)[:, np.newaxis]
     proba = model.class_proba(estimate, new)
     assert proba.dims == ("obs", "class")
     np.testing.assert_allclose(proba.sum("class").values, 1.0, atol=1e-12)
-    _, _, expected = laplace_predict(laplace_fit(x, y, covariance), kernel_matrix(
-        x, new, lengthscale=estimate["lengthscale"].values, amplitude=float(estimate["amplitude"]),
-        constant=float(estimate["constant"])), np.full(25, float(estimate["amplitude"]) ** 2 + float(estimate["constant"]) ** 2))  # fmt: skip
+    _, _, expected = laplace_predict(
+        laplace_fit(x, y, covariance),
+        kernel_matrix(
+            x,
+            new,
+            lengthscale=estimate["lengthscale"].values,
+            amplitude=float(estimate["amplitude"]),
+            constant=float(estimate["constant"]),
+        ),
+        np.full(25, float(estimate["amplitude"]) ** 2 + float(estimate["constant"]) ** 2),
+    )
     np.testing.assert_allclose(proba.sel({"class": "1"}).values, expected, atol=1e-12)
 
 
@@ -249,10 +297,13 @@ def test_draws_interpolate_their_latent_at_training_inputs(small_gp_data, link):
     n = small_gp_data.n_obs
     lengthscale, amplitude, constant = rng.uniform(0.3, 1.0, 3), rng.uniform(1.0, 3.0, 3), rng.uniform(0.1, 1.0, 3)
     x = small_gp_data.X
-    latent = np.array([  # a draw of the GP prior per parameter draw (a latent the model can produce)
-        np.linalg.cholesky(kernel_matrix(x, x, lengthscale=ell, amplitude=a, constant=c) + 1e-9 * np.eye(n)) @ rng.normal(size=n)
-        for ell, a, c in zip(lengthscale, amplitude, constant, strict=True)
-    ])  # fmt: skip
+    latent = np.array(
+        [  # a draw of the GP prior per parameter draw (a latent the model can produce)
+            np.linalg.cholesky(kernel_matrix(x, x, lengthscale=ell, amplitude=a, constant=c) + 1e-9 * np.eye(n))
+            @ rng.normal(size=n)
+            for ell, a, c in zip(lengthscale, amplitude, constant, strict=True)
+        ]
+    )
     draws = xr.Dataset(
         {
             "lengthscale": (("chain", "draw", "feature"), lengthscale.reshape(1, 3, 1)),
@@ -276,8 +327,14 @@ def test_family_rejects_bad_input():
     for bad in (0.0, -1.0):
         with pytest.raises(ValueError, match="lengthscale_alpha must be a positive finite number"):
             GaussianProcessPrior(lengthscale_alpha=bad)
-    two_inputs = Dataset(name="two", X=np.random.default_rng(0).normal(size=(20, 2)), y=np.tile([0, 1], 10),
-                         feature_names=("a", "b"), class_names=("0", "1"), feature_kinds=("continuous",) * 2)  # fmt: skip
+    two_inputs = Dataset(
+        name="two",
+        X=np.random.default_rng(0).normal(size=(20, 2)),
+        y=np.tile([0, 1], 10),
+        feature_names=("a", "b"),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",) * 2,
+    )
     estimate = LatentGaussianProcess().point_estimate(two_inputs, "map")
     with pytest.raises(ValueError, match="X"):
         LatentGaussianProcess().class_proba(estimate, np.zeros((3, 1)))  # one input dimension given, two expected
@@ -289,8 +346,14 @@ def test_nuts_covers_the_true_latent(small_gp_data):
     the training inputs. (The issue's n = 200 version belongs to the unfinished part of issue 5.)"""
     truth = seed004_gp_truth(100, random_seed=3)
     training = seed004_gp(100, random_seed=3)
-    result = inference.fit(LatentGaussianProcess(), training, method="nuts", standardize=True,
-                           sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False), random_seed=4)  # fmt: skip
+    result = inference.fit(
+        LatentGaussianProcess(),
+        training,
+        method="nuts",
+        standardize=True,
+        sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False),
+        random_seed=4,
+    )
     latent = result["posterior"]["latent"].values.reshape(-1, 100)
     low, high = np.quantile(latent, [0.055, 0.945], axis=0)
     assert np.mean((truth["latent"] >= low) & (truth["latent"] <= high)) >= 0.8
@@ -360,10 +423,14 @@ def test_kernel_gradients_are_the_derivatives_of_the_covariance(kernel):
 
     def covariance(log_theta):
         theta = np.exp(log_theta)
-        return kernel_gradients(x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel, jitter=jitter)[0]
+        return kernel_gradients(
+            x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel, jitter=jitter
+        )[0]
 
     theta = np.exp(log_theta)
-    value, gradients = kernel_gradients(x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel, jitter=jitter)
+    value, gradients = kernel_gradients(
+        x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel, jitter=jitter
+    )
     expected = kernel_matrix(x, x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel)
     np.testing.assert_allclose(value, expected + jitter * theta[2] ** 2 * np.eye(25), rtol=1e-12, atol=1e-14)
     assert gradients.shape == (4, 25, 25)
@@ -400,7 +467,9 @@ def test_evidence_and_its_gradient_equal_scikit_learn(small_gp_data, breast_canc
     x, y = data.X, data.y
     d = data.n_features
     lengthscale, amplitude, constant = np.array([0.6, 1.4][:d]), 1.5, 0.5
-    kernel = ConstantKernel(amplitude**2) * RBF(lengthscale if d > 1 else float(lengthscale[0])) + ConstantKernel(constant**2)
+    kernel = ConstantKernel(amplitude**2) * RBF(lengthscale if d > 1 else float(lengthscale[0])) + ConstantKernel(
+        constant**2
+    )
     reference = GaussianProcessClassifier(kernel=kernel, optimizer=None).fit(x, y).base_estimator_
     names = [parameter.name for parameter in reference.kernel_.hyperparameters]
     assert names == ["k1__k1__constant_value", "k1__k2__length_scale", "k2__constant_value"]
@@ -423,8 +492,12 @@ def test_laplace_fit_evidence_belongs_to_the_returned_mode(small_gp_data):
     root = fit.sqrt_w
     np.testing.assert_allclose(root**2, scipy.special.expit(fit.mode) * scipy.special.expit(-fit.mode), rtol=1e-12)
     factor = np.linalg.cholesky(np.eye(n) + root[:, None] * covariance * root)  # B at the returned mode
-    evidence = log_likelihood(fit.mode, y, "logit").sum() - 0.5 * fit.gradient @ fit.mode - np.log(np.diag(factor)).sum()
-    reference = GaussianProcessClassifier(kernel=ConstantKernel(2.25) * RBF(0.6) + ConstantKernel(0.25), optimizer=None).fit(x, y)
+    evidence = (
+        log_likelihood(fit.mode, y, "logit").sum() - 0.5 * fit.gradient @ fit.mode - np.log(np.diag(factor)).sum()
+    )
+    reference = GaussianProcessClassifier(
+        kernel=ConstantKernel(2.25) * RBF(0.6) + ConstantKernel(0.25), optimizer=None
+    ).fit(x, y)
     assert reference.log_marginal_likelihood_value_ == pytest.approx(evidence, abs=1e-10)  # sklearn agrees with it
     np.testing.assert_allclose(fit.cholesky_b, factor, atol=1e-10)
     assert fit.log_marginal_likelihood == pytest.approx(evidence, abs=1e-10)
@@ -506,7 +579,9 @@ def test_type2_maximum_likelihood_agrees_with_scikit_learn(type2_data, type2_map
     x, y = type2_data.X, type2_data.y
     a_squared, lengthscale, c_squared = np.exp(type2_sklearn.base_estimator_.kernel_.theta)
     theirs = np.array([lengthscale, np.sqrt(a_squared), np.sqrt(c_squared)])
-    ours = np.array([float(type2_map["lengthscale"].values[0]), float(type2_map["amplitude"]), float(type2_map["constant"])])
+    ours = np.array(
+        [float(type2_map["lengthscale"].values[0]), float(type2_map["amplitude"]), float(type2_map["constant"])]
+    )
     assert ours[2] > 10 * np.exp(-5.0)  # interior: not at the lower bound of the optimiser
     np.testing.assert_allclose(ours, theirs, rtol=2e-3)
     new = np.linspace(-2.5, 2.5, 101)[:, np.newaxis]
@@ -526,8 +601,14 @@ def test_type2_maximum_likelihood_agrees_with_scikit_learn(type2_data, type2_map
 
 def test_type2_map_latent_is_the_laplace_mode_at_its_hyperparameters(type2_data, type2_map):
     x, y = type2_data.X, type2_data.y
-    lengthscale, amplitude, constant = type2_map["lengthscale"].values, float(type2_map["amplitude"]), float(type2_map["constant"])
-    covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant) + 1e-6 * amplitude**2 * np.eye(len(y))
+    lengthscale, amplitude, constant = (
+        type2_map["lengthscale"].values,
+        float(type2_map["amplitude"]),
+        float(type2_map["constant"]),
+    )
+    covariance = kernel_matrix(
+        x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant
+    ) + 1e-6 * amplitude**2 * np.eye(len(y))
     fit = laplace_fit(x, y, covariance)
     np.testing.assert_allclose(type2_map["latent"].values, fit.mode, atol=1e-8)
     np.testing.assert_allclose(type2_map["laplace_weight"].values, fit.sqrt_w**2, rtol=1e-6)
@@ -540,7 +621,10 @@ def test_type2_map_latent_is_the_laplace_mode_at_its_hyperparameters(type2_data,
 def random_points(pymc_model, count, seed):
     rng = np.random.default_rng(seed)
     start = pymc_model.initial_point()
-    return [{name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in start.items()} for _ in range(count)]
+    return [
+        {name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in start.items()}
+        for _ in range(count)
+    ]
 
 
 def logp_and_gradient(pymc_model, mode):
@@ -559,7 +643,9 @@ def test_whitened_latent_logp_and_gradient_equal_the_pytensor_graph(small_gp_dat
     model = LatentGaussianProcess(kernel=kernel, approximation="exact")
     fused, reference = model.build(data), model.build(data, latent_graph="pytensor")
     applied = {type(v.owner.op) for v in ancestors([fused["latent"]]) if v.owner is not None}
-    assert WhitenedLatent in applied and WhitenedLatent not in {type(v.owner.op) for v in ancestors([reference["latent"]]) if v.owner}
+    assert WhitenedLatent in applied and WhitenedLatent not in {
+        type(v.owner.op) for v in ancestors([reference["latent"]]) if v.owner
+    }
     points = random_points(fused, 3, seed=1)
     expected = logp_and_gradient(reference, "FAST_COMPILE")
     for mode in ("NUMBA", "FAST_COMPILE"):  # numba kernels; Python perform of both Ops
@@ -567,15 +653,25 @@ def test_whitened_latent_logp_and_gradient_equal_the_pytensor_graph(small_gp_dat
         for point in points:
             (logp, gradient), (expected_logp, expected_gradient) = function(point), expected(point)
             np.testing.assert_allclose(logp, expected_logp, rtol=1e-8)
-            np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-8, atol=1e-8 * np.abs(expected_gradient).max())
+            np.testing.assert_allclose(
+                gradient, expected_gradient, rtol=1e-8, atol=1e-8 * np.abs(expected_gradient).max()
+            )
 
 
 def whitened_latent_function(kernel, jitter, mode):
-    x, lengthscale, amplitude, constant, whitened = pt.matrix("x"), pt.vector("l"), pt.scalar("a"), pt.scalar("c"), pt.vector("u")
+    x, lengthscale, amplitude, constant, whitened = (
+        pt.matrix("x"),
+        pt.vector("l"),
+        pt.scalar("a"),
+        pt.scalar("c"),
+        pt.vector("u"),
+    )
     weights = pt.vector("w")
     latent, factor = WhitenedLatent(kernel, jitter)(x, lengthscale, amplitude, constant, whitened)
     gradients = pytensor.grad(pt.sum(weights * latent), [lengthscale, amplitude, constant, whitened])
-    return pytensor.function([x, lengthscale, amplitude, constant, whitened, weights], [latent, factor, *gradients], mode=mode)
+    return pytensor.function(
+        [x, lengthscale, amplitude, constant, whitened, weights], [latent, factor, *gradients], mode=mode
+    )
 
 
 @pytest.mark.parametrize("mode", ["NUMBA", "FAST_COMPILE"])
@@ -589,7 +685,9 @@ def test_whitened_latent_value_and_gradient_of_a_random_functional(mode):
         latent, factor, *gradients = function(x, theta[:2], theta[2], theta[3], u, w)
 
         def functional(theta, kernel=kernel):
-            covariance = kernel_matrix(x, x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel)
+            covariance = kernel_matrix(
+                x, x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel
+            )
             return w @ (np.linalg.cholesky(covariance + 1e-6 * theta[2] ** 2 * np.eye(12)) @ u)
 
         covariance = kernel_matrix(x, x, lengthscale=theta[:2], amplitude=theta[2], constant=theta[3], kernel=kernel)
@@ -597,7 +695,9 @@ def test_whitened_latent_value_and_gradient_of_a_random_functional(mode):
         np.testing.assert_allclose(factor, expected_factor, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(latent, expected_factor @ u, rtol=1e-10, atol=1e-12)
         numeric = central_differences(functional, theta, 1e-6)
-        np.testing.assert_allclose(np.concatenate([gradients[0], [gradients[1], gradients[2]]]), numeric, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            np.concatenate([gradients[0], [gradients[1], gradients[2]]]), numeric, rtol=1e-6, atol=1e-8
+        )
         np.testing.assert_allclose(gradients[3], expected_factor.T @ w, rtol=1e-10, atol=1e-12)
 
 
@@ -616,13 +716,20 @@ def test_whitened_latent_is_nan_where_the_covariance_is_not_positive_definite(mo
 
 def test_gradient_through_the_cholesky_factor_output_is_refused():
     """Only the latent output of WhitenedLatent is differentiable; asking through L is a clear error, not a silent 0."""
-    x, lengthscale, amplitude, constant, whitened = pt.matrix("x"), pt.vector("l"), pt.scalar("a"), pt.scalar("c"), pt.vector("u")
+    x, lengthscale, amplitude, constant, whitened = (
+        pt.matrix("x"),
+        pt.vector("l"),
+        pt.scalar("a"),
+        pt.scalar("c"),
+        pt.vector("u"),
+    )
     _, factor = WhitenedLatent("exp_quad", 1e-6)(x, lengthscale, amplitude, constant, whitened)
     with pytest.raises(NotImplementedError, match="only the latent output is differentiable"):
         pytensor.grad(pt.sum(factor), amplitude)
 
 
-# =========================================================================== HSGP: basis, spectral densities, weight-space Laplace
+# =========================================================================== HSGP: basis, spectral densities,
+# weight-space Laplace
 
 
 @pytest.mark.parametrize("d", [1, 2])
@@ -637,7 +744,9 @@ def test_hsgp_basis_equals_pymc_eigenvectors(d):
     np.testing.assert_allclose(hsgp_basis(x, center, half_width, frequencies), expected, rtol=1e-12, atol=1e-14)
     # Dirichlet eigenfunctions of the box: frequencies pi j / (2 L) and zero on the boundary
     assert set(np.round(frequencies[:, 0] * 2 * half_width[0] / np.pi, 10)) == set(range(1, m + 1))
-    np.testing.assert_allclose(hsgp_basis((center - half_width)[np.newaxis], center, half_width, frequencies), 0.0, atol=1e-12)
+    np.testing.assert_allclose(
+        hsgp_basis((center - half_width)[np.newaxis], center, half_width, frequencies), 0.0, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("d", [1, 2])
@@ -662,16 +771,24 @@ def test_spectral_density_is_the_fourier_transform_of_the_kernel(kernel):
     lengthscale = 0.7
     for r in (0.0, 0.4, 1.3):
         integral, _ = scipy.integrate.quad(
-            lambda w, r=r: spectral_density(np.array([[w]]), np.array([lengthscale]), kernel)[0] * np.cos(w * r), 0, np.inf, limit=400
+            lambda w, r=r: spectral_density(np.array([[w]]), np.array([lengthscale]), kernel)[0] * np.cos(w * r),
+            0,
+            np.inf,
+            limit=400,
         )
-        expected = kernel_matrix(np.array([[r]]), np.zeros((1, 1)), lengthscale=lengthscale, amplitude=1.0, kernel=kernel)[0, 0]
+        expected = kernel_matrix(
+            np.array([[r]]), np.zeros((1, 1)), lengthscale=lengthscale, amplitude=1.0, kernel=kernel
+        )[0, 0]
         assert integral / np.pi == pytest.approx(expected, abs=1e-7)
 
 
 def hsgp_prior_covariance(x, center, half_width, m, lengthscale, amplitude, constant, kernel):
     frequencies = hsgp_frequencies(half_width, m)
     basis = hsgp_basis(x, center, half_width, frequencies)
-    return basis @ np.diag(amplitude**2 * spectral_density(frequencies, np.atleast_1d(lengthscale), kernel)) @ basis.T + constant**2
+    return (
+        basis @ np.diag(amplitude**2 * spectral_density(frequencies, np.atleast_1d(lengthscale), kernel)) @ basis.T
+        + constant**2
+    )
 
 
 @pytest.mark.parametrize(("kernel", "tolerance"), [("exp_quad", 1e-3), ("matern52", 1e-2)])
@@ -703,7 +820,10 @@ def test_hsgp_exp_quad_covariance_is_the_dirichlet_kernel_of_the_box():
     def k(r):
         return np.exp(-0.5 * r**2 / lengthscale**2)
 
-    images = sum(k(s[:, None] - s[None, :] + 4 * n * half_width[0]) - k(s[:, None] + s[None, :] + 4 * n * half_width[0]) for n in range(-3, 4))
+    images = sum(
+        k(s[:, None] - s[None, :] + 4 * n * half_width[0]) - k(s[:, None] + s[None, :] + 4 * n * half_width[0])
+        for n in range(-3, 4)
+    )
     np.testing.assert_allclose(approx, images, atol=1e-10)
 
 
@@ -779,8 +899,14 @@ def test_pymc_hsgp_model_latent_and_prior_match_numpy(hsgp_small_data):
     np.testing.assert_array_equal(frequencies[0], 0.0)
     basis = np.hstack([np.ones((data.n_obs, 1)), hsgp_basis(data.X, center, half_width, frequencies[1:])])
     outputs = pymc_model.replace_rvs_by_values(
-        [pymc_model["basis_weight"], pymc_model["lengthscale"], pymc_model["amplitude"], pymc_model["constant"], pymc_model.potentials[0]]
-    )  # fmt: skip
+        [
+            pymc_model["basis_weight"],
+            pymc_model["lengthscale"],
+            pymc_model["amplitude"],
+            pymc_model["constant"],
+            pymc_model.potentials[0],
+        ]
+    )
     evaluate = pymc_model.compile_fn(outputs, point_fn=True, mode="FAST_COMPILE")
     for point in random_points(pymc_model, 3, seed=2):
         weight, _, _, _, likelihood = evaluate(point)
@@ -804,7 +930,11 @@ def test_hsgp_draws_predict_their_own_latent(hsgp_small_data):
     new = np.linspace(-1.5, 1.5, 17)[:, np.newaxis]
     moments = model.latent_predictive(draws, new)
     assert moments["latent_mean"].dims == ("chain", "draw", "obs")
-    center, half_width, frequencies = coords["hsgp_center"][1], coords["hsgp_half_width"][1], coords["hsgp_frequency"][1]
+    center, half_width, frequencies = (
+        coords["hsgp_center"][1],
+        coords["hsgp_half_width"][1],
+        coords["hsgp_frequency"][1],
+    )
     basis = np.hstack([np.ones((17, 1)), hsgp_basis(new, center, half_width, frequencies[1:])])
     np.testing.assert_allclose(moments["latent_mean"].values, weights @ basis.T, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(moments["latent_variance"].values, 0.0)
@@ -837,8 +967,12 @@ def test_hsgp_map_predictive_is_the_function_space_laplace_with_the_reduced_rank
     assert estimate["basis_weight"].dims == ("basis",) and estimate["basis_weight"]["basis"].values[0] == "constant"
     center, half_width = estimate["hsgp_center"].values, estimate["hsgp_half_width"].values
     frequencies = estimate["hsgp_frequency"].values[1:]
-    prior_sd = np.concatenate([[float(estimate["constant"])],
-                               float(estimate["amplitude"]) * np.sqrt(spectral_density(frequencies, estimate["lengthscale"].values))])  # fmt: skip
+    prior_sd = np.concatenate(
+        [
+            [float(estimate["constant"])],
+            float(estimate["amplitude"]) * np.sqrt(spectral_density(frequencies, estimate["lengthscale"].values)),
+        ]
+    )
 
     def features(inputs):
         return np.hstack([np.ones((len(inputs), 1)), hsgp_basis(inputs, center, half_width, frequencies)]) * prior_sd
@@ -851,10 +985,13 @@ def test_hsgp_map_predictive_is_the_function_space_laplace_with_the_reduced_rank
     np.testing.assert_allclose(moments["latent_mean"].values, mean, atol=1e-7)
     np.testing.assert_allclose(moments["latent_variance"].values, variance, atol=1e-7)
     np.testing.assert_allclose(model.class_proba(estimate, new).sel({"class": "1"}).values, proba, atol=1e-7)
-    np.testing.assert_allclose(estimate["basis_weight"].values, prior_sd * weight_laplace_fit(z, data.y, link="logit").mode, atol=1e-7)
+    np.testing.assert_allclose(
+        estimate["basis_weight"].values, prior_sd * weight_laplace_fit(z, data.y, link="logit").mode, atol=1e-7
+    )
 
 
-# =========================================================================== HSGP and exact maps on seed 004, approximation choice
+# =========================================================================== HSGP and exact maps on seed 004,
+# approximation choice
 
 
 def seed004_split(n_train, n_test, random_seed):
@@ -938,9 +1075,16 @@ def test_map_probabilities_sum_to_one_and_ignore_the_row_order(approximation):
 
 def test_model_hyperparameters_survive_the_result_round_trip():
     model = LatentGaussianProcess(
-        link="probit", kernel="matern52", jitter=1e-5, approximation="hsgp", hsgp_basis=12, hsgp_boundary=1.8,
-        prior=GaussianProcessPrior(lengthscale_alpha=4.0, lengthscale_beta=1.5, amplitude_sigma=2.0, constant_sigma=0.5),
-    )  # fmt: skip
+        link="probit",
+        kernel="matern52",
+        jitter=1e-5,
+        approximation="hsgp",
+        hsgp_basis=12,
+        hsgp_boundary=1.8,
+        prior=GaussianProcessPrior(
+            lengthscale_alpha=4.0, lengthscale_beta=1.5, amplitude_sigma=2.0, constant_sigma=0.5
+        ),
+    )
     assert model_from_dict(json.loads(model.to_json())) == model
     result = inference.fit(model, seed004_gp(120, random_seed=3), method="map", standardize=True)
     assert inference.model_of(result) == model
@@ -954,8 +1098,14 @@ def test_model_hyperparameters_survive_the_result_round_trip():
 def exact_nuts():
     """Exact latent GP by NUTS, seed004 n = 40 (one compile, ~15 s); draws only for plumbing checks."""
     data = seed004_gp(40, random_seed=11)
-    result = inference.fit(LatentGaussianProcess(approximation="exact"), data, method="nuts", standardize=True,
-                           sampler=SamplerSettings(draws=60, tune=150, chains=2, progressbar=False), random_seed=1)  # fmt: skip
+    result = inference.fit(
+        LatentGaussianProcess(approximation="exact"),
+        data,
+        method="nuts",
+        standardize=True,
+        sampler=SamplerSettings(draws=60, tune=150, chains=2, progressbar=False),
+        random_seed=1,
+    )
     return data, result
 
 
@@ -963,8 +1113,14 @@ def exact_nuts():
 def hsgp_nuts():
     """n = 600 > EXACT_UP_TO: the default model ("auto") samples the HSGP; 2 x 200 draws."""
     data = seed004_gp(600, random_seed=12)
-    result = inference.fit(LatentGaussianProcess(), data, method="nuts", standardize=True,
-                           sampler=SamplerSettings(draws=200, tune=200, chains=2, progressbar=False), random_seed=2)  # fmt: skip
+    result = inference.fit(
+        LatentGaussianProcess(),
+        data,
+        method="nuts",
+        standardize=True,
+        sampler=SamplerSettings(draws=200, tune=200, chains=2, progressbar=False),
+        random_seed=2,
+    )
     return data, result
 
 
@@ -985,16 +1141,23 @@ def test_nuts_draws_interpolate_their_latent_at_the_training_inputs(exact_nuts):
     for chain, draw in np.ndindex(amplitude.shape):
         a = amplitude[chain, draw]
         epsilon = model.jitter * a**2
-        covariance = kernel_matrix(x, x, lengthscale=posterior["lengthscale"].values[chain, draw], amplitude=a,
-                                   constant=posterior["constant"].values[chain, draw]) + epsilon * np.eye(len(x))  # fmt: skip
+        covariance = kernel_matrix(
+            x,
+            x,
+            lengthscale=posterior["lengthscale"].values[chain, draw],
+            amplitude=a,
+            constant=posterior["constant"].values[chain, draw],
+        ) + epsilon * np.eye(len(x))
         whitened = scipy.linalg.solve_triangular(np.linalg.cholesky(covariance), latent[chain, draw], lower=True)
-        assert np.abs(mean[chain, draw] - latent[chain, draw]).max() <= np.sqrt(epsilon) * np.linalg.norm(whitened) + 1e-9
+        assert (
+            np.abs(mean[chain, draw] - latent[chain, draw]).max() <= np.sqrt(epsilon) * np.linalg.norm(whitened) + 1e-9
+        )
         assert variance[chain, draw].max() <= epsilon * (1 + 1e-6) + 1e-12
     assert np.abs(mean - latent).max() < 0.05 * np.abs(latent).max()
 
 
 def test_nuts_probabilities_sum_to_one_per_draw(exact_nuts, hsgp_nuts):
-    for data, result in (exact_nuts, hsgp_nuts):
+    for _, result in (exact_nuts, hsgp_nuts):
         prediction = inference.predict(result, np.linspace(0.0, 1.0, 25)[:, np.newaxis])
         for name in ("class_proba_draws", "class_proba", "class_proba_map"):
             np.testing.assert_allclose(prediction[name].sum("class").values, 1.0, atol=1e-12)
@@ -1035,8 +1198,14 @@ def test_gp_rejects_bad_input_with_messages_naming_the_argument(iris):
     with_nan = np.random.default_rng(0).normal(size=(20, 2))
     with_nan[3, 1] = np.nan
     with pytest.raises(ValueError, match=r"X contains NaN at row 3, column 'b'"):
-        Dataset(name="nan", X=with_nan, y=np.tile([0, 1], 10), feature_names=("a", "b"), class_names=("0", "1"),
-                feature_kinds=("continuous",) * 2)  # fmt: skip
+        Dataset(
+            name="nan",
+            X=with_nan,
+            y=np.tile([0, 1], 10),
+            feature_names=("a", "b"),
+            class_names=("0", "1"),
+            feature_kinds=("continuous",) * 2,
+        )
     for name in ("lengthscale_alpha", "lengthscale_beta", "amplitude_sigma", "constant_sigma"):
         for bad in (0, -1.0, np.nan, np.inf):
             with pytest.raises(ValueError, match=f"{name} must be a positive finite number"):
@@ -1068,8 +1237,14 @@ def test_gp_rejects_infeasible_hsgp_inputs(breast_cancer_std):
     assert HSGP_MAX_BASIS == 2500 and 13**3 <= HSGP_MAX_BASIS
     LatentGaussianProcess(approximation="hsgp", hsgp_basis=13).check_training_data(three)  # 2197 functions: fine
     LatentGaussianProcess(approximation="exact").check_training_data(three)  # exact: any number of inputs
-    flat = Dataset(name="flat", X=np.c_[np.random.default_rng(0).normal(size=40), np.ones(40)], y=np.tile([0, 1], 20),
-                   feature_names=("a", "flat"), class_names=("0", "1"), feature_kinds=("continuous",) * 2)  # fmt: skip
+    flat = Dataset(
+        name="flat",
+        X=np.c_[np.random.default_rng(0).normal(size=40), np.ones(40)],
+        y=np.tile([0, 1], 20),
+        feature_names=("a", "flat"),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",) * 2,
+    )
     with pytest.raises(ValueError, match="input\\(s\\) 'flat' are constant: the HSGP basis needs a range"):
         LatentGaussianProcess(approximation="hsgp").point_estimate(flat, "map")
     with pytest.raises(ValueError, match="'flat' are constant"):
@@ -1078,8 +1253,14 @@ def test_gp_rejects_infeasible_hsgp_inputs(breast_cancer_std):
 
 
 def test_prediction_rejects_the_wrong_number_of_inputs():
-    two = Dataset(name="two", X=np.random.default_rng(0).normal(size=(20, 2)), y=np.tile([0, 1], 10),
-                  feature_names=("a", "b"), class_names=("0", "1"), feature_kinds=("continuous",) * 2)  # fmt: skip
+    two = Dataset(
+        name="two",
+        X=np.random.default_rng(0).normal(size=(20, 2)),
+        y=np.tile([0, 1], 10),
+        feature_names=("a", "b"),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",) * 2,
+    )
     result = inference.fit(LatentGaussianProcess(approximation="exact"), two, method="map", standardize=True)
     with pytest.raises(ValueError, match=r"X has 1 columns but the model was fitted on 2 features \('a', 'b'\)"):
         inference.predict(result, np.zeros((3, 1)))
@@ -1109,7 +1290,8 @@ def test_kernel_helpers_reject_what_kernel_matrix_rejects(call):
             kernel_gradients(np.zeros((3, 1)), lengthscale=-1.0, amplitude=1.0, constant=0.0)
 
 
-# =========================================================================== the compile cache swaps data into a compiled model
+# =========================================================================== the compile cache swaps data into a
+# compiled model
 
 
 def swapped_logp(model, first, second, points):
@@ -1156,7 +1338,9 @@ def test_hsgp_nuts_fit_does_not_depend_on_what_was_fitted_before(monkeypatch):
     again = inference.fit(model, second, method="nuts", sampler=sampler, random_seed=5)
     assert again.attrs["compile_cache_hit"] == 1
     np.testing.assert_array_equal(again["posterior"]["basis_weight"].values, fresh["posterior"]["basis_weight"].values)
-    np.testing.assert_array_equal(after_first["posterior"]["basis_weight"].values, fresh["posterior"]["basis_weight"].values)
+    np.testing.assert_array_equal(
+        after_first["posterior"]["basis_weight"].values, fresh["posterior"]["basis_weight"].values
+    )
 
 
 @pytest.mark.slow
@@ -1175,15 +1359,23 @@ def test_nuts_posterior_covers_the_true_latent_at_new_inputs():
     covered = []
     for seed in (3, 4, 5, 6):
         training, test = seed004_split(200, 150, random_seed=seed)
-        result = inference.fit(LatentGaussianProcess(approximation="exact"), training, method="nuts", standardize=True,
-                               sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False), random_seed=9)  # fmt: skip
+        result = inference.fit(
+            LatentGaussianProcess(approximation="exact"),
+            training,
+            method="nuts",
+            standardize=True,
+            sampler=SamplerSettings(draws=500, tune=500, chains=2, progressbar=False),
+            random_seed=9,
+        )
         posterior = result["posterior"].to_dataset()
         rhat = azs.rhat(posterior[["lengthscale", "amplitude", "constant"]], sample_dims=["chain", "draw"])
         assert all(float(rhat[name].max()) <= 1.15 for name in ("lengthscale", "amplitude", "constant")), (seed, rhat)
         assert result["sample_stats"]["diverging"].values.mean() <= 0.02
         center, scale = standardization_of(result)
         with one_blas_thread():
-            moments = inference.model_of(result).latent_predictive(posterior, (test["x"][:, np.newaxis] - center) / scale)
+            moments = inference.model_of(result).latent_predictive(
+                posterior, (test["x"][:, np.newaxis] - center) / scale
+            )
         mean, variance = moments["latent_mean"].values, moments["latent_variance"].values  # (chain, draw, obs)
         draws = np.random.default_rng(10).normal(mean, np.sqrt(variance)).reshape(-1, len(test["x"]))
         low, high = np.quantile(draws, [0.055, 0.945], axis=0)

@@ -96,7 +96,9 @@ def test_model_rejects_unknown_options(arguments, pattern):
 def test_model_rejects_prior_of_wrong_type():
     with pytest.raises(TypeError, match="prior must be a LogisticPrior"):
         LogisticRegression(prior=0.5)
-    with pytest.raises(ValueError, match=r"prior=\{'weight_scale': 1.0\}.*its fields are weight_sigma, intercept_sigma"):
+    with pytest.raises(
+        ValueError, match=r"prior=\{'weight_scale': 1.0\}.*its fields are weight_sigma, intercept_sigma"
+    ):
         LogisticRegression(prior={"weight_scale": 1.0})
 
 
@@ -145,7 +147,13 @@ def test_multiclass_map_matches_sklearn_multinomial(iris, iris_std, flat_interce
 
 @pytest.mark.parametrize(
     ("name", "link"),
-    [("breast_cancer", "logit"), ("breast_cancer", "probit"), ("wine", "logit"), ("iris", "logit"), ("transport", "logit")],
+    [
+        ("breast_cancer", "logit"),
+        ("breast_cancer", "probit"),
+        ("wine", "logit"),
+        ("iris", "logit"),
+        ("transport", "logit"),
+    ],
 )
 def test_map_reaches_gradient_tolerance(name, link):
     dataset = data.load(name).standardized()
@@ -481,11 +489,15 @@ def test_whitened_model_density_at_the_map(which, gaussians_small, iris_std):
     pymc_model = model.build(dataset)
     origin = {"whitened_coefficients": np.zeros_like(pymc_model.initial_point()["whitened_coefficients"])}
     # z = 0 is the MAP; the whitened density has no normalising constants (flat z, potential prior)
-    assert pymc_model.compile_logp(**FAST)(origin) == pytest.approx(-estimate.attrs["negative_log_objective"], rel=1e-12)
+    assert pymc_model.compile_logp(**FAST)(origin) == pytest.approx(
+        -estimate.attrs["negative_log_objective"], rel=1e-12
+    )
     assert np.abs(pymc_model.compile_dlogp(**FAST)(origin)).max() < 1e-7
     # at z = 0 the deterministics are the MAP itself
     coefficients = pytensor.function(
-        pymc_model.value_vars, pymc_model.replace_rvs_by_values([pymc_model["intercept"], pymc_model["weights"]]), **FAST
+        pymc_model.value_vars,
+        pymc_model.replace_rvs_by_values([pymc_model["intercept"], pymc_model["weights"]]),
+        **FAST,
     )(origin["whitened_coefficients"])
     np.testing.assert_allclose(coefficients[0], estimate["intercept"].values, atol=1e-12)
     np.testing.assert_allclose(coefficients[1], estimate["weights"].values, atol=1e-12)
@@ -532,7 +544,9 @@ def test_whitened_and_centered_models_are_the_same_posterior(which, prior, link,
     for scale in (0.5, 1.0, 3.0):
         z = scale * rng.normal(size=n_free)
         intercept, weights = to_coefficients(z)
-        differences.append(logp_whitened({"whitened_coefficients": z}) - logp_centered(centered_point(intercept, weights)))
+        differences.append(
+            logp_whitened({"whitened_coefficients": z}) - logp_centered(centered_point(intercept, weights))
+        )
     # the log densities change by tens of nats between these points, their difference not at all
     assert np.ptp(differences) < 1e-8, differences
 

@@ -84,16 +84,6 @@ def mixed_dataset(n_per_class: int = 4, seed: int = 7) -> Dataset:
 
 
 @pytest.fixture(scope="module")
-def transport() -> Dataset:
-    return data.load("transport")
-
-
-@pytest.fixture(scope="module")
-def digits_binary() -> Dataset:
-    return data.load("digits_binary")
-
-
-@pytest.fixture(scope="module")
 def mixed() -> Dataset:
     return mixed_dataset()
 
@@ -110,9 +100,12 @@ def walk_constant(transport) -> Dataset:
 @pytest.fixture(scope="module")
 def nuts_transport(transport):
     return inference.fit(
-        NaiveBayes(), transport, method="nuts",
-        sampler=SamplerSettings(draws=300, tune=300, chains=2, progressbar=False), random_seed=NUTS_SEED,
-    )  # fmt: skip
+        NaiveBayes(),
+        transport,
+        method="nuts",
+        sampler=SamplerSettings(draws=300, tune=300, chains=2, progressbar=False),
+        random_seed=NUTS_SEED,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +118,12 @@ def exact_transport(transport):
 @pytest.fixture(scope="module")
 def nuts_digits(digits_binary):
     return inference.fit(
-        NaiveBayes(), digits_binary, method="nuts",
-        sampler=SamplerSettings(draws=1000, tune=1000, chains=2, progressbar=False), random_seed=NUTS_SEED,
-    )  # fmt: skip
+        NaiveBayes(),
+        digits_binary,
+        method="nuts",
+        sampler=SamplerSettings(draws=1000, tune=1000, chains=2, progressbar=False),
+        random_seed=NUTS_SEED,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +245,8 @@ def test_transport_unbiased_variance_divides_by_n_minus_1(transport):
 
 
 def rainy_grid() -> np.ndarray:
-    """Raining = yes at distances 0.5 .. 20 miles, with and without a flat tire (columns Distance, Raining, Flat Tire)."""
+    """Raining = yes at distances 0.5 .. 20 miles, with and without a flat tire
+    (columns Distance, Raining, Flat Tire)."""
     distances = np.linspace(0.5, 20.0, 40)
     return np.array([[d, 1.0, flat] for d in distances for flat in (0.0, 1.0)])
 
@@ -388,7 +385,8 @@ def test_gaussian_closed_forms_are_the_normal_inverse_gamma_update(name, prior):
 
 
 def test_gaussian_autoscale_uses_the_pooled_mean_and_variance(transport):
-    """With autoscale, the prior of transport equals the raw-units prior at m0 = pooled mean, b0 = scale * pooled var."""
+    """With autoscale, the prior of transport equals the raw-units prior at m0 = pooled mean,
+    b0 = scale * pooled var."""
     scale = 0.3
     distance = transport.X[:, 0]
     autoscaled = NaiveBayes(prior=NaiveBayesPrior(gaussian_variance_scale=scale))
@@ -558,11 +556,15 @@ def test_built_model_has_the_named_variables_and_dims(mixed):
     assert dims["count_proba"] == ("class", "count_feature")
     assert dims["gaussian_mean"] == dims["gaussian_variance"] == ("class", "continuous_feature")
     assert set(model.potentials) == {
-        model[name] for name in (
-            "class_counts_likelihood", "binary_ones_likelihood", "level_counts_likelihood",
-            "word_counts_likelihood", "continuous_likelihood",
+        model[name]
+        for name in (
+            "class_counts_likelihood",
+            "binary_ones_likelihood",
+            "level_counts_likelihood",
+            "word_counts_likelihood",
+            "continuous_likelihood",
         )
-    }  # fmt: skip
+    }
     np.testing.assert_array_equal(model["class_counts"].get_value(), class_counts(mixed))
     np.testing.assert_array_equal(model["word_counts"].get_value(), words_per_class(mixed))
 
@@ -682,9 +684,13 @@ def test_ten_thousand_binary_features_do_not_underflow():
     rates = rng.uniform(0.2, 0.8, size=(3, n_features))
     X = (rng.uniform(size=(y.size, n_features)) < rates[y]).astype(float)
     dataset = Dataset(
-        name="wide", X=X, y=y, feature_names=tuple(f"f{i}" for i in range(n_features)),
-        class_names=("a", "b", "c"), feature_kinds=("binary",) * n_features,
-    )  # fmt: skip
+        name="wide",
+        X=X,
+        y=y,
+        feature_names=tuple(f"f{i}" for i in range(n_features)),
+        class_names=("a", "b", "c"),
+        feature_kinds=("binary",) * n_features,
+    )
     model = NaiveBayes()
     estimate = model.point_estimate(dataset, "posterior_mean")
     log_proba = model.class_log_proba(estimate, X)
@@ -751,8 +757,13 @@ def test_exact_posterior_is_reproducible_by_seed_and_has_the_layout(mixed):
     for name in first.data_vars:
         assert not np.allclose(first[name].values, other[name].values), name
     assert set(first.data_vars) == {
-        "class_prior", "binary_proba", "category_proba", "count_proba", "gaussian_mean", "gaussian_variance",
-    }  # fmt: skip
+        "class_prior",
+        "binary_proba",
+        "category_proba",
+        "count_proba",
+        "gaussian_mean",
+        "gaussian_variance",
+    }
     estimate = model.point_estimate(mixed, "posterior_mean")
     for name, variable in first.data_vars.items():
         assert variable.dims == ("chain", "draw", *estimate[name].dims), name
@@ -814,8 +825,15 @@ def test_exact_gaussian_draws_match_the_normal_inverse_gamma_posterior(name, mix
 
 def test_exact_fit_stores_every_point_estimate_and_its_status(exact_transport, transport):
     tree = exact_transport
-    assert {"posterior", "point_estimate_mle", "point_estimate_map", "point_estimate_posterior_mean",
-            "point_estimate_unbiased", "observed_data", "constant_data"} <= set(tree.children)  # fmt: skip
+    assert {
+        "posterior",
+        "point_estimate_mle",
+        "point_estimate_map",
+        "point_estimate_posterior_mean",
+        "point_estimate_unbiased",
+        "observed_data",
+        "constant_data",
+    } <= set(tree.children)
     assert "sample_stats" not in tree.children
     assert json.loads(tree.attrs["point_estimate_status"]) == {
         kind: "exists" for kind in NaiveBayes().available_point_estimates()
@@ -940,8 +958,11 @@ def test_a_constant_continuous_feature_is_rejected(transport):
     X[:, 0] = 3.0
     constant = dataclasses.replace(transport, X=X)
     model = NaiveBayes()
-    for call in (lambda: model.point_estimate(constant, "map"), lambda: model.build(constant),
-                 lambda: inference.fit(model, constant, method="exact")):  # fmt: skip
+    for call in (
+        lambda: model.point_estimate(constant, "map"),
+        lambda: model.build(constant),
+        lambda: inference.fit(model, constant, method="exact"),
+    ):
         with pytest.raises(ValueError, match=r"'Distance'.*constant"):
             call()
 
@@ -952,8 +973,14 @@ def test_a_constant_continuous_feature_is_rejected(transport):
 )
 def test_zero_variance_within_a_class_has_no_mle(value):
     X = np.array([[value], [value], [value], [1.0], [2.0], [3.0]])
-    dataset = Dataset(name="flat", X=X, y=np.repeat([0, 1], 3), feature_names=("x",), class_names=("a", "b"),
-                      feature_kinds=("continuous",))  # fmt: skip
+    dataset = Dataset(
+        name="flat",
+        X=X,
+        y=np.repeat([0, 1], 3),
+        feature_names=("x",),
+        class_names=("a", "b"),
+        feature_kinds=("continuous",),
+    )
     with pytest.raises(NoEstimateError, match=r"MLE of gaussian_variance\['a', 'x'\].*constant within the class"):
         NaiveBayes().point_estimate(dataset, "mle")
 
@@ -974,9 +1001,12 @@ def test_zero_variance_within_a_class_has_map_posterior_and_draws(walk_constant,
         assert np.isfinite(variance).all() and (variance > 0).all()
     for method in ("exact", "nuts"):  # nuts reuses the compiled transport model (nuts_transport)
         tree = inference.fit(
-            model, walk_constant, method=method,
-            sampler=SamplerSettings(draws=200, tune=200, chains=2, progressbar=False), random_seed=NUTS_SEED,
-        )  # fmt: skip
+            model,
+            walk_constant,
+            method=method,
+            sampler=SamplerSettings(draws=200, tune=200, chains=2, progressbar=False),
+            random_seed=NUTS_SEED,
+        )
         status = json.loads(tree.attrs["point_estimate_status"])
         assert status["map"] == status["posterior_mean"] == "exists"
         assert "gaussian_variance['walk', 'Distance']" in status["mle"]
@@ -1000,8 +1030,14 @@ def test_zero_variance_within_a_class_has_map_posterior_and_draws(walk_constant,
 
 def test_a_single_row_class_has_no_unbiased_variance():
     X = np.array([[0.0], [1.0], [3.0], [5.0], [2.5]])
-    dataset = Dataset(name="single", X=X, y=np.array([0, 0, 1, 1, 2]), feature_names=("x",),
-                      class_names=("a", "b", "c"), feature_kinds=("continuous",))  # fmt: skip
+    dataset = Dataset(
+        name="single",
+        X=X,
+        y=np.array([0, 0, 1, 1, 2]),
+        feature_names=("x",),
+        class_names=("a", "b", "c"),
+        feature_kinds=("continuous",),
+    )
     with pytest.raises(NoEstimateError, match=r"unbiased estimate of gaussian_variance\['c', 'x'\].*1 row"):
         NaiveBayes().point_estimate(dataset, "unbiased")
 
@@ -1015,8 +1051,14 @@ def test_map_of_a_beta_below_one_at_a_zero_count_does_not_exist(transport):
 
 
 def test_mle_of_a_class_without_any_counts_does_not_exist():
-    dataset = Dataset(name="words", X=np.array([[0, 0], [0, 0], [1, 2], [3, 0]]), y=np.array([0, 0, 1, 1]),
-                      feature_names=("w1", "w2"), class_names=("empty", "full"), feature_kinds=("count", "count"))  # fmt: skip
+    dataset = Dataset(
+        name="words",
+        X=np.array([[0, 0], [0, 0], [1, 2], [3, 0]]),
+        y=np.array([0, 0, 1, 1]),
+        feature_names=("w1", "w2"),
+        class_names=("empty", "full"),
+        feature_kinds=("count", "count"),
+    )
     model = NaiveBayes()
     with pytest.raises(NoEstimateError, match=r"MLE of count_proba for class 'empty'.*posterior_mean"):
         model.point_estimate(dataset, "mle")
@@ -1026,8 +1068,14 @@ def test_mle_of_a_class_without_any_counts_does_not_exist():
 def test_posterior_mean_variance_needs_a_shape_above_one():
     """E[sigma^2] = b_n/(a_n - 1) is infinite when a_n = a_0 + N_j/2 <= 1 (a single row and a_0 <= 1/2)."""
     X = np.array([[0.0], [1.0], [3.0], [5.0], [2.5]])
-    dataset = Dataset(name="single", X=X, y=np.array([0, 0, 1, 1, 2]), feature_names=("x",),
-                      class_names=("a", "b", "c"), feature_kinds=("continuous",))  # fmt: skip
+    dataset = Dataset(
+        name="single",
+        X=X,
+        y=np.array([0, 0, 1, 1, 2]),
+        feature_names=("x",),
+        class_names=("a", "b", "c"),
+        feature_kinds=("continuous",),
+    )
     model = NaiveBayes(prior=NaiveBayesPrior(gaussian_variance_shape=0.4))
     with pytest.raises(NoEstimateError, match=r"gaussian_variance_shape above 0\.5 or use kind='map'"):
         model.point_estimate(dataset, "posterior_mean")
@@ -1088,8 +1136,11 @@ def test_discretized_transport_categorical_mle_is_the_level_frequency(transport)
     estimate = NaiveBayes().point_estimate(coded, "mle")["category_proba"]
     assert list(estimate["category_level"].values) == ["Distance=short", "Distance=medium", "Distance=long"]
     expected = {  # trips: bike 1, 1, 10, 4 / bus 1, 2 / car 1, 10 / walk 2, 1
-        "bike": [0.5, 0.25, 0.25], "bus": [0.5, 0.5, 0.0], "car": [0.5, 0.0, 0.5], "walk": [0.5, 0.5, 0.0],
-    }  # fmt: skip
+        "bike": [0.5, 0.25, 0.25],
+        "bus": [0.5, 0.5, 0.0],
+        "car": [0.5, 0.0, 0.5],
+        "walk": [0.5, 0.5, 0.0],
+    }
     for mode, row in expected.items():
         np.testing.assert_array_equal(estimate.sel({"class": mode}).values, row)
 

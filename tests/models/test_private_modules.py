@@ -46,9 +46,7 @@ def test_link_terms_equal_finite_differences_and_stay_finite_in_the_tails(link, 
     inner = np.abs(eta) <= 8  # finite differences themselves lose their digits in the far tails
     np.testing.assert_allclose(gradient, _finite_difference(value, eta, 1e-5), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(w, -_finite_difference(first, eta, 1e-5), rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(
-        third[inner], -_finite_difference(curvature, eta, 1e-5)[inner], rtol=1e-5, atol=1e-9
-    )
+    np.testing.assert_allclose(third[inner], -_finite_difference(curvature, eta, 1e-5)[inner], rtol=1e-5, atol=1e-9)
 
 
 def test_probit_link_average_is_the_exact_gaussian_integral_and_logit_matches_quadrature():
@@ -82,8 +80,12 @@ def _logistic_problem(seed: int = 0):
 
 def test_the_newton_engine_reaches_scipys_optimum():
     objective, value, newton = _logistic_problem()
-    result = newton_maximize(value, newton, np.zeros(4), gradient_tolerance=1e-10, max_iterations=50, what="the test MAP")
-    reference = scipy.optimize.minimize(lambda beta: -objective(beta), np.zeros(4), method="BFGS", options={"gtol": 1e-10})
+    result = newton_maximize(
+        value, newton, np.zeros(4), gradient_tolerance=1e-10, max_iterations=50, what="the test MAP"
+    )
+    reference = scipy.optimize.minimize(
+        lambda beta: -objective(beta), np.zeros(4), method="BFGS", options={"gtol": 1e-10}
+    )
     np.testing.assert_allclose(result.point, reference.x, atol=1e-6)
     assert result.gradient_norm <= 1e-10 and result.objective >= -reference.fun - 1e-9
     assert result.iterations < 15  # quadratic convergence
@@ -97,7 +99,9 @@ def test_the_newton_engine_damps_a_step_that_overshoots_and_reports_non_converge
     reference = newton_maximize(value, newton, np.zeros(4), gradient_tolerance=1e-10, max_iterations=100, what="x")
     np.testing.assert_allclose(result.point, reference.point, atol=1e-8)
     with pytest.raises(ConvergenceError, match=r"the test MAP did not converge in 1 Newton steps.*; try this"):
-        newton_maximize(value, newton, far, gradient_tolerance=1e-10, max_iterations=1, what="the test MAP", hint="; try this")
+        newton_maximize(
+            value, newton, far, gradient_tolerance=1e-10, max_iterations=1, what="the test MAP", hint="; try this"
+        )
 
 
 def test_the_gp_numba_kernels_register_at_first_use_not_at_import():

@@ -17,7 +17,9 @@ CONJUGATE = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
 def lda_exact():
     training = data.seed001_gaussians(300, random_seed=7)
     model = GaussianClassConditional(covariance="shared", prior=CONJUGATE)
-    return model, inference.fit(model, training, method="exact", sampler=SamplerSettings(draws=400, chains=2), random_seed=1)
+    return model, inference.fit(
+        model, training, method="exact", sampler=SamplerSettings(draws=400, chains=2), random_seed=1
+    )
 
 
 def test_shared_gaussian_rows_include_the_linear_discriminants_with_bands(lda_exact):
@@ -87,7 +89,9 @@ def test_gp_hsgp_rows_leave_out_the_basis_weights():
 
     training = data.seed004_gp(80, random_seed=2)
     with one_blas_thread():
-        result = inference.fit(LatentGaussianProcess(approximation="hsgp", hsgp_basis=8), training, method="map", standardize=True)
+        result = inference.fit(
+            LatentGaussianProcess(approximation="hsgp", hsgp_basis=8), training, method="map", standardize=True
+        )
     assert {"basis_weight", "laplace_weight_covariance"} <= set(result["point_estimate_map"].data_vars)
     assert [row["parameter"] for row in parameter_comparison(result)] == ["lengthscale[x]", "amplitude", "constant"]
 
@@ -97,7 +101,9 @@ def test_gp_rows_with_two_inputs_name_each_lengthscale():
 
     training = data.load("breast_cancer").select_features("mean radius,mean texture")
     with one_blas_thread():
-        result = inference.fit(LatentGaussianProcess(approximation="hsgp", hsgp_basis=5), training, method="map", standardize=True)
+        result = inference.fit(
+            LatentGaussianProcess(approximation="hsgp", hsgp_basis=5), training, method="map", standardize=True
+        )
     names = [row["parameter"] for row in parameter_comparison(result)]
     assert names == ["lengthscale[mean radius]", "lengthscale[mean texture]", "amplitude", "constant"]
 
@@ -108,17 +114,30 @@ def test_families_without_a_summary_list_show_every_element(lda_exact, map_gauss
     assert model.summary_parameter_names is None
     posterior = result["posterior"].to_dataset()
     derived = model.derived_quantities(posterior)
-    expected = sum(int(np.prod([size for dim, size in variable.sizes.items() if dim not in ("chain", "draw")]))
-                   for variable in [*posterior.data_vars.values(), *derived.data_vars.values()])  # fmt: skip
+    expected = sum(
+        int(np.prod([size for dim, size in variable.sizes.items() if dim not in ("chain", "draw")]))
+        for variable in [*posterior.data_vars.values(), *derived.data_vars.values()]
+    )
     names = [row["parameter"] for row in parameter_comparison(result)]
     assert len(names) == expected == len(set(names))
     assert names == [
-        "class_prior[C1]", "class_prior[C2]",
-        "class_mean[C1, x1]", "class_mean[C1, x2]", "class_mean[C2, x1]", "class_mean[C2, x2]",
-        "covariance[x1, x1]", "covariance[x1, x2]", "covariance[x2, x1]", "covariance[x2, x2]",
-        "discriminant_weight[C1, x1]", "discriminant_weight[C1, x2]", "discriminant_weight[C2, x1]", "discriminant_weight[C2, x2]",
-        "discriminant_bias[C1]", "discriminant_bias[C2]",
-    ]  # fmt: skip
+        "class_prior[C1]",
+        "class_prior[C2]",
+        "class_mean[C1, x1]",
+        "class_mean[C1, x2]",
+        "class_mean[C2, x1]",
+        "class_mean[C2, x2]",
+        "covariance[x1, x1]",
+        "covariance[x1, x2]",
+        "covariance[x2, x1]",
+        "covariance[x2, x2]",
+        "discriminant_weight[C1, x1]",
+        "discriminant_weight[C1, x2]",
+        "discriminant_weight[C2, x1]",
+        "discriminant_weight[C2, x2]",
+        "discriminant_bias[C1]",
+        "discriminant_bias[C2]",
+    ]
     # logistic: the intercept and each weight
     names = [row["parameter"] for row in parameter_comparison(map_gaussians)]
     assert names == ["intercept", "weights[x1]", "weights[x2]"]
