@@ -121,7 +121,7 @@ def test_wheel_installs_only_the_bayesclass_namespace(tmp_path: Path) -> None:
             *isolation,
             "--wheel-dir",
             str(wheels),
-            str(REPOSITORY),
+            str(source),
         ],
         cwd=tmp_path,
     )
