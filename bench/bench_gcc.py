@@ -59,6 +59,7 @@ from harness import (
     convergence,
     cpu_snapshot,
     fresh,
+    machine_record,
     machine_state_at_end,
     machine_state_before_start,
     time_best,
@@ -586,12 +587,7 @@ def main(argv: list[str] | None = None) -> int:
             },
             verdicts=ratios,
             details={"dataset": info, "nuts": nuts, "closed_form": closed},
-            machine={
-                "busy_fraction_before_start": busy_before,
-                "other_processes_cpu_s": others,
-                "load_average_start": list(load_before),
-                "load_average_end": list(load_after),
-            },
+            machine=machine_record(busy_before, load_before, others, load_after),
             total_seconds=total,
         )
         print(f"wrote {args.json}")

@@ -48,6 +48,7 @@ from harness import (
     Verdicts,
     convergence,
     cpu_snapshot,
+    machine_record,
     machine_state_at_end,
     machine_state_before_start,
     versions,
@@ -311,12 +312,7 @@ def main() -> int:
             settings={"draws": draws, "tune": tune, "chains": CHAINS, "quick": args.quick},
             verdicts=verdicts,
             details=report,
-            machine={
-                "busy_fraction_before_start": busy,
-                "other_processes_cpu_s": others,
-                "load_average_start": list(load),
-                "load_average_end": list(load_end),
-            },
+            machine=machine_record(busy, load, others, load_end),
             total_seconds=total,
         )
     return 0

@@ -54,6 +54,7 @@ from harness import (
     convergence,
     cpu_snapshot,
     fresh,
+    machine_record,
     machine_state_at_end,
     machine_state_before_start,
     sample_pymc_nuts,
@@ -538,12 +539,7 @@ def main(argv: list[str] | None = None) -> int:
             },
             verdicts=verdicts,
             details={"nuts": nuts, "cold_start": cold, "map_vs_sklearn": map_result},
-            machine={
-                "busy_fraction_before_start": busy_before,
-                "load_average_start": list(load_before),
-                "load_average_end": list(load_after),
-                "other_processes_cpu_s": others,
-            },
+            machine=machine_record(busy_before, load_before, others, load_after),
             total_seconds=total,
         )
     return 0

@@ -53,6 +53,7 @@ from harness import (
     convergence,
     cpu_snapshot,
     fresh,
+    machine_record,
     machine_state_at_end,
     machine_state_before_start,
     sample_pymc_nuts,
@@ -620,12 +621,7 @@ def main(argv: list[str] | None = None) -> int:
                 "closed_form": closed,
                 "ratios": r,
             },
-            machine={
-                "busy_fraction_before_start": busy_before,
-                "other_processes_cpu_s": others,
-                "load_average_start": list(load_before),
-                "load_average_end": list(load_after),
-            },
+            machine=machine_record(busy_before, load_before, others, load_after),
             total_seconds=total,
         )
         print(f"wrote {args.json}")

@@ -37,6 +37,7 @@ __all__ = [
     "convergence",
     "cpu_snapshot",
     "fresh",
+    "machine_record",
     "machine_busy_fraction",
     "machine_state_at_end",
     "machine_state_before_start",
@@ -267,6 +268,16 @@ class Verdicts:
         print(f"  {case:<58} {value:9.3g}{unit}   target {sense} {target:g}{unit}   {verdict(passed)}")
         self.records.append({"case": case, "value": value, "target": f"{sense} {target:g}", "verdict": verdict(passed)})
         return passed
+
+
+def machine_record(busy_before, load_before, others, load_after) -> dict:
+    """The "machine" part of the JSON report from what the machine-state functions returned."""
+    return {
+        "busy_fraction_before_start": busy_before,
+        "load_average_start": list(load_before),
+        "load_average_end": list(load_after),
+        "other_processes_cpu_s": others,
+    }
 
 
 def write_report(
