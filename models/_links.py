@@ -23,7 +23,15 @@ import numpy as np
 import pytensor.tensor as pt
 import scipy.special
 
-__all__ = ["Link", "bernoulli_terms", "bernoulli_third_derivative", "check_link", "link_average", "log_normal_cdf"]
+__all__ = [
+    "Link",
+    "bernoulli_log_likelihood",
+    "bernoulli_terms",
+    "bernoulli_third_derivative",
+    "check_link",
+    "link_average",
+    "log_normal_cdf",
+]
 
 Link = Literal["logit", "probit"]
 
@@ -73,6 +81,13 @@ def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarr
         return scipy.special.expit(mean)
     z = mean[..., np.newaxis] + np.sqrt(2.0 * variance)[..., np.newaxis] * _HERMITE_NODES
     return scipy.special.expit(z) @ _HERMITE_WEIGHTS / np.sqrt(np.pi)
+
+
+def bernoulli_log_likelihood(eta: Any, sign: Any, link: Link) -> Any:
+    """``sum_i log p(y_i | eta_i)`` in PyTensor, with ``sign = 2 y - 1``:
+    ``-softplus(-s eta)`` (logit) or ``log Phi(s eta)`` (probit)."""
+    margin = sign * eta
+    return -pt.sum(pt.softplus(-margin)) if link == "logit" else pt.sum(log_normal_cdf(margin))
 
 
 def log_normal_cdf(x: Any) -> Any:

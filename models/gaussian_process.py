@@ -108,7 +108,7 @@ from bayesclass.models._laplace import (
     weight_laplace_fit,
 )
 from bayesclass.models._latent_op import WhitenedLatent
-from bayesclass.models._links import Link, link_average
+from bayesclass.models._links import Link, bernoulli_log_likelihood, link_average
 from bayesclass.models.base import (
     ClassifierModel,
     ConvergenceError,
@@ -357,11 +357,7 @@ class LatentGaussianProcess(ClassifierModel):
                 latent = self._hsgp_latent(data, lengthscale, amplitude, constant)
             else:
                 latent = self._exact_latent(data, lengthscale, amplitude, constant, latent_graph)
-            sign = 2.0 * labels - 1.0
-            if self.link == "logit":
-                pm.Potential("label_likelihood", -pt.sum(pt.softplus(-sign * latent)))
-            else:
-                pm.Potential("label_likelihood", pt.sum(pm.logcdf(pm.Normal.dist(0.0, 1.0), sign * latent)))
+            pm.Potential("label_likelihood", bernoulli_log_likelihood(latent, 2.0 * labels - 1.0, self.link))
         return model
 
     def _exact_latent(self, data: Dataset, lengthscale, amplitude, constant, latent_graph: LatentGraph):
