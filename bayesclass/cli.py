@@ -152,6 +152,7 @@ def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
 
 def _setup(args: argparse.Namespace):
     from bayesclass.data import load
+    from bayesclass.data._validation import require_seed
     from bayesclass.inference import SamplerSettings
     from bayesclass.models import get_model
 
@@ -177,8 +178,8 @@ def _setup(args: argparse.Namespace):
         if args.features is not None:
             data = data.select_features(args.features)
         model.check_training_data(data)
-        if args.seed is not None and args.seed < 0:
-            raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+        if args.seed is not None:
+            require_seed(args.seed, argument="--seed")
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data

@@ -23,9 +23,18 @@ def require_int(value: object, *, argument: str, minimum: int) -> int:
     return int(value)
 
 
-def require_seed(random_seed: object) -> int:
-    """Validate a ``random_seed`` for :func:`numpy.random.default_rng` (non-negative int)."""
-    return require_int(random_seed, argument="random_seed", minimum=0)
+#: seeds are stored in results as 64-bit signed integers (netCDF attrs): 0 <= seed < 2**63
+MAX_SEED = 2**63 - 1
+
+
+def require_seed(random_seed: object, *, argument: str = "random_seed") -> int:
+    """Validate a seed: an integer in ``[0, 2**63)`` (stored with the result; ``bool`` refused)."""
+    seed = require_int(random_seed, argument=argument, minimum=0)
+    if seed > MAX_SEED:
+        raise ValueError(
+            f"{argument} must be below 2**63 (the result stores it as a 64-bit integer), got {seed}"
+        )
+    return seed
 
 
 def first_true(mask: np.ndarray) -> tuple[int, int] | None:

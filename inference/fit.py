@@ -31,6 +31,7 @@ import numpy as np
 import xarray as xr
 
 from bayesclass.data import Dataset
+from bayesclass.data._validation import require_seed
 from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
@@ -101,10 +102,8 @@ def fit(
         )
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
-    if random_seed is not None and (
-        isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)) or random_seed < 0
-    ):
-        raise ValueError(f"random_seed must be a non-negative integer, got {random_seed!r}")
+    if random_seed is not None:
+        random_seed = require_seed(random_seed)
     sampler = sampler or SamplerSettings()
     if random_seed is None:
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])

@@ -24,16 +24,18 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     if not path.parent.resolve().is_dir():
         raise ValueError(f"directory {str(path.parent)!r} does not exist; create it first")
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+    temporary = None
+    try:  # created inside the try: an interrupt right after creation still removes it
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(handle)
         yield Path(temporary)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     finally:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
 
 
 def save(result: xr.DataTree, path: str | os.PathLike) -> Path:

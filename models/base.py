@@ -75,10 +75,9 @@ def check_positive(value: float, *, argument: str, allow_inf: bool = False) -> f
     ``allow_inf`` admits ``math.inf``, which the priors use to mean a flat
     (improper, unpenalised) prior.
     """
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{argument} must be a positive number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):  # True is no scale, "1" no number
+        raise ValueError(f"{argument} must be a positive number, got {value!r} ({type(value).__name__})")
+    number = float(value)
     if math.isnan(number) or number <= 0 or (math.isinf(number) and not allow_inf):
         hint = " or inf for a flat prior" if allow_inf else ""
         raise ValueError(f"{argument} must be a positive finite number{hint}, got {value!r}")

@@ -1039,3 +1039,10 @@ def test_check_runs_for_naive_bayes(tmp_path, capsys):
     assert run("fit", "--data", "breast_cancer", "--method", "map", "--out", str(logistic)) == 0
     assert run("check", "--run", str(logistic)) == 2
     assert "need a generative family: 'gcc', 'naive_bayes'" in capsys.readouterr().err
+
+
+def test_seeds_beyond_64_bits_are_refused_before_fitting(tmp_path, capsys):
+    out = tmp_path / "r.nc"
+    assert run("fit", "--data", "iris", "--method", "map", "--seed", str(2**70), "--out", str(out)) == 2
+    assert "--seed must be below 2**63" in capsys.readouterr().err
+    assert not out.exists()

@@ -315,8 +315,12 @@ def test_fit_rejects_unknown_model(gaussians_small):
 
 
 def test_fit_rejects_bad_seed_and_data(gaussians_small):
-    with pytest.raises(ValueError, match="random_seed must be a non-negative integer, got -1"):
+    with pytest.raises(ValueError, match="random_seed must be >= 0, got -1"):
         fit("logistic", gaussians_small, method="map", random_seed=-1)
+    with pytest.raises(ValueError, match=r"random_seed must be below 2\*\*63 .*got 1180591620717411303424"):
+        fit("logistic", gaussians_small, method="map", random_seed=2**70)
+    with pytest.raises(ValueError, match=r"random_seed must be an integer, got True"):
+        fit("logistic", gaussians_small, method="map", random_seed=True)
     with pytest.raises(TypeError, match="data must be a bayesclass.data.Dataset"):
         fit("logistic", gaussians_small.X, method="map")
 

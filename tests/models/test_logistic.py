@@ -620,3 +620,10 @@ def test_multiclass_posterior_draws_are_zero_sum_and_normalised(nuts_iris):
     proba = model.class_proba(posterior, iris_std.X[::10])
     assert proba.dims == ("chain", "draw", "obs", "class")
     np.testing.assert_allclose(proba.sum("class").values, 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("value", [True, "1.0", None, [1.0]])
+def test_prior_scales_must_be_numbers(value):
+    """A bool is not a scale and a string is not a number: refused, never coerced (True would be 1.0)."""
+    with pytest.raises(ValueError, match=r"weight_sigma must be a positive number, got"):
+        LogisticPrior(weight_sigma=value)
