@@ -31,9 +31,7 @@ def require_seed(random_seed: object, *, argument: str = "random_seed") -> int:
     """Validate a seed: an integer in ``[0, 2**63)`` (stored with the result; ``bool`` refused)."""
     seed = require_int(random_seed, argument=argument, minimum=0)
     if seed > MAX_SEED:
-        raise ValueError(
-            f"{argument} must be below 2**63 (the result stores it as a 64-bit integer), got {seed}"
-        )
+        raise ValueError(f"{argument} must be below 2**63 (the result stores it as a 64-bit integer), got {seed}")
     return seed
 
 

@@ -20,7 +20,7 @@ import json
 import numpy as np
 import xarray as xr
 
-from bayesclass.inference.fit import model_of, standardization_of
+from bayesclass.inference.fit import model_inputs, model_of
 from bayesclass.models import REGISTRY
 from bayesclass.models.base import GenerativeClassifierModel
 
@@ -100,8 +100,7 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
             f"the {model.name!r} model cannot generate features; posterior predictive checks of the features "
             f"need a generative family: {', '.join(map(repr, generative))}"
         )
-    center, scale = standardization_of(result)
-    X = (result["constant_data"]["X"].values - center) / scale
+    X = model_inputs(result, result["constant_data"]["X"].values)
     y = result["observed_data"]["y"].values
     class_names = json.loads(result.attrs["class_names"])
     if "posterior" in result:

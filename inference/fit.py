@@ -25,18 +25,19 @@ import json
 import sys
 import time
 from importlib import metadata
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
 
-from bayesclass.data import Dataset
+from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
+from bayesclass.data.coding import categorical_levels, treatment_code
 from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
 
-__all__ = ["METHODS", "Method", "fit", "model_of", "standardization_of"]
+__all__ = ["METHODS", "Method", "fit", "model_inputs", "model_of", "standardization_of"]
 
 Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"]
 #: every method some family accepts; an instance accepts ``model.methods()``: "nuts", "exact" if it
@@ -109,8 +110,14 @@ def fit(
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     model.check_training_data(data)
 
-    center, scale = _standardization(data, standardize)
-    training = _apply_standardization(data, center, scale, standardize)
+    coding = (
+        categorical_levels(data.X, data.feature_names, data.feature_kinds, data.category_names)
+        if model.categorical_coding == "treatment"
+        else {}
+    )
+    coded = _treatment_coded(data, coding)
+    center, scale = _standardization(coded, standardize)
+    training = _apply_standardization(coded, center, scale, standardize)
 
     groups: dict[str, xr.Dataset] = {}
     attrs: dict[str, object] = {}
@@ -153,14 +160,25 @@ def fit(
     groups["constant_data"] = xr.Dataset(
         {
             "X": (("obs", "feature"), data.X),
-            "feature_center": (("feature",), center),
-            "feature_scale": (("feature",), scale),
+            "feature_center": (("model_feature",), center),
+            "feature_scale": (("model_feature",), scale),
         },
-        coords={"feature": list(data.feature_names)},
+        coords={"feature": list(data.feature_names), "model_feature": list(training.feature_names)},
     )
     tree = xr.DataTree.from_dict({name: xr.DataTree(dataset) for name, dataset in groups.items()})
     tree.attrs.update(
         _provenance(model, data, method=method, sampler=sampler, random_seed=random_seed, standardize=standardize)
+    )
+    tree.attrs.update(
+        treatment_coding=json.dumps({name: list(levels) for name, levels in coding.items()}),
+        model_feature_names=json.dumps(list(training.feature_names)),
+        standardized_features=json.dumps(
+            [
+                name
+                for name, kind in zip(coded.feature_names, coded.feature_kinds, strict=True)
+                if kind in standardized_kinds(standardize)
+            ]
+        ),
     )
     tree.attrs.update(attrs)
     return tree
@@ -179,9 +197,42 @@ def model_of(result: xr.DataTree) -> ClassifierModel:
 
 
 def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
-    """(center, scale) per feature that :func:`fit` applied to the training features."""
+    """(center, scale) per model input that :func:`fit` applied (after any treatment coding)."""
     constant = result["constant_data"]
     return constant["feature_center"].values, constant["feature_scale"].values
+
+
+def model_inputs(result: xr.DataTree, X: Any) -> np.ndarray:
+    """New rows in the data's units -> the inputs the model of ``result`` sees: the same treatment coding
+    of categorical columns and the same standardization as in training (one path for every estimate).
+
+    ``X`` is an array (n_obs, n_features), one row, or a :class:`~bayesclass.data.Dataset`, with the
+    columns of the training data (attr ``feature_names``).
+    """
+    feature_names = tuple(json.loads(result.attrs["feature_names"]))
+    values = check_features(X, n_features=len(feature_names), feature_names=feature_names)
+    coding = json.loads(result.attrs.get("treatment_coding", "{}"))
+    if coding:
+        values, _, _ = treatment_code(values, feature_names, {name: tuple(levels) for name, levels in coding.items()})
+    center, scale = standardization_of(result)
+    return (values - center) / scale
+
+
+def _treatment_coded(data: Dataset, coding: dict[str, tuple[str, ...]]) -> Dataset:
+    """``data`` with its categorical columns treatment-coded (:mod:`bayesclass.data.coding`), as binary columns."""
+    if not coding:
+        return data
+    X, names, indicator = treatment_code(data.X, data.feature_names, coding)
+    kept = iter(kind for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if name not in coding)
+    kinds = tuple("binary" if is_indicator else next(kept) for is_indicator in indicator)
+    return dataclasses.replace(
+        data,
+        X=X,
+        feature_names=names,
+        feature_kinds=kinds,
+        category_names={name: levels for name, levels in data.category_names.items() if name not in coding},
+        provenance=f"{data.provenance}; treatment-coded {', '.join(map(repr, coding))} (reference: the first level)",
+    )
 
 
 def standardized_kinds(standardize: Standardize) -> tuple[str, ...]:
@@ -251,13 +302,6 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
         "class_names": json.dumps(list(data.class_names)),
         "feature_names": json.dumps(list(data.feature_names)),
         "feature_kinds": json.dumps(list(data.feature_kinds)),
-        "standardized_features": json.dumps(
-            [
-                name
-                for name, kind in zip(data.feature_names, data.feature_kinds, strict=True)
-                if kind in standardized_kinds(standardize)
-            ]
-        ),
         "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
         "package_versions": json.dumps(packages),
         "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

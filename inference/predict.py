@@ -20,8 +20,8 @@ import numpy as np
 import scipy.special
 import xarray as xr
 
-from bayesclass.data import Dataset, check_features
-from bayesclass.inference.fit import model_of, standardization_of
+from bayesclass.data import Dataset
+from bayesclass.inference.fit import model_inputs, model_of
 
 __all__ = ["DEFAULT_INTERVAL_PROB", "predict", "predict_log_proba"]
 
@@ -69,9 +69,7 @@ def predict(
     class_names = json.loads(result.attrs["class_names"])
     if isinstance(X, Dataset):  # check_features checks its feature names and takes its X
         _check_labels(X, class_names)
-    feature_names = json.loads(result.attrs["feature_names"])
-    center, scale = standardization_of(result)
-    values = (check_features(X, n_features=len(feature_names), feature_names=feature_names) - center) / scale
+    values = model_inputs(result, X)
 
     output: dict[str, xr.DataArray] = {}
     if "posterior" in result:
@@ -118,9 +116,7 @@ def predict_log_proba(result: xr.DataTree, X: Any) -> xr.DataArray:
         Dims ``(obs, class)``.
     """
     model = model_of(result)
-    feature_names = json.loads(result.attrs["feature_names"])
-    center, scale = standardization_of(result)
-    values = (check_features(X, n_features=len(feature_names), feature_names=feature_names) - center) / scale
+    values = model_inputs(result, X)
     if "posterior" not in result:
         return model.class_log_proba(result[f"point_estimate_{result.attrs['method']}"].to_dataset(), values)
     posterior = result["posterior"].to_dataset()

@@ -31,7 +31,7 @@ import json
 import math
 import typing
 import warnings
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pymc as pm
@@ -128,6 +128,10 @@ class ClassifierModel(abc.ABC):
     #: the parameters comparison tables show, one row per element (None: all of them); a family
     #: with one parameter per training row (a latent GP) lists its hyperparameters
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = None
+    #: how :func:`bayesclass.inference.fit` presents categorical columns to the family: ``"native"`` (as level
+    #: codes, for a family that models them, or refuses them in ``check_training_data``) or ``"treatment"``
+    #: (one 0/1 column per level but the first, :mod:`bayesclass.data.coding`, for a family of numeric inputs)
+    categorical_coding: ClassVar[Literal["native", "treatment"]] = "native"
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, and check its type."""

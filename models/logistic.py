@@ -138,6 +138,8 @@ class LogisticRegression(ClassifierModel):
     """
 
     name: ClassVar[str] = "logistic"
+    #: a categorical column enters as treatment-coded dummies ("colour=green"), never as its codes
+    categorical_coding: ClassVar[Literal["native", "treatment"]] = "treatment"
 
     prior: LogisticPrior = field(default_factory=LogisticPrior)
     link: Link = "logit"

@@ -23,7 +23,7 @@ import xarray as xr
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.fit import standardization_of
+from bayesclass.inference.fit import model_inputs
 from bayesclass.models import (
     REGISTRY,
     GaussianClassConditional,
@@ -114,9 +114,8 @@ def test_point_estimates_have_the_posteriors_names_and_dims(fitted):
 def test_class_log_proba_is_normalised_for_draws_and_every_estimate(fitted):
     case, result = fitted
     new = case.dataset.X[:7]
-    center, scale = standardization_of(result)
     for label, params in _parameter_sets(case, result).items():
-        log_proba = case.model.class_log_proba(params, (new - center) / scale)
+        log_proba = case.model.class_log_proba(params, model_inputs(result, new))
         assert log_proba.dims[-2:] == ("obs", "class"), label
         assert list(log_proba["class"].values) == list(case.dataset.class_names)
         np.testing.assert_allclose(scipy.special.logsumexp(log_proba.values, axis=-1), 0.0, atol=1e-12, err_msg=label)
