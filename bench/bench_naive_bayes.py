@@ -448,83 +448,110 @@ def print_ratios(nuts: dict, exact: dict, closed: list[dict], r: dict, verdicts:
     nutpie, pymc_name = LABELS["naive_nutpie"], LABELS["naive_pymc"]
     target = TARGET_NUTS_VS_NAIVE_NUTPIE
     check = verdicts.check
-    check(
-        "NUTS ESS/s (sampling) bayesclass 1st fit / naive nutpie",
-        r["sampling_cold_vs_naive_nutpie"],
-        target,
-        baseline=nutpie,
-        cache="cold",
-        seconds=cold["sampling_s"],
-        baseline_seconds=naive["sampling_s"],
-        run=cold,
-    )
-    check(
-        "NUTS ESS/s (sampling) bayesclass 2nd fit / naive nutpie",
-        r["sampling_warm_vs_naive_nutpie"],
-        target,
-        baseline=nutpie,
-        cache="warm",
-        seconds=warm["sampling_s"],
-        baseline_seconds=naive["sampling_s"],
-        run=warm,
-    )
-    check(
-        "NUTS ESS/s (wall, compile included) 1st fit / naive nutpie",
-        r["wall_cold_vs_naive_nutpie_wall"],
-        target,
-        baseline=f"{nutpie} (wall)",
-        cache="cold",
-        seconds=cold["wall_s"],
-        baseline_seconds=naive["wall_s"],
-        run=cold,
-    )
-    check(
-        "NUTS ESS/s (wall) 2nd fit / naive nutpie (wall)",
-        r["wall_warm_vs_naive_nutpie_wall"],
-        target,
-        baseline=f"{nutpie} (wall)",
-        cache="warm",
-        seconds=warm["wall_s"],
-        baseline_seconds=naive["wall_s"],
-        run=warm,
-    )
-    check(
-        "NUTS ESS/s (wall) 2nd fit / naive nutpie (sampling)",
-        r["wall_warm_vs_naive_nutpie_sampling"],
-        target,
-        baseline=f"{nutpie} (sampling only)",
-        cache="warm",
-        seconds=warm["wall_s"],
-        baseline_seconds=naive["sampling_s"],
-        run=warm,
-    )
+    # (case, ratio key, target, baseline label, cache state of ours, our run, seconds keys of ours / baseline, baseline)
+    nuts_lines = [
+        (
+            "(sampling) bayesclass 1st fit / naive nutpie",
+            "sampling_cold_vs_naive_nutpie",
+            target,
+            nutpie,
+            "cold",
+            cold,
+            "sampling_s",
+            "sampling_s",
+            naive,
+        ),
+        (
+            "(sampling) bayesclass 2nd fit / naive nutpie",
+            "sampling_warm_vs_naive_nutpie",
+            target,
+            nutpie,
+            "warm",
+            warm,
+            "sampling_s",
+            "sampling_s",
+            naive,
+        ),
+        (
+            "(wall, compile included) 1st fit / naive nutpie",
+            "wall_cold_vs_naive_nutpie_wall",
+            target,
+            f"{nutpie} (wall)",
+            "cold",
+            cold,
+            "wall_s",
+            "wall_s",
+            naive,
+        ),
+        (
+            "(wall) 2nd fit / naive nutpie (wall)",
+            "wall_warm_vs_naive_nutpie_wall",
+            target,
+            f"{nutpie} (wall)",
+            "warm",
+            warm,
+            "wall_s",
+            "wall_s",
+            naive,
+        ),
+        (
+            "(wall) 2nd fit / naive nutpie (sampling)",
+            "wall_warm_vs_naive_nutpie_sampling",
+            target,
+            f"{nutpie} (sampling only)",
+            "warm",
+            warm,
+            "wall_s",
+            "sampling_s",
+            naive,
+        ),
+    ]
     if pymc is not None:
+        nuts_lines += [
+            (
+                "(sampling) bayesclass 1st fit / naive PyMC NUTS",
+                "sampling_cold_vs_naive_pymc",
+                None,
+                pymc_name,
+                "cold",
+                cold,
+                "sampling_s",
+                "sampling_s",
+                pymc,
+            ),
+            (
+                "(wall, compile included) 1st fit / naive PyMC NUTS",
+                "wall_cold_vs_naive_pymc_wall",
+                None,
+                f"{pymc_name} (wall)",
+                "cold",
+                cold,
+                "wall_s",
+                "wall_s",
+                pymc,
+            ),
+            (
+                "(wall) 2nd fit / naive PyMC NUTS",
+                "wall_warm_vs_naive_pymc_wall",
+                None,
+                f"{pymc_name} (wall)",
+                "warm",
+                warm,
+                "wall_s",
+                "wall_s",
+                pymc,
+            ),
+        ]
+    for case, key, goal, baseline, cache, ours, our_time, their_time, theirs in nuts_lines:
         check(
-            "NUTS ESS/s (sampling) bayesclass 1st fit / naive PyMC NUTS",
-            r["sampling_cold_vs_naive_pymc"],
-            baseline=pymc_name,
-            cache="cold",
-            seconds=cold["sampling_s"],
-            baseline_seconds=pymc["sampling_s"],
-            run=cold,
-        )
-        check(
-            "NUTS ESS/s (wall, compile included) 1st fit / naive PyMC NUTS",
-            r["wall_cold_vs_naive_pymc_wall"],
-            baseline=f"{pymc_name} (wall)",
-            cache="cold",
-            seconds=cold["wall_s"],
-            baseline_seconds=pymc["wall_s"],
-            run=cold,
-        )
-        check(
-            "NUTS ESS/s (wall) 2nd fit / naive PyMC NUTS",
-            r["wall_warm_vs_naive_pymc_wall"],
-            baseline=f"{pymc_name} (wall)",
-            cache="warm",
-            seconds=warm["wall_s"],
-            baseline_seconds=pymc["wall_s"],
-            run=warm,
+            f"NUTS ESS/s {case}",
+            r[key],
+            goal,
+            baseline=baseline,
+            cache=cache,
+            seconds=ours[our_time],
+            baseline_seconds=theirs[their_time],
+            run=ours,
         )
     target = TARGET_EXACT_VS_NUTS
     for case, key, baseline, other in (
