@@ -7,16 +7,22 @@
   ``bayesclass.inference.diagnose`` (r_hat, bulk/tail ESS, MCSE, divergences), the same
   numbers a user's ``bayesclass diagnose`` prints;
 - verdicts: :class:`Verdicts` prints ``PASS``/``MISS`` lines of ratios against a named
-  baseline and records them;
+  baseline and records them, one flat record per line (:data:`RECORD_KEYS`);
 - one JSON schema (:data:`SCHEMA`, written atomically by :func:`write_report`)::
 
-      {"schema": "bayesclass-bench/1", "bench": "logistic", "settings": {...},
-       "verdicts": [{"case": ..., "value": ..., "target": ">= 3", "verdict": "PASS"|"MISS"|"info"}],
+      {"schema": "bayesclass-bench/2", "bench": "logistic", "settings": {...},
+       "records": [{"bench": "logistic", "case": ..., "baseline": ..., "value": ..., "unit": "x",
+                    "target": ">= 3" | null, "verdict": "PASS" | "MISS" | "info", "cache": "cold" | "warm" | null,
+                    "seconds": ..., "baseline_seconds": ..., "ess_bulk_min": ..., "ess_tail_min": ...,
+                    "r_hat_max": ..., "divergences": ...}],
        "details": {...every measured number, script-specific...},
        "versions": {...}, "machine": {"cpus": ..., "busy_fraction_before_start": ...,
        "load_average_start": [...], "load_average_end": [...], "other_processes_cpu_s": ...},
        "total_seconds": ...}
 
+- the run around it: :func:`arguments` (``--quick``, ``--json PATH``, ``--seed N``, the same in every
+  script) and :class:`Session` (header with versions and the machine state, verdicts, footer with the
+  CPU time other processes took, the JSON report);
 - the machine state before and after a run, package versions, a nutpie warm-up and
   PyMC's own NUTS as a baseline sampler.
 
@@ -32,25 +38,47 @@ import sys
 import time
 
 __all__ = [
+    "RECORD_KEYS",
     "SCHEMA",
+    "Session",
     "Verdicts",
+    "arguments",
     "convergence",
     "cpu_snapshot",
     "fresh",
-    "machine_record",
     "machine_busy_fraction",
     "machine_state_at_end",
     "machine_state_before_start",
     "others_cpu_seconds",
     "sample_pymc_nuts",
+    "calls_per_round",
     "time_best",
+    "time_once",
     "verdict",
     "versions",
     "warm_up_nutpie",
     "write_report",
 ]
 
-SCHEMA = "bayesclass-bench/1"
+SCHEMA = "bayesclass-bench/2"
+
+#: the keys of every record in a report's "records" list (None where a key does not apply)
+RECORD_KEYS = (
+    "bench",
+    "case",
+    "baseline",
+    "value",
+    "unit",
+    "target",
+    "verdict",
+    "cache",
+    "seconds",
+    "baseline_seconds",
+    "ess_bulk_min",
+    "ess_tail_min",
+    "r_hat_max",
+    "divergences",
+)
 
 PACKAGES = ("pymc", "pytensor", "nutpie", "numba", "arviz", "arviz-stats", "numpy", "scipy", "scikit-learn")
 
@@ -72,21 +100,35 @@ def versions(names: tuple[str, ...] = PACKAGES) -> dict:
 def time_best(function, repeats: int = 3, *, prepare=None, number: int = 1) -> tuple[float, object]:
     """(best seconds per call over ``repeats`` rounds, the last return value).
 
-    ``prepare()``, when given, runs before each round outside the timed section and its
-    result is passed to ``function``: give each round fresh inputs (:func:`fresh`) so that a
-    per-dataset cache hit is never timed as work. Without ``prepare``, each round calls
-    ``function()`` ``number`` times (for calls too short to time one by one).
+    Each round makes ``number`` calls. ``prepare()``, when given, is called once per call,
+    before the round and outside the timed section, and its result is passed to that call:
+    give every call fresh inputs (:func:`fresh`) so that a per-dataset cache hit is never
+    timed as work ("cold" timings). Without ``prepare``, the calls take no argument.
     """
-    if prepare is not None and number != 1:
-        raise ValueError("number must be 1 with prepare: each call gets its own fresh input")
     best, value = math.inf, None
     for _ in range(repeats):
-        arguments = () if prepare is None else (prepare(),)
+        inputs = [() if prepare is None else (prepare(),) for _ in range(number)]
         start = time.perf_counter()
-        for _ in range(number):
+        for arguments in inputs:
             value = function(*arguments)
         best = min(best, (time.perf_counter() - start) / number)
+        del inputs
     return best, value
+
+
+def time_once(function, *arguments) -> tuple[float, object]:
+    """(seconds, return value) of one call."""
+    start = time.perf_counter()
+    value = function(*arguments)
+    return time.perf_counter() - start, value
+
+
+def calls_per_round(function, *, prepare=None, budget_s: float = 0.05) -> int:
+    """Calls per :func:`time_best` round so that one round lasts about ``budget_s`` (at least 1).
+
+    With ``prepare``, the trial call gets a fresh input too (it is as cold as the timed ones)."""
+    seconds, _ = time_once(function, *(() if prepare is None else (prepare(),)))
+    return max(1, int(budget_s / max(seconds, 1e-9)))
 
 
 def fresh(dataset):
@@ -253,26 +295,65 @@ def verdict(passed: bool) -> str:
 
 
 class Verdicts:
-    """Ratio lines against named baselines: printed as they are checked, kept for the JSON report."""
+    """Ratio lines against named baselines: printed as they are checked, kept as records of one schema."""
 
-    def __init__(self) -> None:
+    def __init__(self, bench: str) -> None:
+        self.bench = bench
         self.records: list[dict] = []
 
-    def check(self, case: str, value: float, target: float | None = None, sense: str = ">=", unit: str = "x") -> bool:
-        """Print and record ``case``: ``value`` against ``target`` (``sense`` ">=" or "<="); no target: information."""
-        if target is None:
-            print(f"  {case:<58} {value:9.3g}{unit}   (information)")
-            self.records.append({"case": case, "value": value, "verdict": "info"})
-            return True
-        passed = value >= target if sense == ">=" else value <= target
-        print(f"  {case:<58} {value:9.3g}{unit}   target {sense} {target:g}{unit}   {verdict(passed)}")
-        self.records.append({"case": case, "value": value, "target": f"{sense} {target:g}", "verdict": verdict(passed)})
+    def check(
+        self,
+        case: str,
+        value: float,
+        target: float | None = None,
+        sense: str = ">=",
+        *,
+        baseline: str,
+        unit: str = "x",
+        cache: str | None = None,
+        seconds: float | None = None,
+        baseline_seconds: float | None = None,
+        run: dict | None = None,
+    ) -> bool:
+        """Print and record ``case``: ``value`` (ours against ``baseline``) against ``target``.
+
+        ``sense`` is ">=" or "<="; no target: an information line. ``cache`` says whether our side was
+        timed "cold" (every per-process cache bypassed or cleared) or "warm" (a cache hit, on purpose).
+        ``run``, a :func:`convergence` result, adds our side's ESS, r_hat and divergences to the record.
+        """
+        if sense not in (">=", "<="):
+            raise ValueError(f"sense must be '>=' or '<=', got {sense!r}")
+        passed = True if target is None else (value >= target if sense == ">=" else value <= target)
+        result = "info" if target is None else verdict(passed)
+        state = f"  [{cache}]" if cache else ""
+        goal = "(information)" if target is None else f"target {sense} {target:g}{unit}   {result}"
+        print(f"  {case:<62} {value:9.3g}{unit}   {goal}   vs {baseline}{state}")
+        run = run or {}
+        record = {
+            "bench": self.bench,
+            "case": case,
+            "baseline": baseline,
+            "value": value,
+            "unit": unit,
+            "target": None if target is None else f"{sense} {target:g}",
+            "verdict": result,
+            "cache": cache,
+            "seconds": seconds,
+            "baseline_seconds": baseline_seconds,
+            "ess_bulk_min": run.get("min_ess_bulk"),
+            "ess_tail_min": run.get("min_ess_tail"),
+            "r_hat_max": run.get("max_r_hat"),
+            "divergences": run.get("divergences"),
+        }
+        assert tuple(record) == RECORD_KEYS
+        self.records.append(record)
         return passed
 
 
 def machine_record(busy_before, load_before, others, load_after) -> dict:
     """The "machine" part of the JSON report from what the machine-state functions returned."""
     return {
+        "cpus": os.cpu_count(),
         "busy_fraction_before_start": busy_before,
         "load_average_start": list(load_before),
         "load_average_end": list(load_after),
@@ -281,7 +362,7 @@ def machine_record(busy_before, load_before, others, load_after) -> dict:
 
 
 def write_report(
-    path, *, bench: str, settings: dict, verdicts: Verdicts, details: dict, machine: dict, total_seconds: float
+    path, *, bench: str, settings: dict, records: list[dict], details: dict, machine: dict, total_seconds: float
 ) -> None:
     """Write one benchmark's numbers as JSON in the schema of the module docstring, atomically."""
     import json
@@ -292,11 +373,75 @@ def write_report(
         "schema": SCHEMA,
         "bench": bench,
         "settings": settings,
-        "verdicts": verdicts.records,
+        "records": records,
         "details": details,
         "versions": versions(),
-        "machine": {"cpus": os.cpu_count(), **machine},
+        "machine": machine,
         "total_seconds": total_seconds,
     }
     with atomic_write(path) as temporary:
         temporary.write_text(json.dumps(report, indent=2, default=float) + "\n")
+
+
+def arguments(doc: str, *, quick: str, seed: str = "seed of the first fit; default 1", seed_default: int = 1):
+    """An argument parser with the options every script has: ``--quick``, ``--json PATH``, ``--seed N``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help=f"smoke test: {quick}")
+    parser.add_argument("--json", metavar="PATH", help="also write every number as JSON to PATH (bench/README.md)")
+    parser.add_argument("--seed", type=int, default=seed_default, help=seed)
+    return parser
+
+
+class Session:
+    """One benchmark run: ``with Session("logistic", args, settings) as run: ...``.
+
+    On entry: a header with the package versions, the core count and how busy the machine is.
+    Inside: ``run.verdicts`` (:class:`Verdicts`) and ``run.details`` (every measured number).
+    On a normal exit: the footer (run time, CPU time other processes took) and, with ``--json``,
+    the report written atomically.
+    """
+
+    def __init__(self, bench: str, args, settings: dict) -> None:
+        self.bench, self.json_path = bench, getattr(args, "json", None)
+        self.settings = {**settings, "seed": getattr(args, "seed", None), "quick": bool(getattr(args, "quick", False))}
+        self.verdicts = Verdicts(bench)
+        self.details: dict = {}
+
+    def __enter__(self) -> Session:
+        self.started = time.perf_counter()
+        print(f"bench_{self.bench}.py  {' '.join(f'{k} {v}' for k, v in versions().items())}  cpus {os.cpu_count()}")
+        settings = ", ".join(f"{key}={value}" for key, value in self.settings.items())
+        tag = "   [QUICK: a smoke test, not the benchmark's settings]" if self.quick else ""
+        print(f"settings: {settings}{tag}")
+        self.busy_before, self.load_before = machine_state_before_start()
+        self.cpu_before = cpu_snapshot()
+        return self
+
+    @property
+    def quick(self) -> bool:
+        return self.settings["quick"]
+
+    def section(self, title: str) -> None:
+        """Print the heading of a block of verdict lines."""
+        print(title + ("   [QUICK]" if self.quick else ""))
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is not None:
+            return
+        total = time.perf_counter() - self.started
+        others, load_after = machine_state_at_end(total, self.cpu_before)
+        if self.json_path:
+            write_report(
+                self.json_path,
+                bench=self.bench,
+                settings=self.settings,
+                records=self.verdicts.records,
+                details=self.details,
+                machine=machine_record(self.busy_before, self.load_before, others, load_after),
+                total_seconds=total,
+            )
+            print(f"wrote {self.json_path}")
