@@ -88,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
     predict.add_argument("--data", required=True, help="built-in dataset name or CSV file")
     predict.add_argument("--target", help="label column of a CSV file (optional for prediction)")
+    _csv_arguments(predict)
     predict.add_argument("--interval-prob", type=float, default=0.89, help="ETI probability (default 0.89)")
     predict.add_argument("--out", required=True, type=Path, help="CSV file to write")
     predict.set_defaults(command=_predict, name="predict")
@@ -123,6 +124,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="scale the binary (0/1) columns too, as continuous inputs (implies --standardize)",
     )
+    _csv_arguments(parser)
     parser.add_argument(
         "--feature-kind",
         action="append",
@@ -174,7 +176,10 @@ def _setup(args: argparse.Namespace):
         kinds = _feature_kinds(args.feature_kind)
         if kinds and not _is_csv(args.data):
             raise ValueError(f"--feature-kind applies to CSV files; {args.data!r} is a built-in dataset")
-        data = load(args.data, target=args.target, feature_kinds=kinds) if _is_csv(args.data) else load(args.data)
+        if _is_csv(args.data):
+            data = load(args.data, target=args.target, feature_kinds=kinds, csv_format=_csv_format(args))
+        else:
+            data = load(args.data)
         if args.features is not None:
             data = data.select_features(args.features)
         model.check_training_data(data)
@@ -183,6 +188,20 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+def _csv_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("CSV files")
+    group.add_argument("--delimiter", help="field separator of a CSV file (default: detected among , ; TAB |)")
+    group.add_argument("--decimal", choices=(".", ","), default=".", help="decimal mark of its numbers (default .)")
+    group.add_argument("--encoding", default="utf-8", help="its text encoding (default utf-8, e.g. latin-1)")
+
+
+def _csv_format(args: argparse.Namespace):
+    from bayesclass.data import CsvFormat
+
+    delimiter = "\t" if args.delimiter in ("\\t", "tab", "TAB") else args.delimiter
+    return CsvFormat(delimiter=delimiter, decimal=args.decimal, encoding=args.encoding)
 
 
 def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
@@ -293,10 +312,18 @@ def _predict(args: argparse.Namespace) -> None:
             new = load(args.data)
             features, labels = new, new
         elif args.target:
-            new = load_csv(args.data, target=args.target, category_names=category_names, class_names=class_names)
+            new = load_csv(
+                args.data,
+                target=args.target,
+                category_names=category_names,
+                class_names=class_names,
+                csv_format=_csv_format(args),
+            )
             features, labels = new, new
         else:
-            features = features_from_csv(args.data, feature_names=feature_names, category_names=category_names)
+            features = features_from_csv(
+                args.data, feature_names=feature_names, category_names=category_names, csv_format=_csv_format(args)
+            )
         if not isinstance(features, np.ndarray) and features.feature_names != feature_names:
             features = labels = features.select_features(feature_names)  # the fitted slice (--features)
         prediction = predict(result, features, interval_prob=args.interval_prob, keep_draws=False)

@@ -3,13 +3,14 @@
 Everything a model or the CLI needs from this package is re-exported here.
 """
 
-from bayesclass.data.csvfile import features_from_csv, load_csv
+from bayesclass.data.csvfile import CsvFormat, features_from_csv, load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind, check_features
 from bayesclass.data.loaders import DatasetInfo, available, load
 from bayesclass.data.split import train_validation_test_split
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp, seed004_gp_truth
 
 __all__ = [
+    "CsvFormat",
     "Dataset",
     "DatasetInfo",
     "FeatureKind",

@@ -201,11 +201,11 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
             raise ValueError(
                 f"loading CSV file {os.fspath(name)!r} needs the class column: pass target=COLUMN (--target)"
             )
-        unexpected = sorted(set(kwargs) - {"target", "name", "feature_kinds"})
+        unexpected = sorted(set(kwargs) - {"target", "name", "feature_kinds", "csv_format"})
         if unexpected:
             raise ValueError(
                 f"load({os.fspath(name)!r}) got unexpected keyword arguments {unexpected}; "
-                "a CSV file accepts target=, name= and feature_kinds="
+                "a CSV file accepts target=, name=, feature_kinds= and csv_format="
             )
         return load_csv(name, **kwargs)  # type: ignore[arg-type]
     if not isinstance(name, str) or name not in _REGISTRY:
@@ -213,6 +213,8 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
             f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
             "or pass the path of a .csv file with target=COLUMN"
         )
+    if "csv_format" in kwargs:
+        raise ValueError(f"csv_format applies to CSV files, not to the built-in {name!r}")
     if "feature_kinds" in kwargs:
         raise ValueError(
             f"feature_kinds applies to CSV files; for the built-in {name!r} use "

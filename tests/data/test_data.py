@@ -544,3 +544,57 @@ def test_feature_kinds_apply_to_csv_files_only():
         data.load("iris", feature_kinds={"sepal length (cm)": "count"})
     with pytest.raises(ValueError, match="must map column names to feature kinds"):
         data.load("iris").with_feature_kinds(["continuous"])
+
+
+# -- the CSV reader: delimiters, decimal marks, encodings, long fields, label spelling -------------------------
+
+
+def test_semicolon_files_with_decimal_commas(tmp_path):
+    path = write(tmp_path, "size;colour;label\n0,5;red;a\n1,25;blue;b\n-0,3;red;a\n", "semi.csv")
+    with pytest.raises(ValueError, match=r"column 'size' holds numbers written with the decimal mark ','.*decimal=','"):
+        load_csv(path, target="label")
+    dataset = load_csv(path, target="label", csv_format=data.CsvFormat(decimal=","))
+    np.testing.assert_array_equal(dataset.X[:, 0], [0.5, 1.25, -0.3])
+    assert dataset.feature_kinds == ("continuous", "binary")
+    explicit = load_csv(path, target="label", csv_format=data.CsvFormat(delimiter=";", decimal=","))
+    np.testing.assert_array_equal(explicit.X, dataset.X)
+    with pytest.raises(ValueError, match=r"target column 'label' is not in .*the file seems delimited by ';'"):
+        load_csv(path, target="label", csv_format=data.CsvFormat(delimiter="\t", decimal=","))
+
+
+def test_encodings_are_named_in_errors_and_honoured(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes("x,drink,label\n1,caf\xe9,a\n2,tea,b\n3,caf\xe9,a\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"is not utf-8 text \(byte 19.*encoding='latin-1'"):
+        load_csv(path, target="label")
+    dataset = load_csv(path, target="label", csv_format=data.CsvFormat(encoding="latin-1"))
+    assert dataset.category_names["drink"] == ("café", "tea")
+    with pytest.raises(ValueError, match=r"encoding 'klingon' is not a known text encoding"):
+        load_csv(path, target="label", csv_format=data.CsvFormat(encoding="klingon"))
+    with pytest.raises(ValueError, match=r"decimal must be '.' or ','"):
+        data.CsvFormat(decimal=";")
+
+
+def test_fields_longer_than_the_csv_modules_limit(tmp_path):
+    long_text = "x" * 200_000
+    path = write(tmp_path, f"a,note,label\n1,{long_text},p\n2,short,q\n", "long.csv")
+    dataset = load_csv(path, target="label")
+    assert dataset.category_names["note"] == ("short", long_text)
+
+
+def test_a_text_column_with_a_level_per_row_warns(tmp_path):
+    rows = "\n".join(f"{i},id{i},{'ab'[i % 2]}" for i in range(12))
+    path = write(tmp_path, "x,customer,label\n" + rows + "\n", "ids.csv")
+    with pytest.warns(UserWarning, match=r"text column 'customer' has a different value in every one of its 12 rows"):
+        load_csv(path, target="label")
+
+
+def test_numeric_labels_keep_their_spelling_and_match_by_value(tmp_path):
+    path = write(tmp_path, "x,label\n0.5,1.0\n1.5,2.0\n2.5,1.0\n3.5,10.0\n", "labels.csv")
+    dataset = load_csv(path, target="label")
+    assert dataset.class_names == ("1.0", "2.0", "10.0")  # as written, in numeric order
+    np.testing.assert_array_equal(dataset.y, [0, 1, 0, 2])
+    again = load_csv(path, target="label", class_names=dataset.class_names)
+    np.testing.assert_array_equal(again.y, dataset.y)
+    respelled = write(tmp_path, "x,label\n0.5,1\n1.5,2\n", "respelled.csv")
+    np.testing.assert_array_equal(load_csv(respelled, target="label", class_names=dataset.class_names).y, [0, 1])
