@@ -1,4 +1,4 @@
-"""A scikit-learn estimator over the same core as :func:`inference.fit` / :func:`inference.predict`.
+"""A scikit-learn estimator over the same core as :func:`bayesclass.inference.fit` and its ``predict``.
 
 ``BayesianClassifier`` follows scikit-learn's conventions: constructor arguments
 are stored unchanged (``get_params``/``set_params``/``clone`` work), ``fit``
@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesclass.data import Dataset
-from bayesclass.inference.fit import Method, fit
+from bayesclass.inference.fit import SAMPLING_METHODS, Method, fit
 from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
 from bayesclass.inference.sampling import SamplerSettings
 from bayesclass.models import ClassifierModel
@@ -40,13 +40,23 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
     sampler : SamplerSettings, optional
         NUTS settings (default: ``SamplerSettings(progressbar=False)``).
     standardize : bool
-        Standardise continuous features inside the fit (see :func:`inference.fit`).
+        Standardise continuous features inside the fit (see :func:`bayesclass.inference.fit`).
     feature_kinds : str or sequence of str
-        How the columns of ``X`` are modelled (``data.FeatureKind``): one kind for
+        How the columns of ``X`` are modelled (``bayesclass.data.FeatureKind``): one kind for
         every column (default ``"continuous"``) or one per column, e.g.
         ``"binary"`` for 0/1 inputs to naive Bayes.
     random_seed : int, optional
-        Seed of the sampler.
+        Seed of the sampler ("nuts") or of the exact draws ("exact"); without one those fits
+        differ from run to run, and the estimator's ``non_deterministic`` tag says so.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The labels seen in ``fit``, sorted; the columns of :meth:`predict_proba` follow them.
+    n_features_in_ : int
+        Number of columns of ``X`` in ``fit`` (set by scikit-learn's ``validate_data``).
+    result_ : xarray.DataTree
+        The fitted result of :func:`bayesclass.inference.fit`.
     """
 
     def __init__(
@@ -67,11 +77,12 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         self.random_seed = random_seed
 
     def __sklearn_tags__(self):
+        """scikit-learn's tags: dense finite input only; random unless the draws are seeded."""
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False  # refused with scikit-learn's own message (validate_data)
         tags.input_tags.allow_nan = False
-        # NUTS draws differ between runs unless random_seed is fixed; point estimates are deterministic
-        tags.non_deterministic = self.method == "nuts" and self.random_seed is None
+        # NUTS and exact conjugate draws differ between runs unless random_seed is fixed; point estimates do not
+        tags.non_deterministic = self.method in SAMPLING_METHODS and self.random_seed is None
         return tags
 
     def fit(self, X: Any, y: Any) -> BayesianClassifier:

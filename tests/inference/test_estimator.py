@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse
 import scipy.special
 from sklearn.base import clone
 from sklearn.exceptions import DataConversionWarning, NotFittedError
@@ -14,7 +15,8 @@ from sklearn.linear_model import LogisticRegression as SklearnLogisticRegression
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils import get_tags
+from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
 
 from bayesclass import data, inference
 from bayesclass.inference import BayesianClassifier, SamplerSettings
@@ -222,43 +224,127 @@ def test_map_estimators_pass_every_scikit_learn_check(estimator, check):
     check(estimator)
 
 
+#: exact conjugate draws (no compilation, milliseconds): every check through the posterior-draws code path
+EXACT_ESTIMATOR = BayesianClassifier(
+    "naive_bayes", method="exact", sampler=SamplerSettings(draws=100, chains=2, progressbar=False), random_seed=0
+)
+
+
+@parametrize_with_checks([EXACT_ESTIMATOR])
+def test_exact_draws_estimator_passes_every_scikit_learn_check(estimator, check):
+    """Predictions averaged over posterior draws (naive Bayes' exact posterior) pass every check too."""
+    check(estimator)
+
+
 #: a tiny sampler: the API checks fit many small data sets of the same structure (compiled once)
 TINY_SAMPLER = SamplerSettings(draws=40, tune=40, chains=1, progressbar=False)
+NUTS_ESTIMATOR = BayesianClassifier("logistic", method="nuts", sampler=TINY_SAMPLER, random_seed=0)
+#: the NUTS-mode checks of the default run: every check that refuses its input or inspects the API without a
+#: NUTS fit (milliseconds), and the fitting API checks whose data share two compiled structures (~30 s in all);
+#: the rest compile one NUTS model per data shape (~10-30 s each) and run as slow
 NUTS_API_CHECKS = {
+    # no NUTS fit: construction, parameters, tags, refused input
+    "check_estimator_cloneable",
+    "check_estimator_tags_renamed",
+    "check_valid_tag_types",
+    "check_estimator_repr",
     "check_no_attributes_set_in_init",
+    "check_mixin_order",
+    "check_do_not_raise_errors_in_init_or_set_params",
     "check_parameters_default_constructible",
     "check_get_params_invariance",
     "check_set_params",
-    "check_dont_overwrite_parameters",
-    "check_fit_score_takes_y",
     "check_estimators_unfitted",
+    "check_complex_data",
+    "check_estimators_empty_data_messages",
+    "check_estimator_sparse_tag",
+    "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix",
+    "check_classifiers_one_label",
+    "check_classifiers_one_label_sample_weights",
+    "check_classifiers_regression_target",
+    "check_supervised_y_no_nan",
+    "check_estimators_partial_fit_n_features",
+    "check_non_transformer_estimators_n_iter",
+    "check_decision_proba_consistency",
+    "check_fit2d_1sample",
+    "check_fit1d",
+    "check_requires_y_none",
+    # fitting API checks
+    "check_fit_score_takes_y",
+    "check_dont_overwrite_parameters",
     "check_n_features_in_after_fitting",
     "check_fit2d_predict1d",
-    "check_requires_y_none",
 }
-
-
-NUTS_ESTIMATOR = BayesianClassifier("logistic", method="nuts", sampler=TINY_SAMPLER, random_seed=0)
 
 
 def _check_name(check) -> str:
     return getattr(check, "func", check).__name__
 
 
-@parametrize_with_checks([NUTS_ESTIMATOR])
+def _check_id(check) -> str:
+    """The check's name with its keyword variants, e.g. ``check_classifiers_train(readonly_memmap=True)``."""
+    keywords = getattr(check, "keywords", {})
+    variant = ",".join(f"{key}={value}" for key, value in keywords.items())
+    return f"{_check_name(check)}({variant})" if variant else _check_name(check)
+
+
+def _nuts_checks(*, api: bool) -> list:
+    """scikit-learn's checks of ``NUTS_ESTIMATOR``, the API ones (``api=True``) or the others."""
+    return [
+        pytest.param(estimator, check, id=_check_id(check))
+        for estimator, check in estimator_checks_generator(NUTS_ESTIMATOR, mark="xfail")
+        if (_check_name(check) in NUTS_API_CHECKS) == api
+    ]
+
+
+def test_nuts_api_check_names_are_scikit_learn_checks():
+    """A renamed or removed scikit-learn check must not silently drop out of the default run."""
+    names = {_check_name(check) for _, check in estimator_checks_generator(NUTS_ESTIMATOR)}
+    assert NUTS_API_CHECKS <= names, sorted(NUTS_API_CHECKS - names)
+
+
+@pytest.mark.parametrize(("estimator", "check"), _nuts_checks(api=True))
 def test_nuts_estimator_passes_the_scikit_learn_api_checks(estimator, check):
     """NUTS mode, the API checks (the default run); the others fit many NUTS models and run as slow below."""
-    if _check_name(check) not in NUTS_API_CHECKS:
-        pytest.skip("a NUTS-heavy check: see test_nuts_estimator_passes_every_other_scikit_learn_check (slow)")
     check(estimator)
 
 
 @pytest.mark.slow
-@parametrize_with_checks([NUTS_ESTIMATOR])
+@pytest.mark.parametrize(("estimator", "check"), _nuts_checks(api=False))
 def test_nuts_estimator_passes_every_other_scikit_learn_check(estimator, check):
-    if _check_name(check) in NUTS_API_CHECKS:
-        pytest.skip("in the default run: test_nuts_estimator_passes_the_scikit_learn_api_checks")
     check(estimator)
+
+
+def test_tags_declare_dense_finite_input_and_randomness_of_unseeded_draws():
+    for method, seed, random in [("nuts", None, True), ("exact", None, True), ("nuts", 0, False), ("map", None, False)]:
+        tags = get_tags(BayesianClassifier("naive_bayes", method=method, random_seed=seed))
+        assert tags.non_deterministic is random, (method, seed)
+        assert (tags.input_tags.sparse, tags.input_tags.allow_nan) == (False, False)
+        assert tags.estimator_type == "classifier" and tags.classifier_tags is not None
+
+
+def test_exact_draws_differ_without_a_seed_and_repeat_with_one(gaussians_small):
+    """What the non_deterministic tag declares: unseeded exact draws change from fit to fit, seeded ones do not."""
+    X, y = gaussians_small.X, gaussians_small.y
+    sampler = SamplerSettings(draws=50, chains=1, progressbar=False)
+
+    def proba(seed):
+        estimator = BayesianClassifier("naive_bayes", method="exact", sampler=sampler, random_seed=seed)
+        return estimator.fit(X, y).predict_proba(X[:10])
+
+    assert not np.array_equal(proba(None), proba(None))
+    np.testing.assert_array_equal(proba(7), proba(7))
+
+
+@pytest.mark.parametrize("sparse_format", ["csr_matrix", "csr_array"])
+def test_sparse_input_is_refused_with_scikit_learns_message(gaussians_small, sparse_format):
+    sparse = getattr(scipy.sparse, sparse_format)(gaussians_small.X)
+    with pytest.raises(TypeError, match="Sparse data was passed for X, but dense data is required"):
+        BayesianClassifier(method="map").fit(sparse, gaussians_small.y)
+    estimator = BayesianClassifier(method="map").fit(gaussians_small.X, gaussians_small.y)
+    with pytest.raises(TypeError, match="Sparse data was passed for X, but dense data is required"):
+        estimator.predict_proba(sparse)
 
 
 def test_predict_log_proba_stays_finite_where_probabilities_underflow(gaussians_small):
@@ -275,12 +361,44 @@ def test_predict_log_proba_stays_finite_where_probabilities_underflow(gaussians_
     np.testing.assert_allclose(log_proba[:, 1], -np.logaddexp(0.0, -eta), rtol=1e-12)
 
 
-def test_predict_log_proba_of_draws_is_the_log_of_the_posterior_mean(gaussians_small):
-    estimator = BayesianClassifier(method="nuts", sampler=TINY_SAMPLER, random_seed=1).fit(
+@pytest.mark.parametrize("family", ["naive_bayes", "gcc"])
+def test_generative_predict_log_proba_stays_finite_and_normalised_far_from_the_data(gaussians_small, family):
+    estimator = BayesianClassifier(family, method="map").fit(gaussians_small.X, gaussians_small.y)
+    far = np.array([[1e4, -1e4], [-1e4, 1e4], [0.0, 0.0]])
+    log_proba = estimator.predict_log_proba(far)
+    assert np.isfinite(log_proba).all()
+    assert (estimator.predict_proba(far[:2]) == 0).any()  # the plain probabilities do underflow
+    np.testing.assert_allclose(scipy.special.logsumexp(log_proba, axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.exp(log_proba), estimator.predict_proba(far), rtol=1e-12, atol=1e-300)
+
+
+@pytest.fixture(scope="module")
+def nuts_estimator(gaussians_small) -> BayesianClassifier:
+    """Logistic regression by NUTS with the tiny sampler (the structure the API checks compile too)."""
+    return BayesianClassifier(method="nuts", sampler=TINY_SAMPLER, random_seed=1).fit(
         gaussians_small.X, gaussians_small.y
     )
+
+
+def test_predict_log_proba_of_draws_is_the_log_of_the_posterior_mean(nuts_estimator, gaussians_small):
     np.testing.assert_allclose(
-        estimator.predict_log_proba(gaussians_small.X[:20]),
-        np.log(estimator.predict_proba(gaussians_small.X[:20])),
+        nuts_estimator.predict_log_proba(gaussians_small.X[:20]),
+        np.log(nuts_estimator.predict_proba(gaussians_small.X[:20])),
         rtol=1e-10,
     )
+
+
+def test_predict_log_proba_of_draws_stays_finite_where_the_posterior_mean_underflows(nuts_estimator):
+    """log of the posterior mean probability, logsumexp_s log sigmoid(+-eta_s) - log S over the S draws, from the
+    draws' closed form: finite for rows whose posterior mean probability underflows to 0."""
+    far = np.array([[1e3, -1e3], [-1e3, 1e3]])
+    log_proba = nuts_estimator.predict_log_proba(far)
+    assert np.isfinite(log_proba).all()
+    assert (nuts_estimator.predict_proba(far) == 0).any()
+    posterior = nuts_estimator.result_["posterior"]
+    intercept = posterior["intercept"].values.reshape(-1)  # (S,)
+    weights = posterior["weights"].values.reshape(intercept.size, -1)  # (S, n_features)
+    eta = intercept[:, None] + weights @ far.T  # (S, n_rows)
+    log_class_1 = scipy.special.logsumexp(-np.logaddexp(0.0, -eta), axis=0) - np.log(intercept.size)
+    log_class_0 = scipy.special.logsumexp(-np.logaddexp(0.0, eta), axis=0) - np.log(intercept.size)
+    np.testing.assert_allclose(log_proba, np.column_stack([log_class_0, log_class_1]), rtol=1e-10)
