@@ -36,11 +36,21 @@ class FitFailed(Exception):
     """The fit ran and failed: exit code 1."""
 
 
+class PartialResult(Exception):
+    """An interrupted NUTS run whose draws were kept (--keep-partial) and saved: exit code 130."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         args.command(args)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see inference.sampling.interrupt_guard)
+        print(f"bayesclass {args.name}: interrupted; nothing was written", file=sys.stderr)
+        return 130
+    except PartialResult as partial:
+        print(f"bayesclass {args.name}: interrupted: {partial}", file=sys.stderr)
+        return 130
     except UsageError as error:
         print(f"bayesclass {args.name}: error: {error}", file=sys.stderr)
         return 2
@@ -141,6 +151,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     sampler.add_argument("--target-accept", type=float, default=0.8)
     sampler.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS backend")
     sampler.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
+    sampler.add_argument(
+        "--keep-partial",
+        action="store_true",
+        help="on Ctrl-C during sampling, save the draws made so far, marked partial (exit code 130 all the same)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="random seed (recorded in the result)")
 
 
@@ -172,6 +187,7 @@ def _setup(args: argparse.Namespace):
             target_accept=args.target_accept,
             backend=args.sampler,
             progressbar=not args.no_progress,
+            keep_partial=args.keep_partial,
         )
         kinds = _feature_kinds(args.feature_kind)
         if kinds and not _is_csv(args.data):
@@ -274,6 +290,8 @@ def _fit(args: argparse.Namespace) -> None:
         print(diagnose(result))
     for kind, status in json.loads(result.attrs["point_estimate_status"]).items():
         print(f"{kind}: {status}")
+    if int(result.attrs.get("partial", 0)):
+        raise PartialResult(f"{result.attrs['partial_reason']}; saved {args.out}")
 
 
 def _compare(args: argparse.Namespace) -> None:
@@ -294,6 +312,8 @@ def _compare(args: argparse.Namespace) -> None:
     if args.out is not None:
         _save(result, args.out)
         print(f"saved {args.out}")
+    if int(result.attrs.get("partial", 0)):
+        raise PartialResult(result.attrs["partial_reason"])
 
 
 def _predict(args: argparse.Namespace) -> None:

@@ -68,6 +68,8 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         failures.append(f"tail ESS {ess_tail:.0f} < {MIN_ESS}")
     if divergences:
         failures.append(f"{divergences} divergent transitions")
+    if int(result.attrs.get("partial", 0)):
+        failures.append(f"partial draws: {result.attrs.get('partial_reason', 'the run was interrupted')}")
     # non-dimension coords (e.g. naive Bayes' category_feature) are labels only; the summary table cannot stack them
     labelled = posterior.drop_vars([name for name in posterior.coords if name not in posterior.dims])
     table = azs.summary(labelled, kind="all", ci_prob=0.89, ci_kind="eti", round_to="none")

@@ -137,7 +137,14 @@ def fit(
             compile_seconds=run.compile_seconds,
             sampling_seconds=run.sampling_seconds,
             compile_cache_hit=int(run.compile_cache_hit),
+            partial=int(run.partial),
         )
+        if run.partial:
+            kept = run.posterior.sizes
+            attrs["partial_reason"] = (
+                f"interrupted: {kept['draw']} of {sampler.draws} draws per chain in {kept['chain']} of "
+                f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
+            )
     elif method == "exact":
         start = time.perf_counter()
         groups["posterior"] = model.exact_posterior(

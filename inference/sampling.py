@@ -10,12 +10,22 @@ nutpie runs its chains in threads, one per core; during sampling the BLAS/LAPACK
 thread pools are held to one thread each, since a multi-threaded BLAS call inside
 every chain oversubscribes the cores (a 200 x 200 Cholesky factor took 10x longer
 on 2 cores with 2 chains each using 2 BLAS threads); ``SamplerSettings.blas_threads`` changes it.
+
+Interrupts (Ctrl-C, SIGTERM) are honoured at every stage. numba's compiler calls back into
+Python through ctypes, which swallows a ``KeyboardInterrupt`` raised there, and nutpie's
+blocking ``sample`` turns one into a silent early stop; so while a run is on, a signal
+handler records the interrupt (:func:`interrupt_guard`), the compile step re-raises it when it
+returns, and sampling runs in nutpie's background mode, polled, and is cancelled (or, with
+``SamplerSettings(keep_partial=True)``, stopped with its draws kept and marked partial).
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,7 +35,7 @@ import xarray as xr
 from pytensor.compile.sharedvalue import SharedVariable
 from threadpoolctl import threadpool_limits
 
-__all__ = ["SamplerSettings", "clear_compile_cache", "sample_nuts"]
+__all__ = ["SamplerSettings", "clear_compile_cache", "interrupt_guard", "sample_nuts"]
 
 Backend = Literal["nutpie", "pymc"]
 
@@ -50,6 +60,10 @@ class SamplerSettings:
     blas_threads : int or None
         BLAS/LAPACK threads per chain during nutpie sampling (default 1, see the module
         docstring); None leaves the libraries' own setting.
+    keep_partial : bool
+        On an interrupt during nutpie sampling, keep the draws made so far as a result
+        marked partial (attr ``partial``; its convergence verdict fails), returned as a
+        normal result, instead of discarding them and re-raising the interrupt.
     """
 
     draws: int = 1000
@@ -59,6 +73,7 @@ class SamplerSettings:
     backend: Backend = "nutpie"
     progressbar: bool = True
     blas_threads: int | None = 1
+    keep_partial: bool = False
 
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
@@ -75,6 +90,8 @@ class SamplerSettings:
             isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
         ):
             raise ValueError(f"blas_threads must be an integer >= 1 or None (the libraries' default), got {threads!r}")
+        if not isinstance(self.keep_partial, bool):
+            raise ValueError(f"keep_partial must be True or False, got {self.keep_partial!r}")
         if self.backend not in ("nutpie", "pymc"):
             raise ValueError(f"backend must be 'nutpie' or 'pymc', got {self.backend!r}")
 
@@ -87,15 +104,48 @@ def clear_compile_cache() -> None:
     _COMPILED.clear()
 
 
+class _Interrupt:
+    """Whether SIGINT/SIGTERM arrived while :func:`interrupt_guard` was on."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+
+    def handler(self, signum, frame) -> None:
+        self.received = signum
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    def check(self) -> None:
+        """Raise the interrupt that arrived where it could not be raised (a ctypes callback swallowed it)."""
+        if self.received is not None:
+            raise KeyboardInterrupt(f"signal {signal.Signals(self.received).name}")
+
+
+@contextlib.contextmanager
+def interrupt_guard() -> Iterator[_Interrupt]:
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are remembered while the block runs (main thread only;
+    elsewhere, e.g. in a worker thread, the block runs unguarded)."""
+    interrupt = _Interrupt()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupt
+        return
+    previous = {signum: signal.signal(signum, interrupt.handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield interrupt
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 @dataclass(frozen=True)
 class NutsRun:
-    """What :func:`sample_nuts` returns: draws and timings."""
+    """What :func:`sample_nuts` returns: draws and timings (``partial``: interrupted, draws kept on request)."""
 
     posterior: xr.Dataset
     sample_stats: xr.Dataset
     compile_seconds: float
     sampling_seconds: float
     compile_cache_hit: bool
+    partial: bool = False
 
 
 def sample_nuts(
@@ -116,31 +166,45 @@ def sample_nuts(
         return _sample_pymc(model, var_names=var_names, settings=settings, random_seed=random_seed)
     import nutpie
 
-    start = time.perf_counter()
-    data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
-    compiled = _COMPILED.get(cache_key)
-    hit = compiled is not None
-    if hit:
-        compiled = compiled.with_data(**data)
-    else:
-        compiled = nutpie.compile_pymc_model(
-            model, var_names=list(var_names), jitter_rvs={model[name] for name in jitter}
-        )
-        _COMPILED[cache_key] = compiled
-    compile_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    limit = settings.blas_threads  # one thread per chain by default (module docstring)
-    with threadpool_limits(limits=limit, user_api="blas") if limit is not None else contextlib.nullcontext():
-        trace = nutpie.sample(
-            compiled,
-            draws=settings.draws,
-            tune=settings.tune,
-            chains=settings.chains,
-            seed=random_seed,
-            target_accept=settings.target_accept,
-            progress_bar=settings.progressbar,
-            save_warmup=False,
-        )
+    with interrupt_guard() as interrupt:
+        start = time.perf_counter()
+        data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
+        compiled = _COMPILED.get(cache_key)
+        hit = compiled is not None
+        if hit:
+            compiled = compiled.with_data(**data)
+        else:
+            compiled = nutpie.compile_pymc_model(
+                model, var_names=list(var_names), jitter_rvs={model[name] for name in jitter}
+            )
+            interrupt.check()  # before caching: an interrupted compile may be incomplete
+            _COMPILED[cache_key] = compiled
+        compile_seconds = time.perf_counter() - start
+        interrupt.check()
+        start = time.perf_counter()
+        limit = settings.blas_threads  # one thread per chain by default (module docstring)
+        with threadpool_limits(limits=limit, user_api="blas") if limit is not None else contextlib.nullcontext():
+            sampler = nutpie.sample(
+                compiled,
+                draws=settings.draws,
+                tune=settings.tune,
+                chains=settings.chains,
+                seed=random_seed,
+                target_accept=settings.target_accept,
+                progress_bar=settings.progressbar,
+                save_warmup=False,
+                blocking=False,
+            )
+            partial = False
+            try:
+                while not _finished(sampler):
+                    time.sleep(0.02)  # interruptible, unlike a wait inside nutpie
+                trace = sampler.wait()
+            except KeyboardInterrupt:
+                if not settings.keep_partial:
+                    sampler.cancel()
+                    raise
+                trace, partial = sampler.abort(), True
     sampling_seconds = time.perf_counter() - start
     return NutsRun(
         posterior=trace["posterior"].to_dataset()[list(var_names)],
@@ -148,7 +212,16 @@ def sample_nuts(
         compile_seconds=compile_seconds,
         sampling_seconds=sampling_seconds,
         compile_cache_hit=hit,
+        partial=partial,
     )
+
+
+def _finished(sampler) -> bool:
+    """Whether nutpie's background sampler is done (its check reports "not yet" as a TimeoutError)."""
+    try:
+        return bool(sampler.is_finished)
+    except TimeoutError:
+        return False
 
 
 def _sample_pymc(model: pm.Model, *, var_names, settings: SamplerSettings, random_seed: int) -> NutsRun:

@@ -1,0 +1,107 @@
+"""Ctrl-C and SIGTERM: an interrupted fit exits 130 and writes nothing, or, with --keep-partial, writes
+the draws it has, marked partial. Real subprocesses receive real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bayesclass.inference.io import atomic_write
+
+#: runs in the child: imports first (so that a signal cannot land in an import), then says so, then the CLI
+DRIVER = textwrap.dedent(
+    """
+    import sys
+    from bayesclass.cli import main
+
+    arguments = sys.argv[1:]
+    if arguments[0] == "--warm":  # compile the model's structure first, so that the timed fit samples at once
+        arguments = arguments[1:]
+        warm = [a if a != "200000" else "20" for a in arguments]
+        out = warm.index("--out") + 1
+        warm[out] = warm[out] + ".warm.nc"
+        main(warm)
+    print("ready", flush=True)
+    sys.exit(main(arguments))
+    """
+)
+
+FIT = ["fit", "--model", "logistic", "--data", "breast_cancer", "--standardize", "--no-progress", "--seed", "0"]
+LONG = ["--draws", "200000", "--tune", "200"]
+
+
+def _start(tmp_path: Path, arguments: list[str], *, cold: bool) -> subprocess.Popen:
+    environment = dict(os.environ)
+    if cold:  # empty compile caches: the compile step lasts long enough to be interrupted
+        environment["PYTENSOR_FLAGS"] = f"base_compiledir={tmp_path / 'pytensor'}"
+        environment["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
+    return subprocess.Popen(
+        [sys.executable, "-c", DRIVER, *arguments],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _signal_after_ready(process: subprocess.Popen, signum: int, delay: float) -> tuple[int, str]:
+    seen = []
+    for line in process.stdout:  # the warm-up fit prints first
+        seen.append(line)
+        if line.strip() == "ready":
+            break
+    else:
+        raise AssertionError("".join(seen) + process.stderr.read())
+    time.sleep(delay)
+    process.send_signal(signum)
+    _, errors = process.communicate(timeout=300)
+    return process.returncode, errors
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_during_compilation_exits_130_and_writes_nothing(tmp_path, signum):
+    process = _start(tmp_path, [*FIT, *LONG, "--out", "run.nc"], cold=True)
+    returncode, errors = _signal_after_ready(process, signum, 1.5)
+    assert returncode == 130, errors
+    assert "interrupted; nothing was written" in errors and "Traceback" not in errors
+    assert list(tmp_path.glob("*.nc")) == [] and list(tmp_path.glob(".run.nc*")) == []
+
+
+def test_an_interrupt_during_sampling_exits_130_and_writes_nothing(tmp_path):
+    process = _start(tmp_path, ["--warm", *FIT, *LONG, "--out", "run.nc"], cold=False)
+    returncode, errors = _signal_after_ready(process, signal.SIGINT, 2.0)
+    assert returncode == 130, errors
+    assert "interrupted; nothing was written" in errors and "Traceback" not in errors
+    assert not (tmp_path / "run.nc").exists() and list(tmp_path.glob(".run.nc*")) == []
+
+
+def test_keep_partial_saves_the_draws_so_far_marked_partial(tmp_path):
+    from bayesclass.inference import diagnose, load
+
+    process = _start(tmp_path, ["--warm", *FIT, *LONG, "--keep-partial", "--out", "run.nc"], cold=False)
+    returncode, errors = _signal_after_ready(process, signal.SIGINT, 2.0)
+    assert returncode == 130, errors
+    assert "interrupted: interrupted:" in errors and "saved run.nc" in errors
+    result = load(tmp_path / "run.nc")
+    assert int(result.attrs["partial"]) == 1
+    assert result["posterior"].sizes["draw"] < 200_000
+    report = diagnose(result)
+    assert not report.passed and any("partial draws" in failure for failure in report.failures)
+
+
+def test_an_interrupted_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
+    target = tmp_path / "result.nc"
+    target.write_text("the earlier result")
+    with pytest.raises(KeyboardInterrupt), atomic_write(target) as temporary:
+        temporary.write_text("half a new res")
+        raise KeyboardInterrupt
+    assert target.read_text() == "the earlier result"
+    assert [path.name for path in tmp_path.iterdir()] == ["result.nc"]
