@@ -33,6 +33,7 @@ import xarray as xr
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
+from bayesclass.inference.io import FORMAT_VERSION
 from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
@@ -290,6 +291,7 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
     }
     packages["python"] = sys.version.split()[0]
     return {
+        "bayesclass_format": FORMAT_VERSION,
         "model": model.name,
         "model_hyperparameters": model.to_json(),
         "method": method,
