@@ -320,6 +320,7 @@ def _predict(args: argparse.Namespace) -> None:
     from bayesclass.data import features_from_csv, load, load_csv
     from bayesclass.inference import load as load_result
     from bayesclass.inference import predict
+    from bayesclass.models import ConvergenceError
 
     _check_output(args.out, ".csv")
     try:
@@ -347,7 +348,7 @@ def _predict(args: argparse.Namespace) -> None:
         if not isinstance(features, np.ndarray) and features.feature_names != feature_names:
             features = labels = features.select_features(feature_names)  # the fitted slice (--features)
         prediction = predict(result, features, interval_prob=args.interval_prob, keep_draws=False)
-    except (ValueError, TypeError, KeyError) as error:
+    except (ValueError, TypeError, KeyError, ConvergenceError) as error:
         raise UsageError(error) from None
     columns: dict[str, np.ndarray] = {}
     for index, name in enumerate(class_names):

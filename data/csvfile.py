@@ -350,7 +350,7 @@ def _encode_features(
             levels = tuple(known_levels[column_name])
             codes = _codes_of(text, levels, file=table.file, column=column_name, what="level")
         else:
-            found, codes = np.unique(text.astype(str), return_inverse=True)
+            codes, found = pd.factorize(pd.Series(text, dtype=object), sort=True)  # no fixed-width string copy
             levels = tuple(str(level) for level in found)
             if len(levels) == len(text) >= UNIQUE_LEVELS_WARNING_ROWS:
                 warnings.warn(
@@ -372,7 +372,7 @@ def _classes(labels: np.ndarray, decimal: str) -> tuple[tuple[str, ...], np.ndar
         values = _numbers(labels, decimal)
         distinct, first, codes = np.unique(values, return_index=True, return_inverse=True)
         return tuple(str(labels[index]) for index in first), codes
-    found, codes = np.unique(labels.astype(str), return_inverse=True)
+    codes, found = pd.factorize(pd.Series(labels, dtype=object), sort=True)
     return tuple(str(level) for level in found), codes
 
 
@@ -388,7 +388,7 @@ def _codes_of(
         codes = np.argmax(matches, axis=1)
         unseen = ~matches.any(axis=1)
     else:
-        codes = pd.Categorical(pd.Series(text, dtype=object), categories=list(levels)).codes.astype(np.int64)
+        codes = pd.Index(list(levels), dtype=object).get_indexer(pd.Index(text, dtype=object)).astype(np.int64)
         unseen = codes < 0
     if unseen.any():
         row = int(np.argmax(unseen))

@@ -169,3 +169,186 @@ def test_the_good_result_itself_reads(good_result, tmp_path):
         code = run(*command(good_result, tmp_path))
         assert code in (0, 2)  # check refuses a discriminative model (exit 2) with its own message
     assert (tmp_path / "p.csv").exists()
+
+
+# -- CSV structure, labels and options ------------------------------------------------------------------------
+
+TRAIN = "x,colour,y\n0.5,red,a\n1.5,blue,b\n2.5,red,a\n3.5,green,b\n"
+FILES = {
+    "train.csv": TRAIN.encode(),
+    "header_only.csv": b"x,y\n",
+    "empty.csv": b"",
+    "duplicate.csv": b"x,x,y\n1,2,a\n3,4,b\n",
+    "ragged.csv": b"x,y\n1,a\n2\n",
+    "missing.csv": b"x,y\n1,a\nNA,b\n",
+    "mixed.csv": b"x,y\n1,a\nfive,b\n",
+    "infinite.csv": b"x,y\n1,a\ninf,b\n",
+    "decimal_comma.csv": b"x;y\n0,5;a\n1,5;b\n",
+    "latin1.csv": "x,drink,y\n1,caf\xe9,a\n2,tea,b\n".encode("latin-1"),
+    "only_target.csv": b"y\na\nb\n",
+    "one_class.csv": b"x,y\n1,a\n2,a\n3,a\n",
+    "new_label.csv": b"x,colour,y\n0.5,red,a\n1.5,blue,zzz\n",
+    "new_level.csv": b"x,colour,y\n0.5,purple,a\n",
+}
+FIT_CSV = ("fit", "--target", "y", "--method", "map")
+CLI_CASES = [
+    # (case, argv with {dir}, exit code, message fragment)
+    ("CSV file missing", (*FIT_CSV, "--data", "{dir}/nope.csv", "--out", "{dir}/r.nc"), "is not an existing file"),
+    ("CSV header only", (*FIT_CSV, "--data", "{dir}/header_only.csv", "--out", "{dir}/r.nc"), "but no data rows"),
+    ("CSV empty", (*FIT_CSV, "--data", "{dir}/empty.csv", "--out", "{dir}/r.nc"), "has no header"),
+    ("CSV duplicate columns", (*FIT_CSV, "--data", "{dir}/duplicate.csv", "--out", "{dir}/r.nc"), "duplicate column"),
+    ("CSV ragged row", (*FIT_CSV, "--data", "{dir}/ragged.csv", "--out", "{dir}/r.nc"), "line 3 has 1 cells"),
+    ("CSV missing value", (*FIT_CSV, "--data", "{dir}/missing.csv", "--out", "{dir}/r.nc"), "missing value 'NA'"),
+    (
+        "CSV text among numbers",
+        (*FIT_CSV, "--data", "{dir}/mixed.csv", "--out", "{dir}/r.nc"),
+        "mixes text and numbers",
+    ),
+    ("CSV infinite value", (*FIT_CSV, "--data", "{dir}/infinite.csv", "--out", "{dir}/r.nc"), "is not finite"),
+    ("CSV decimal commas", (*FIT_CSV, "--data", "{dir}/decimal_comma.csv", "--out", "{dir}/r.nc"), "--decimal ','"),
+    ("CSV Latin-1", (*FIT_CSV, "--data", "{dir}/latin1.csv", "--out", "{dir}/r.nc"), "--encoding latin-1"),
+    (
+        "CSV unknown encoding",
+        (*FIT_CSV, "--data", "{dir}/train.csv", "--encoding", "klingon", "--out", "{dir}/r.nc"),
+        "not a known text encoding",
+    ),
+    (
+        "CSV target absent",
+        ("fit", "--target", "z", "--data", "{dir}/train.csv", "--out", "{dir}/r.nc"),
+        "target column 'z' is not in CSV",
+    ),
+    (
+        "CSV only the target",
+        (*FIT_CSV, "--data", "{dir}/only_target.csv", "--out", "{dir}/r.nc"),
+        "has only the target column",
+    ),
+    ("labels of one class", (*FIT_CSV, "--data", "{dir}/one_class.csv", "--out", "{dir}/r.nc"), "single class"),
+    (
+        "label unseen at predict",
+        (
+            "predict",
+            "--run",
+            "{dir}/train.nc",
+            "--data",
+            "{dir}/new_label.csv",
+            "--target",
+            "y",
+            "--out",
+            "{dir}/p.csv",
+        ),
+        "label 'zzz'",
+    ),
+    (
+        "level unseen at predict",
+        ("predict", "--run", "{dir}/train.nc", "--data", "{dir}/new_level.csv", "--out", "{dir}/p.csv"),
+        "level 'purple'",
+    ),
+    (
+        "--feature-kind without =",
+        (*FIT_CSV, "--data", "{dir}/train.csv", "--feature-kind", "x", "--out", "{dir}/r.nc"),
+        "must be COLUMN=KIND",
+    ),
+    (
+        "--feature-kind unknown kind",
+        (*FIT_CSV, "--data", "{dir}/train.csv", "--feature-kind", "x=weird", "--out", "{dir}/r.nc"),
+        "is not a feature kind",
+    ),
+    (
+        "--feature-kind unknown column",
+        (*FIT_CSV, "--data", "{dir}/train.csv", "--feature-kind", "q=binary", "--out", "{dir}/r.nc"),
+        "names column(s) 'q'",
+    ),
+    (
+        "--seed beyond 64 bits",
+        ("fit", "--data", "iris", "--method", "map", "--seed", str(2**70), "--out", "{dir}/r.nc"),
+        "--seed must be below 2**63",
+    ),
+    (
+        "--seed negative",
+        ("fit", "--data", "iris", "--method", "map", "--seed", "-1", "--out", "{dir}/r.nc"),
+        "--seed must be >= 0",
+    ),
+    (
+        "--method the family lacks",
+        ("fit", "--data", "iris", "--method", "exact", "--out", "{dir}/r.nc"),
+        "--method exact is not available for --model logistic",
+    ),
+    ("--draws 0", ("fit", "--data", "iris", "--draws", "0", "--out", "{dir}/r.nc"), "draws must be an integer >= 1"),
+    (
+        "--target-accept 1.5",
+        ("fit", "--data", "iris", "--target-accept", "1.5", "--out", "{dir}/r.nc"),
+        "target_accept must be in (0, 1)",
+    ),
+    ("--out not .nc", ("fit", "--data", "iris", "--method", "map", "--out", "{dir}/r.csv"), "must end in .nc"),
+    ("--out folder missing", ("fit", "--data", "iris", "--method", "map", "--out", "{dir}/no/r.nc"), "does not exist"),
+    (
+        "negative prior scale",
+        ("fit", "--data", "iris", "--method", "map", "--prior-sigma", "-1", "--out", "{dir}/r.nc"),
+        "weight_sigma must be a positive finite number",
+    ),
+    (
+        "flag of another family",
+        ("fit", "--data", "iris", "--binary-alpha", "2", "--out", "{dir}/r.nc"),
+        "--binary-alpha applies to --model naive_bayes, not logistic",
+    ),
+    ("unknown family", ("fit", "--data", "iris", "--model", "svm", "--out", "{dir}/r.nc"), "invalid choice: 'svm'"),
+    (
+        "unknown --features",
+        ("fit", "--data", "iris", "--features", "petal,sepal", "--out", "{dir}/r.nc"),
+        "are not in 'iris'",
+    ),
+    ("unknown dataset", ("fit", "--data", "irises", "--out", "{dir}/r.nc"), "unknown dataset name 'irises'"),
+    (
+        "--interval-prob 2",
+        (
+            "predict",
+            "--run",
+            "{dir}/train.nc",
+            "--data",
+            "{dir}/train.csv",
+            "--interval-prob",
+            "2",
+            "--out",
+            "{dir}/p.csv",
+        ),
+        "interval_prob must be in (0, 1)",
+    ),
+    (
+        "--replicates 0",
+        ("check", "--run", "{dir}/nb.nc", "--replicates", "0"),
+        "n_replicates must be a positive integer",
+    ),
+    (
+        "--decimal other than . or ,",
+        (*FIT_CSV, "--data", "{dir}/train.csv", "--decimal", ";", "--out", "{dir}/r.nc"),
+        "invalid choice: ';'",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def csv_folder(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("csv")
+    for name, content in FILES.items():
+        (folder / name).write_bytes(content)
+    assert run(*FIT_CSV, "--data", str(folder / "train.csv"), "--out", str(folder / "train.nc")) == 0
+    assert (
+        run("fit", "--model", "naive_bayes", "--data", "transport", "--method", "map", "--out", str(folder / "nb.nc"))
+        == 0
+    )
+    return folder
+
+
+@pytest.mark.parametrize(("case", "argv", "message"), CLI_CASES, ids=[case for case, *_ in CLI_CASES])
+def test_bad_csv_labels_and_options_are_one_line_usage_errors(csv_folder, capsys, case, argv, message):
+    capsys.readouterr()
+    arguments = [part.format(dir=csv_folder) for part in argv]
+    assert run(*arguments) == 2
+    error = capsys.readouterr().err
+    assert message in error, error
+    assert "Traceback" not in error
+    assert not (csv_folder / "r.nc").exists() and not (csv_folder / "p.csv").exists()
+
+
+def test_the_table_holds_at_least_sixty_cases():
+    assert len(RESULT_CASES) * len(COMMANDS) + len(CLI_CASES) >= 60
