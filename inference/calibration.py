@@ -35,7 +35,8 @@ class SbcResult:
     """Ranks of the true parameters among the posterior draws, and the uniformity test of each variable.
 
     ``ranks[name]`` has shape (n_simulations, n_elements): every element of the variable;
-    ``p_values[name]`` is the chi-square test of the pooled rank histogram (``n_bins`` bins).
+    ``p_values[name]`` is the chi-square test of the pooled rank histogram (``n_bins`` bins) of its distinct
+    elements (the two halves of a symmetric matrix count once).
     """
 
     ranks: dict[str, np.ndarray]
@@ -96,8 +97,9 @@ def simulation_based_calibration(
             ranks[name].append(np.asarray(below.values, dtype=np.int64).ravel())
     stacked = {name: np.stack(values) for name, values in ranks.items()}
     edges = np.linspace(0, n_draws + 1, n_bins + 1)
+    # an element that repeats another in every simulation (the mirror half of a covariance) is counted once
     p_values = {
-        name: float(scipy.stats.chisquare(np.histogram(values.ravel(), bins=edges)[0]).pvalue)
+        name: float(scipy.stats.chisquare(np.histogram(np.unique(values, axis=1).ravel(), bins=edges)[0]).pvalue)
         for name, values in stacked.items()
     }
     return SbcResult(stacked, p_values, n_simulations, n_draws, n_bins, method)
