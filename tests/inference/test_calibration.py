@@ -251,3 +251,51 @@ def test_gaussian_class_conditional_lkj_nuts_is_calibrated():
     result = _gcc_sbc(model, lambda s, rng: draws.isel(draw=s), method="nuts", n_simulations=50, sampler=sampler)
     _report("gcc shared LKJ NUTS", result)
     assert all(p > ALPHA for p in result.p_values.values()), result.p_values
+
+
+# -- latent GP: exact latents and the HSGP approximation, by NUTS ---------------------------------------------
+
+
+@pytest.mark.parametrize("approximation", ["exact", "hsgp"])
+def test_latent_gp_nuts_is_calibrated(approximation):
+    """Truth from the GP prior the PyMC model states (hyperparameters, then latents), labels from the link."""
+    from bayesclass.models import LatentGaussianProcess
+
+    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=10)
+    x = np.linspace(-1.5, 1.5, 24)[:, np.newaxis]
+    template = data.Dataset(
+        name="sbc",
+        X=x,
+        y=np.arange(24) % 2,
+        feature_names=("x",),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",),
+    )
+    draws = prior_draws(model, template, 40, random_seed=9)
+    latent_name = "basis_weight" if approximation == "hsgp" else "latent"
+
+    def simulate(truth: xr.Dataset, rng: np.random.Generator) -> data.Dataset:
+        if approximation == "hsgp":
+            latent = model.latent_predictive(truth.expand_dims(chain=1, draw=1), x)["latent_mean"].values.ravel()
+        else:
+            latent = truth["latent"].values
+        y = (rng.random(len(x)) < scipy.special.expit(latent)).astype(int)
+        while y.min() == y.max():
+            y = (rng.random(len(x)) < scipy.special.expit(latent)).astype(int)
+        return data.Dataset(
+            name="sbc", X=x, y=y, feature_names=("x",), class_names=("0", "1"), feature_kinds=("continuous",)
+        )
+
+    sampler = SamplerSettings(draws=250, tune=400, chains=2, progressbar=False)
+    result = simulation_based_calibration(
+        model,
+        draw_truth=lambda s, rng: draws.isel(draw=s),
+        simulate=simulate,
+        variables=("lengthscale", "amplitude", "constant", latent_name),
+        n_simulations=40,
+        method="nuts",
+        sampler=sampler,
+        random_seed=10,
+    )
+    _report(f"gp {approximation} NUTS", result)
+    assert all(p > ALPHA for p in result.p_values.values()), result.p_values
