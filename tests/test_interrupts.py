@@ -105,3 +105,43 @@ def test_an_interrupted_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
         raise KeyboardInterrupt
     assert target.read_text() == "the earlier result"
     assert [path.name for path in tmp_path.iterdir()] == ["result.nc"]
+
+
+#: a child whose result writing is slow (it writes part of the file, then waits), so the signal lands mid-write
+SLOW_WRITE = textwrap.dedent(
+    """
+    import sys, time
+    import xarray as xr
+    from bayesclass.cli import main
+
+    def slow_to_netcdf(self, path, **kwargs):
+        with open(path, "wb") as stream:
+            stream.write(b"CDF half a file")
+        print("writing", flush=True)
+        time.sleep(30)
+
+    xr.DataTree.to_netcdf = slow_to_netcdf
+    print("ready", flush=True)
+    sys.exit(main(sys.argv[1:]))
+    """
+)
+
+
+def test_an_interrupt_while_the_result_is_written_leaves_no_file(tmp_path):
+    (tmp_path / "run.nc").write_bytes(b"an earlier result")
+    process = subprocess.Popen(
+        [sys.executable, "-c", SLOW_WRITE, "fit", "--data", "iris", "--method", "map", "--out", "run.nc"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in process.stdout:
+        if line.strip() == "writing":
+            break
+    process.send_signal(signal.SIGINT)
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 130, errors
+    assert "interrupted; nothing was written" in errors and "Traceback" not in errors
+    assert (tmp_path / "run.nc").read_bytes() == b"an earlier result"  # the earlier file is untouched
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.nc"]  # no temporary file left
