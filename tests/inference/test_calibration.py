@@ -9,6 +9,8 @@ a chi-square test at 0.001 (several variables per family are tested).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.special
@@ -54,15 +56,7 @@ def _naive_bayes_sbc(method: str, n_simulations: int, sampler=None):
 
     def simulate(truth: xr.Dataset, rng: np.random.Generator) -> data.Dataset:
         features = model.sample_features(truth, labels, random_seed=int(rng.integers(2**31)), reference=totals)
-        return data.Dataset(
-            name="sbc",
-            X=features.values,
-            y=labels,
-            feature_names=template.feature_names,
-            class_names=template.class_names,
-            feature_kinds=template.feature_kinds,
-            category_names=template.category_names,
-        )
+        return dataclasses.replace(template, name="sbc", X=features.values)
 
     return simulation_based_calibration(
         model,
@@ -150,15 +144,7 @@ def test_sbc_detects_a_wrong_posterior():
 
     def simulate(truth, rng):
         X = model.sample_features(truth, template.y, random_seed=int(rng.integers(2**31)), reference=template.X)
-        return data.Dataset(
-            name="sbc",
-            X=X.values,
-            y=template.y,
-            feature_names=template.feature_names,
-            class_names=template.class_names,
-            feature_kinds=template.feature_kinds,
-            category_names=template.category_names,
-        )
+        return dataclasses.replace(template, name="sbc", X=X.values)
 
     result = simulation_based_calibration(
         wide,  # fitted with another prior than the truth was drawn from
