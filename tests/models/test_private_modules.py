@@ -104,6 +104,71 @@ def test_the_newton_engine_damps_a_step_that_overshoots_and_reports_non_converge
         )
 
 
+@pytest.mark.parametrize("at_round_off", ["stop", "raise"])
+def test_the_newton_engine_at_round_off_stops_at_the_optimum_or_raises_as_declared(at_round_off):
+    """A tolerance below round-off is never met: "stop" returns scipy's optimum with its gradient norm, "raise"
+    raises; both find out in a few steps rather than running to max_iterations."""
+    objective, value, newton = _logistic_problem()
+
+    def solve():
+        return newton_maximize(
+            value,
+            newton,
+            np.zeros(4),
+            gradient_tolerance=1e-300,
+            max_iterations=100,
+            what="the MAP",
+            at_round_off=at_round_off,
+        )
+
+    if at_round_off == "raise":
+        with pytest.raises(ConvergenceError, match=r"the MAP did not converge: it reached round-off after \d+ Newton"):
+            solve()
+        return
+    result = solve()
+    reference = scipy.optimize.minimize(
+        lambda beta: -objective(beta), np.zeros(4), method="BFGS", options={"gtol": 1e-10}
+    )
+    np.testing.assert_allclose(result.point, reference.x, atol=1e-6)
+    assert 0 < result.gradient_norm < 1e-9 and result.iterations < 20
+
+
+@pytest.mark.parametrize("at_round_off", ["stop", "raise"])
+def test_the_newton_engine_stays_put_when_no_step_gains(at_round_off):
+    """When no halving of the step finds a non-decreasing objective (here NaN everywhere but the start, as an
+    overflow would give), the engine keeps the current point with ITS state, then applies its round-off policy."""
+    start = np.array([1.0, -2.0])
+
+    def value(x):
+        objective = -float(x @ x) if np.array_equal(x, start) else np.nan
+        return objective, x.copy()  # the state records the point it belongs to
+
+    def newton(x, state):
+        return -2 * x, np.zeros_like(x), None
+
+    def solve():
+        return newton_maximize(
+            value, newton, start, gradient_tolerance=1e-8, max_iterations=10, what="x", at_round_off=at_round_off
+        )
+
+    if at_round_off == "raise":
+        with pytest.raises(ConvergenceError, match="x did not converge: it reached round-off after 1 Newton steps"):
+            solve()
+        return
+    result = solve()
+    np.testing.assert_array_equal(result.point, start)
+    np.testing.assert_array_equal(result.state, start)
+    assert result.objective == -5.0 and result.iterations == 1 and result.gradient_norm == np.linalg.norm(2 * start)
+
+
+def test_the_newton_engine_names_a_bad_round_off_policy():
+    _, value, newton = _logistic_problem()
+    with pytest.raises(ValueError, match=r"at_round_off must be 'stop' or 'raise', got 'ignore'"):
+        newton_maximize(
+            value, newton, np.zeros(4), gradient_tolerance=1e-8, max_iterations=5, what="x", at_round_off="ignore"
+        )
+
+
 def test_the_gp_numba_kernels_register_at_first_use_not_at_import():
     code = (
         "import sys, bayesclass, bayesclass.models\n"
