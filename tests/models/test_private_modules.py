@@ -169,17 +169,62 @@ def test_the_newton_engine_names_a_bad_round_off_policy():
         )
 
 
+#: run in a fresh interpreter: importing the library loads neither numba nor the numba-dispatch modules that
+#: register_numba_kernels imports; the first Op built registers the kernels, and the Op (value and gradient,
+#: so both Ops) then compiles in NUMBA mode through them (object mode would warn: an error here), equal to
+#: the Python perform path
+_FIRST_USE = """
+import sys, warnings
+import numpy as np
+import bayesclass, bayesclass.models
+from bayesclass.models._latent_op import register_numba_kernels
+numba_modules = [m for m in sys.modules if m == "numba" or m.startswith(("numba.", "pytensor.link.numba.dispatch",
+                                                                        "pytensor.link.numba.cache"))]
+assert not numba_modules, f"importing bayesclass imported {numba_modules[:5]} ({len(numba_modules)} modules)"
+assert register_numba_kernels.cache_info().currsize == 0
+model = bayesclass.LatentGaussianProcess(approximation="exact").build(bayesclass.load("seed004_gp", n=20))
+assert register_numba_kernels.cache_info().currsize == 1 and "pytensor.link.numba.dispatch.basic" in sys.modules
+import pytensor, pytensor.tensor as pt
+logp = model.logp()
+outputs = [logp, pt.concatenate([pt.flatten(g) for g in pytensor.grad(logp, model.value_vars)])]
+with warnings.catch_warnings():
+    warnings.filterwarnings("error", message=".*object mode.*")
+    compiled = model.compile_fn(outputs, mode="NUMBA", point_fn=True)
+reference = model.compile_fn(outputs, mode="FAST_COMPILE", point_fn=True)
+rng = np.random.default_rng(2)
+point = {name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in model.initial_point().items()}
+for value, expected in zip(compiled(point), reference(point)):
+    np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+print("ok")
+"""
+
+#: unpickling an Op in a fresh interpreter (a Dask worker receiving a graph) is a first use too
+_UNPICKLE = """
+import pickle, sys
+from bayesclass.models._latent_op import register_numba_kernels
+assert register_numba_kernels.cache_info().currsize == 0
+ops = pickle.loads(sys.stdin.buffer.read())
+assert register_numba_kernels.cache_info().currsize == 1
+from pytensor.link.numba.dispatch.basic import numba_funcify
+from pytensor.graph.op import Op
+assert all(numba_funcify.dispatch(type(op)) is not numba_funcify.dispatch(Op) for op in ops)
+assert (ops[0].kernel, ops[0].jitter, ops[1].kernel) == ("matern52", 1e-6, "exp_quad")
+print("ok")
+"""
+
+
 def test_the_gp_numba_kernels_register_at_first_use_not_at_import():
-    code = (
-        "import sys, bayesclass, bayesclass.models\n"
-        "from bayesclass.models._latent_op import register_numba_kernels\n"
-        "assert 'numba' not in sys.modules, 'numba imported by import bayesclass'\n"
-        "assert not any(m.startswith('pytensor.link.numba.dispatch.linalg') for m in sys.modules)\n"
-        "assert register_numba_kernels.cache_info().currsize == 0\n"
-        "bayesclass.LatentGaussianProcess().build(bayesclass.load('seed004_gp', n=20))\n"
-        "assert register_numba_kernels.cache_info().currsize == 1\n"
-        "print('ok')\n"
-    )
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    completed = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"
+
+
+def test_an_unpickled_gp_op_registers_the_numba_kernels():
+    import pickle
+
+    from bayesclass.models._latent_op import WhitenedLatent, WhitenedLatentGradient
+
+    ops = pickle.dumps([WhitenedLatent("matern52", 1e-6), WhitenedLatentGradient("exp_quad")])
+    completed = subprocess.run([sys.executable, "-c", _UNPICKLE], input=ops, capture_output=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr.decode()
+    assert completed.stdout.decode().strip() == "ok"
