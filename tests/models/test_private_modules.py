@@ -11,7 +11,12 @@ import scipy.optimize
 import scipy.special
 
 from bayesclass.models._laplace import newton_maximize
-from bayesclass.models._links import bernoulli_terms, bernoulli_third_derivative, link_average
+from bayesclass.models._links import (
+    bernoulli_log_likelihood,
+    bernoulli_terms,
+    bernoulli_third_derivative,
+    link_average,
+)
 from bayesclass.models.base import ConvergenceError
 
 
@@ -47,6 +52,26 @@ def test_link_terms_equal_finite_differences_and_stay_finite_in_the_tails(link, 
     np.testing.assert_allclose(gradient, _finite_difference(value, eta, 1e-5), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(w, -_finite_difference(first, eta, 1e-5), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(third[inner], -_finite_difference(curvature, eta, 1e-5)[inner], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_the_pytensor_link_terms_equal_the_numpy_ones_with_finite_gradients_in_the_tails(link):
+    """The PyMC models' label likelihood (PyTensor) and the point estimates' (NumPy) are the same function: equal
+    values and first derivatives, elementwise, for both labels out to |eta| = 40."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    eta = np.tile([-40.0, -8.0, -1.3, -1.0, 0.0, 0.7, 5.0, 40.0], 2)
+    y = np.repeat([0.0, 1.0], 8)
+    variable = pt.vector("eta")
+    log_likelihood = bernoulli_log_likelihood(variable, 2.0 * y - 1.0, link)
+    function = pytensor.function([variable], [log_likelihood, pytensor.grad(log_likelihood, variable)])
+    value, gradient = function(eta)
+    expected_terms, expected_gradient, _ = bernoulli_terms(eta, y, link)
+    assert np.isfinite(value) and np.isfinite(gradient).all()
+    np.testing.assert_allclose(value, expected_terms.sum(), rtol=1e-12)
+    # y - expit(eta) is 0 in NumPy where PyTensor keeps 4e-18 (eta = 40): equal to absolute round-off
+    np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-9, atol=1e-15)
 
 
 def test_probit_link_average_is_the_exact_gaussian_integral_and_logit_matches_quadrature():
