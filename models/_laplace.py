@@ -10,7 +10,11 @@ Hilbert-space approximation (:func:`weight_laplace_fit`) all call it, with
   Newton's method safe from any start on these concave objectives;
 - one stopping rule: the gradient norm is at most ``gradient_tolerance``, or the
   iteration has reached round-off (a step that gains nothing, relative 1e-14, and moves
-  the point by less than 1e-6 of its scale).
+  the point by less than 1e-6 of its scale). What round-off above the tolerance means
+  is the caller's declared policy (``at_round_off``): the Laplace fits, whose 1e-12 lies
+  below the round-off of larger problems, ``"stop"`` there; logistic regression, whose
+  1e-8 is a guarantee, ``"raise"`` a :class:`ConvergenceError` instead of returning a
+  point that misses it.
 
 The Laplace pieces: :func:`laplace_predict` (GPML Algorithm 3.2) and
 :func:`laplace_evidence_gradient` (GPML Algorithm 5.1, implicit term included).
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg
@@ -32,6 +36,7 @@ from bayesclass.models.base import ConvergenceError
 __all__ = [
     "LaplaceFit",
     "NewtonResult",
+    "RoundOffPolicy",
     "WeightLaplaceFit",
     "laplace_evidence_gradient",
     "laplace_fit",
@@ -42,6 +47,8 @@ __all__ = [
 
 #: halvings of a Newton step before the engine gives up on finding a non-decreasing point
 _MAX_HALVINGS = 50
+
+RoundOffPolicy = Literal["stop", "raise"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ def newton_maximize(
     max_iterations: int,
     what: str,
     hint: str = "",
+    at_round_off: RoundOffPolicy = "stop",
 ) -> NewtonResult:
     """Maximise a concave objective by damped Newton steps (the module docstring's step and stopping rules).
 
@@ -87,12 +95,18 @@ def newton_maximize(
         Newton steps before a :class:`ConvergenceError`.
     what, hint : str
         What is being solved (``"the MAP"``), and advice appended to the error.
+    at_round_off : {"stop", "raise"}
+        When the iteration reaches round-off with the gradient norm still above
+        ``gradient_tolerance``: return that point (``"stop"``), or raise (``"raise"``).
 
     Raises
     ------
     ConvergenceError
-        After ``max_iterations`` steps without meeting the stopping rule.
+        After ``max_iterations`` steps without meeting the stopping rule, or at
+        round-off above the tolerance when ``at_round_off="raise"``.
     """
+    if at_round_off not in ("stop", "raise"):
+        raise ValueError(f"at_round_off must be 'stop' or 'raise', got {at_round_off!r}")
     point = np.array(start, dtype=float)
     objective, state = value(point)
     gradient_norm = np.inf
@@ -107,15 +121,21 @@ def newton_maximize(
             if new_objective >= objective - 1e-12 * abs(objective):
                 break
             candidate = 0.5 * (point + candidate)
+        else:  # no non-decreasing point along the Newton direction: stay (round-off, or a non-finite objective)
+            candidate, new_objective, new_state = point, objective, state
         step = float(np.abs(candidate - point).max())
         scale = max(1.0, float(np.abs(candidate).max()))
         plateau = new_objective - objective <= 1e-14 * abs(objective) and step < 1e-6 * scale
         point, objective, state = candidate, new_objective, new_state
         if plateau:  # round-off: a further step cannot improve the point
             gradient, _, derivatives = newton(point, state)
-            return NewtonResult(
-                point, float(objective), state, derivatives, float(np.linalg.norm(gradient)), iteration + 1
-            )
+            gradient_norm = float(np.linalg.norm(gradient))
+            if gradient_norm > gradient_tolerance and at_round_off == "raise":
+                raise ConvergenceError(
+                    f"{what} did not converge: it reached round-off after {iteration + 1} Newton steps with the "
+                    f"gradient norm {gradient_norm:.3g} > {gradient_tolerance:g}{hint}"
+                )
+            return NewtonResult(point, float(objective), state, derivatives, gradient_norm, iteration + 1)
     if gradient_norm > gradient_tolerance:
         raise ConvergenceError(
             f"{what} did not converge in {max_iterations} Newton steps (gradient norm {gradient_norm:.3g} > "

@@ -51,6 +51,10 @@ class WhitenedLatent(Op):
         register_numba_kernels()
         self.kernel, self.jitter = kernel, float(jitter)
 
+    def __setstate__(self, state: dict) -> None:  # an Op unpickled in a fresh process (a worker) is a first use too
+        register_numba_kernels()
+        self.__dict__.update(state)
+
     def make_node(self, inputs, lengthscale, amplitude, constant, whitened):
         args = [
             pt.as_tensor_variable(value, dtype="float64")
@@ -119,6 +123,10 @@ class WhitenedLatentGradient(Op):
         register_numba_kernels()
         self.kernel = kernel
 
+    def __setstate__(self, state: dict) -> None:
+        register_numba_kernels()
+        self.__dict__.update(state)
+
     def make_node(self, x, lengthscale, amplitude, constant, whitened, factor, latent_gradient):
         args = [x, lengthscale, amplitude, constant, whitened, factor, latent_gradient]
         return Apply(self, args, [lengthscale.type(), amplitude.type(), constant.type(), whitened.type()])
@@ -133,8 +141,8 @@ def register_numba_kernels() -> None:
     """numba implementations for nutpie: LAPACK potrf through PyTensor's numba wrapper, trtri through SciPy's
     cython_lapack in the same way; without them PyTensor's numba backend would run ``perform`` in object mode.
 
-    Runs once, when the first Op is built (not when ``bayesclass`` is imported): it imports numba and
-    private PyTensor modules, which a fit of any other family never needs.
+    Runs once, when the first Op is built or unpickled (not when ``bayesclass`` is imported): it imports
+    numba and private PyTensor modules, which a fit of any other family never needs.
     """
     import math
 

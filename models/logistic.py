@@ -388,6 +388,7 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
         max_iterations=max_iterations,
         what=f"Newton's method for the {kind.upper()}",
         hint="; standardise the features (--standardize)",
+        at_round_off="raise",  # the returned estimate always meets GRADIENT_TOLERANCE
     )
     return _NewtonSolution(result.point, result.derivatives, result.gradient_norm, result.iterations, -result.objective)
 

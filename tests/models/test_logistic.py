@@ -163,6 +163,17 @@ def test_map_reaches_gradient_tolerance(name, link):
     assert all(np.isfinite(estimate[name].values).all() for name in ("intercept", "weights"))
 
 
+def test_map_that_cannot_reach_the_gradient_tolerance_raises_instead_of_returning(monkeypatch):
+    """The shared Newton engine stops at round-off; for logistic regression that is a ConvergenceError whenever
+    the gradient norm is still above GRADIENT_TOLERANCE (here made unreachable), never a returned estimate."""
+    from bayesclass.models import ConvergenceError, logistic
+
+    monkeypatch.setattr(logistic, "GRADIENT_TOLERANCE", 1e-300)
+    dataset = data.seed001_gaussians(300, random_seed=11)  # a fresh Dataset: no cached solve
+    with pytest.raises(ConvergenceError, match=r"Newton's method for the MAP did not converge.*round-off.*> 1e-300"):
+        LogisticRegression().point_estimate(dataset, "map")
+
+
 def test_mle_matches_unpenalised_sklearn():
     dataset = data.seed001_gaussians(2000, random_seed=7)
     estimate = LogisticRegression().point_estimate(dataset, "mle")

@@ -11,7 +11,12 @@ import scipy.optimize
 import scipy.special
 
 from bayesclass.models._laplace import newton_maximize
-from bayesclass.models._links import bernoulli_terms, bernoulli_third_derivative, link_average
+from bayesclass.models._links import (
+    bernoulli_log_likelihood,
+    bernoulli_terms,
+    bernoulli_third_derivative,
+    link_average,
+)
 from bayesclass.models.base import ConvergenceError
 
 
@@ -47,6 +52,26 @@ def test_link_terms_equal_finite_differences_and_stay_finite_in_the_tails(link, 
     np.testing.assert_allclose(gradient, _finite_difference(value, eta, 1e-5), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(w, -_finite_difference(first, eta, 1e-5), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(third[inner], -_finite_difference(curvature, eta, 1e-5)[inner], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_the_pytensor_link_terms_equal_the_numpy_ones_with_finite_gradients_in_the_tails(link):
+    """The PyMC models' label likelihood (PyTensor) and the point estimates' (NumPy) are the same function: equal
+    values and first derivatives, elementwise, for both labels out to |eta| = 40."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    eta = np.tile([-40.0, -8.0, -1.3, -1.0, 0.0, 0.7, 5.0, 40.0], 2)
+    y = np.repeat([0.0, 1.0], 8)
+    variable = pt.vector("eta")
+    log_likelihood = bernoulli_log_likelihood(variable, 2.0 * y - 1.0, link)
+    function = pytensor.function([variable], [log_likelihood, pytensor.grad(log_likelihood, variable)])
+    value, gradient = function(eta)
+    expected_terms, expected_gradient, _ = bernoulli_terms(eta, y, link)
+    assert np.isfinite(value) and np.isfinite(gradient).all()
+    np.testing.assert_allclose(value, expected_terms.sum(), rtol=1e-12)
+    # y - expit(eta) is 0 in NumPy where PyTensor keeps 4e-18 (eta = 40): equal to absolute round-off
+    np.testing.assert_allclose(gradient, expected_gradient, rtol=1e-9, atol=1e-15)
 
 
 def test_probit_link_average_is_the_exact_gaussian_integral_and_logit_matches_quadrature():
@@ -104,17 +129,127 @@ def test_the_newton_engine_damps_a_step_that_overshoots_and_reports_non_converge
         )
 
 
-def test_the_gp_numba_kernels_register_at_first_use_not_at_import():
-    code = (
-        "import sys, bayesclass, bayesclass.models\n"
-        "from bayesclass.models._latent_op import register_numba_kernels\n"
-        "assert 'numba' not in sys.modules, 'numba imported by import bayesclass'\n"
-        "assert not any(m.startswith('pytensor.link.numba.dispatch.linalg') for m in sys.modules)\n"
-        "assert register_numba_kernels.cache_info().currsize == 0\n"
-        "bayesclass.LatentGaussianProcess().build(bayesclass.load('seed004_gp', n=20))\n"
-        "assert register_numba_kernels.cache_info().currsize == 1\n"
-        "print('ok')\n"
+@pytest.mark.parametrize("at_round_off", ["stop", "raise"])
+def test_the_newton_engine_at_round_off_stops_at_the_optimum_or_raises_as_declared(at_round_off):
+    """A tolerance below round-off is never met: "stop" returns scipy's optimum with its gradient norm, "raise"
+    raises; both find out in a few steps rather than running to max_iterations."""
+    objective, value, newton = _logistic_problem()
+
+    def solve():
+        return newton_maximize(
+            value,
+            newton,
+            np.zeros(4),
+            gradient_tolerance=1e-300,
+            max_iterations=100,
+            what="the MAP",
+            at_round_off=at_round_off,
+        )
+
+    if at_round_off == "raise":
+        with pytest.raises(ConvergenceError, match=r"the MAP did not converge: it reached round-off after \d+ Newton"):
+            solve()
+        return
+    result = solve()
+    reference = scipy.optimize.minimize(
+        lambda beta: -objective(beta), np.zeros(4), method="BFGS", options={"gtol": 1e-10}
     )
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    np.testing.assert_allclose(result.point, reference.x, atol=1e-6)
+    assert 0 < result.gradient_norm < 1e-9 and result.iterations < 20
+
+
+@pytest.mark.parametrize("at_round_off", ["stop", "raise"])
+def test_the_newton_engine_stays_put_when_no_step_gains(at_round_off):
+    """When no halving of the step finds a non-decreasing objective (here NaN everywhere but the start, as an
+    overflow would give), the engine keeps the current point with ITS state, then applies its round-off policy."""
+    start = np.array([1.0, -2.0])
+
+    def value(x):
+        objective = -float(x @ x) if np.array_equal(x, start) else np.nan
+        return objective, x.copy()  # the state records the point it belongs to
+
+    def newton(x, state):
+        return -2 * x, np.zeros_like(x), None
+
+    def solve():
+        return newton_maximize(
+            value, newton, start, gradient_tolerance=1e-8, max_iterations=10, what="x", at_round_off=at_round_off
+        )
+
+    if at_round_off == "raise":
+        with pytest.raises(ConvergenceError, match="x did not converge: it reached round-off after 1 Newton steps"):
+            solve()
+        return
+    result = solve()
+    np.testing.assert_array_equal(result.point, start)
+    np.testing.assert_array_equal(result.state, start)
+    assert result.objective == -5.0 and result.iterations == 1 and result.gradient_norm == np.linalg.norm(2 * start)
+
+
+def test_the_newton_engine_names_a_bad_round_off_policy():
+    _, value, newton = _logistic_problem()
+    with pytest.raises(ValueError, match=r"at_round_off must be 'stop' or 'raise', got 'ignore'"):
+        newton_maximize(
+            value, newton, np.zeros(4), gradient_tolerance=1e-8, max_iterations=5, what="x", at_round_off="ignore"
+        )
+
+
+#: run in a fresh interpreter: importing the library loads neither numba nor the numba-dispatch modules that
+#: register_numba_kernels imports; the first Op built registers the kernels, and the Op (value and gradient,
+#: so both Ops) then compiles in NUMBA mode through them (object mode would warn: an error here), equal to
+#: the Python perform path
+_FIRST_USE = """
+import sys, warnings
+import numpy as np
+import bayesclass, bayesclass.models
+from bayesclass.models._latent_op import register_numba_kernels
+numba_modules = [m for m in sys.modules if m == "numba" or m.startswith(("numba.", "pytensor.link.numba.dispatch",
+                                                                        "pytensor.link.numba.cache"))]
+assert not numba_modules, f"importing bayesclass imported {numba_modules[:5]} ({len(numba_modules)} modules)"
+assert register_numba_kernels.cache_info().currsize == 0
+model = bayesclass.LatentGaussianProcess(approximation="exact").build(bayesclass.load("seed004_gp", n=20))
+assert register_numba_kernels.cache_info().currsize == 1 and "pytensor.link.numba.dispatch.basic" in sys.modules
+import pytensor, pytensor.tensor as pt
+logp = model.logp()
+outputs = [logp, pt.concatenate([pt.flatten(g) for g in pytensor.grad(logp, model.value_vars)])]
+with warnings.catch_warnings():
+    warnings.filterwarnings("error", message=".*object mode.*")
+    compiled = model.compile_fn(outputs, mode="NUMBA", point_fn=True)
+reference = model.compile_fn(outputs, mode="FAST_COMPILE", point_fn=True)
+rng = np.random.default_rng(2)
+point = {name: value + rng.normal(scale=0.5, size=np.shape(value)) for name, value in model.initial_point().items()}
+for value, expected in zip(compiled(point), reference(point)):
+    np.testing.assert_allclose(value, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+print("ok")
+"""
+
+#: unpickling an Op in a fresh interpreter (a Dask worker receiving a graph) is a first use too
+_UNPICKLE = """
+import pickle, sys
+from bayesclass.models._latent_op import register_numba_kernels
+assert register_numba_kernels.cache_info().currsize == 0
+ops = pickle.loads(sys.stdin.buffer.read())
+assert register_numba_kernels.cache_info().currsize == 1
+from pytensor.link.numba.dispatch.basic import numba_funcify
+from pytensor.graph.op import Op
+assert all(numba_funcify.dispatch(type(op)) is not numba_funcify.dispatch(Op) for op in ops)
+assert (ops[0].kernel, ops[0].jitter, ops[1].kernel) == ("matern52", 1e-6, "exp_quad")
+print("ok")
+"""
+
+
+def test_the_gp_numba_kernels_register_at_first_use_not_at_import():
+    completed = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"
+
+
+def test_an_unpickled_gp_op_registers_the_numba_kernels():
+    import pickle
+
+    from bayesclass.models._latent_op import WhitenedLatent, WhitenedLatentGradient
+
+    ops = pickle.dumps([WhitenedLatent("matern52", 1e-6), WhitenedLatentGradient("exp_quad")])
+    completed = subprocess.run([sys.executable, "-c", _UNPICKLE], input=ops, capture_output=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr.decode()
+    assert completed.stdout.decode().strip() == "ok"
