@@ -164,9 +164,11 @@ class LatentGaussianProcess(ClassifierModel):
     Parameters
     ----------
     link : {"logit", "probit"}
+        Inverse link from the latent function to P(y = second class).
     kernel : {"exp_quad", "matern52"}
         The stationary term of the covariance function (plus a constant term).
     prior : GaussianProcessPrior
+        Priors of the covariance function's lengthscales, amplitude and constant term.
     jitter : float
         eps: K = c^2 + a^2 (k + eps I), added for a stable Cholesky factor (relative to the amplitude).
     approximation : {"auto", "exact", "hsgp"}
