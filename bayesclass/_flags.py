@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import inspect
 import re
 import types
@@ -25,26 +26,55 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["HyperparameterFlag", "add_hyperparameter_flags", "hyperparameter_flags", "hyperparameters_from_flags"]
+__all__ = [
+    "FamilyField",
+    "HyperparameterFlag",
+    "add_hyperparameter_flags",
+    "hyperparameter_flags",
+    "hyperparameters_from_flags",
+]
+
+
+@dataclass(frozen=True)
+class FamilyField:
+    """One family's declaration of a flag's field.
+
+    Parameters
+    ----------
+    prior_field : str or None
+        None for a field of the family itself, else the name of the family's field
+        that holds the prior dataclass the field belongs to.
+    default : object
+        The dataclass default (None where the field has a default factory).
+    choices : tuple or None
+        The values of the field's ``Literal`` annotation; None for a free value.
+    help : str
+        The field's description in its dataclass docstring ("" if undocumented).
+    """
+
+    prior_field: str | None
+    default: Any
+    choices: tuple[Any, ...] | None
+    help: str
 
 
 @dataclass(frozen=True)
 class HyperparameterFlag:
     """One generated flag and where its value goes.
 
-    ``families`` maps every family that has the field to ``(prior field or None, default)``:
-    ``None`` for a field of the family itself, else the name of the family's field that
-    holds the prior dataclass.
+    ``families`` maps every family that has the field to its :class:`FamilyField`;
+    ``choices`` is the union of their choices (a value outside one family's own
+    choices is refused for that family by :func:`hyperparameters_from_flags`).
     """
 
     flag: str
     dest: str
     field: str
     value_type: type
-    choices: tuple[str, ...] | None
+    choices: tuple[Any, ...] | None
     help: str
     aliases: tuple[str, ...]
-    families: Mapping[str, tuple[str | None, Any]]
+    families: Mapping[str, FamilyField]
 
 
 def _documented_parameters(cls: type) -> dict[str, str]:
@@ -66,14 +96,20 @@ def _documented_parameters(cls: type) -> dict[str, str]:
     return {name: _plain(" ".join(lines)) for name, lines in descriptions.items()}
 
 
+#: LaTeX commands of the docstrings' math that read better as a symbol in a terminal
+_SYMBOLS = {"sim": "~", "le": "<=", "leq": "<=", "ge": ">=", "geq": ">=", "times": "x", "cdot": "*", "infty": "inf"}
+
+
 def _plain(text: str) -> str:
     """reStructuredText markup of a docstring as plain terminal text."""
     text = re.sub(r":\w+:`([^`]*)`", r"\1", text).replace("``", "")  # :math:`x`, ``code``
     text = re.sub(r"\\(?:boldsymbol|mathbf|mathrm|operatorname)\s*", "", text)  # typography only
-    return re.sub(r"\\(\w+)", r"\1", text).replace("{", "").replace("}", "")  # \sigma -> sigma
+    text = re.sub(r"\\hat\s*\{([^{}]*)\}", r"\1_hat", text)  # \hat{\Sigma} -> Sigma_hat
+    text = re.sub(r"\\(\w+)", lambda command: _SYMBOLS.get(command.group(1), command.group(1)), text)
+    return text.replace("{", "").replace("}", "")  # \sigma -> sigma, \sim -> ~
 
 
-def _value_type(annotation: Any) -> tuple[type, tuple[str, ...] | None]:
+def _value_type(annotation: Any) -> tuple[type, tuple[Any, ...] | None]:
     """(the Python type a flag parses to, the choices of a ``Literal``) of a field annotation."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -89,8 +125,17 @@ def _value_type(annotation: Any) -> tuple[type, tuple[str, ...] | None]:
     raise TypeError(f"cannot make a flag of the annotation {annotation!r}")
 
 
-def _flag_fields(family: type) -> list[tuple[str | None, dataclasses.Field, Any, str]]:
-    """(prior field or None, field, annotation, help) for every field of ``family`` and of its prior dataclasses."""
+@dataclass(frozen=True)
+class _Declared:
+    name: str
+    value_type: type
+    aliases: tuple[str, ...]
+    family_field: FamilyField
+
+
+@functools.cache
+def _declared_fields(family: type) -> tuple[_Declared, ...]:
+    """Every flag field of ``family`` and of its prior dataclasses (each class's docstring is parsed once)."""
     found = []
     hints = typing.get_type_hints(family)
     documented = _documented_parameters(family)
@@ -99,13 +144,27 @@ def _flag_fields(family: type) -> list[tuple[str | None, dataclasses.Field, Any,
         if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
             nested_hints = typing.get_type_hints(annotation)
             nested_documented = _documented_parameters(annotation)
-            for nested in dataclasses.fields(annotation):
-                if nested.metadata.get("cli", True):
-                    help_text = nested_documented.get(nested.name, "")
-                    found.append((field.name, nested, nested_hints[nested.name], help_text))
+            found += [
+                _declaration(nested, nested_hints[nested.name], nested_documented, prior_field=field.name)
+                for nested in dataclasses.fields(annotation)
+                if nested.metadata.get("cli", True)
+            ]
         elif field.metadata.get("cli", True):
-            found.append((None, field, annotation, documented.get(field.name, "")))
-    return found
+            found.append(_declaration(field, annotation, documented, prior_field=None))
+    return tuple(found)
+
+
+def _declaration(field: dataclasses.Field, annotation: Any, documented: Mapping[str, str], *, prior_field: str | None):
+    value_type, choices = _value_type(annotation)
+    default = field.default if field.default is not dataclasses.MISSING else None
+    return _Declared(
+        name=field.name,
+        value_type=value_type,
+        aliases=tuple(field.metadata.get("cli_aliases", ())),
+        family_field=FamilyField(
+            prior_field=prior_field, default=default, choices=choices, help=documented.get(field.name, "")
+        ),
+    )
 
 
 def hyperparameter_flags(registry: Mapping[str, type]) -> list[HyperparameterFlag]:
@@ -113,37 +172,52 @@ def hyperparameter_flags(registry: Mapping[str, type]) -> list[HyperparameterFla
 
     A field name several families share (``link``, ``class_concentration``) is one flag;
     its choices are the union, its type must agree.
+
+    Raises
+    ------
+    TypeError
+        Two families declare a field of the same name with different types, or a
+        field's annotation has no flag form (only bool, int, float, str, their
+        ``Literal`` and ``X | None``).
     """
     merged: dict[str, dict[str, Any]] = {}
     for family_name, family in registry.items():
-        for prior_field, field, annotation, help_text in _flag_fields(family):
-            value_type, choices = _value_type(annotation)
-            default = field.default if field.default is not dataclasses.MISSING else None
-            entry = merged.setdefault(
-                field.name,
-                {"type": value_type, "choices": (), "help": help_text, "aliases": (), "families": {}},
-            )
-            if entry["type"] is not value_type:
+        for declared in _declared_fields(family):
+            entry = merged.setdefault(declared.name, {"type": declared.value_type, "aliases": (), "families": {}})
+            if entry["type"] is not declared.value_type:
                 raise TypeError(
-                    f"field {field.name!r} has type {value_type} in {family_name} but {entry['type']} elsewhere"
+                    f"field {declared.name!r} is a {declared.value_type.__name__} in {family_name} but a "
+                    f"{entry['type'].__name__} in {', '.join(entry['families'])}; one flag needs one type, "
+                    "so rename one of the fields"
                 )
-            entry["choices"] = (*entry["choices"], *(c for c in choices or () if c not in entry["choices"]))
-            entry["aliases"] = (*entry["aliases"], *field.metadata.get("cli_aliases", ()))
-            entry["families"][family_name] = (prior_field, default)
-            entry["help"] = entry["help"] or help_text
+            entry["aliases"] = (*entry["aliases"], *declared.aliases)
+            entry["families"][family_name] = declared.family_field
     return [
         HyperparameterFlag(
             flag="--" + name.replace("_", "-"),
             dest=name,
             field=name,
             value_type=entry["type"],
-            choices=entry["choices"] or None,
-            help=entry["help"],
+            choices=_union_of_choices(entry["families"].values()),
+            help=_shared_help(entry["families"]),
             aliases=tuple(dict.fromkeys(entry["aliases"])),
             families=entry["families"],
         )
         for name, entry in merged.items()
     ]
+
+
+def _union_of_choices(fields: typing.Iterable[FamilyField]) -> tuple[Any, ...] | None:
+    choices = [choice for field in fields for choice in field.choices or ()]
+    return tuple(dict.fromkeys(choices)) or None
+
+
+def _shared_help(families: Mapping[str, FamilyField]) -> str:
+    """The one description of a field, or each family's where the families describe it differently."""
+    texts = {name: field.help for name, field in families.items() if field.help}
+    if len(set(texts.values())) <= 1:
+        return next(iter(texts.values()), "")
+    return " ".join(f"{name}: {text}" for name, text in texts.items())
 
 
 class _StoreSpelling(argparse.Action):
@@ -167,21 +241,30 @@ def _remember(namespace: argparse.Namespace, dest: str, option_string: str | Non
 
 
 def _help(flag: HyperparameterFlag) -> str:
-    defaults = "; ".join(f"{family}: {default!r}" for family, (_, default) in flag.families.items())
+    defaults = "; ".join(f"{family}: {field.default!r}" for family, field in flag.families.items())
     return f"{flag.help} [default {defaults}]".replace("%", "%%")
 
 
 def add_hyperparameter_flags(parser: argparse.ArgumentParser, registry: Mapping[str, type]) -> None:
-    """Add every generated flag to ``parser``, grouped by the first family that declares it.
+    """Add every generated flag to ``parser``: one argument group per family, one for the shared flags.
 
-    Each flag's argparse default is ``None`` ("not given"): the family's own default applies.
+    A flag that several families have is added once, to the group of shared flags
+    (its default names those families). Each flag's argparse default is ``None``
+    ("not given"): the family's own default applies.
     """
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for flag in hyperparameter_flags(registry):
-        owner = next(iter(flag.families))
-        if owner not in groups:
-            groups[owner] = parser.add_argument_group(f"{owner} model (and the families named in a flag's default)")
-        group = groups[owner]
+    flags = hyperparameter_flags(registry)
+    groups: dict[str | None, list[HyperparameterFlag]] = {}
+    for flag in flags:
+        owner = next(iter(flag.families)) if len(flag.families) == 1 else None
+        groups.setdefault(owner, []).append(flag)
+    if None in groups:
+        _add_flags(parser.add_argument_group("model flags of several families (see each default)"), groups.pop(None))
+    for family, family_flags in groups.items():
+        _add_flags(parser.add_argument_group(f"--model {family}"), family_flags)
+
+
+def _add_flags(group: argparse._ArgumentGroup, flags: list[HyperparameterFlag]) -> None:
+    for flag in flags:
         names = (flag.flag, *flag.aliases)
         if flag.value_type is bool:
             group.add_argument(*names, dest=flag.dest, action=_BooleanSpelling, default=None, help=_help(flag))
@@ -201,10 +284,15 @@ def add_hyperparameter_flags(parser: argparse.ArgumentParser, registry: Mapping[
 def hyperparameters_from_flags(args: argparse.Namespace, model: str, registry: Mapping[str, type]) -> dict[str, Any]:
     """The keyword arguments of family ``model`` from the parsed flags (priors as dicts of their fields).
 
+    A prior is passed as a dict of the fields given; the family turns it into its
+    prior dataclass (:class:`~bayesclass.models.base.ClassifierModel` does that for
+    every family), so the defaults of the fields not given stay the dataclass's.
+
     Raises
     ------
     ValueError
-        A flag that belongs only to other families than ``model`` was given.
+        A flag that belongs only to other families than ``model`` was given, or a
+        value among a shared flag's choices that is not one of ``model``'s.
     """
     kwargs: dict[str, Any] = {}
     spellings = getattr(args, "_flag_spellings", None) or {}
@@ -212,12 +300,17 @@ def hyperparameters_from_flags(args: argparse.Namespace, model: str, registry: M
         value = getattr(args, flag.dest, None)
         if value is None:
             continue
+        spelling = spellings.get(flag.dest) or flag.flag
         if model not in flag.families:
-            owners = ", ".join(flag.families)
-            raise ValueError(f"{spellings.get(flag.dest) or flag.flag} applies to --model {owners}, not {model}")
-        prior_field, _ = flag.families[model]
-        if prior_field is None:
+            raise ValueError(f"{spelling} applies to --model {', '.join(flag.families)}, not {model}")
+        declared = flag.families[model]
+        if declared.choices is not None and value not in declared.choices:
+            raise ValueError(
+                f"{spelling} {value} is not available for --model {model}; choose one of "
+                f"{', '.join(map(str, declared.choices))}"
+            )
+        if declared.prior_field is None:
             kwargs[flag.field] = value
         else:
-            kwargs.setdefault(prior_field, {})[flag.field] = value
+            kwargs.setdefault(declared.prior_field, {})[flag.field] = value
     return kwargs
