@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
+import json
+import re
+import typing
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -837,50 +841,111 @@ def test_predict_rejects_text_in_a_continuous_column(tmp_path, capsys):
 # -- flags generated from the model declarations ------------------------------------------------------------
 
 
-def _declared_fields(family) -> list[tuple[str, object]]:
-    """(field name, annotation) of every field of ``family`` and of its nested prior dataclasses."""
-    import dataclasses
-    import typing
+def _declared_fields(family) -> list[tuple[dataclasses.Field, object]]:
+    """(field, annotation) of every command-line field of ``family`` and of its nested prior dataclasses.
 
+    Written from ``dataclasses`` alone (not from the generator under test); a field can opt out
+    only by the declared marker ``metadata={"cli": False}``.
+    """
     found = []
     hints = typing.get_type_hints(family)
     for field in dataclasses.fields(family):
         annotation = hints[field.name]
         if dataclasses.is_dataclass(annotation):
             nested = typing.get_type_hints(annotation)
-            found += [(inner.name, nested[inner.name]) for inner in dataclasses.fields(annotation)]
+            found += [(inner, nested[inner.name]) for inner in dataclasses.fields(annotation)]
         else:
-            found.append((field.name, annotation))
-    return found
+            found.append((field, annotation))
+    return [(field, annotation) for field, annotation in found if field.metadata.get("cli", True)]
 
 
-@pytest.mark.parametrize("family", sorted(REGISTRY))
-def test_every_hyperparameter_of_every_family_has_a_flag_with_its_choices(family):
-    import typing
-
-    from bayesclass._flags import hyperparameter_flags
-
-    flags = {flag.field: flag for flag in hyperparameter_flags(REGISTRY)}
-    parser_actions = {action.dest: action for action in _fit_parser()._actions}
-    for name, annotation in _declared_fields(REGISTRY[family]):
-        assert name in flags and family in flags[name].families, f"{family}.{name} has no flag"
-        action = parser_actions[name]
-        assert "--" + name.replace("_", "-") in action.option_strings
-        assert action.help and f"{family}: " in action.help  # documented, with the family's default
-        literal = [
-            arg for arg in (annotation, *typing.get_args(annotation)) if typing.get_origin(arg) is typing.Literal
-        ]
-        if literal:
-            assert set(typing.get_args(literal[0])) <= set(action.choices)
+def _literal_choices(annotation) -> tuple | None:
+    """The values of the ``Literal`` in ``annotation`` (also inside ``X | None``), else None."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(candidate) is Literal:
+            return typing.get_args(candidate)
+    return None
 
 
-def _fit_parser():
-    import argparse
-
+def _subparser(command: str) -> argparse.ArgumentParser:
     from bayesclass.cli import _parser
 
     commands = next(action for action in _parser()._actions if isinstance(action, argparse._SubParsersAction))
-    return commands.choices["fit"]
+    return commands.choices[command]
+
+
+def _fit_parser() -> argparse.ArgumentParser:
+    return _subparser("fit")
+
+
+def _help_sections(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``{argument group title: the group's lines of --help}``."""
+    sections, title = {}, None
+    for line in parser.format_help().splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            title = line.removesuffix(":")
+            sections[title] = ""
+        elif title is not None:
+            sections[title] += line + "\n"
+    return sections
+
+
+@pytest.mark.parametrize("command", ["fit", "compare"])
+@pytest.mark.parametrize("family", sorted(REGISTRY))
+def test_every_hyperparameter_of_every_family_has_a_flag_with_its_type_choices_help_and_default(command, family):
+    from bayesclass._flags import hyperparameter_flags
+
+    flags = {flag.field: flag for flag in hyperparameter_flags(REGISTRY)}
+    actions = {action.dest: action for action in _subparser(command)._actions}
+    for field, annotation in _declared_fields(REGISTRY[family]):
+        name = field.name
+        assert name in flags and family in flags[name].families, f"{family}.{name} has no flag"
+        assert flags[name].families[family].help, f"{family}.{name} is not documented in its dataclass docstring"
+        action = actions[name]
+        assert "--" + name.replace("_", "-") in action.option_strings
+        assert action.default is None  # "not given": the family's own default applies
+        default = None if field.default is dataclasses.MISSING else field.default
+        assert f"{family}: {default!r}" in action.help  # the help states this family's dataclass default
+        choices = _literal_choices(annotation)
+        if choices is not None:
+            assert flags[name].families[family].choices == choices  # exactly the family's Literal
+            every_family = [
+                _literal_choices(a) or ()
+                for cls in REGISTRY.values()
+                for f, a in _declared_fields(cls)
+                if f.name == name
+            ]
+            assert set(action.choices) == set().union(*every_family)  # one shared flag: the union of the Literals
+        elif annotation is bool:
+            assert isinstance(action, argparse.BooleanOptionalAction)
+            assert "--no-" + name.replace("_", "-") in action.option_strings
+        else:
+            assert action.choices is None
+            assert action.type in typing.get_args(annotation) + (annotation,)  # float, int, str; X of X | None
+
+
+def test_help_groups_the_flags_per_family_and_shared_flags_once(monkeypatch):
+    from bayesclass._flags import hyperparameter_flags
+
+    sections = _help_sections(_fit_parser())
+    for flag in hyperparameter_flags(REGISTRY):
+        owners = [title for title, text in sections.items() if re.search(rf"^  {flag.flag}\b", text, flags=re.M)]
+        expected = f"--model {next(iter(flag.families))}" if len(flag.families) == 1 else "model flags of several"
+        assert len(owners) == 1 and owners[0].startswith(expected), (flag.flag, owners)
+    assert "--link {logit,probit}" in sections["model flags of several families (see each default)"]
+    assert "--covariance {shared,per-class}" in sections["--model gcc"]
+
+
+def test_model_and_method_choices_come_from_the_registry_and_the_method_literal(monkeypatch, tmp_path, capsys):
+    from bayesclass.inference.fit import Method
+
+    actions = {action.dest: action for action in _fit_parser()._actions}
+    assert tuple(actions["method"].choices) == typing.get_args(Method)
+    assert sorted(actions["model"].choices) == sorted(REGISTRY)
+    monkeypatch.setitem(REGISTRY, "toy", ToyFamily)
+    assert run("fit", "--model", "tree", "--data", "iris", "--out", str(tmp_path / "r.nc")) == 2
+    error = capsys.readouterr().err
+    assert "invalid choice: 'tree'" in error and all(repr(name) in error for name in REGISTRY)
 
 
 def test_a_generated_flag_reaches_the_fitted_model(tmp_path):
@@ -890,8 +955,6 @@ def test_a_generated_flag_reaches_the_fitted_model(tmp_path):
         run("fit", "--model", "gcc", "--data", "iris", "--method", "map", "--no-autoscale", *options, "--out", str(out))
         == 0
     )
-    import json
-
     hyperparameters = json.loads(load_result(out).attrs["model_hyperparameters"])
     assert hyperparameters["covariance"] == "per-class"
     assert hyperparameters["prior"]["covariance_prior"] == "inverse_wishart"
@@ -899,16 +962,18 @@ def test_a_generated_flag_reaches_the_fitted_model(tmp_path):
     assert hyperparameters["prior"]["autoscale"] is False
 
 
-def test_the_legacy_prior_sigma_spelling_is_an_alias_of_weight_sigma(tmp_path):
-    import json
-
-    for flag in ("--prior-sigma", "--weight-sigma"):
-        out = tmp_path / f"{flag[2:]}.nc"
-        assert (
-            run("fit", "--data", "breast_cancer", "--standardize", "--method", "map", flag, "0.5", "--out", str(out))
-            == 0
-        )
-        assert json.loads(load_result(out).attrs["model_hyperparameters"])["prior"]["weight_sigma"] == 0.5
+def test_the_legacy_prior_sigma_spelling_is_an_alias_of_weight_sigma_and_changes_the_map(tmp_path):
+    weights = {}
+    for flag, sigma in (("--prior-sigma", "0.05"), ("--weight-sigma", "0.05"), ("--weight-sigma", "1")):
+        out = tmp_path / f"{flag[2:]}-{sigma}.nc"
+        common = ("fit", "--data", "breast_cancer", "--standardize", "--method", "map", "--out", str(out))
+        assert run(*common, flag, sigma) == 0
+        result = load_result(out)
+        assert json.loads(result.attrs["model_hyperparameters"])["prior"]["weight_sigma"] == float(sigma)
+        weights[flag, sigma] = result["point_estimate_map"]["weights"].values
+    np.testing.assert_array_equal(weights["--prior-sigma", "0.05"], weights["--weight-sigma", "0.05"])
+    # a tighter prior shrinks the MAP weights: the flag reaches the fit, not only the attrs
+    assert np.linalg.norm(weights["--weight-sigma", "0.05"]) < 0.5 * np.linalg.norm(weights["--weight-sigma", "1"])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -919,14 +984,17 @@ class ToyPrior:
     ----------
     toy_scale : float
         How wide the toy prior is.
+    toy_internal : float
+        Bookkeeping that is not a hyperparameter (kept off the command line by its field metadata).
     """
 
     toy_scale: float = 3.0
+    toy_internal: float = dataclasses.field(default=0.0, metadata={"cli": False})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ToyFamily(LogisticRegression):
-    """A logistic regression under another name, registered only by the test below.
+    """A logistic regression under another name, registered only by the tests here.
 
     Parameters
     ----------
@@ -934,29 +1002,69 @@ class ToyFamily(LogisticRegression):
         The toy prior.
     toy_mode : {"fast", "slow"}
         A made-up option.
+    toy_count : int, optional
+        A made-up count; None lets the toy choose.
+    toy_cache : bool
+        A made-up switch.
+    link : {"logit", "probit", "cauchit"}
+        A link the real logistic family does not have.
     """
 
     name: ClassVar[str] = "toy"
     prior: ToyPrior = dataclasses.field(default_factory=ToyPrior)  # type: ignore[assignment]
     toy_mode: Literal["fast", "slow"] = "fast"
+    toy_count: int | None = None
+    toy_cache: bool = True
+    link: Literal["logit", "probit", "cauchit"] = "logit"  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:  # the toy accepts its own links; the rest is the logistic family's
+        link = self.link
+        object.__setattr__(self, "link", "logit")
+        super().__post_init__()
+        object.__setattr__(self, "link", link)
 
 
 def test_adding_a_family_is_one_module_and_one_registry_line(monkeypatch, tmp_path, capsys):
     """A toy family registered by one line gets its flags, choices and help, and its values reach the model."""
+    from bayesclass.models import get_model
+
     monkeypatch.setitem(REGISTRY, "toy", ToyFamily)
     import bayesclass.cli
 
     help_text = _fit_parser().format_help()
-    assert "--toy-scale FLOAT" in help_text and "How wide the toy prior is. [default toy: 3.0]" in help_text
-    assert "{fast,slow}" in help_text and "{gcc,gp,logistic,naive_bayes,toy}" in help_text
+    toy_section = _help_sections(_fit_parser())["--model toy"]
+    assert "--toy-scale FLOAT" in toy_section and "How wide the toy prior is. [default toy: 3.0]" in toy_section
+    assert "{fast,slow}" in toy_section and "--toy-count INT" in toy_section
+    assert "--toy-cache, --no-toy-cache" in toy_section
+    assert "{gcc,gp,logistic,naive_bayes,toy}" in help_text and "--link {logit,probit,cauchit}" in help_text
+    assert "--toy-internal" not in help_text  # metadata {"cli": False}
+    arguments = ["--toy-mode", "slow", "--toy-scale", "0.5", "--toy-count", "7", "--no-toy-cache", "--link", "cauchit"]
     namespace = bayesclass.cli._parser().parse_args(
-        ["fit", "--model", "toy", "--data", "iris", "--out", "x.nc", "--toy-mode", "slow", "--toy-scale", "0.5"]
+        ["fit", "--model", "toy", "--data", "iris", "--out", "x.nc", *arguments]
     )
-    assert bayesclass.cli._hyperparameters(namespace) == {"toy_mode": "slow", "prior": {"toy_scale": 0.5}}
-    assert (
-        run("fit", "--model", "logistic", "--data", "iris", "--toy-mode", "slow", "--out", str(tmp_path / "r.nc")) == 2
-    )
-    assert "--toy-mode applies to --model toy, not logistic" in capsys.readouterr().err
+    hyperparameters = bayesclass.cli._hyperparameters(namespace)
+    assert hyperparameters == {
+        "toy_mode": "slow",
+        "toy_count": 7,
+        "toy_cache": False,
+        "link": "cauchit",
+        "prior": {"toy_scale": 0.5},
+    }
+    model = get_model("toy", **hyperparameters)
+    assert model.prior == ToyPrior(toy_scale=0.5)
+    assert (model.toy_mode, model.toy_count, model.toy_cache, model.link) == ("slow", 7, False, "cauchit")
+    for arguments, message in [
+        (("--model", "logistic", "--toy-mode", "slow"), "--toy-mode applies to --model toy, not logistic"),
+        (("--model", "logistic", "--no-toy-cache"), "--no-toy-cache applies to --model toy, not logistic"),
+        (
+            ("--model", "logistic", "--link", "cauchit"),
+            "--link cauchit is not available for --model logistic; choose one of logit, probit",
+        ),
+    ]:
+        assert run("fit", "--data", "iris", *arguments, "--out", str(tmp_path / "r.nc")) == 2
+        error = capsys.readouterr().err
+        assert message in error and error.count("\n") == 1
+        assert not (tmp_path / "r.nc").exists()
 
 
 def _credit_csv(path):
