@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
+from bayesclass.data.dataset import FEATURE_KINDS
 from bayesclass.inference.fit import Method
 from bayesclass.models import REGISTRY
 
@@ -139,7 +140,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "--feature-kind",
         action="append",
         metavar="COLUMN=KIND",
-        help="declare a CSV column's kind (continuous, binary, categorical, count) instead of the inferred one; "
+        help=f"declare a CSV column's kind ({', '.join(FEATURE_KINDS)}) instead of the inferred one; "
         "repeatable, e.g. --feature-kind smoker=continuous",
     )
     parser.add_argument("--features", help="comma-separated feature names to keep, e.g. a 2-input slice for --model gp")
@@ -221,7 +222,7 @@ def _csv_format(args: argparse.Namespace):
 
 
 def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
-    """``--feature-kind COLUMN=KIND`` items as a mapping (the kinds are checked by the data loader)."""
+    """``--feature-kind COLUMN=KIND`` items as a mapping (the columns are checked by the data loader)."""
     if not items:
         return None
     kinds = {}
@@ -229,6 +230,9 @@ def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
         column, separator, kind = item.rpartition("=")
         if not separator or not column or not kind:
             raise ValueError(f"--feature-kind {item!r} must be COLUMN=KIND, e.g. --feature-kind smoker=continuous")
+        if kind not in FEATURE_KINDS:
+            allowed = ", ".join(FEATURE_KINDS)
+            raise ValueError(f"--feature-kind {item!r}: {kind!r} is not a feature kind; use one of {allowed}")
         kinds[column] = kind
     return kinds
 

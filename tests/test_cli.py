@@ -1107,7 +1107,11 @@ def test_feature_kind_and_standardize_binary_flags(tmp_path):
     ("flags", "message"),
     [
         (("--feature-kind", "smoker"), "--feature-kind 'smoker' must be COLUMN=KIND"),
-        (("--feature-kind", "smoker=dummy"), "'dummy' is not a feature kind; use one of ('continuous'"),
+        (
+            ("--feature-kind", "smoker=dummy"),
+            "--feature-kind 'smoker=dummy': 'dummy' is not a feature kind; use one of continuous, binary, categorical, "
+            "count",
+        ),
         (("--feature-kind", "smokes=binary"), "names column(s) 'smokes' that 'credit' does not have"),
     ],
 )
