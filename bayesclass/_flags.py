@@ -186,7 +186,7 @@ def hyperparameter_flags(registry: Mapping[str, type]) -> list[HyperparameterFla
             entry = merged.setdefault(declared.name, {"type": declared.value_type, "aliases": (), "families": {}})
             if entry["type"] is not declared.value_type:
                 raise TypeError(
-                    f"field {declared.name!r} is a {declared.value_type.__name__} in {family_name} but a "
+                    f"field {declared.name!r} has type {declared.value_type.__name__} in {family_name} but "
                     f"{entry['type'].__name__} in {', '.join(entry['families'])}; one flag needs one type, "
                     "so rename one of the fields"
                 )

@@ -1067,6 +1067,21 @@ def test_adding_a_family_is_one_module_and_one_registry_line(monkeypatch, tmp_pa
         assert not (tmp_path / "r.nc").exists()
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ToyRival(ToyFamily):
+    """A family whose ``toy_count`` is a float where the toy's is an int (one flag cannot be both)."""
+
+    name: ClassVar[str] = "rival"
+    toy_count: float = 1.0  # type: ignore[assignment]
+
+
+def test_two_families_declaring_one_field_name_with_two_types_is_refused():
+    from bayesclass._flags import hyperparameter_flags
+
+    with pytest.raises(TypeError, match="'toy_count' has type float in rival but int in toy"):
+        hyperparameter_flags({"toy": ToyFamily, "rival": ToyRival})
+
+
 def _credit_csv(path):
     rng = np.random.default_rng(5)
     rows = zip(rng.normal(40, 10, 120).round(2), rng.integers(0, 2, 120), rng.choice(["bad", "good"], 120), strict=True)
