@@ -10,32 +10,60 @@ DESIGN.md); this module re-exports what an analyst needs::
     bc.predict(result, data.X[:5])["class_proba"]
 """
 
-from bayesclass.data import Dataset, available, load, load_csv, train_validation_test_split
-from bayesclass.inference import (
-    BayesianClassifier,
-    SamplerSettings,
-    diagnose,
-    fit,
-    posterior_predictive_check,
-    predict,
-)
-from bayesclass.inference import load as load_result
-from bayesclass.inference import save as save_result
-from bayesclass.models import (
-    REGISTRY,
-    GaussianClassConditional,
-    GaussianClassConditionalPrior,
-    GaussianProcessPrior,
-    LatentGaussianProcess,
-    LogisticPrior,
-    LogisticRegression,
-    NaiveBayes,
-    NaiveBayesPrior,
-    NoEstimateError,
-    SeparationError,
-    get_model,
-)
-from bayesclass.reports.comparison import format_comparison
+import importlib
+
+#: where each public name lives; the modules are imported on first use (PEP 562), so that ``import bayesclass``
+#: and ``bayesclass --help`` do not pay for PyMC, ArviZ and xarray until they are needed
+_EXPORTS = {
+    "Dataset": "bayesclass.data",
+    "available": "bayesclass.data",
+    "load": "bayesclass.data",
+    "load_csv": "bayesclass.data",
+    "train_validation_test_split": "bayesclass.data",
+    "BayesianClassifier": "bayesclass.inference",
+    "SamplerSettings": "bayesclass.inference",
+    "diagnose": "bayesclass.inference",
+    "fit": "bayesclass.inference",
+    "posterior_predictive_check": "bayesclass.inference",
+    "predict": "bayesclass.inference",
+    "load_result": ("bayesclass.inference", "load"),
+    "save_result": ("bayesclass.inference", "save"),
+    "REGISTRY": "bayesclass.models",
+    "GaussianClassConditional": "bayesclass.models",
+    "GaussianClassConditionalPrior": "bayesclass.models",
+    "GaussianProcessPrior": "bayesclass.models",
+    "LatentGaussianProcess": "bayesclass.models",
+    "LogisticPrior": "bayesclass.models",
+    "LogisticRegression": "bayesclass.models",
+    "NaiveBayes": "bayesclass.models",
+    "NaiveBayesPrior": "bayesclass.models",
+    "NoEstimateError": "bayesclass.models",
+    "SeparationError": "bayesclass.models",
+    "get_model": "bayesclass.models",
+    "format_comparison": "bayesclass.reports.comparison",
+}
+
+
+#: the four subpackages, importable as attributes (``bayesclass.data.load``) without an import statement
+_SUBPACKAGES = ("data", "models", "inference", "reports")
+
+
+def __getattr__(name: str):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"bayesclass.{name}")
+    try:
+        target = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'bayesclass' has no attribute {name!r}") from None
+    module, attribute = target if isinstance(target, tuple) else (target, name)
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS, *_SUBPACKAGES})
+
 
 __version__ = "0.1.0"
 

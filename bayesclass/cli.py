@@ -8,9 +8,10 @@ Exit codes: 0 success; 2 invalid arguments or input (one line on stderr);
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
-import math
+import signal
 import sys
 import typing
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ import numpy as np
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
 from bayesclass.inference.fit import Method
+from bayesclass.inference.sampling import Backend
 from bayesclass.models import REGISTRY
 
 __all__ = ["main"]
@@ -44,6 +46,7 @@ class PartialResult(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    previous = _terminate_as_interrupt()
     try:
         args.command(args)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see inference.sampling.interrupt_guard)
@@ -58,7 +61,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FitFailed as error:
         print(f"bayesclass {args.name}: fit failed: {error}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _terminate_as_interrupt():
+    """SIGTERM is handled as Ctrl-C for the whole command (exit 130, nothing half-written), not only while a
+    sampler runs; returns the previous handler (None off the main thread, where handlers cannot be set)."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:
+        return None
 
 
 # -- argument parsing -----------------------------------------------------------------------
@@ -93,15 +112,58 @@ def _parser() -> argparse.ArgumentParser:
         "--method", choices=("nuts", "exact"), default="nuts", help="how to draw the posterior (default: nuts)"
     )
     compare.add_argument("--out", type=Path, help="also save the NUTS result (.nc)")
+    compare.add_argument(
+        "--baselines",
+        nargs="?",
+        const="all",
+        metavar="NAMES",
+        help="also score the seeds' classical classifiers, fitted on the same training rows: 'all' (the default "
+        f"when the flag has no value) or a comma-separated list of {', '.join(_baseline_names())}",
+    )
+    compare.add_argument(
+        "--loss-matrix",
+        type=Path,
+        help="CSV loss matrix (header: predicted classes; first column: true classes); adds each estimate's mean "
+        "loss of its Bayes decisions",
+    )
     compare.set_defaults(command=_compare, name="compare")
 
-    predict = commands.add_parser("predict", help="class probabilities for new rows, written as CSV")
+    loo = commands.add_parser(
+        "loo", help="PSIS-LOO of saved NUTS/exact results; with several runs on the same data, their comparison"
+    )
+    loo.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat to compare)")
+    loo.set_defaults(command=_loo, name="loo")
+
+    predict = commands.add_parser(
+        "predict",
+        help="class probabilities for new rows, written as CSV; a CSV file is streamed (read, predicted and written "
+        "in chunks, any size)",
+    )
     predict.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
     predict.add_argument("--data", required=True, help="built-in dataset name or CSV file")
     predict.add_argument("--target", help="label column of a CSV file (optional for prediction)")
     _csv_arguments(predict)
     predict.add_argument("--interval-prob", type=float, default=0.89, help="ETI probability (default 0.89)")
-    predict.add_argument("--out", required=True, type=Path, help="CSV file to write")
+    predict.add_argument("--out", required=True, type=Path, help="CSV file to write (atomically)")
+    predict.add_argument(
+        "--draws-out",
+        type=Path,
+        help="also write the per-draw probabilities as netCDF (.nc), chunk by chunk: variable class_proba_draws "
+        "(chain, draw, obs, class); rows x draws x classes x 8 bytes",
+    )
+    predict.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="rows read from a CSV file at a time (default 10000); memory is bounded by one chunk",
+    )
+    predict.add_argument("--no-progress", action="store_true", help="hide the progress bar over rows")
+    predict.add_argument(
+        "--loss-matrix",
+        type=Path,
+        help="CSV loss matrix (header: predicted classes; first column: true classes): adds 'decision', the class "
+        "of least expected loss, and expected_loss_<class> (with _low/_high, the posterior interval, for draws)",
+    )
     predict.set_defaults(command=_predict, name="predict")
 
     check = commands.add_parser(
@@ -144,13 +206,26 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "repeatable, e.g. --feature-kind smoker=continuous",
     )
     parser.add_argument("--features", help="comma-separated feature names to keep, e.g. a 2-input slice for --model gp")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        help="rows of a generated data set (seed001_gaussians, seed000_separable, seed004_gp), e.g. --rows 50",
+    )
     add_hyperparameter_flags(parser, REGISTRY)
     sampler = parser.add_argument_group("NUTS")
     sampler.add_argument("--draws", type=int, default=1000)
     sampler.add_argument("--tune", type=int, default=1000)
     sampler.add_argument("--chains", type=int, default=2)
     sampler.add_argument("--target-accept", type=float, default=0.8)
-    sampler.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS backend")
+    sampler.add_argument(
+        "--backend",
+        "--sampler",
+        dest="backend",
+        choices=typing.get_args(Backend),
+        default="auto",
+        help="NUTS implementation (default auto: the family's fastest, blackjax on JAX for logistic, naive_bayes "
+        "and gcc, nutpie for gp); recorded in the result",
+    )
     sampler.add_argument("--no-progress", action="store_true", help="hide the sampling progress bar")
     sampler.add_argument(
         "--keep-partial",
@@ -158,6 +233,38 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         help="on Ctrl-C during sampling, save the draws made so far, marked partial (exit code 130 all the same)",
     )
     parser.add_argument("--seed", type=int, default=None, help="random seed (recorded in the result)")
+
+
+def _baseline_names() -> tuple[str, ...]:
+    from bayesclass.models.baselines import BASELINES
+
+    return tuple(BASELINES)
+
+
+def _baselines(value: str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if value == "all":
+        return _baseline_names()
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = [name for name in names if name not in _baseline_names()]
+    if unknown or not names:
+        raise UsageError(
+            f"--baselines {value!r}: unknown baseline(s) {unknown}; use 'all' or names among "
+            f"{', '.join(_baseline_names())}"
+        )
+    return names
+
+
+def _loss_matrix(path: Path | None):
+    if path is None:
+        return None
+    from bayesclass.inference.decisions import LossMatrix
+
+    try:
+        return LossMatrix.from_csv(path)
+    except ValueError as error:
+        raise UsageError(f"--loss-matrix: {error}") from None
 
 
 def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
@@ -186,20 +293,30 @@ def _setup(args: argparse.Namespace):
             tune=args.tune,
             chains=args.chains,
             target_accept=args.target_accept,
-            backend=args.sampler,
+            backend=args.backend,
             progressbar=not args.no_progress,
             keep_partial=args.keep_partial,
         )
         kinds = _feature_kinds(args.feature_kind)
         if kinds and not _is_csv(args.data):
             raise ValueError(f"--feature-kind applies to CSV files; {args.data!r} is a built-in dataset")
+        if args.rows is not None:
+            from bayesclass.data import available
+
+            generated = [info.name for info in available() if info.n_obs == "generated"]
+            if args.data not in generated:
+                raise ValueError(f"--rows applies to the generated data sets {', '.join(generated)}, not {args.data!r}")
         if _is_csv(args.data):
             data = load(args.data, target=args.target, feature_kinds=kinds, csv_format=_csv_format(args))
         else:
-            data = load(args.data)
+            data = load(args.data, **({} if args.rows is None else {"n": args.rows}))
         if args.features is not None:
             data = data.select_features(args.features)
         model.check_training_data(data)
+        if args.method == "nuts":
+            from bayesclass.inference.fit import nuts_backend
+
+            nuts_backend(model, sampler)  # a backend the family cannot run is a usage error, before any work
         if args.seed is not None:
             require_seed(args.seed, argument="--seed")
     except (ValueError, TypeError) as error:
@@ -245,11 +362,11 @@ def _is_csv(name: str) -> bool:
     return name.lower().endswith(".csv")
 
 
-def _check_output(path: Path, suffix: str) -> None:
+def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:
     if path.suffix != suffix:
-        raise UsageError(f"--out {str(path)!r} must end in {suffix}")
+        raise UsageError(f"{flag} {str(path)!r} must end in {suffix}")
     if not path.parent.resolve().is_dir():
-        raise UsageError(f"--out directory {str(path.parent)!r} does not exist; create it first")
+        raise UsageError(f"{flag} directory {str(path.parent)!r} does not exist; create it first")
 
 
 def _run_fit(model, data, *, method, sampler, standardize, seed):
@@ -304,7 +421,14 @@ def _compare(args: argparse.Namespace) -> None:
 
     if args.out is not None:
         _check_output(args.out, ".nc")
+    baselines = _baselines(args.baselines)
+    loss = _loss_matrix(args.loss_matrix)
     model, sampler, data = _setup(args)
+    if loss is not None:
+        try:
+            loss.aligned(data.class_names)
+        except ValueError as error:
+            raise UsageError(f"--loss-matrix: {error}") from None
     seed = args.seed if args.seed is not None else 0
     try:
         train, validation, test = train_validation_test_split(data, random_seed=seed)
@@ -312,7 +436,7 @@ def _compare(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
     result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
-    print(format_comparison(result, {"validation": validation, "test": test}))
+    print(format_comparison(result, {"validation": validation, "test": test}, baselines=baselines, loss=loss))
     if args.out is not None:
         _save(result, args.out)
         print(f"saved {args.out}")
@@ -320,60 +444,336 @@ def _compare(args: argparse.Namespace) -> None:
         raise PartialResult(result.attrs["partial_reason"])
 
 
-def _predict(args: argparse.Namespace) -> None:
-    from bayesclass.data import features_from_csv, load, load_csv
+def _loo(args: argparse.Namespace) -> None:
     from bayesclass.inference import load as load_result
-    from bayesclass.inference import predict
+    from bayesclass.inference.loo import compare, loo
+
+    results = {}
+    for path in args.run:
+        try:
+            results[str(path)] = load_result(path)
+        except (OSError, ValueError) as error:
+            raise UsageError(error) from None
+    try:
+        summaries = {name: loo(result) for name, result in results.items()}
+        table = compare(results) if len(results) > 1 else None
+    except (TypeError, ValueError) as error:
+        raise UsageError(error) from None
+    for name, summary in summaries.items():
+        result = results[name]
+        print(f"{name} ({result.attrs['model']}, {result.attrs['method']}, data {result.attrs['data_name']}):")
+        print(f"  {summary}")
+        print(
+            f"  rows with Pareto k > 0.7: {summary.n_high_k} of {summary.n_rows} (ArviZ's threshold for "
+            f"{summary.n_samples} draws: {summary.good_k:.2f})"
+        )
+    if table is not None:
+        columns = [column for column in ("rank", "elpd", "se", "p", "elpd_diff", "dse", "weight") if column in table]
+        print("\ncomparison (arviz_stats.compare, stacking weights; best first):")
+        print(table[columns].to_string(float_format=lambda value: f"{value:.3f}"))
+
+
+def _predict(args: argparse.Namespace) -> None:
+    """Stream the new rows through the chunked engine: read a chunk, predict its tiles, append their rows to a
+    temporary CSV (and the per-draw probabilities to a temporary netCDF file), rename at the end. An error or an
+    interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier file is left as it was."""
+    from bayesclass.data.csvfile import CSV_CHUNK_ROWS
+    from bayesclass.inference import load as load_result
+    from bayesclass.inference.io import atomic_write
+    from bayesclass.inference.predict import Predictor
+    from bayesclass.inference.sampling import interrupt_guard
     from bayesclass.models import ConvergenceError
 
     _check_output(args.out, ".csv")
+    if args.draws_out is not None:
+        _check_output(args.draws_out, ".nc", flag="--draws-out")
+        if args.draws_out.resolve() == args.out.resolve():
+            raise UsageError("--draws-out and --out name the same file; give the draws their own .nc file")
+    chunk_rows = CSV_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
+    if chunk_rows < 1:
+        raise UsageError(f"--chunk-rows must be a positive number of rows, got {chunk_rows}; e.g. --chunk-rows 20000")
     try:
         result = load_result(args.run)
-        feature_names = tuple(json.loads(result.attrs["feature_names"]))
-        class_names = tuple(json.loads(result.attrs["class_names"]))
-        category_names = json.loads(result.attrs.get("category_names", "{}"))
-        labels = None
-        if not _is_csv(args.data):
-            new = load(args.data)
-            features, labels = new, new
-        elif args.target:
-            new = load_csv(
-                args.data,
-                target=args.target,
-                category_names=category_names,
-                class_names=class_names,
-                csv_format=_csv_format(args),
+        if args.draws_out is not None and "posterior" not in result:
+            raise ValueError(
+                f"--draws-out needs posterior draws; {args.run} holds a {result.attrs['method']} point estimate "
+                "(fit with --method nuts or exact)"
             )
-            features, labels = new, new
-        else:
-            features = features_from_csv(
-                args.data, feature_names=feature_names, category_names=category_names, csv_format=_csv_format(args)
-            )
-        if not isinstance(features, np.ndarray) and features.feature_names != feature_names:
-            features = labels = features.select_features(feature_names)  # the fitted slice (--features)
-        prediction = predict(result, features, interval_prob=args.interval_prob, keep_draws=False)
+        loss = _loss_matrix(args.loss_matrix)
+        predictor = Predictor.of(
+            result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
+        )
+        source = _PredictionRows.open(args, result, chunk_rows)
     except (ValueError, TypeError, KeyError, ConvergenceError) as error:
         raise UsageError(error) from None
-    columns: dict[str, np.ndarray] = {}
-    for index, name in enumerate(class_names):
-        columns[f"p_{name}"] = prediction["class_proba"].values[:, index]
-        if "class_proba_low" in prediction:
-            columns[f"p_{name}_low"] = prediction["class_proba_low"].values[:, index]
-            columns[f"p_{name}_high"] = prediction["class_proba_high"].values[:, index]
-        if "posterior" in result:
-            for variable in prediction.data_vars:
-                if variable.startswith("class_proba_") and variable not in (
-                    "class_proba_low",
-                    "class_proba_high",
+    header = _prediction_header(predictor, labelled=source.labelled)
+    written = 0
+    try:
+        with (
+            interrupt_guard(),
+            atomic_write(args.out) as temporary,
+            open(temporary, "w", newline="") as stream,
+            _DrawsFile.open(args.draws_out, predictor, result, args.run) as draws,
+            _progress(source.total_rows, hide=args.no_progress) as advance,
+        ):
+            writer = csv.writer(stream)
+            writer.writerow(header)
+            for tile in predictor.predict_chunks(source.features()):
+                writer.writerows(zip(*_prediction_columns(predictor, tile, source), strict=True))
+                draws.append(tile)
+                written += tile.sizes["obs"]
+                advance(tile.sizes["obs"])
+            undefined = source.undefined
+    except (ValueError, TypeError, KeyError, ConvergenceError) as error:
+        raise UsageError(error) from None
+    except OSError as error:
+        raise UsageError(f"could not write {args.out}: {error}") from None
+    extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
+    point = "posterior mean over draws" if predictor.has_draws else f"{result.attrs['method']} plug-in"
+    print(f"wrote {written} predictions to {args.out}{extra} ({point})")
+    if undefined:
+        print(
+            f"warning: {undefined} row(s) have probability 0 under every class under some estimate (NaN "
+            "probabilities; empty 'predicted' where that is the reported estimate)",
+            file=sys.stderr,
+        )
+
+
+class _PredictionRows:
+    """The new rows of ``bayesclass predict``: a CSV file read in chunks, or a built-in dataset cut in chunks;
+    with their labels when there are any."""
+
+    def __init__(self, chunks, total_rows: int, labelled: bool, class_names: tuple[str, ...]) -> None:
+        self._chunks = chunks
+        self.total_rows = total_rows
+        self.labelled = labelled
+        self.class_names = np.asarray(class_names, dtype=object)
+        self._labels: list[np.ndarray] = []  # labels of rows read but not yet written, in order
+        self.undefined = 0
+
+    @classmethod
+    def open(cls, args: argparse.Namespace, result, chunk_rows: int) -> _PredictionRows:
+        from bayesclass.data import count_csv_rows, load, read_csv_chunks
+        from bayesclass.inference.predict import _check_labels
+
+        feature_names = tuple(json.loads(result.attrs["feature_names"]))
+        class_names = tuple(json.loads(result.attrs["class_names"]))
+        if _is_csv(args.data):
+            csv_format = _csv_format(args)
+            chunks = read_csv_chunks(
+                args.data,
+                feature_names=feature_names,
+                category_names={k: tuple(v) for k, v in json.loads(result.attrs.get("category_names", "{}")).items()},
+                target=args.target,
+                class_names=class_names,
+                csv_format=csv_format,
+                chunk_rows=chunk_rows,
+            )
+            first = next(chunks)  # the header, the columns and the first rows are checked before anything is written
+            rest = chunks
+
+            def pieces():
+                yield first.X, first.y
+                for chunk in rest:
+                    yield chunk.X, chunk.y
+
+            return cls(pieces(), count_csv_rows(args.data), args.target is not None, class_names)
+        if args.target:
+            raise ValueError(f"--target applies to CSV files; {args.data!r} is a built-in dataset with its labels")
+        new = load(args.data)
+        if new.feature_names != feature_names:
+            new = new.select_features(feature_names)  # the fitted slice (--features)
+        _check_labels(new, class_names)
+        fitted_code = {name: code for code, name in enumerate(class_names)}  # every label present is fitted (checked)
+        observed = np.asarray([fitted_code.get(name, -1) for name in new.class_names])[new.y]
+
+        def slices():
+            for start in range(0, new.n_obs, chunk_rows):
+                yield new.X[start : start + chunk_rows], observed[start : start + chunk_rows]
+
+        return cls(slices(), new.n_obs, True, class_names)
+
+    def features(self):
+        """The feature chunks, for the predictor; their labels are queued for :meth:`take_labels`."""
+        for X, labels in self._chunks:
+            if labels is not None:
+                self._labels.append(labels)
+            yield X
+
+    def take_labels(self, n: int) -> np.ndarray:
+        """The observed class names of the next ``n`` rows written."""
+        taken, needed = [], n
+        while needed:
+            head = self._labels[0]
+            taken.append(head[:needed])
+            if len(head) <= needed:
+                self._labels.pop(0)
+            else:
+                self._labels[0] = head[needed:]
+            needed -= len(taken[-1])
+        return self.class_names[np.concatenate(taken)]
+
+
+def _prediction_header(predictor, *, labelled: bool) -> list[str]:
+    header = []
+    for name in predictor.class_names:
+        header.append(f"p_{name}")
+        if predictor.has_draws:
+            header += [f"p_{name}_low", f"p_{name}_high"]
+            header += [f"p_{name}_{variable.removeprefix('class_proba_')}" for variable in _plug_ins(predictor)]
+    header.append("predicted")
+    if predictor.loss is not None:
+        header.append("decision")
+        for name in predictor.class_names:
+            header.append(f"expected_loss_{name}")
+            if predictor.has_draws:
+                header += [f"expected_loss_{name}_low", f"expected_loss_{name}_high"]
+    return [*header, *(["observed"] if labelled else [])]
+
+
+def _plug_ins(predictor) -> list[str]:
+    """The point-estimate variables written beside the posterior mean (only when there are draws)."""
+    return [name for name in predictor.kernels if name != "class_proba"] if predictor.has_draws else []
+
+
+def _prediction_columns(predictor, tile, source: _PredictionRows) -> list[list[str]]:
+    """The CSV cells of one tile of predictions, column by column, in the order of :func:`_prediction_header`."""
+    columns = []
+    for index in range(len(predictor.class_names)):
+        columns.append(_cells(tile["class_proba"].values[:, index]))
+        if predictor.has_draws:
+            columns.append(_cells(tile["class_proba_low"].values[:, index]))
+            columns.append(_cells(tile["class_proba_high"].values[:, index]))
+            columns += [_cells(tile[variable].values[:, index]) for variable in _plug_ins(predictor)]
+    columns.append(_cells(tile["predicted"].values))
+    if predictor.loss is not None:
+        columns.append(_cells(tile["decision"].values))
+        for index in range(len(predictor.class_names)):
+            columns.append(_cells(tile["expected_loss"].values[:, index]))
+            if predictor.has_draws:
+                columns.append(_cells(tile["expected_loss_low"].values[:, index]))
+                columns.append(_cells(tile["expected_loss_high"].values[:, index]))
+    if source.labelled:
+        columns.append(_cells(source.take_labels(tile.sizes["obs"])))
+    source.undefined += int(
+        np.logical_or.reduce([np.isnan(tile[name].values).any(axis=1) for name in predictor.kernels]).sum()
+    )
+    return columns
+
+
+class _DrawsFile:
+    """``--draws-out``: the per-draw probabilities appended tile by tile to a netCDF4 file (``obs`` unlimited),
+    written to a temporary file renamed at the end; without ``--draws-out``, nothing."""
+
+    def __init__(self, dataset=None) -> None:
+        self.dataset = dataset
+        self.rows = 0
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, path: Path | None, predictor, result, run: Path):
+        if path is None:
+            yield cls()
+            return
+        import netCDF4
+
+        from bayesclass.inference.io import atomic_write
+
+        kernel = predictor.kernels["class_proba"]
+        chains, draws = kernel.leading_shape  # the posterior's (chain, draw)
+        with atomic_write(path) as temporary:
+            dataset = netCDF4.Dataset(temporary, "w", format="NETCDF4")
+            try:
+                dataset.createDimension("chain", chains)
+                dataset.createDimension("draw", draws)
+                dataset.createDimension("obs", None)
+                dataset.createDimension("class", len(predictor.class_names))
+                names = dataset.createVariable("class", str, ("class",))
+                for index, name in enumerate(predictor.class_names):
+                    names[index] = name
+                for dim, size in (("chain", chains), ("draw", draws)):
+                    dataset.createVariable(dim, "i8", (dim,))[:] = kernel.leading_coords.get(dim, np.arange(size))
+                dataset.createVariable("obs", "i8", ("obs",))
+                variable = dataset.createVariable(
                     "class_proba_draws",
-                ):
-                    kind = variable.removeprefix("class_proba_")
-                    columns[f"p_{name}_{kind}"] = prediction[variable].values[:, index]
-    columns["predicted"] = prediction["predicted"].values
-    if labels is not None:
-        columns["observed"] = np.asarray(labels.class_names, dtype=object)[labels.y]
-    _write_csv_atomically(args.out, columns)
-    print(f"wrote {len(columns['predicted'])} predictions to {args.out} ({prediction.attrs['point']})")
+                    "f8",
+                    ("chain", "draw", "obs", "class"),
+                    chunksizes=(1, draws, predictor.tile_rows, len(predictor.class_names)),
+                )
+                variable.long_name = "P(class | x, theta_s) per posterior draw"
+                dataset.setncatts(
+                    {
+                        "model": result.attrs["model"],
+                        "method": result.attrs["method"],
+                        "run": str(run),
+                        "description": "per-draw class probabilities written by bayesclass predict; the CSV holds "
+                        "their mean and equal-tailed interval per row",
+                    }
+                )
+                yield cls(dataset)
+            finally:
+                dataset.close()
+
+    def append(self, tile) -> None:
+        if self.dataset is None:
+            return
+        values = tile["class_proba_draws"].transpose("chain", "draw", "obs", "class").values
+        start, stop = self.rows, self.rows + values.shape[2]
+        self.dataset["class_proba_draws"][:, :, start:stop, :] = values
+        self.dataset["obs"][start:stop] = np.arange(start, stop)
+        self.rows = stop
+
+
+def _progress_console():
+    """The console of the progress bar: stderr (stdout keeps the summary line)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@contextlib.contextmanager
+def _progress(total: int, *, hide: bool):
+    """A progress bar over rows (rich) on a terminal, yielding ``advance(n)``; with ``hide`` or when stderr is not a
+    terminal (a log file, a pipe), nothing is drawn. On an error the bar is cleared, so that the error is the one
+    line left."""
+    console = None if hide else _progress_console()
+    if console is None or not console.is_terminal:
+        yield lambda n: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("predicting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("rows"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as progress:
+        task = progress.add_task("rows", total=max(total, 1))
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            if done > total:  # the total was counted from lines: a cell with a line break makes it low
+                progress.update(task, total=done)
+            progress.update(task, completed=done)
+
+        try:
+            yield advance
+        except BaseException:
+            progress.live.transient = True
+            raise
+        progress.update(task, total=max(done, 1), completed=done)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -393,21 +793,30 @@ def _check(args: argparse.Namespace) -> None:
         if not name.startswith("p_value_"):
             continue
         statistic = name.removeprefix("p_value_")
-        p_values, observed = check[name], check[f"observed_{statistic}"]
-        other = next(dim for dim in p_values.dims if dim != "class")
-        for class_name in check["class"].values:
-            for label in check[other].values:
-                where = {"class": class_name, other: label}
-                p = float(p_values.sel(where))
-                if not np.isnan(p):  # NaN: the statistic does not apply to this feature's kind
-                    cells.append((str(class_name), str(label), statistic, float(observed.sel(where)), p))
-    print(f"{'class':<16} {'feature':<28} {'statistic':<16} {'observed':>11} {'p':>7}")
-    flagged = 0
-    for class_name, label, statistic, value, p in cells:
+        other = next(dim for dim in check[name].dims if dim != "class")
+        p_values = check[name].transpose("class", other).values
+        observed = check[f"observed_{statistic}"].transpose("class", other).values
+        applies = ~np.isnan(p_values)  # NaN: the statistic does not apply to this feature's kind
+        if other == "feature":
+            kinds = sorted(set(check["feature_kind"].values[applies.any(axis=0)].tolist()))
+        else:
+            kinds = ["categorical"]
+        n_flagged = int((applies & ((p_values < 0.025) | (p_values > 0.975))).sum())
+        print(f"{statistic} ({', '.join(kinds)}): {int(applies.sum())} class x feature statistics, {n_flagged} flagged")
+        for k, j in np.argwhere(applies):
+            class_name, label = str(check["class"].values[k]), str(check[other].values[j])
+            cells.append((class_name, label, statistic, float(observed[k, j]), float(p_values[k, j])))
+    flagged = [cell for cell in cells if not 0.025 <= cell[4] <= 0.975]
+    longest = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lists the flagged statistics only
+    shown = cells if len(cells) <= longest else sorted(flagged, key=lambda cell: min(cell[4], 1 - cell[4]))
+    if len(cells) > longest:
+        print(f"the flagged statistics, most extreme first (first {longest}):" if flagged else "none flagged")
+    if shown:
+        print(f"{'class':<16} {'feature':<28} {'statistic':<16} {'observed':>11} {'p':>7}")
+    for class_name, label, statistic, value, p in shown[:longest]:
         mark = "*" if not 0.025 <= p <= 0.975 else ""
-        flagged += bool(mark)
         print(f"{class_name[:16]:<16} {label[:28]:<28} {statistic:<16} {value:>11.4g} {p:>7.3f}{mark}")
-    print(f"{flagged} of {len(cells)} statistics flagged")
+    print(f"{len(flagged)} of {len(cells)} statistics flagged")
 
 
 def _diagnose(args: argparse.Namespace) -> None:
@@ -422,18 +831,10 @@ def _diagnose(args: argparse.Namespace) -> None:
     print(report.table.to_string())
 
 
-def _write_csv_atomically(path: Path, columns: dict[str, np.ndarray]) -> None:
-    from bayesclass.inference.io import atomic_write
-
-    with atomic_write(path) as temporary, open(temporary, "w", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(columns)
-        writer.writerows(zip(*(_cells(values) for values in columns.values()), strict=True))
-
-
 def _cells(values: np.ndarray) -> list[str]:
+    """CSV cells: floats as their shortest round-trip text (``repr``: 0.1, 1e-05, nan), the rest as ``str``."""
     if values.dtype.kind == "f":
-        return [repr(float(value)) if math.isfinite(value) else str(value) for value in values]
+        return list(map(repr, values.tolist()))
     return [str(value) for value in values]
 
 

@@ -3,22 +3,25 @@
 Everything a model or the CLI needs from this package is re-exported here.
 """
 
-from bayesclass.data.csvfile import CsvFormat, features_from_csv, load_csv
+from bayesclass.data.csvfile import CsvChunk, CsvFormat, count_csv_rows, features_from_csv, load_csv, read_csv_chunks
 from bayesclass.data.dataset import Dataset, FeatureKind, check_features
 from bayesclass.data.loaders import DatasetInfo, available, load
 from bayesclass.data.split import train_validation_test_split
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp, seed004_gp_truth
 
 __all__ = [
+    "CsvChunk",
     "CsvFormat",
     "Dataset",
     "DatasetInfo",
     "FeatureKind",
     "available",
+    "count_csv_rows",
     "check_features",
     "load",
     "features_from_csv",
     "load_csv",
+    "read_csv_chunks",
     "seed000_separable",
     "seed001_gaussians",
     "seed004_gp",

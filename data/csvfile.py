@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data.dataset import Dataset, FeatureKind
+
+pd = lazy_import("pandas")
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan"})
 """Cell texts (case-insensitive, after stripping blanks) that mean "missing"; they are rejected, never imputed."""
@@ -198,6 +201,278 @@ def features_from_csv(
     return values
 
 
+#: rows per chunk of :func:`read_csv_chunks` by default (about 60 MB of cells as Python strings for 30 columns)
+CSV_CHUNK_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class CsvChunk:
+    """Consecutive rows of a CSV file read by :func:`read_csv_chunks`.
+
+    Attributes
+    ----------
+    X : numpy.ndarray
+        float64 (rows, features): the requested feature columns in the requested order, text
+        columns coded by the training levels.
+    y : numpy.ndarray or None
+        Class codes of the target column (by the training class names), when a target was given.
+    lines : numpy.ndarray
+        The file line (1-based, as an editor counts) where each row starts.
+    """
+
+    X: np.ndarray
+    y: np.ndarray | None
+    lines: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def read_csv_chunks(
+    path: str | os.PathLike[str],
+    *,
+    feature_names: tuple[str, ...],
+    category_names: Mapping[str, tuple[str, ...]] | None = None,
+    target: str | None = None,
+    class_names: tuple[str, ...] | None = None,
+    csv_format: CsvFormat | None = None,
+    chunk_rows: int = CSV_CHUNK_ROWS,
+) -> Iterator[CsvChunk]:
+    """Read the columns ``feature_names`` (and ``target``) of a CSV file of any size, ``chunk_rows`` rows at a time.
+
+    The streaming counterpart of :func:`features_from_csv` / :func:`load_csv` for new data of a
+    fitted model: the same format (``csv_format``: delimiter detected from the first lines or
+    given, decimal mark, encoding), the same blank-line and blank-cell rules and the same coding
+    of text columns by the training levels (``category_names``) and of labels by the training
+    class names, but memory is bounded by one chunk, not by the file. Rows are parsed by the
+    standard :mod:`csv` module (quotes respected), which numbers lines exactly; numbers are
+    converted by pandas as in :func:`load_csv`. Columns not requested are not converted (nor
+    checked, except that every row has the header's number of cells).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The CSV file, with a header row.
+    feature_names : tuple of str
+        The fitted feature columns, in the model's order; other columns are ignored.
+    category_names : Mapping[str, tuple[str, ...]], optional
+        The training levels of the text columns (a result's ``category_names`` attr).
+    target : str, optional
+        A label column to read as well (coded by ``class_names``).
+    class_names : tuple of str, optional
+        The fitted classes; required with ``target``.
+    csv_format : CsvFormat, optional
+        Delimiter, decimal mark and encoding.
+    chunk_rows : int
+        Rows per chunk.
+
+    Yields
+    ------
+    CsvChunk
+        Consecutive rows, with the file line of each.
+
+    Raises
+    ------
+    ValueError
+        Raised before the first chunk: a missing file, no header, a header without data rows,
+        duplicate or empty column names, a requested column that is not in the header (the
+        columns are listed). Raised at the chunk where it occurs, with its line: a row with
+        another number of cells than the header (a ragged row), a missing cell, text in a column
+        fitted as numbers (or numbers with the other decimal mark), a value that is not finite,
+        a level or label not seen in training (value, column and line named), text that is not
+        in the declared encoding.
+    """
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive integer (rows per chunk), got {chunk_rows!r}")
+    if target is not None and class_names is None:
+        raise ValueError("class_names (the fitted classes) must be given with target, to code the labels")
+    csv_format = csv_format or CsvFormat()
+    file = Path(path).expanduser().resolve()
+    if not file.is_file():
+        raise ValueError(f"path {str(path)!r} is not an existing file (resolved to {file}); check the file name")
+    codec = _codec(csv_format.encoding)
+    known = dict(category_names or {})
+    previous_limit = csv.field_size_limit(2**31 - 1)  # fields of any length, as pandas
+    try:
+        with open(file, encoding=codec, newline="") as stream:
+            rows = _CsvRows(file, stream, csv_format)
+            header = rows.header()
+            wanted = [*feature_names, *([target] if target is not None else [])]
+            absent = [column for column in wanted if column not in header]
+            if absent:
+                what = "fitted feature column(s)" if target is None or absent != [target] else "target column"
+                raise ValueError(
+                    f"CSV file {file} lacks the {what} {absent}; its columns are {header}"
+                    f"{_delimiter_hint(header, rows.delimiter)}"
+                )
+            positions = {column: header.index(column) for column in wanted}
+            n_read = 0
+            while True:
+                cells, lines = rows.take(chunk_rows)
+                if not lines:
+                    break
+                n_read += len(lines)
+                columns = list(zip(*cells, strict=True))
+                X = np.empty((len(lines), len(feature_names)))
+                for j, column in enumerate(feature_names):  # the columns of a file, not a model loop
+                    text = np.asarray(columns[positions[column]], dtype=object)
+                    if column in known:
+                        text = _stripped(text, file, column, lines)
+                        X[:, j] = _codes_of(
+                            text, tuple(known[column]), file=file, column=column, what="level", lines=lines
+                        )
+                    else:
+                        X[:, j] = _numeric_column(text, file, column, lines, csv_format.decimal)
+                y = None
+                if target is not None:
+                    labels = _stripped(np.asarray(columns[positions[target]], dtype=object), file, target, lines)
+                    y = _codes_of(
+                        labels,
+                        tuple(class_names),
+                        file=file,
+                        column=target,
+                        what="label",
+                        decimal=csv_format.decimal,
+                        lines=lines,
+                    ).astype(np.int64)
+                yield CsvChunk(X=X, y=y, lines=np.asarray(lines, dtype=np.int64))
+            if n_read == 0:
+                raise ValueError(
+                    f"CSV file {file} has a header but no data rows; it needs at least one data row to predict"
+                )
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"CSV file {file} is not {csv_format.encoding} text ({error.reason} at byte {error.start} of a block); "
+            "pass its encoding, e.g. encoding='latin-1' (--encoding latin-1 on the command line)"
+        ) from None
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def count_csv_rows(path: str | os.PathLike[str]) -> int:
+    """The number of non-blank lines after the first non-blank one (the header): the data rows of a CSV file
+    whose cells hold no line breaks (an estimate otherwise), for progress bars. Reads the file once, in blocks."""
+    count = 0
+    with open(Path(path).expanduser(), "rb") as stream:
+        for line in stream:
+            if line.strip():
+                count += 1
+    return max(count - 1, 0)
+
+
+def _codec(encoding: str) -> str:
+    codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        raise ValueError(
+            f"encoding {encoding!r} is not a known text encoding; pass e.g. 'utf-8' or 'latin-1'"
+        ) from None
+    return codec
+
+
+class _CsvRows:
+    """The records of an open CSV text stream, with the line where each starts (blank lines skipped)."""
+
+    def __init__(self, file: Path, stream, csv_format: CsvFormat) -> None:
+        self.file = file
+        head = stream.read(65536)
+        stream.seek(0)
+        self.delimiter = _delimiter(head, csv_format.delimiter)
+        self.reader = csv.reader(stream, delimiter=self.delimiter)
+        self.last_line = 0  # the line where the previous record ended
+        self.width = 0
+
+    def _next(self) -> tuple[list[str], int] | None:
+        for record in self.reader:
+            start = self.last_line + 1
+            self.last_line = self.reader.line_num
+            if record:  # a blank line is an empty record: skipped, as pandas does
+                return record, start
+        return None
+
+    def header(self) -> list[str]:
+        found = self._next()
+        if found is None:
+            raise ValueError(f"CSV file {self.file} has no header; it needs a header row and at least one data row")
+        header = [cell.strip() for cell in found[0]]
+        if len(set(header)) != len(header) or "" in header:
+            raise ValueError(
+                f"CSV file {self.file} has empty or duplicate column names {header}; give each column a unique name"
+            )
+        self.width = len(header)
+        return header
+
+    def take(self, n: int) -> tuple[list[list[str]], list[int]]:
+        """Up to ``n`` records and their lines; a record of another width than the header is an error."""
+        cells, lines = [], []
+        while len(lines) < n:
+            found = self._next()
+            if found is None:
+                break
+            record, line = found
+            if len(record) != self.width:
+                raise ValueError(
+                    f"CSV file {self.file}: line {line} has {len(record)} cells but the header has {self.width}; "
+                    f"fix the row (quote cells that contain the delimiter {self.delimiter!r})"
+                )
+            cells.append(record)
+            lines.append(line)
+        return cells, lines
+
+
+def _delimiter_hint(header: list[str], delimiter: str) -> str:
+    if len(header) == 1:
+        others = [mark for mark in DELIMITERS if mark != delimiter and mark in header[0]]
+        if others:
+            return (
+                f" (one column named {header[0]!r}: the file seems delimited by {others[0]!r}; "
+                f"pass delimiter={others[0]!r}, --delimiter on the command line)"
+            )
+    return ""
+
+
+def _stripped(text: np.ndarray, file: Path, column: str, lines: list[int]) -> np.ndarray:
+    """Cells stripped of surrounding blanks; a missing cell (:data:`MISSING_TOKENS`) is an error naming its line."""
+    stripped = pd.Series(text, dtype=object).str.strip()
+    missing = stripped.str.lower().isin(MISSING_TOKENS).to_numpy()
+    if missing.any():
+        row = int(np.argmax(missing))
+        raise ValueError(
+            f"CSV file {file}: missing value {str(stripped.iat[row])!r} at line {lines[row]}, column {column!r}; "
+            "remove the row or impute the value before loading"
+        )
+    return stripped.to_numpy(dtype=object)
+
+
+def _numeric_column(text: np.ndarray, file: Path, column: str, lines: list[int], decimal: str) -> np.ndarray:
+    """The cells of a column fitted as numbers, as float64; the first cell that is not a finite number under the
+    decimal mark ``decimal`` is an error saying why (missing, text, the other decimal mark, not finite)."""
+    numbers = _numbers(text, decimal)
+    bad = ~np.isfinite(numbers)
+    if not bad.any():
+        return numbers
+    row = int(np.argmax(bad))
+    cell = str(text[row]).strip()
+    where = f"at line {lines[row]}, column {column!r}"
+    if cell.lower() in MISSING_TOKENS:
+        raise ValueError(
+            f"CSV file {file}: missing value {cell!r} {where}; remove the row or impute the value before loading"
+        )
+    if _parses(np.array([cell], dtype=object), decimal)[0]:
+        raise ValueError(f"CSV file {file}: value {cell!r} {where} is not finite; fix or remove the row")
+    other = "," if decimal == "." else "."
+    if _parses(np.array([cell], dtype=object), other)[0]:
+        raise ValueError(
+            f"CSV file {file}: value {cell!r} {where} is a number written with the decimal mark {other!r}; "
+            f"pass decimal={other!r} (--decimal '{other}' on the command line)"
+        )
+    raise ValueError(
+        f"CSV file {file}: column {column!r} holds text ({cell!r} {where}) but the model was fitted on numbers "
+        "in it; give the numeric values"
+    )
+
+
 @dataclass(frozen=True)
 class _Table:
     file: Path
@@ -377,10 +652,18 @@ def _classes(labels: np.ndarray, decimal: str) -> tuple[tuple[str, ...], np.ndar
 
 
 def _codes_of(
-    text: np.ndarray, levels: tuple[str, ...], *, file: Path, column: str, what: str, decimal: str | None = None
+    text: np.ndarray,
+    levels: tuple[str, ...],
+    *,
+    file: Path,
+    column: str,
+    what: str,
+    decimal: str | None = None,
+    lines: list[int] | None = None,
 ) -> np.ndarray:
     """Codes of ``text`` in the given ``levels`` (numbers matched by value when ``decimal`` is given and every
-    label and level is a number); anything else is an error naming the first unseen value."""
+    label and level is a number); anything else is an error naming the first unseen value and its line
+    (``lines[row]``, or ``row + 2`` for a whole file without blank lines)."""
     known = np.asarray(levels, dtype=object)
     if decimal is not None and _parses(text, decimal).all() and _parses(known, decimal).all():
         values, reference = _numbers(text, decimal), _numbers(known, decimal)
@@ -393,7 +676,8 @@ def _codes_of(
     if unseen.any():
         row = int(np.argmax(unseen))
         raise ValueError(
-            f"CSV file {file}: {what} {str(text[row])!r} at line {row + 2}, column {column!r} was not seen "
+            f"CSV file {file}: {what} {str(text[row])!r} at line {row + 2 if lines is None else lines[row]}, "
+            f"column {column!r} was not seen "
             f"in training (known: {list(levels)}); drop those rows or refit with them"
         )
     return codes

@@ -79,6 +79,11 @@ class Dataset:
     category_names : Mapping[str, tuple[str, ...]]
         For binary/categorical columns read from text: level names indexed by
         code, e.g. ``{"Raining": ("no", "yes")}`` (seed 003, transport table).
+    true_class_proba : numpy.ndarray of shape (n_obs, n_classes), optional
+        The true P(class | x) of every row, where the data come from a known
+        generator (seed001_gaussians, seed000_separable, seed004_gp); kept by
+        :meth:`subset` and splits, dropped when features are dropped; not part of
+        the fingerprint. Scores use it for the KL divergence to the truth.
 
     Raises
     ------
@@ -101,6 +106,7 @@ class Dataset:
     description: str = ""
     provenance: str = ""
     category_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    true_class_proba: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         def set_(attribute: str, value: object) -> None:  # frozen dataclass: store converted fields once
@@ -151,6 +157,16 @@ class Dataset:
                 f"{class_names}; pass codes 0..{len(class_names) - 1} or add the missing class names"
             )
         y = _frozen(y, np.int64)
+        if self.true_class_proba is not None:
+            truth = np.asarray(self.true_class_proba, dtype=float)
+            if truth.shape != (len(X), len(class_names)):
+                raise ValueError(
+                    f"true_class_proba has shape {truth.shape}; it must be ({len(X)}, {len(class_names)}), the true "
+                    "P(class | x) of every row and class"
+                )
+            if not np.isfinite(truth).all() or (truth < 0).any() or not np.allclose(truth.sum(axis=1), 1.0, atol=1e-9):
+                raise ValueError("true_class_proba rows must be probabilities: finite, non-negative, summing to 1")
+            set_("true_class_proba", _frozen(truth, np.float64))
 
         feature_kinds = self.feature_kinds
         if isinstance(feature_kinds, Sequence) and not isinstance(feature_kinds, str):
@@ -300,6 +316,7 @@ class Dataset:
             name=f"{self.name}[subset]" if name is None else name,
             X=self.X[index],
             y=self.y[index],
+            true_class_proba=None if self.true_class_proba is None else self.true_class_proba[index],
             provenance=f"{self.provenance}; {index.size} of {self.n_obs} rows",
         )
 
@@ -329,6 +346,8 @@ class Dataset:
             feature_names=names,
             feature_kinds=tuple(self.feature_kinds[j] for j in columns),
             category_names={feature: levels for feature, levels in self.category_names.items() if feature in names},
+            # P(class | all features) is not P(class | these): the truth does not carry over
+            true_class_proba=self.true_class_proba if len(columns) == self.n_features else None,
             provenance=f"{self.provenance}; features {', '.join(names)}",
         )
 
@@ -440,6 +459,7 @@ class Dataset:
             X=X,
             feature_kinds=tuple(kinds),
             category_names={**self.category_names, feature: names},
+            true_class_proba=None,  # P(class | binned x) is not P(class | x)
             provenance=f"{self.provenance}; {feature!r} discretized at {cuts.tolist()} into {list(names)}",
         )
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import inspect
 import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from importlib import resources
+from importlib import metadata, resources
 from typing import Literal
 
+import numpy as np
+
+from bayesclass._cache import cache_directory
 from bayesclass.data.csvfile import load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
@@ -48,28 +52,64 @@ _SKLEARN_DESCRIPTIONS = {
 
 
 def _sklearn(name: str, kind: FeatureKind) -> Callable[[], Dataset]:
-    """A loader for ``sklearn.datasets.load_<name>`` (bundled with scikit-learn, no download)."""
+    """A loader for ``sklearn.datasets.load_<name>`` (bundled with scikit-learn, no download).
+
+    The arrays are kept in the cache folder (:mod:`bayesclass._cache`) per scikit-learn version, so that
+    a later process reads them in milliseconds instead of importing scikit-learn (a second).
+    """
 
     def loader() -> Dataset:
-        import sklearn
-        from sklearn import datasets
-
-        bunch = getattr(datasets, f"load_{name}")()
-        feature_names = tuple(str(feature) for feature in bunch.feature_names)
+        version = metadata.version("scikit-learn")
+        arrays = _cached_sklearn_arrays(name, version)
+        feature_names = tuple(str(feature) for feature in arrays["feature_names"])
         return Dataset(
             name=name,
-            X=bunch.data,
-            y=bunch.target,
+            X=arrays["data"],
+            y=arrays["target"],
             feature_names=feature_names,
-            class_names=tuple(str(label) for label in bunch.target_names),
+            class_names=tuple(str(label) for label in arrays["target_names"]),
             feature_kinds=(kind,) * len(feature_names),
             description=_SKLEARN_DESCRIPTIONS[name],
-            provenance=f"scikit-learn {sklearn.__version__} sklearn.datasets.load_{name} (bundled); "
-            f"{_SKLEARN_CITATIONS[name]}",
+            provenance=f"scikit-learn {version} sklearn.datasets.load_{name} (bundled); {_SKLEARN_CITATIONS[name]}",
         )
 
     loader.__name__ = f"load_{name}"
     return loader
+
+
+_SKLEARN_ARRAYS = ("data", "target", "feature_names", "target_names")
+
+
+def _cached_sklearn_arrays(name: str, version: str) -> dict[str, np.ndarray]:
+    """The arrays of ``sklearn.datasets.load_<name>()``, from the cache folder when they are there."""
+    path = cache_directory() / "datasets" / f"{name}-scikit-learn-{version}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return {key: stored[key] for key in _SKLEARN_ARRAYS}
+    except (OSError, KeyError, ValueError):  # not cached yet, or unreadable: rebuild it
+        pass
+    from sklearn import datasets
+
+    bunch = getattr(datasets, f"load_{name}")()
+    arrays = {
+        "data": np.asarray(bunch.data, dtype=float),
+        "target": np.asarray(bunch.target),
+        "feature_names": np.asarray([str(feature) for feature in bunch.feature_names], dtype=str),
+        "target_names": np.asarray([str(label) for label in bunch.target_names], dtype=str),
+    }
+    try:  # atomically: a concurrent reader sees the whole file or none
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                np.savez(file, **arrays)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:  # a read-only home: the cache is only an optimisation
+        pass
+    return arrays
 
 
 def _digits_binary() -> Dataset:

@@ -98,6 +98,7 @@ def train_validation_test_split(
             name=f"{dataset.name}[{part}]",
             X=dataset.X[np.sort(index)],
             y=dataset.y[np.sort(index)],
+            true_class_proba=None if dataset.true_class_proba is None else dataset.true_class_proba[np.sort(index)],
             provenance=f"{dataset.provenance}; {part} part ({len(index)} of {n} rows) of {note}",
         )
         for part, index in zip(_PARTS, (train, validation, test), strict=True)

@@ -1,7 +1,8 @@
 """HOW beliefs are updated and used: sampling, MAP/MLE, prediction, diagnostics, persistence.
 
 Start with :func:`fit` (any registered model, by NUTS, MAP or MLE) and
-:func:`predict`; :func:`diagnose` condenses ArviZ diagnostics into a verdict;
+:func:`predict` (:func:`predict_chunks` for rows that arrive in pieces; both in bounded memory through
+the chunked engine of :mod:`bayesclass.inference._chunks`); :func:`diagnose` condenses ArviZ diagnostics into a verdict;
 :func:`posterior_predictive_check` compares replicated and real features (generative families);
 :func:`save`/:func:`load` keep results as netCDF; :class:`BayesianClassifier`
 wraps it all as a scikit-learn estimator.
@@ -9,11 +10,22 @@ wraps it all as a scikit-learn estimator.
 
 from bayesclass.inference.checks import PPC_STATISTICS, PPC_STATISTICS_BY_KIND, posterior_predictive_check
 from bayesclass.inference.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
-from bayesclass.inference.estimator import BayesianClassifier
 from bayesclass.inference.fit import METHODS, fit, model_of
 from bayesclass.inference.io import load, save
-from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict, predict_chunks
 from bayesclass.inference.sampling import SamplerSettings, clear_compile_cache
+
+# The submodules import PyMC, xarray and ArviZ on first use (bayesclass._lazy); the scikit-learn estimator,
+# whose base classes must exist when its class is defined, is imported when it is first asked for.
+
+
+def __getattr__(name: str):
+    if name == "BayesianClassifier":
+        from bayesclass.inference.estimator import BayesianClassifier
+
+        return BayesianClassifier
+    raise AttributeError(f"module 'bayesclass.inference' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_INTERVAL_PROB",
@@ -32,5 +44,6 @@ __all__ = [
     "model_of",
     "posterior_predictive_check",
     "predict",
+    "predict_chunks",
     "save",
 ]

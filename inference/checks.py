@@ -6,11 +6,22 @@ classify, then we can have some confidence that our model of the data is good.*
 
 :func:`posterior_predictive_check` replicates the training features under
 posterior draws, keeping the real labels (so every replicate has the real class
-sizes), and compares per class and feature the mean, standard deviation and
-skewness of the real features with their replicated distribution. The
-posterior predictive p-value ``P(T_rep >= T_obs)`` near 0 or 1 flags a statistic
-the model cannot reproduce (a Gaussian class model, for instance, replicates
-skewness near 0 whatever the data's skewness).
+sizes), and compares per class and feature statistics that fit the feature's kind
+(:data:`PPC_STATISTICS_BY_KIND`) with their replicated distribution:
+
+* continuous: mean, standard deviation and skewness (a Gaussian class model replicates
+  skewness near 0 whatever the data's skewness, and one shared covariance cannot
+  replicate class spreads that differ);
+* binary: the frequency of 1 (``mean``);
+* categorical: the frequency of each level (``level_frequency``);
+* count: the mean count and the variance-to-mean ratio (``dispersion``). A multinomial
+  bag of words that keeps each row's total :math:`T` replicates a word of probability
+  :math:`\\phi` with ratio about :math:`1 - \\phi + \\phi \\operatorname{Var}(T) / \\operatorname{E}(T)`,
+  so words whose rate varies from row to row (bursty, over-dispersed counts) stand out
+  above it, and bounded counts (pixel intensities that saturate) below it.
+
+The posterior predictive (mid-)p-value ``P(T_rep > T_obs) + P(T_rep = T_obs) / 2``
+near 0 or 1 flags a statistic the model cannot reproduce.
 """
 
 from __future__ import annotations
@@ -18,19 +29,21 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.inference.fit import model_inputs, model_of
 from bayesclass.models import REGISTRY
 from bayesclass.models.base import GenerativeClassifierModel
+
+xr = lazy_import("xarray")
 
 __all__ = ["PPC_STATISTICS", "PPC_STATISTICS_BY_KIND", "posterior_predictive_check"]
 
 #: the statistics of continuous features, per class and feature
 PPC_STATISTICS = ("mean", "sd", "skewness")
 #: the statistics compared for each feature kind, per class: a binary feature's ``mean`` is its
-#: frequency of 1; a count feature's ``dispersion`` is its variance-to-mean ratio (1 for Poisson-like
-#: counts; a multinomial with fixed row totals replicates less, so over-dispersed words stand out);
+#: frequency of 1; a count feature's ``dispersion`` is its variance-to-mean ratio (1 for Poisson counts;
+#: what a multinomial with each row's total replicates is in the module docstring);
 #: ``level_frequency`` is the share of each level of a categorical feature (dims class, category_level)
 PPC_STATISTICS_BY_KIND = {
     "continuous": PPC_STATISTICS,
@@ -40,18 +53,29 @@ PPC_STATISTICS_BY_KIND = {
 }
 
 
-def _class_moments(x: np.ndarray, onehot: np.ndarray) -> dict[str, np.ndarray]:
-    """Mean, sd (ddof 0), skewness and variance/mean per class of x (..., obs, feature); onehot (obs, class)
-    -> (..., class, feature)."""
-    counts = onehot.sum(axis=0)[:, np.newaxis]
-    mean = np.swapaxes(np.swapaxes(x, -1, -2) @ onehot, -1, -2) / counts
-    centred = x - mean[..., np.argmax(onehot, axis=1), :]
-    second = np.swapaxes(np.swapaxes(centred**2, -1, -2) @ onehot, -1, -2) / counts
-    third = np.swapaxes(np.swapaxes(centred**3, -1, -2) @ onehot, -1, -2) / counts
+def _class_statistics(x: np.ndarray, class_codes: np.ndarray, n_classes: int, statistics: tuple[str, ...]) -> dict:
+    """The ``statistics`` (among mean, sd (ddof 0), skewness and variance-to-mean ``dispersion``) of every class
+    and column of ``x`` (..., obs, feature) -> (..., class, feature); only the moments they need are computed.
+
+    Means and dispersions are ratios of per-class sums (of x and x^2), which are exact for 0/1 and count
+    data whatever the summation order, so an observed frequency and a replicated one of the same count are
+    equal (a tie, which the mid-p value counts half) and not a rounding error apart.
+    """
+    onehot = np.eye(n_classes)[class_codes]  # (obs, class)
+    counts = onehot.sum(axis=0)[:, np.newaxis]  # (class, 1)
+    sums = onehot.T @ x
+    values = {"mean": sums / counts}
     with np.errstate(invalid="ignore", divide="ignore"):
-        skewness = third / second**1.5
-        dispersion = second / mean
-    return {"mean": mean, "sd": np.sqrt(second), "skewness": skewness, "dispersion": dispersion}
+        if "dispersion" in statistics:  # var / mean = (N sum x^2 - (sum x)^2) / (N sum x)
+            values["dispersion"] = (counts * (onehot.T @ (x * x)) - sums**2) / (counts * sums)
+        if {"sd", "skewness"} & set(statistics):
+            centred = x - values["mean"][..., class_codes, :]
+            squared = centred * centred
+            second = (onehot.T @ squared) / counts
+            values["sd"] = np.sqrt(second)
+            if "skewness" in statistics:
+                values["skewness"] = (onehot.T @ (squared * centred)) / counts / second**1.5
+    return {statistic: values[statistic] for statistic in statistics}
 
 
 def _level_frequencies(x: np.ndarray, onehot: np.ndarray, params: xr.Dataset, feature_names: list[str]) -> np.ndarray:
@@ -112,11 +136,10 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
         params = estimate.expand_dims(replicate=n_replicates)
     replicated = model.sample_features(params, y, random_seed=random_seed, reference=X)
     replicated = replicated.transpose("replicate", "obs", "feature").values
-    onehot = np.eye(len(class_names))[y]
+    n_classes = len(class_names)
+    onehot = np.eye(n_classes)[y]
     feature_names = json.loads(result.attrs["feature_names"])
     kinds = np.array(model.feature_kinds_of(params))
-    observed = _class_moments(X, onehot)
-    simulated = _class_moments(replicated, onehot)
     variables: dict[str, tuple[tuple[str, ...], np.ndarray]] = {"feature_kind": (("feature",), kinds.astype(str))}
 
     def add(statistic: str, dims: tuple[str, ...], real: np.ndarray, replicates: np.ndarray) -> None:
@@ -127,12 +150,20 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
             p_value = np.where(np.isnan(real), np.nan, mid)
         variables[f"p_value_{statistic}"] = (dims, p_value)
 
-    for statistic in dict.fromkeys(stat for stats in PPC_STATISTICS_BY_KIND.values() for stat in stats):
-        applies = np.array([statistic in PPC_STATISTICS_BY_KIND[kind] for kind in kinds])
-        if statistic == "level_frequency" or not applies.any():
-            continue
-        mask = np.where(applies, 1.0, np.nan)  # NaN where the statistic does not fit the kind
-        add(statistic, ("class", "feature"), observed[statistic] * mask, simulated[statistic] * mask)
+    # per-feature statistics, each computed on the columns of the kinds it fits (NaN elsewhere)
+    present = [kind for kind in PPC_STATISTICS_BY_KIND if kind != "categorical" and kind in kinds]
+    column_statistics = list(dict.fromkeys(stat for kind in present for stat in PPC_STATISTICS_BY_KIND[kind]))
+    observed = {stat: np.full((n_classes, kinds.size), np.nan) for stat in column_statistics}
+    simulated = {stat: np.full((n_replicates, n_classes, kinds.size), np.nan) for stat in column_statistics}
+    for kind in present:  # a handful of feature kinds
+        columns = np.flatnonzero(kinds == kind)
+        for target, values in ((observed, X), (simulated, replicated)):
+            selected = values if columns.size == kinds.size else np.take(values, columns, axis=-1)  # C-ordered
+            computed = _class_statistics(selected, y, n_classes, PPC_STATISTICS_BY_KIND[kind])
+            for statistic, value in computed.items():
+                target[statistic][..., columns] = value
+    for statistic in column_statistics:
+        add(statistic, ("class", "feature"), observed[statistic], simulated[statistic])
     coords: dict[str, object] = {"class": class_names, "feature": feature_names}
     if "categorical" in kinds:
         add(

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import arviz_stats as azs
 import numpy as np
-import pandas as pd
-import xarray as xr
+
+from bayesclass._lazy import lazy_import
+
+azs = lazy_import("arviz_stats")
+pd = lazy_import("pandas")
+xr = lazy_import("xarray")
 
 __all__ = ["ConvergenceReport", "MAX_R_HAT", "MIN_ESS", "diagnose"]
 

@@ -12,16 +12,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import xarray as xr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference.fit import SAMPLING_METHODS, Method, fit
 from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
 from bayesclass.inference.sampling import SamplerSettings
 from bayesclass.models import ClassifierModel
+
+xr = lazy_import("xarray")
 
 __all__ = ["BayesianClassifier"]
 
@@ -120,15 +122,18 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "result_")
         return validate_data(self, X, reset=False, dtype=np.float64)
 
-    def predict_full(self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB) -> xr.Dataset:
-        """Everything :func:`bayesclass.inference.predict` returns (draws, interval, point estimates)."""
+    def predict_full(
+        self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB, return_draws: bool = True
+    ) -> xr.Dataset:
+        """Everything :func:`bayesclass.inference.predict` returns (interval, point estimates and, unless
+        ``return_draws=False``, the per-draw probabilities: rows x draws x classes x 8 bytes)."""
         X = self._validated(X)
-        return predict(self.result_, X, interval_prob=interval_prob)
+        return predict(self.result_, X, interval_prob=interval_prob, return_draws=return_draws)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities (n_obs, n_classes), columns in the order of ``classes_``."""
         X = self._validated(X)
-        return predict(self.result_, X, keep_draws=False)["class_proba"].values
+        return predict(self.result_, X)["class_proba"].values
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """log of :meth:`predict_proba`, computed in the log domain (finite where probabilities underflow)."""

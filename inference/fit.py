@@ -4,6 +4,8 @@ Layout of the result (every group a plain ``xarray.Dataset``):
 
 ``posterior``            draws of the model's parameters (NUTS or exact draws), dims ``chain, draw, ...``
 ``sample_stats``         NUTS statistics (divergences, step size, tree depth ...); NUTS only
+``log_likelihood``       ``y``: log P(y_i | x_i, theta) per draw and training row (NUTS and exact; for LOO,
+                         :mod:`bayesclass.inference.loo`)
 ``point_estimate_map``   the MAP, same variables as the posterior minus ``chain``/``draw``
 ``point_estimate_mle``   the MLE, where it exists (root attr ``mle_status`` says why not)
 ``point_estimate_<kind>`` every other point estimate of the family (e.g. naive Bayes'
@@ -28,8 +30,8 @@ from importlib import metadata
 from typing import Any, Literal
 
 import numpy as np
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
@@ -37,6 +39,8 @@ from bayesclass.inference.io import FORMAT_VERSION
 from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
+
+xr = lazy_import("xarray")
 
 __all__ = ["METHODS", "Method", "fit", "model_inputs", "model_of", "standardization_of"]
 
@@ -122,6 +126,7 @@ def fit(
 
     groups: dict[str, xr.Dataset] = {}
     attrs: dict[str, object] = {}
+    backend = nuts_backend(model, sampler) if method == "nuts" else None
     if method == "nuts":
         pymc_model = model.build(training)
         run = sample_nuts(
@@ -131,6 +136,7 @@ def fit(
             jitter=tuple(rv.name for rv in pymc_model.free_RVs),
             settings=sampler,
             random_seed=random_seed,
+            backend=backend,
         )
         groups["posterior"] = model.with_coords(run.posterior, training)
         groups["sample_stats"] = run.sample_stats
@@ -139,6 +145,7 @@ def fit(
             sampling_seconds=run.sampling_seconds,
             compile_cache_hit=int(run.compile_cache_hit),
             partial=int(run.partial),
+            sampler_backend=backend,
         )
         if run.partial:
             kept = run.posterior.sizes
@@ -152,6 +159,10 @@ def fit(
             training, draws=sampler.draws, chains=sampler.chains, random_seed=random_seed
         )
         attrs.update(sampling_seconds=time.perf_counter() - start)
+    if "posterior" in groups:  # pointwise log-likelihood of the training rows, for LOO (inference.loo)
+        from bayesclass.inference.loo import pointwise_log_likelihood
+
+        groups["log_likelihood"] = pointwise_log_likelihood(model, groups["posterior"], training.X, training.y)
     status: dict[str, str] = {}
     for kind in model.available_point_estimates() if method in SAMPLING_METHODS else (method,):
         try:
@@ -190,6 +201,19 @@ def fit(
     )
     tree.attrs.update(attrs)
     return tree
+
+
+def nuts_backend(model: ClassifierModel, sampler: SamplerSettings) -> str:
+    """The NUTS backend ``sampler`` asks for: the family's default for ``"auto"``, else the one named, which must
+    be one the family can run (a named backend is never switched)."""
+    if sampler.backend == "auto":
+        return model.nuts_backends[0]
+    if sampler.backend not in model.nuts_backends:
+        raise ValueError(
+            f"backend={sampler.backend!r} cannot sample the {model.name!r} model; choose one of "
+            f"{', '.join(map(repr, model.nuts_backends))} or 'auto' (its default, {model.nuts_backends[0]!r})"
+        )
+    return sampler.backend
 
 
 def model_of(result: xr.DataTree) -> ClassifierModel:

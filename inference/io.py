@@ -10,7 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+
+from bayesclass._lazy import lazy_import
+
+xr = lazy_import("xarray")
 
 __all__ = ["FORMAT_VERSION", "atomic_write", "check_result", "load", "save"]
 

@@ -1,33 +1,53 @@
-"""Class probabilities for NEW inputs, from posterior draws and point estimates alike.
+"""Class probabilities for NEW inputs, from posterior draws and point estimates alike, in bounded memory.
 
-Prediction never goes through ``pm.set_data`` + posterior predictive sampling:
-the family's ``class_log_proba`` is evaluated on the stored draws with NumPy, so
-any number of rows works (the shape pitfalls of pymc#6230 / pymc#7897 cannot
-arise) and no model is compiled.
+Prediction never goes through ``pm.set_data`` + posterior predictive sampling: each
+family's :meth:`~bayesclass.models.base.ClassifierModel.class_proba_kernel` is
+evaluated on the stored draws with NumPy, so any number of rows works (the shape
+pitfalls of pymc#6230 / pymc#7897 cannot arise) and no model is compiled.
+
+Rows go through the chunked engine (:mod:`bayesclass.inference._chunks`): tiles of
+rows sized from a memory budget (rows x draws x classes), each reduced over draws as
+soon as it is computed (posterior mean; equal-tailed interval from exact per-row
+quantiles), so that 100,000 rows x 2,000 draws take a few hundred MB, not the 3 GB
+of every per-draw probability. The per-draw probabilities are kept only on request
+(``return_draws=True``). :func:`predict_chunks` does the same for rows that arrive in
+pieces (a CSV file larger than memory) and gives the same floats as :func:`predict`
+on all rows at once.
 
 The interval is the equal-tailed interval (ETI) of the per-draw probabilities,
-by default of probability 0.89, ArviZ's default, computed by
-``arviz_stats.eti``.
+by default of probability 0.89, ArviZ's default: the numbers of ``arviz_stats.eti``.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-import arviz_stats as azs
 import numpy as np
-import scipy.special
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.inference._chunks import (
+    draw_interval,
+    draw_log_mean_exp,
+    draw_mean,
+    map_row_chunks,
+    tile_rows_for,
+)
+from bayesclass.inference.decisions import LossMatrix, decide
 from bayesclass.inference.fit import model_inputs, model_of
+from bayesclass.models.base import ClassProbaKernel
 
-__all__ = ["DEFAULT_INTERVAL_PROB", "predict", "predict_log_proba"]
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+azs = lazy_import("arviz_stats")
+xr = lazy_import("xarray")
+
+__all__ = ["DEFAULT_INTERVAL_PROB", "Predictor", "predict", "predict_chunks", "predict_log_proba"]
 
 DEFAULT_INTERVAL_PROB = 0.89
-#: rows per block so that one block of per-draw probabilities stays near 64 MB
-_BLOCK_VALUES = 8_000_000
 
 
 def predict(
@@ -35,7 +55,10 @@ def predict(
     X: Any,
     *,
     interval_prob: float = DEFAULT_INTERVAL_PROB,
-    keep_draws: bool = True,
+    return_draws: bool = False,
+    loss: LossMatrix | None = None,
+    workers: int | None = None,
+    keep_draws: bool | None = None,
 ) -> xr.Dataset:
     """Class probabilities of the rows of ``X`` under every estimate stored in ``result``.
 
@@ -47,106 +70,326 @@ def predict(
         New inputs in the original (unstandardised) units. A Dataset's labels
         are checked against the fitted classes.
     interval_prob : float
-        Probability mass of the equal-tailed interval.
-    keep_draws : bool
-        Keep the per-draw probabilities (``class_proba_draws``); off, only the
-        summaries are kept and memory stays bounded for any number of rows.
+        Probability mass of the equal-tailed interval, in (0, 1).
+    return_draws : bool
+        Also return the per-draw probabilities ``class_proba_draws`` (chain, draw, obs,
+        class): rows x draws x classes float64 values (3.2 GB for 100,000 rows, 2,000 draws
+        and 2 classes). Off (the default), memory stays bounded for any number of rows.
+    loss : LossMatrix, optional
+        Decide each row under this loss matrix (:mod:`bayesclass.inference.decisions`): adds
+        ``expected_loss`` (obs, class): the expected loss of predicting each class, under the
+        posterior mean probabilities (or the point estimate), with ``expected_loss_low`` /
+        ``expected_loss_high``, the ETI of the per-draw expected losses, when there are draws;
+        and ``decision`` (obs), the class of least expected loss (ties: the first class; ""
+        where the probabilities are NaN). Without it, ``predicted`` is the 0-1 loss decision.
+    workers : int, optional
+        Threads evaluating tiles of rows (default: the usable cores, at most 4); the
+        numbers do not depend on it.
+    keep_draws : bool, optional
+        Deprecated name of ``return_draws`` (whose default is now False); still honoured,
+        with a ``FutureWarning``.
 
     Returns
     -------
     xarray.Dataset
         ``class_proba`` (obs, class): the posterior mean when there are draws,
         else the fitted point estimate; ``class_proba_low`` / ``class_proba_high``
-        (ETI bounds) and ``class_proba_draws`` (chain, draw, obs, class) with
-        draws; ``class_proba_<kind>`` (``class_proba_map``, ``class_proba_mle`` ...)
-        for each stored point estimate; ``predicted`` (obs), the class of highest
-        ``class_proba`` ("" for a row whose probabilities are NaN because it is
-        impossible under every class, e.g. under a naive Bayes MLE).
+        (ETI bounds, exact per-row quantiles over draws) with draws;
+        ``class_proba_draws`` (chain, draw, obs, class) when ``return_draws``;
+        ``class_proba_<kind>`` (``class_proba_map``, ``class_proba_mle`` ...) for each
+        stored point estimate; ``predicted`` (obs), the class of highest ``class_proba``
+        ("" for a row whose probabilities are NaN because it is impossible under every
+        class, e.g. under a naive Bayes MLE; a ``RuntimeWarning`` says so).
+
+    Raises
+    ------
+    ValueError
+        ``X`` without the fitted columns, with NaN/inf or values the model cannot take (a
+        binary feature that is not 0/1, an unseen category), labels of a Dataset that were
+        not fitted, or ``interval_prob`` outside (0, 1).
+
+    See Also
+    --------
+    predict_chunks : the same for rows that arrive in pieces, e.g. from a large CSV file.
     """
-    if not 0.0 < float(interval_prob) < 1.0:
-        raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
-    model = model_of(result)
-    class_names = json.loads(result.attrs["class_names"])
+    if keep_draws is not None:
+        warnings.warn(
+            "predict(keep_draws=...) is deprecated: use return_draws=... (default False: the per-draw "
+            "probabilities take rows x draws x classes x 8 bytes)",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return_draws = bool(keep_draws)
+    predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
     if isinstance(X, Dataset):  # check_features checks its feature names and takes its X
-        _check_labels(X, class_names)
-    values = model_inputs(result, X)
-
-    output: dict[str, xr.DataArray] = {}
-    if "posterior" in result:
-        posterior = result["posterior"].to_dataset()
-        n_draws = posterior.sizes["chain"] * posterior.sizes["draw"]
-        block = max(1, _BLOCK_VALUES // (n_draws * len(class_names)))
-        pieces = [
-            _summarise(model, posterior, values[start : start + block], interval_prob, keep_draws)
-            for start in range(0, len(values), block)
-        ]
-        output.update(xr.concat(pieces, dim="obs").data_vars)
-    for group in result.children:
-        if group.startswith("point_estimate_"):
-            kind = group.removeprefix("point_estimate_")
-            output[f"class_proba_{kind}"] = model.class_proba(result[group].to_dataset(), values)
-    if "class_proba" not in output:
-        output["class_proba"] = output[f"class_proba_{result.attrs['method']}"]
-    dataset = xr.Dataset(output).assign_coords({"class": class_names})
-    proba = dataset["class_proba"].values
-    undefined = np.isnan(proba).any(axis=1)  # rows impossible under every class (see the family's docs)
-    predicted = np.asarray(class_names, dtype=object)[np.where(undefined[:, None], 0.0, proba).argmax(axis=1)]
-    predicted[undefined] = ""
-    dataset["predicted"] = ("obs", predicted)
-    dataset.attrs.update(
-        interval=f"equal-tailed interval (ETI) of probability {interval_prob:g} over posterior draws",
-        point=("posterior mean over draws" if "posterior" in result else f"{result.attrs['method']} plug-in"),
-        model=result.attrs["model"],
-        method=result.attrs["method"],
-    )
-    return dataset
+        _check_labels(X, predictor.class_names)
+    tiles = [output for _, output in predictor.tiles([X], workers=workers)]  # per-row arrays: one Dataset at the end
+    output = {name: np.concatenate([tile[name] for tile in tiles], axis=0) for name in tiles[0]}
+    dataset = predictor._dataset(output, first_row=0)
+    predictor.warn_undefined(dataset, first_row=0)
+    return dataset.drop_vars("obs")
 
 
-def predict_log_proba(result: xr.DataTree, X: Any) -> xr.DataArray:
+def predict_chunks(
+    result: xr.DataTree,
+    chunks: Iterable[Any],
+    *,
+    interval_prob: float = DEFAULT_INTERVAL_PROB,
+    return_draws: bool = False,
+    loss: LossMatrix | None = None,
+    workers: int | None = None,
+) -> Iterator[xr.Dataset]:
+    """:func:`predict` for rows that arrive in pieces, in bounded memory: one Dataset per tile of rows.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    chunks : iterable of array-like (n_i, n_features)
+        The new rows in order, in pieces of any size (e.g. read from a CSV file), in the
+        original units. Read lazily: reading the next piece overlaps with predicting.
+    interval_prob, return_draws, loss, workers
+        As in :func:`predict`.
+
+    Yields
+    ------
+    xarray.Dataset
+        The layout of :func:`predict` for consecutive rows, with an ``obs`` coordinate
+        holding the row numbers counted over all chunks. Concatenated, they are the same
+        floats as :func:`predict` on all rows at once, however the rows were chunked.
+
+    Raises
+    ------
+    ValueError
+        As :func:`predict`; rows are numbered over all chunks in the messages.
+    """
+    predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
+    for dataset in predictor.predict_chunks(chunks, workers=workers):
+        predictor.warn_undefined(dataset, first_row=int(dataset["obs"].values[0]))
+        yield dataset
+
+
+def predict_log_proba(result: xr.DataTree, X: Any, *, workers: int | None = None) -> xr.DataArray:
     """log P(class | x) of the estimate :func:`predict` reports as ``class_proba``, in the log domain.
 
     With posterior draws it is the log of the posterior mean probability,
     ``logsumexp_s log P(class | x, theta_s) - log S`` over the S draws; otherwise the
     fitted point estimate's ``class_log_proba``. Rows whose probabilities underflow to 0
-    keep their finite log values.
+    keep their finite log values. Computed tile by tile (:mod:`bayesclass.inference._chunks`).
 
     Returns
     -------
     xarray.DataArray
         Dims ``(obs, class)``.
     """
-    model = model_of(result)
-    values = model_inputs(result, X)
-    if "posterior" not in result:
-        return model.class_log_proba(result[f"point_estimate_{result.attrs['method']}"].to_dataset(), values)
-    posterior = result["posterior"].to_dataset()
-    n_draws = posterior.sizes["chain"] * posterior.sizes["draw"]
-    block = max(1, _BLOCK_VALUES // (n_draws * len(json.loads(result.attrs["class_names"]))))
-    pieces = []
-    for start in range(0, len(values), block):
-        per_draw = model.class_log_proba(posterior, values[start : start + block]).transpose(
-            "chain", "draw", "obs", "class"
+    predictor = Predictor.of(result)
+    kernel = predictor.kernels["class_proba"]
+
+    def log_proba(tile: np.ndarray) -> np.ndarray:
+        values = kernel(tile, log=True)
+        return values[..., 0] if kernel.n_draws == 1 else draw_log_mean_exp(values)
+
+    tiles = map_row_chunks(log_proba, predictor.inputs([X]), tile_rows=predictor.tile_rows, workers=workers)
+    pieces = [piece for _, piece in tiles]
+    return xr.DataArray(
+        np.concatenate(pieces, axis=0), dims=("obs", "class"), coords={"class": list(predictor.class_names)}
+    )
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """Everything prediction needs from a result, prepared once: one kernel per estimate, the tile size.
+
+    Build it with :meth:`of`. ``kernels`` maps each output variable to its
+    :class:`~bayesclass.models.base.ClassProbaKernel`: ``class_proba`` (the posterior draws,
+    or the fitted point estimate) and ``class_proba_<kind>`` for every stored point estimate
+    beside draws. Other per-row, per-draw quantities reuse the same kernels, tiles and engine,
+    e.g. the pointwise log-likelihood of labelled rows (chunks of ``(X, y)`` are cut at the
+    same rows)::
+
+        predictor = Predictor.of(result)
+        kernel = predictor.kernels["class_proba"]
+
+        def log_likelihood(tile):  # (rows, draws): log P(y_i | x_i, theta_s)
+            X, y = tile
+            return kernel(model_inputs(result, X), log=True)[np.arange(len(y)), y]
+
+        for first_row, values in map_row_chunks(log_likelihood, zip(X_chunks, y_chunks), tile_rows=predictor.tile_rows):
+            ...
+    """
+
+    result: xr.DataTree
+    kernels: dict[str, ClassProbaKernel]
+    class_names: tuple[str, ...]
+    tile_rows: int
+    interval_prob: float
+    return_draws: bool
+    has_draws: bool
+    loss: np.ndarray | None = None  # the loss matrix in the result's class order
+
+    @classmethod
+    def of(
+        cls,
+        result: xr.DataTree,
+        *,
+        interval_prob: float = DEFAULT_INTERVAL_PROB,
+        return_draws: bool = False,
+        loss: LossMatrix | None = None,
+    ) -> Predictor:
+        if isinstance(interval_prob, bool) or not isinstance(interval_prob, (int, float, np.floating)):
+            raise ValueError(f"interval_prob must be a number in (0, 1), e.g. 0.89; got {interval_prob!r}")
+        if not 0.0 < float(interval_prob) < 1.0:
+            raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
+        if not isinstance(return_draws, (bool, np.bool_)):
+            raise ValueError(f"return_draws must be True or False, got {return_draws!r}")
+        model = model_of(result)
+        kernels: dict[str, ClassProbaKernel] = {}
+        has_draws = "posterior" in result
+        if has_draws:
+            kernels["class_proba"] = model.class_proba_kernel(result["posterior"].to_dataset())
+        for group in result.children:
+            if group.startswith("point_estimate_"):
+                kind = group.removeprefix("point_estimate_")
+                kernels[f"class_proba_{kind}"] = model.class_proba_kernel(result[group].to_dataset())
+        if not has_draws:
+            kernels = {"class_proba": kernels[f"class_proba_{result.attrs['method']}"], **kernels}
+        class_names = tuple(json.loads(result.attrs["class_names"]))
+        if loss is not None and not isinstance(loss, LossMatrix):
+            raise ValueError(f"loss must be a bayesclass.inference.decisions.LossMatrix, got {type(loss).__name__}")
+        widest = max(kernel.n_classes * kernel.n_draws for kernel in kernels.values()) * (2 if loss is not None else 1)
+        setup = max(kernel.setup_rows for kernel in kernels.values())
+        return cls(
+            result=result,
+            kernels=kernels,
+            class_names=class_names,
+            tile_rows=tile_rows_for(widest, setup_rows=setup),
+            interval_prob=float(interval_prob),
+            return_draws=bool(return_draws),
+            has_draws=has_draws,
+            loss=None if loss is None else loss.aligned(class_names),
         )
-        with np.errstate(invalid="ignore"):  # NaN rows (impossible under every class) stay NaN
-            pieces.append(scipy.special.logsumexp(per_draw.values, axis=(0, 1)) - np.log(n_draws))
-    class_names = json.loads(result.attrs["class_names"])
-    return xr.DataArray(np.concatenate(pieces, axis=0), dims=("obs", "class"), coords={"class": class_names})
+
+    def inputs(self, chunks: Iterable[Any]) -> Iterator[np.ndarray]:
+        """Each chunk of new rows as model inputs (:func:`model_inputs`), checked by every kernel (rows
+        numbered over all chunks); empty chunks are skipped, and no rows at all is an error."""
+        first_row = 0
+        for chunk in chunks:
+            if isinstance(chunk, np.ndarray) and chunk.ndim == 2 and chunk.shape[0] == 0:
+                continue
+            values = model_inputs(self.result, chunk)
+            for kernel in self.kernels.values():
+                kernel.check(values, first_row)
+            first_row += len(values)
+            yield values
+        if first_row == 0:
+            raise ValueError("X has 0 rows; pass at least one row to predict")
+
+    def summarise(self, tile: np.ndarray) -> dict[str, np.ndarray]:
+        """Every output variable of :func:`predict` for one tile of model inputs (the engine's per-tile function)."""
+        output: dict[str, np.ndarray] = {}
+        done: dict[int, str] = {}  # a point-estimate fit reports its estimate twice (class_proba, class_proba_<kind>)
+        for name, kernel in self.kernels.items():
+            if id(kernel) in done:
+                output[name] = output[done[id(kernel)]]
+                continue
+            done[id(kernel)] = name
+            values = kernel(tile)
+            if name == "class_proba" and self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j]
+                losses = np.einsum("iks,kj->ijs", values, self.loss)
+                output["expected_loss"] = draw_mean(losses)
+                if kernel.n_draws > 1:
+                    output["expected_loss_low"], output["expected_loss_high"] = draw_interval(
+                        losses, self.interval_prob, sorted_in_place=True
+                    )
+            if kernel.n_draws == 1:  # a point estimate
+                output[name] = values[..., 0]
+                continue
+            output[name] = draw_mean(values)
+            if self.return_draws:
+                output[f"{name}_draws"] = values
+            output[f"{name}_low"], output[f"{name}_high"] = draw_interval(
+                values, self.interval_prob, sorted_in_place=not self.return_draws
+            )
+        return output
+
+    def tiles(
+        self, chunks: Iterable[Any], *, workers: int | None = None
+    ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        """(first row, :meth:`summarise` arrays) per tile of rows, through the chunked engine."""
+        return map_row_chunks(self.summarise, self.inputs(chunks), tile_rows=self.tile_rows, workers=workers)
+
+    def predict_chunks(self, chunks: Iterable[Any], *, workers: int | None = None) -> Iterator[xr.Dataset]:
+        """One :func:`predict` Dataset per tile of rows (see :func:`predict_chunks`)."""
+        for first_row, output in self.tiles(chunks, workers=workers):
+            yield self._dataset(output, first_row)
+
+    def _dataset(self, output: dict[str, np.ndarray], first_row: int) -> xr.Dataset:
+        n_rows = len(output["class_proba"])
+        variables: dict[str, xr.DataArray] = {}
+        for name, values in output.items():
+            if name.endswith("_draws"):
+                kernel = self.kernels["class_proba"]
+                draws = xr.DataArray(
+                    values.reshape(*values.shape[:2], *kernel.leading_shape),
+                    dims=("obs", "class", *kernel.leading_dims),
+                    coords=dict(kernel.leading_coords),
+                )
+                variables[name] = draws.transpose(*kernel.leading_dims, "obs", "class")
+            else:
+                variables[name] = xr.DataArray(values, dims=("obs", "class"))
+        dataset = xr.Dataset(variables).assign_coords(
+            {"class": list(self.class_names), "obs": np.arange(first_row, first_row + n_rows)}
+        )
+        proba = dataset["class_proba"].values
+        undefined = np.isnan(proba).any(axis=1)  # rows impossible under every class (see the family's docs)
+        best = np.where(undefined[:, None], 0.0, proba).argmax(axis=1)
+        predicted = np.asarray(self.class_names, dtype=object)[best]
+        predicted[undefined] = ""
+        dataset["predicted"] = ("obs", predicted)
+        if "expected_loss" in dataset:
+            chosen = decide(dataset["expected_loss"].values)
+            decision = np.asarray(self.class_names, dtype=object)[np.maximum(chosen, 0)]
+            decision[chosen < 0] = ""
+            dataset["decision"] = ("obs", decision)
+        attrs = self.result.attrs
+        dataset.attrs.update(
+            interval=f"equal-tailed interval (ETI) of probability {self.interval_prob:g} over posterior draws",
+            point="posterior mean over draws" if self.has_draws else f"{attrs['method']} plug-in",
+            model=attrs["model"],
+            method=attrs["method"],
+        )
+        return dataset
+
+    def warn_undefined(self, dataset: xr.Dataset, *, first_row: int) -> None:
+        """One ``RuntimeWarning`` naming the estimates under which some rows have NaN probabilities (rows
+        impossible under every class, e.g. a value never seen in training under an MLE), the count and the
+        first such row (numbered from ``first_row``)."""
+        distinct = {id(kernel): name for name, kernel in reversed(self.kernels.items())}.values()  # each estimate once
+        undefined = {
+            name: np.isnan(dataset[name].values).any(axis=1)
+            for name in self.kernels
+            if name in distinct and np.isnan(dataset[name].values).any()
+        }
+        if not undefined:
+            return
+        rows = np.flatnonzero(np.logical_or.reduce(list(undefined.values())))
+        estimates = ", ".join(
+            ("the posterior draws" if self.has_draws else self.result.attrs["method"])
+            if name == "class_proba"
+            else name.removeprefix("class_proba_")
+            for name in undefined
+        )
+        warnings.warn(
+            f"{rows.size} row(s) of X (first: row {first_row + rows[0]}) have probability 0 under every class "
+            f"under {estimates}; their probabilities there ({', '.join(undefined)}) are NaN and, where that is "
+            "the reported estimate, 'predicted' is empty. Use the posterior, kind='posterior_mean', or a MAP "
+            "with concentrations > 1",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
-def _summarise(model, posterior: xr.Dataset, values: np.ndarray, interval_prob: float, keep_draws: bool) -> xr.Dataset:
-    draws = model.class_proba(posterior, values)
-    bounds = azs.eti(draws, prob=interval_prob, dim=("chain", "draw"))
-    summary = {
-        "class_proba": draws.mean(("chain", "draw")),
-        "class_proba_low": bounds.sel(ci_bound="lower", drop=True),
-        "class_proba_high": bounds.sel(ci_bound="upper", drop=True),
-    }
-    if keep_draws:
-        summary["class_proba_draws"] = draws
-    return xr.Dataset(summary)
-
-
-def _check_labels(data: Dataset, class_names: list[str]) -> None:
+def _check_labels(data: Dataset, class_names: tuple[str, ...]) -> None:
     present = {data.class_names[code] for code in np.unique(data.y)}
     unseen = sorted(present - set(class_names))
     if unseen:

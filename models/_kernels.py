@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-import pymc as pm
-import scipy.special
+
+from bayesclass._lazy import lazy_import
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pm = lazy_import("pymc")
 
 __all__ = [
     "KernelName",

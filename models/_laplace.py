@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.lapack
 
+from bayesclass._lazy import lazy_import
 from bayesclass.models._links import Link, bernoulli_terms, bernoulli_third_derivative, check_link, link_average
 from bayesclass.models.base import ConvergenceError
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
 
 __all__ = [
     "LaplaceFit",

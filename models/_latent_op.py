@@ -12,14 +12,15 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pytensor.tensor as pt
-import scipy.linalg
-import scipy.linalg.lapack
 from pytensor.gradient import DisconnectedType
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
+from bayesclass._lazy import lazy_import
 from bayesclass.models._kernels import KernelName, kernel_matrix
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pt = lazy_import("pytensor.tensor")
 
 __all__ = ["WhitenedLatent", "WhitenedLatentGradient", "register_numba_kernels"]
 

@@ -20,8 +20,11 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-import pytensor.tensor as pt
-import scipy.special
+
+from bayesclass._lazy import lazy_import
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pt = lazy_import("pytensor.tensor")
 
 __all__ = [
     "Link",
@@ -37,6 +40,8 @@ Link = Literal["logit", "probit"]
 
 #: Gauss-Hermite nodes and weights for E[sigmoid(z)], z ~ N(mu, s^2)
 _HERMITE_NODES, _HERMITE_WEIGHTS = np.polynomial.hermite.hermgauss(64)
+#: values per block of the Gauss-Hermite average: a (block x 64 nodes) array of 8 MB at most
+_QUADRATURE_BLOCK = 16_384
 
 
 def check_link(link: object) -> None:
@@ -79,8 +84,14 @@ def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarr
         return scipy.special.ndtr(mean / np.sqrt(1.0 + variance))
     if not np.any(variance):  # a point value of f
         return scipy.special.expit(mean)
-    z = mean[..., np.newaxis] + np.sqrt(2.0 * variance)[..., np.newaxis] * _HERMITE_NODES
-    return scipy.special.expit(z) @ _HERMITE_WEIGHTS / np.sqrt(np.pi)
+    mean, scale = np.broadcast_arrays(np.asarray(mean, dtype=float), np.sqrt(2.0 * np.asarray(variance, dtype=float)))
+    flat_mean, flat_scale = mean.reshape(-1), scale.reshape(-1)
+    average = np.empty(flat_mean.size)
+    for start in range(0, flat_mean.size, _QUADRATURE_BLOCK):  # blocks bound the (values x nodes) array
+        block = slice(start, start + _QUADRATURE_BLOCK)
+        z = flat_mean[block, np.newaxis] + flat_scale[block, np.newaxis] * _HERMITE_NODES
+        average[block] = scipy.special.expit(z, out=z) @ _HERMITE_WEIGHTS
+    return (average / np.sqrt(np.pi)).reshape(mean.shape)
 
 
 def bernoulli_log_likelihood(eta: Any, sign: Any, link: Link) -> Any:

@@ -9,9 +9,15 @@ link, covariance kind ...), validated on construction. It provides
     the closed-form or deterministic-optimiser estimate for ``kind`` in
     :attr:`ClassifierModel.point_estimate_kinds`, with the SAME variable names
     and dims as the PyMC posterior, minus ``chain``/``draw``;
-``class_log_proba(params, X) -> xarray.DataArray``
-    log P(class | x) for every row of ``X``, from parameters in the log domain,
-    broadcasting over any leading dims of ``params`` (``chain``, ``draw`` ...).
+``class_proba_kernel(params) -> ClassProbaKernel``
+    the parameter work of prediction done once (transposed weights, Cholesky
+    factors, log probabilities ...), returning a function of new rows that gives
+    P(class | x) or log P(class | x) per parameter draw as one NumPy array
+    ``(obs, class, draw)``, the draws of any leading dims of ``params`` (``chain``,
+    ``draw`` ...) flattened. :meth:`ClassifierModel.class_log_proba` and
+    :meth:`ClassifierModel.class_proba` (``xarray`` results) and the chunked
+    prediction engine (:mod:`bayesclass.inference._chunks`) all evaluate it: one
+    computation per family for draws and point estimates alike.
 
 Every parameter set (posterior or point estimate) carries a ``class``
 coordinate holding the class names, so that ``class_log_proba`` can label its
@@ -20,7 +26,10 @@ logistic regression).
 
 The base class implements everything that is common once, over those hooks
 (in the manner of scikit-learn's ``_BaseNB``): training-data checks,
-``class_proba``, ``to_dict``/``from_dict`` for provenance attrs.
+``class_log_proba`` and ``class_proba`` (labelled ``xarray`` results of the kernel),
+``to_dict``/``from_dict`` for provenance attrs. :func:`kernel_of`, :func:`draws_last`,
+:func:`leading_dims_of`, :func:`affine` and :func:`softmax_over_classes` are the helpers families build
+their kernels with.
 """
 
 from __future__ import annotations
@@ -31,16 +40,20 @@ import json
 import math
 import typing
 import warnings
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import pymc as pm
-import scipy.special
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pm = lazy_import("pymc")
+xr = lazy_import("xarray")
+
 __all__ = [
+    "ClassProbaKernel",
     "ClassifierModel",
     "ConvergenceError",
     "GenerativeClassifierModel",
@@ -49,8 +62,13 @@ __all__ = [
     "NoEstimateError",
     "ReadOnlyArrays",
     "check_finite",
+    "affine",
     "check_positive",
+    "draws_last",
     "features_as_dataarray",
+    "kernel_of",
+    "leading_dims_of",
+    "softmax_over_classes",
 ]
 
 
@@ -113,6 +131,123 @@ def features_as_dataarray(X: Any, params: xr.Dataset, *, argument: str = "X") ->
     return xr.DataArray(values, dims=("obs", "feature"), coords={"feature": list(feature_names)})
 
 
+@dataclasses.dataclass(frozen=True)
+class ClassProbaKernel:
+    """Per-draw class probabilities of new rows, with the work on the parameters done once.
+
+    Returned by :meth:`ClassifierModel.class_proba_kernel`. ``kernel(X)`` evaluates
+    P(class | x, theta_s) for every row of ``X`` and every parameter set ``theta_s``
+    (``kernel(X, log=True)``: log P, computed in the log domain) as ONE array of
+    shape ``(n_obs, n_class, n_draws)``, draws last and contiguous, so that
+    summaries over draws (means, exact quantiles) read contiguous memory. A point
+    estimate is one "draw" (``n_draws == 1``).
+
+    The result for a row depends only on that row and on the rows evaluated with
+    it in the same call through BLAS blocking (the last bits of a matrix product
+    may change with the number of rows), never on their values;
+    :mod:`bayesclass.inference._chunks` therefore always evaluates fixed tiles of
+    rows, so that predictions are the same floats however the rows are chunked.
+
+    Attributes
+    ----------
+    evaluate : callable ``(X, log) -> array``
+        ``X`` float64 of shape (n_obs, n_features), model inputs already checked
+        (finite, the fitted number of columns, :attr:`check` passed).
+    class_names, feature_names : tuple of str
+        The classes (second axis of the result) and the model inputs (columns of ``X``).
+    leading_dims, leading_shape : tuple
+        The dims of the parameter draws (``("chain", "draw")``; ``()`` for a point
+        estimate) and their sizes; the result's last axis is their C-order flattening.
+    leading_coords : Mapping[str, numpy.ndarray]
+        Coordinate values of the leading dims that have them.
+    check : callable ``(X, first_row) -> None``
+        Raises a ``ValueError`` naming row ``first_row + i`` for a value this model
+        cannot take (a binary feature that is not 0/1, an unseen category code ...).
+    setup_rows : int
+        Rows below which one call costs mostly its per-call setup (e.g. one Cholesky
+        factor per draw for an exact GP): callers evaluate at least this many rows at once.
+    """
+
+    evaluate: Callable[[np.ndarray, bool], np.ndarray]
+    class_names: tuple[str, ...]
+    feature_names: tuple[str, ...]
+    leading_dims: tuple[str, ...]
+    leading_shape: tuple[int, ...]
+    leading_coords: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    check: Callable[[np.ndarray, int], None] = lambda X, first_row: None
+    setup_rows: int = 1
+
+    @property
+    def n_draws(self) -> int:
+        """The number of parameter sets (1 for a point estimate)."""
+        return math.prod(self.leading_shape)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_names)
+
+    def __call__(self, X: np.ndarray, *, log: bool = False) -> np.ndarray:
+        """P(class | x, theta_s) (or its log) of shape ``(n_obs, n_class, n_draws)``; see the class docstring."""
+        values = self.evaluate(X, log)
+        expected = (X.shape[0], self.n_classes, self.n_draws)
+        if values.shape != expected:  # a family bug, not a user error
+            raise AssertionError(f"class probability kernel returned shape {values.shape}, expected {expected}")
+        return values
+
+
+def kernel_of(
+    params: xr.Dataset,
+    evaluate: Callable[[np.ndarray, bool], np.ndarray],
+    *,
+    leading_dims: tuple[str, ...],
+    check: Callable[[np.ndarray, int], None] | None = None,
+    setup_rows: int = 1,
+) -> ClassProbaKernel:
+    """A :class:`ClassProbaKernel` labelled from ``params`` (its ``class`` and ``feature`` coordinates and the
+    sizes and coordinates of ``leading_dims``)."""
+    return ClassProbaKernel(
+        evaluate=evaluate,
+        class_names=tuple(str(name) for name in params.coords["class"].values),
+        feature_names=tuple(str(name) for name in params.coords["feature"].values),
+        leading_dims=tuple(leading_dims),
+        leading_shape=tuple(int(params.sizes[dim]) for dim in leading_dims),
+        leading_coords={dim: params[dim].values for dim in leading_dims if dim in params.coords},
+        check=check or (lambda X, first_row: None),
+        setup_rows=setup_rows,
+    )
+
+
+def affine(*blocks: np.ndarray) -> np.ndarray:
+    """The columns ``blocks`` side by side and a column of ones, so that one matrix product with coefficients
+    stacked over an offset row computes ``phi @ A + c`` without a second pass over the result."""
+    rows = blocks[0].shape[0]
+    return np.hstack([*blocks, np.ones((rows, 1))])
+
+
+def softmax_over_classes(values: np.ndarray) -> np.ndarray:
+    """``scipy.special.softmax(values, axis=1)`` computed in place (the same operations in the same order:
+    ``exp(v - max) / sum``), so that a tile of ``(obs, class, draws)`` values is not copied three times.
+    A row of ``-inf`` under every class becomes NaN."""
+    with np.errstate(invalid="ignore"):
+        values -= values.max(axis=1, keepdims=True)
+        np.exp(values, out=values)
+        values /= values.sum(axis=1, keepdims=True)
+    return values
+
+
+def leading_dims_of(variable: xr.DataArray, *own: str) -> tuple[str, ...]:
+    """The dims of ``variable`` other than ``own``: the draw dims of a parameter (``()`` for a point estimate)."""
+    return tuple(dim for dim in variable.dims if dim not in own)
+
+
+def draws_last(variable: xr.DataArray, leading: tuple[str, ...], *own: str) -> np.ndarray:
+    """``variable`` as an array of shape ``(*own sizes, n_draws)``: its own dims first, the leading (draw)
+    dims flattened last (size 1 for a point estimate), C-contiguous."""
+    values = variable.transpose(*own, *leading).values
+    shape = values.shape[: len(own)]
+    return np.ascontiguousarray(values.reshape(*shape, -1))
+
+
 class ClassifierModel(abc.ABC):
     """Base class of every classifier family (the model contract, see module docstring).
 
@@ -132,6 +267,9 @@ class ClassifierModel(abc.ABC):
     #: codes, for a family that models them, or refuses them in ``check_training_data``) or ``"treatment"``
     #: (one 0/1 column per level but the first, :mod:`bayesclass.data.coding`, for a family of numeric inputs)
     categorical_coding: ClassVar[Literal["native", "treatment"]] = "native"
+    #: the NUTS backends (:mod:`bayesclass.inference.sampling`) that can run the family's graph, the
+    #: default first: blackjax needs a JAX form of every Op of the graph
+    nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, and check its type."""
@@ -172,8 +310,9 @@ class ClassifierModel(abc.ABC):
         """Family-specific estimate; ``data`` and ``kind`` are already validated."""
 
     @abc.abstractmethod
-    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x), dims ``(*leading, obs, class)``."""
+    def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
+        """The prediction function of ``params`` (posterior draws, any leading dims, or one point estimate),
+        its parameter work done once; see :class:`ClassProbaKernel`."""
 
     def coords(self, data: Dataset) -> dict[str, Any]:
         """The coordinates of the model of ``data`` and of its parameter sets.
@@ -274,9 +413,53 @@ class ClassifierModel(abc.ABC):
         estimate.attrs["kind"] = kind
         return estimate
 
+    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
+        """log P(class | x) for every row of ``X``, computed in the log domain (:meth:`class_proba_kernel`).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims such as ``chain``, ``draw``) or one point estimate.
+        X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
+            Model inputs (standardised / coded as in training; see
+            :func:`bayesclass.inference.fit.model_inputs`).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, class)``; NaN rows (with a ``RuntimeWarning``, generative
+            families) where a row has probability 0 under every class.
+        """
+        return self._class_proba_array(params, X, log=True)
+
     def class_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """P(class | x) = exp(:meth:`class_log_proba`); sums to 1 over ``class``."""
-        return np.exp(self.class_log_proba(params, X))
+        """P(class | x), equal to ``exp(class_log_proba)`` up to rounding; sums to 1 over ``class``.
+        Same parameters and layout as :meth:`class_log_proba`."""
+        return self._class_proba_array(params, X, log=False)
+
+    def _class_proba_array(self, params: xr.Dataset, X: Any, *, log: bool) -> xr.DataArray:
+        kernel = self.class_proba_kernel(params)
+        values = check_features(X, n_features=len(kernel.feature_names), feature_names=kernel.feature_names)
+        kernel.check(values, 0)
+        result = kernel(values, log=log)
+        undefined = np.isnan(result).any(axis=(1, 2))
+        if undefined.any():
+            self._warn_undefined_rows(np.flatnonzero(undefined))
+        array = xr.DataArray(
+            result.reshape(*result.shape[:2], *kernel.leading_shape),
+            dims=("obs", "class", *kernel.leading_dims),
+            coords={**kernel.leading_coords, "class": list(kernel.class_names)},
+            name="class_log_proba" if log else "class_proba",
+        )
+        return array.transpose(*kernel.leading_dims, "obs", "class")
+
+    def _warn_undefined_rows(self, rows: np.ndarray) -> None:
+        """Called with the rows of NaN class probabilities (rows impossible under every class)."""
+        warnings.warn(
+            f"{rows.size} row(s) of X (first: row {rows[0]}) have undefined class probabilities (NaN)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
     def check_training_data(self, data: Dataset) -> None:
         """Reject data no model of this family can be fitted to (fewer than 2 classes, empty classes)."""
@@ -315,7 +498,7 @@ class GenerativeClassifierModel(ClassifierModel):
     """A family that models p(x, class | theta) = p(class | theta) p(x | class, theta) (naive Bayes, gcc).
 
     In the manner of scikit-learn's ``_BaseNB``: a family implements
-    :meth:`_joint_log_likelihood`, and this class turns it into ``log P(class | x)``
+    :meth:`_joint_log_likelihood_kernel`, and this class turns it into ``log P(class | x)``
     by Bayes' rule ONCE, normalising over classes in the log domain
     (``logsumexp``; seed 000 eqs 9.24-9.26, seed 001 eq 1). A generative family also
     draws features (:meth:`sample_features`), which posterior predictive checks
@@ -324,12 +507,11 @@ class GenerativeClassifierModel(ClassifierModel):
     """
 
     @abc.abstractmethod
-    def _joint_log_likelihood(self, params: xr.Dataset, features: xr.DataArray) -> xr.DataArray:
-        """``log p(x, class | theta)`` for every row and class, up to a term that is the same for every class.
+    def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
+        """A kernel whose ``evaluate(X, log)`` returns ``log p(x, class | theta)`` for every row, class and draw,
+        ``(n_obs, n_class, n_draws)``, up to a term that is the same for every class, whatever ``log`` says.
 
-        ``features`` are validated ``(obs, feature)`` inputs; the result has dims
-        ``(*leading, obs, class)`` in any order, and ``-inf`` where a row is impossible
-        under a class (e.g. a level an MLE gives probability 0).
+        ``-inf`` where a row is impossible under a class (e.g. a level an MLE gives probability 0).
         """
 
     @abc.abstractmethod
@@ -356,50 +538,66 @@ class GenerativeClassifierModel(ClassifierModel):
             Dims ``(*leading, obs, feature)``, in the units and codes of the training features.
         """
 
-    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x) by Bayes' rule: :meth:`_joint_log_likelihood` normalised over ``class``.
+    def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
+        """Bayes' rule: :meth:`_joint_log_likelihood_kernel` normalised over ``class`` in the log domain
+        (``logsumexp``; seed 000 eqs 9.24-9.26, seed 001 eq 1), or as a ``softmax`` for probabilities.
+        A row impossible under every class gets NaN."""
+        joint = self._joint_log_likelihood_kernel(params)
 
-        Returns
-        -------
-        xarray.DataArray
-            Dims ``(*leading, obs, class)``; NaN rows (with a ``RuntimeWarning``) where
-            the row has probability 0 under every class.
-        """
-        features = features_as_dataarray(X, params)
-        joint = self._joint_log_likelihood(params, features).transpose(..., "obs", "class")
-        with np.errstate(invalid="ignore"):
-            normaliser = scipy.special.logsumexp(joint.values, axis=-1, keepdims=True)
-            values = joint.values - normaliser
-        undefined = np.isneginf(normaliser[..., 0])
-        if undefined.any():
-            rows = np.flatnonzero(undefined.reshape(-1, undefined.shape[-1]).any(axis=0))
-            warnings.warn(
-                f"{rows.size} row(s) of X (first: row {rows[0]}) have probability 0 under every class with these "
-                "parameters (values never seen in any class under the MLE); their class probabilities are NaN. "
-                "Use the posterior, kind='posterior_mean', or a MAP with concentrations > 1",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return joint.copy(data=values).assign_coords({"class": params["class"].values})
+        def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+            values = joint.evaluate(X, True)
+            if not log:
+                return softmax_over_classes(values)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return values - scipy.special.logsumexp(values, axis=1, keepdims=True)
 
-    def simulate(self, params: xr.Dataset, n: int, *, random_seed: int, name: str = "simulated") -> Dataset:
+        return dataclasses.replace(joint, evaluate=evaluate)
+
+    def _warn_undefined_rows(self, rows: np.ndarray) -> None:
+        warnings.warn(
+            f"{rows.size} row(s) of X (first: row {rows[0]}) have probability 0 under every class with these "
+            "parameters (values never seen in any class under the MLE); their class probabilities are NaN. "
+            "Use the posterior, kind='posterior_mean', or a MAP with concentrations > 1",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+    def simulate(
+        self, params: xr.Dataset, n: int, *, random_seed: int, name: str = "simulated", reference: Any = None
+    ) -> Dataset:
         """Synthetic labelled data from one parameter set, as seed 001 §B.1 describes: a class with
         probability ``class_prior``, then features from :meth:`sample_features`.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            One parameter set (a point estimate, or one posterior draw).
+        n : int
+            Number of rows.
+        random_seed : int
+            Seed of the classes and the features.
+        name : str
+            Name of the returned Dataset.
+        reference : array of shape (n, n_features), optional
+            Passed on to :meth:`sample_features`: rows whose totals the simulated count
+            features keep (naive Bayes with count features needs it).
 
         Raises
         ------
         ValueError
-            If ``params`` holds several parameter sets (select one posterior draw first) or ``n`` is
-            not a positive integer.
+            If ``params`` holds several parameter sets (select one posterior draw first), ``n`` is
+            not a positive integer or ``reference`` does not have ``n`` rows.
         """
         if set(params["class_prior"].dims) != {"class"}:
             raise ValueError("simulate takes one parameter set (a point estimate); select one posterior draw first")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
+        if reference is not None and np.shape(reference)[0] != n:
+            raise ValueError(f"reference must have n={n} rows (one per simulated row), got shape {np.shape(reference)}")
         rng = np.random.default_rng(random_seed)
         proba = params["class_prior"].values
         codes = rng.choice(proba.size, size=int(n), p=proba / proba.sum())
-        X = self.sample_features(params, codes, random_seed=int(rng.integers(2**32))).values
+        X = self.sample_features(params, codes, random_seed=int(rng.integers(2**32)), reference=reference).values
         features = tuple(str(f) for f in params["feature"].values)
         return Dataset(
             name=name,

@@ -154,22 +154,26 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-import scipy.optimize
-import scipy.special
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.models.base import (
+    ClassProbaKernel,
     ConvergenceError,
     GenerativeClassifierModel,
     NoEstimateError,
     ReadOnlyArrays,
+    affine,
     check_class_codes,
     check_finite,
     check_positive,
+    kernel_of,
 )
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pm = lazy_import("pymc")
+pt = lazy_import("pytensor.tensor")
+xr = lazy_import("xarray")
 
 __all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
 
@@ -742,7 +746,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
         return (1 - r) * covariance + r * np.diag(stats.pooled_variance)
 
     # -- prediction -------------------------------------------------------------------------------
-    def _joint_log_likelihood(self, params: xr.Dataset, features: xr.DataArray) -> xr.DataArray:
+    def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
         for posterior draws (any leading dims) or a point estimate; with ``predictive_dof`` (the
         ``posterior_predictive`` kind) the class densities are multivariate Student-t.
@@ -750,44 +754,96 @@ class GaussianClassConditional(GenerativeClassifierModel):
         Notes
         -----
         A shared-covariance Gaussian uses the linear discriminants
-        :math:`a_k(\\mathbf{x}) = \\mathbf{w}_k^\\top\\mathbf{x} + w_{k0}` (the quadratic term cancels);
-        otherwise the Mahalanobis distances :math:`q_k` come from a triangular solve per class or,
-        with many draws, from the precision matrices contracted with :math:`\\mathbf{x}\\mathbf{x}^\\top`,
-        whichever needs the smaller intermediate array. Inputs and means are centred on the
-        average class mean first, which leaves every difference unchanged and keeps the
-        expansions accurate.
+        :math:`a_k(\\mathbf{x}) = \\mathbf{w}_k^\\top\\mathbf{x} + w_{k0}` (the quadratic term cancels): one
+        matrix product with the weights of every class and draw. Otherwise the Mahalanobis distances
+        :math:`q_k` come, with many draws, from the precisions contracted with the products
+        :math:`x_i x_j` (i <= j) and with x (again one matrix product), or, for few parameter sets,
+        from a triangular solve per class, whichever needs the smaller intermediate array. Inputs and
+        means are centred on the average class mean first, which leaves every difference unchanged and
+        keeps the expansions accurate. The factors, precisions and log-determinants are computed once.
         """
         log_prior, mean, covariance, leading = _arrays(params)
-        x = features.values
-        center = mean.reshape(-1, mean.shape[-1]).mean(axis=0)
-        x, mean = x - center, mean - center
+        K, d = mean.shape[-2:]
+        log_prior = log_prior.reshape(-1, K)  # (draws, class)
+        mean = mean.reshape(-1, K, d)
+        covariance = covariance.reshape(-1, *covariance.shape[-3:])
+        n_draws = mean.shape[0]
+        center = mean.reshape(-1, d).mean(axis=0)
+        mean = mean - center
         cholesky = _cholesky(covariance)
-        dof = params["predictive_dof"].transpose(*leading, "class").values if "predictive_dof" in params else None
+        dof = (
+            params["predictive_dof"].transpose(*leading, "class").values.reshape(-1, K)
+            if "predictive_dof" in params
+            else None
+        )
+
+        def by_column(values: np.ndarray) -> np.ndarray:  # (draws, class, ...) -> (..., class * draws)
+            return np.ascontiguousarray(np.moveaxis(values, (0, 1), (-1, -2)).reshape(*values.shape[2:], K * n_draws))
+
         if dof is None and covariance.shape[-3] == 1:  # shared Gaussian: linear discriminants
-            weight = _solve_spd(cholesky, mean)
-            joint = x @ weight.swapaxes(-1, -2) - 0.5 * np.sum(mean * weight, axis=-1)[..., np.newaxis, :]
+            weight = _solve_spd(cholesky, mean)  # (draws, class, d)
+            offset = -0.5 * np.sum(mean * weight, axis=-1) + log_prior
+            coefficients = by_column(np.concatenate([weight, offset[..., np.newaxis]], axis=-1))
+
+            def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+                joint = affine(X - center) @ coefficients
+                return joint.reshape(X.shape[0], K, n_draws)
+
+            return kernel_of(params, evaluate, leading_dims=leading)
+
+        log_det = 2 * np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)  # (draws, G)
+        log_det = np.broadcast_to(log_det, (n_draws, K))
+        if dof is not None:
+            factor = params["predictive_scale_factor"].transpose(*leading, "class").values.reshape(-1, K)
+            log_det = log_det + d * np.log(factor)
         else:
-            factor = 1.0 if dof is None else params["predictive_scale_factor"].transpose(*leading, "class").values
-            distance = _mahalanobis(x, mean, cholesky) / (
-                np.asarray(factor)[..., np.newaxis, :] if dof is not None else 1.0
+            factor = np.ones((n_draws, K))
+        inverse = np.linalg.inv(cholesky)  # (draws, G, d, d) lower triangular; see _solve_spd
+        # (class, draws) layouts, broadcast against (obs, class, draws)
+        log_prior_t, log_det_t, factor_t = log_prior.T.copy(), log_det.T.copy(), factor.T.copy()
+        if d <= n_draws * K:  # many parameter sets: contract precisions with x_i x_j and x
+            precision = np.broadcast_to(inverse.swapaxes(-1, -2) @ inverse, (n_draws, K, d, d))
+            upper = np.triu_indices(d)
+            doubled = np.where(upper[0] == upper[1], 1.0, 2.0)  # x'Px = sum_i P_ii x_i^2 + 2 sum_{i<j} P_ij x_i x_j
+            projected = (precision @ mean[..., np.newaxis])[..., 0]  # (draws, class, d)
+            offset = np.sum(mean * projected, axis=-1)
+            if dof is None:  # the Gaussian joint is linear in phi too: fold -q/2 - log|Sigma|/2 + log pi in
+                precision, projected, offset = -0.5 * precision, -0.5 * projected, -0.5 * (offset + log_det) + log_prior
+            coefficients = by_column(
+                np.concatenate([precision[..., upper[0], upper[1]] * doubled, -2 * projected, offset[..., None]], -1)
             )
-            log_det = 2 * np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)  # (..., G)
-            d = x.shape[1]
+
+            def distance(x: np.ndarray) -> np.ndarray:  # (obs, class, draws); the Gaussian joint without dof
+                values = affine(x[:, upper[0]] * x[:, upper[1]], x) @ coefficients
+                return values.reshape(x.shape[0], K, n_draws)
+
             if dof is None:
-                joint = -0.5 * distance - 0.5 * log_det[..., np.newaxis, :]
-            else:
-                log_det = log_det + d * np.log(factor)
-                nu = dof[..., np.newaxis, :]
-                joint = (
-                    scipy.special.gammaln((nu + d) / 2)
-                    - scipy.special.gammaln(nu / 2)
-                    - 0.5 * d * np.log(nu * np.pi)
-                    - 0.5 * log_det[..., np.newaxis, :]
-                    - 0.5 * (nu + d) * np.log1p(np.clip(distance, 0.0, None) / nu)
-                )
-        joint = joint + log_prior[..., np.newaxis, :]
-        coords = {dim: params[dim].values for dim in leading if dim in params.coords}
-        return xr.DataArray(joint, dims=(*leading, "obs", "class"), coords=coords)
+                return kernel_of(params, lambda X, log: distance(X - center), leading_dims=leading)
+        else:
+
+            def distance(x: np.ndarray) -> np.ndarray:
+                difference = x.T[np.newaxis, np.newaxis] - mean[..., np.newaxis]  # (draws, class, d, obs)
+                solved = inverse @ difference  # batched gufunc; see _solve_spd
+                return np.moveaxis(np.sum(solved**2, axis=-2), -1, 0).swapaxes(1, 2).copy()
+
+        dof_t = None if dof is None else dof.T.copy()
+
+        def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+            q = distance(X - center)
+            if dof_t is None:
+                return -0.5 * q - 0.5 * log_det_t + log_prior_t
+            q /= factor_t
+            nu = dof_t
+            return (
+                scipy.special.gammaln((nu + d) / 2)
+                - scipy.special.gammaln(nu / 2)
+                - 0.5 * d * np.log(nu * np.pi)
+                - 0.5 * log_det_t
+                - 0.5 * (nu + d) * np.log1p(np.clip(q, 0.0, None) / nu)
+                + log_prior_t
+            )
+
+        return kernel_of(params, evaluate, leading_dims=leading)
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance
@@ -933,26 +989,6 @@ def _solve_spd(cholesky: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     inverse = np.linalg.inv(cholesky)
     precision = inverse.swapaxes(-1, -2) @ inverse  # (..., G, d, d)
     return (precision @ rhs[..., np.newaxis])[..., 0]
-
-
-def _mahalanobis(x: np.ndarray, mean: np.ndarray, cholesky: np.ndarray) -> np.ndarray:
-    """(x_n - mu_k)' Sigma_k^{-1} (x_n - mu_k), shape (..., n, K).
-
-    x (n, d), mean (..., K, d), cholesky (..., G, d, d)."""
-    n, d = x.shape
-    K = mean.shape[-2]
-    leading = int(np.prod(mean.shape[:-2], dtype=np.int64))
-    if n * d * d <= leading * K * n * d:  # many parameter sets: contract precisions with x x'
-        inverse = np.linalg.inv(cholesky)  # (..., G, d, d) lower triangular
-        precision = np.broadcast_to(inverse.swapaxes(-1, -2) @ inverse, (*mean.shape[:-2], K, d, d))
-        flat = precision.reshape(*precision.shape[:-2], d * d)
-        outer = (x[:, :, np.newaxis] * x[:, np.newaxis, :]).reshape(n, d * d)
-        projected = (precision @ mean[..., np.newaxis])[..., 0]  # (..., K, d)
-        quadratic = (flat @ outer.T).swapaxes(-1, -2)  # (..., n, K)
-        return quadratic - 2 * x @ projected.swapaxes(-1, -2) + np.sum(mean * projected, axis=-1)[..., np.newaxis, :]
-    difference = x.T[..., np.newaxis, :, :] - mean[..., :, :, np.newaxis]  # (..., K, d, n)
-    solved = np.linalg.inv(cholesky) @ difference  # batched gufunc; see _solve_spd
-    return np.sum(solved**2, axis=-2).swapaxes(-1, -2)
 
 
 def _singular(scatter: np.ndarray, scale: np.ndarray) -> np.ndarray:

@@ -83,14 +83,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-import scipy.linalg
-import scipy.linalg.lapack
-import scipy.optimize
-import scipy.special
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.models._kernels import (
     KernelName,
@@ -107,14 +101,22 @@ from bayesclass.models._laplace import (
     laplace_predict,
     weight_laplace_fit,
 )
-from bayesclass.models._latent_op import WhitenedLatent
 from bayesclass.models._links import Link, bernoulli_log_likelihood, link_average
 from bayesclass.models.base import (
     ClassifierModel,
+    ClassProbaKernel,
     ConvergenceError,
     check_positive,
+    draws_last,
     features_as_dataarray,
+    kernel_of,
+    leading_dims_of,
 )
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pm = lazy_import("pymc")
+pt = lazy_import("pytensor.tensor")
+xr = lazy_import("xarray")
 
 __all__ = ["EXACT_UP_TO", "HSGP_MAX_BASIS", "Approximation", "GaussianProcessPrior", "LatentGaussianProcess"]
 
@@ -221,6 +223,8 @@ class LatentGaussianProcess(ClassifierModel):
 
     name: ClassVar[str] = "gp"
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = ("lengthscale", "amplitude", "constant")
+    #: the fused latent Op (:mod:`bayesclass.models._latent_op`) has numba and Python forms, no JAX form
+    nuts_backends: ClassVar[tuple[str, ...]] = ("nutpie", "pymc")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -367,6 +371,8 @@ class LatentGaussianProcess(ClassifierModel):
         whitened = pm.Normal("latent_whitened", 0.0, 1.0, dims="obs")
         # the constant term stays inside K (module docstring: an explicit offset c * b made NUTS diverge)
         if latent_graph == "fused":
+            from bayesclass.models._latent_op import WhitenedLatent  # PyTensor's Op class: imported on use
+
             latent = WhitenedLatent(self.kernel, self.jitter)(inputs, lengthscale, amplitude, constant, whitened)[0]
             return pm.Deterministic("latent", latent, dims="obs")
         scaled = inputs / lengthscale
@@ -542,73 +548,105 @@ class LatentGaussianProcess(ClassifierModel):
             ``latent_mean`` and ``latent_variance``, dims ``(*leading, obs)``.
         """
         features = features_as_dataarray(X, params).values
-        if "basis_weight" in params:
-            leading = tuple(dim for dim in params["basis_weight"].dims if dim != "basis")
-            mean, variance = self._hsgp_moments(params, features, leading)
-        else:
-            leading = tuple(dim for dim in params["latent"].dims if dim != "obs")
-            mean, variance = self._exact_moments(params, features, leading)
-        shape = (*(params.sizes[dim] for dim in leading), features.shape[0])
+        moments, leading, _ = self._latent_moments(params)
+        mean, variance = moments(features)  # (obs, draws)
+        shape = (features.shape[0], *(params.sizes[dim] for dim in leading))
+        order = (*range(1, len(shape)), 0)
         coords = {dim: params[dim].values for dim in leading if dim in params.coords}
         dims = (*leading, "obs")
         return xr.Dataset(
-            {"latent_mean": (dims, mean.reshape(shape)), "latent_variance": (dims, variance.reshape(shape))},
+            {
+                "latent_mean": (dims, mean.reshape(shape).transpose(order)),
+                "latent_variance": (dims, np.broadcast_to(variance, mean.shape).reshape(shape).transpose(order)),
+            },
             coords=coords,
         )
 
-    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x*): the link averaged over :meth:`latent_predictive` (exact for probit, Gauss-Hermite
-        for logit), per draw; dims ``(*leading, obs, class)``."""
-        moments = self.latent_predictive(params, X)
-        proba = np.clip(
-            link_average(moments["latent_mean"].values, moments["latent_variance"].values, self.link), 1e-300, 1.0
-        )
-        with np.errstate(divide="ignore"):
-            log_proba = np.stack([np.log1p(-np.minimum(proba, 1 - 1e-16)), np.log(proba)], axis=-1)
-        coords = {dim: moments[dim].values for dim in moments.coords}
-        coords["class"] = params["class"].values
-        return xr.DataArray(log_proba, dims=(*moments["latent_mean"].dims, "class"), coords=coords)
+    def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
+        """P(class | x*): the link averaged over :meth:`latent_predictive` (exact for probit, Gauss-Hermite
+        for logit), per draw.
 
-    def _hsgp_moments(
-        self, params: xr.Dataset, features: np.ndarray, leading: tuple[str, ...]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        frequencies = params["hsgp_frequency"].transpose("basis", "feature").values
-        basis = np.hstack(
-            [
-                np.ones((features.shape[0], 1)),
-                hsgp_basis(features, params["hsgp_center"].values, params["hsgp_half_width"].values, frequencies[1:]),
-            ]
-        )
-        weight = params["basis_weight"].transpose(*leading, "basis").values.reshape(-1, basis.shape[1])
-        mean = weight @ basis.T  # (draws, n*)
-        if "laplace_weight_covariance" in params:
-            covariance = params["laplace_weight_covariance"].transpose("basis", "other_basis").values
-            return mean, np.maximum(np.einsum("ij,jk,ik->i", basis, covariance, basis), 0.0)[np.newaxis]
-        return mean, np.zeros_like(mean)
+        The work on the parameters is done once (the Laplace fit of the ``map`` estimate, the HSGP weights);
+        exact GP draws need one n x n Cholesky factor per draw at every call (n training rows; the factors
+        of every draw would take draws x n^2 x 8 bytes), so a call should hold at least ``setup_rows`` rows.
+        """
+        moments, leading, setup_rows = self._latent_moments(params)
 
-    def _exact_moments(
-        self, params: xr.Dataset, features: np.ndarray, leading: tuple[str, ...]
-    ) -> tuple[np.ndarray, np.ndarray]:
+        def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+            mean, variance = moments(X)
+            out = np.empty((X.shape[0], 2, mean.shape[1]))
+            proba = np.clip(link_average(mean, variance, self.link), 1e-300, 1.0, out=out[:, 1])  # (obs, draws)
+            if not log:
+                np.subtract(1.0, proba, out=out[:, 0])
+                return out
+            with np.errstate(divide="ignore"):
+                np.log1p(-np.minimum(proba, 1 - 1e-16), out=out[:, 0])
+                np.log(proba, out=out[:, 1])
+            return out
+
+        return kernel_of(params, evaluate, leading_dims=leading, setup_rows=setup_rows)
+
+    def _latent_moments(self, params: xr.Dataset):
+        """(function of inputs (obs, feature) -> latent mean and variance (obs, draws), leading dims, setup rows).
+
+        The variance may be returned as (obs, 1) when it is the same for every draw (the Laplace fit, HSGP draws).
+        """
+        if "basis_weight" in params:
+            leading = leading_dims_of(params["basis_weight"], "basis")
+            frequencies = params["hsgp_frequency"].transpose("basis", "feature").values[1:]
+            center, half_width = params["hsgp_center"].values, params["hsgp_half_width"].values
+            weight = draws_last(params["basis_weight"], leading, "basis")  # (basis, draws)
+            covariance = (
+                params["laplace_weight_covariance"].transpose("basis", "other_basis").values
+                if "laplace_weight_covariance" in params
+                else None
+            )
+
+            def hsgp(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                basis = np.hstack(
+                    [np.ones((features.shape[0], 1)), hsgp_basis(features, center, half_width, frequencies)]
+                )
+                mean = basis @ weight  # (obs, draws)
+                if covariance is not None:
+                    return mean, np.maximum(np.einsum("ij,jk,ik->i", basis, covariance, basis), 0.0)[:, np.newaxis]
+                return mean, np.zeros((features.shape[0], 1))  # a point value of f per draw
+
+            return hsgp, leading, 1
+
+        leading = leading_dims_of(params["latent"], "obs")
         x = params["training_input"].values
-        y = params["training_label"].values
-        lengthscale = params["lengthscale"].transpose(*leading, "feature").values.reshape(-1, x.shape[1])
-        amplitude = params["amplitude"].transpose(*leading).values.reshape(-1)
-        constant = params["constant"].transpose(*leading).values.reshape(-1)
-        latent = params["latent"].transpose(*leading, "obs").values.reshape(-1, x.shape[0])
+        lengthscale = draws_last(params["lengthscale"], leading, "feature").T  # (draws, feature)
+        amplitude = draws_last(params["amplitude"], leading).reshape(-1)
+        constant = draws_last(params["constant"], leading).reshape(-1)
         eye = np.eye(x.shape[0])
-        mean = np.empty((latent.shape[0], features.shape[0]))
-        variance = np.empty_like(mean)
-        for draw in range(latent.shape[0]):  # one n x n Cholesky factor per parameter draw (memory bound)
-            ell, a, c = lengthscale[draw], amplitude[draw], constant[draw]
-            covariance = self._covariance(x, x, ell, a, c) + self.jitter * a**2 * eye
-            cross = self._covariance(x, features, ell, a, c)
-            prior_variance = np.full(features.shape[0], a**2 + c**2)
-            if "laplace_weight" in params:
-                fit = laplace_fit(x, y, covariance, link=self.link)
-                mean[draw], variance[draw], _ = laplace_predict(fit, cross, prior_variance)
-                continue
-            factor = scipy.linalg.cholesky(covariance, lower=True, check_finite=False)
-            v = scipy.linalg.solve_triangular(factor, cross, lower=True, check_finite=False)
-            mean[draw] = v.T @ scipy.linalg.solve_triangular(factor, latent[draw], lower=True, check_finite=False)
-            variance[draw] = np.maximum(prior_variance - (v**2).sum(axis=0), 0.0)
-        return mean, variance
+
+        def training_covariance(draw: int) -> np.ndarray:
+            a = amplitude[draw]
+            return self._covariance(x, x, lengthscale[draw], a, constant[draw]) + self.jitter * a**2 * eye
+
+        if "laplace_weight" in params:  # the Laplace (map) estimate: one fit, done once
+            fit = laplace_fit(x, params["training_label"].values, training_covariance(0), link=self.link)
+
+            def laplace(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                a, c = amplitude[0], constant[0]
+                cross = self._covariance(x, features, lengthscale[0], a, c)
+                mean, variance, _ = laplace_predict(fit, cross, np.full(features.shape[0], a**2 + c**2))
+                return mean[:, np.newaxis], variance[:, np.newaxis]
+
+            return laplace, leading, 1
+
+        latent = draws_last(params["latent"], leading, "obs").T  # (draws, training obs)
+
+        def exact(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            mean = np.empty((latent.shape[0], features.shape[0]))
+            variance = np.empty_like(mean)
+            for draw in range(latent.shape[0]):  # one n x n Cholesky factor per parameter draw (memory bound)
+                a, c = amplitude[draw], constant[draw]
+                factor = scipy.linalg.cholesky(training_covariance(draw), lower=True, check_finite=False)
+                cross = self._covariance(x, features, lengthscale[draw], a, c)
+                v = scipy.linalg.solve_triangular(factor, cross, lower=True, check_finite=False)
+                mean[draw] = v.T @ scipy.linalg.solve_triangular(factor, latent[draw], lower=True, check_finite=False)
+                variance[draw] = np.maximum(a**2 + c**2 - (v**2).sum(axis=0), 0.0)
+            return mean.T.copy(), variance.T.copy()
+
+        return exact, leading, 4 * x.shape[0]

@@ -68,24 +68,28 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-import scipy.linalg
-import scipy.optimize
-import scipy.sparse
-import scipy.special
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.models._laplace import newton_maximize
 from bayesclass.models._links import Link, bernoulli_terms, log_normal_cdf
 from bayesclass.models.base import (
     ClassifierModel,
+    ClassProbaKernel,
     ConvergenceError,
     NoEstimateError,
+    affine,
     check_positive,
-    features_as_dataarray,
+    draws_last,
+    kernel_of,
+    leading_dims_of,
+    softmax_over_classes,
 )
+
+scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+pm = lazy_import("pymc")
+pt = lazy_import("pytensor.tensor")
+xr = lazy_import("xarray")
 
 __all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
 
@@ -266,29 +270,41 @@ class LogisticRegression(ClassifierModel):
         return intercept, pm.Deterministic("weights", full[:, 1:].T, dims=("feature", "class"))
 
     # -- prediction --------------------------------------------------------------------
-    def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x) from ``intercept`` and ``weights`` (any leading dims).
+    def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
+        """P(class | x) from ``intercept`` and ``weights`` (any leading dims), eta = b + w'x by one matrix product.
 
-        Binary: log g(eta) and log g(-eta) with eta = b + w'x (seed 000 eq 9.41;
-        ``log_expit`` / ``log_ndtr``, never log of a rounded probability).
-        Multiclass: log-softmax (seed 000 eq 9.43) via ``scipy.special.log_softmax``.
+        Binary: g(-eta), g(eta) (seed 000 eq 9.41), and in the log domain log g(-eta), log g(eta)
+        (``log_expit`` / ``log_ndtr``, never the log of a rounded probability). Multiclass:
+        softmax / log-softmax over classes (seed 000 eq 9.43; ``scipy.special.log_softmax``).
         """
-        features = features_as_dataarray(X, params)
-        class_names = params.coords["class"].values
-        eta = params["intercept"] + xr.dot(features, params["weights"], dim="feature")
-        if "class" not in params["weights"].dims:
-            log_cdf = scipy.special.log_expit if self.link == "logit" else scipy.special.log_ndtr
-            log_proba = xr.concat([xr.apply_ufunc(log_cdf, -eta), xr.apply_ufunc(log_cdf, eta)], dim="class")
-            log_proba = log_proba.assign_coords({"class": class_names})
-        else:
-            log_proba = xr.apply_ufunc(
-                scipy.special.log_softmax,
-                eta,
-                input_core_dims=[["class"]],
-                output_core_dims=[["class"]],
-                kwargs={"axis": -1},
-            )
-        return log_proba.transpose(..., "obs", "class").rename("class_log_proba")
+        weights = params["weights"]
+        leading = leading_dims_of(weights, "feature", "class")
+        binary = "class" not in weights.dims
+        own = ("feature",) if binary else ("feature", "class")
+        # (feature, [class,] draws) -> one column per (class, draw): eta comes out (obs, class, draws)
+        intercept = draws_last(params["intercept"], leading, *own[1:]).reshape(1, -1)
+        slopes = draws_last(weights, leading, *own).reshape(weights.sizes["feature"], -1)
+        coefficients = np.vstack([slopes, intercept])  # [x, 1] @ coefficients = w'x + b
+        n_draws = intercept.size if binary else intercept.size // weights.sizes["class"]
+        cdf, log_cdf = (
+            (scipy.special.expit, scipy.special.log_expit)
+            if self.link == "logit"
+            else (scipy.special.ndtr, scipy.special.log_ndtr)
+        )
+
+        def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+            eta = affine(X) @ coefficients
+            if not binary:
+                eta = eta.reshape(X.shape[0], -1, n_draws)
+                return scipy.special.log_softmax(eta, axis=1) if log else softmax_over_classes(eta)
+            out = np.empty((X.shape[0], 2, n_draws))
+            function = log_cdf if log else cdf
+            function(eta, out=out[:, 1])
+            np.negative(eta, out=eta)
+            function(eta, out=out[:, 0])
+            return out
+
+        return kernel_of(params, evaluate, leading_dims=leading)
 
     def laplace_covariance(self, data: Dataset) -> np.ndarray:
         """Inverse exact Hessian at the MAP over the flattened free coefficients."""

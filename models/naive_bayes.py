@@ -171,19 +171,27 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
-import xarray as xr
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.models.base import (
+    ClassProbaKernel,
     GenerativeClassifierModel,
     NoEstimateError,
     ReadOnlyArrays,
+    affine,
     check_class_codes,
     check_finite,
     check_positive,
+    draws_last,
+    features_as_dataarray,
+    kernel_of,
+    leading_dims_of,
 )
+
+pm = lazy_import("pymc")
+pt = lazy_import("pytensor.tensor")
+xr = lazy_import("xarray")
 
 __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
@@ -635,61 +643,104 @@ class NaiveBayes(GenerativeClassifierModel):
         return self.with_coords(xr.Dataset(variables), data)
 
     # -- prediction -------------------------------------------------------------------------------
-    def _joint_log_likelihood(self, params: xr.Dataset, features: xr.DataArray) -> xr.DataArray:
+    def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for posterior draws (any leading
         dims) or a point estimate; ``-inf`` where a row has a value of probability 0 under the class.
 
-        Binary columns must hold 0/1, categorical columns codes seen in training, count
-        columns non-negative values. The multinomial coefficient of count features is the
-        same for every class and left out.
+        Every factor is linear in a feature map of the row, so the joint is ONE matrix product
+        ``[phi(x), 1] @ [A; c]`` with, stacked by rows of ``A``: the binary values x (coefficient
+        log p - log(1 - p), constant sum log(1 - p)), the level indicators of the categorical
+        columns (log p of the level), the counts (log p of the word; the multinomial
+        coefficient is the same for every class and left out), and for Gaussian features
+        x^2 and x (coefficients -1/(2 sigma^2) and mu / sigma^2, constant
+        -(mu^2 / sigma^2 + log 2 pi sigma^2) / 2, after centring x and mu on the mean of mu,
+        which leaves every difference unchanged and keeps the expansion accurate).
+
+        ``check`` refuses binary columns that are not 0/1, categorical codes not seen in
+        training and negative counts.
         """
-        joint = np.log(params["class_prior"])
-        impossible = xr.zeros_like(joint, dtype=bool)
+        leading = leading_dims_of(params["class_prior"], "class")
+        feature_names = [str(name) for name in params["feature"].values]
+        with np.errstate(divide="ignore"):
+            constant = np.log(draws_last(params["class_prior"], leading, "class"))  # (class, draws)
+        n_columns = constant.size
+        coefficients: list[np.ndarray] = []  # (rows of phi, class * draws) blocks, in the order phi stacks them
+        zeros: list[tuple[int, np.ndarray | None]] = []  # per block of "used" indicators: (size, where p = 0)
+        checks = []
 
-        def add(log_factor: xr.DataArray, zero: xr.DataArray | None) -> None:
-            nonlocal joint, impossible
-            joint = joint + log_factor
-            if zero is not None:
-                impossible = impossible | zero
+        def columns(dim: str) -> np.ndarray:
+            return np.array([feature_names.index(str(name)) for name in params[dim].values], dtype=np.intp)
 
-        if "binary_proba" in params:
-            x = _columns(features, params, "binary_feature")
-            _check_binary(x)
-            proba = params["binary_proba"]
+        def per_draw(name: str, dim: str) -> np.ndarray:  # (dim, class * draws)
+            return draws_last(params[name], leading, dim, "class").reshape(params.sizes[dim], n_columns)
+
+        binary = columns("binary_feature") if "binary_proba" in params else None
+        if binary is not None:
+            proba = per_draw("binary_proba", "binary_feature")
             log_one, zero_one = _safe_log(proba)
             with np.errstate(divide="ignore"):
                 log_zero, zero_zero = _safe_log(1 - proba, log=np.log1p(-proba))
-            total = xr.dot(x, log_one - log_zero, dim="binary_feature") + log_zero.sum("binary_feature")
-            zero = _hits(x, zero_one, "binary_feature") | _hits(1 - x, zero_zero, "binary_feature")
-            add(total, zero)
-        if "category_proba" in params:
-            indicator = _level_indicator(features, params)
-            log_proba, zero = _safe_log(params["category_proba"])
-            add(
-                xr.dot(indicator, log_proba, dim="category_level"),
-                None if zero is None else _hits(indicator, zero, "category_level"),
-            )
-        if "count_proba" in params:
-            x = _columns(features, params, "count_feature")
-            if (x < 0).any():
-                row, column = np.argwhere((x < 0).values)[0]
-                raise ValueError(
-                    f"count feature {str(x['count_feature'].values[column])!r} has the negative value "
-                    f"{float(x.values[row, column])} in row {row} of X; counts must be >= 0"
-                )
-            log_proba, zero = _safe_log(params["count_proba"])
-            add(xr.dot(x, log_proba, dim="count_feature"), None if zero is None else _hits(x, zero, "count_feature"))
-        if "gaussian_mean" in params:
-            add(
-                _gaussian_log_density(
-                    _columns(features, params, "continuous_feature"),
-                    params["gaussian_mean"],
-                    params["gaussian_variance"],
-                ),
-                None,
-            )
+            coefficients.append(log_one - log_zero)
+            constant = constant + log_zero.sum(axis=0).reshape(constant.shape)
+            zeros += [(binary.size, zero_one), (binary.size, zero_zero)]
+            names = params["binary_feature"].values
+            checks.append(lambda X, first_row: _check_binary(X[:, binary], names, first_row))
+        levels = _Levels.of(params, feature_names) if "category_proba" in params else None
+        if levels is not None:
+            log_proba, zero = _safe_log(per_draw("category_proba", "category_level"))
+            coefficients.append(log_proba)
+            zeros.append((log_proba.shape[0], zero))
+            checks.append(levels.check)
+        counts = columns("count_feature") if "count_proba" in params else None
+        if counts is not None:
+            log_proba, zero = _safe_log(per_draw("count_proba", "count_feature"))
+            coefficients.append(log_proba)
+            zeros.append((counts.size, zero))
+            names = params["count_feature"].values
+            checks.append(lambda X, first_row: _check_counts(X[:, counts], names, first_row))
+        gaussian = columns("continuous_feature") if "gaussian_mean" in params else None
+        if gaussian is not None:
+            mean = per_draw("gaussian_mean", "continuous_feature")
+            variance = per_draw("gaussian_variance", "continuous_feature")
+            center = mean.mean(axis=1)
+            mean = mean - center[:, np.newaxis]
+            precision = 1.0 / variance
+            coefficients += [-0.5 * precision, mean * precision]
+            gaussian_constant = -0.5 * ((mean**2 * precision).sum(axis=0) + np.log(2 * np.pi * variance).sum(axis=0))
+            constant = constant + gaussian_constant.reshape(constant.shape)
+        stacked = np.ascontiguousarray(np.vstack([*coefficients, constant.reshape(1, -1)]))  # affine(phi) @ stacked
+        impossible = None
+        if any(zero is not None for _, zero in zeros):
+            impossible = np.vstack([np.zeros((size, n_columns)) if zero is None else zero for size, zero in zeros])
+        n_draws = n_columns // params.sizes["class"]
 
-        return xr.where(impossible, -np.inf, joint)
+        def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+            phi, used = [], []
+            if binary is not None:
+                x = X[:, binary]
+                phi.append(x)
+                used += [x > 0, (1 - x) > 0]
+            if levels is not None:
+                indicator = levels.indicator(X)
+                phi.append(indicator)
+                used.append(indicator > 0)
+            if counts is not None:
+                phi.append(X[:, counts])
+                used.append(X[:, counts] > 0)
+            if gaussian is not None:
+                x = X[:, gaussian] - center
+                phi += [x**2, x]
+            joint = affine(*phi) @ stacked
+            if impossible is not None:
+                hits = np.hstack(used).astype(float) @ impossible
+                joint[hits > 0] = -np.inf
+            return joint.reshape(X.shape[0], -1, n_draws)
+
+        def check(X: np.ndarray, first_row: int) -> None:
+            for check_columns in checks:
+                check_columns(X, first_row)
+
+        return kernel_of(params, evaluate, leading_dims=leading, check=check)
 
     # -- generative sampling ----------------------------------------------------------------------
     def sample_features(
@@ -732,8 +783,16 @@ class NaiveBayes(GenerativeClassifierModel):
                     "sample_features needs reference= (the observed rows) to draw count features with "
                     "each row's total number of counts"
                 )
+            rows = features_as_dataarray(reference, params, argument="reference")
+            if rows.sizes["obs"] != codes.size:
+                raise ValueError(
+                    f"reference must have one row per class code ({codes.size}), got {rows.sizes['obs']} rows"
+                )
+            counts = _columns(rows, params, "count_feature").values
+            if ((counts < 0) | (counts != np.round(counts))).any():
+                raise ValueError("the count features of reference must be non-negative whole numbers")
             columns = [feature_names.index(str(name)) for name in params["count_feature"].values]
-            totals = np.asarray(reference, dtype=float)[:, columns].sum(axis=1).round().astype(np.int64)
+            totals = counts.sum(axis=1).astype(np.int64)
             proba = per_row("count_proba")
             draws[..., columns] = rng.multinomial(np.broadcast_to(totals, proba.shape[:-1]), proba)
         if "gaussian_mean" in params:
@@ -852,21 +911,14 @@ def _label(name: str, dims: tuple[str, ...], index: tuple[int, ...], data: Datas
     return f"{name}[{', '.join(repr(axis[dim][i]) for dim, i in zip(dims, index, strict=True))}]"
 
 
-def _safe_log(proba: xr.DataArray, *, log: xr.DataArray | None = None) -> tuple[xr.DataArray, xr.DataArray | None]:
+def _safe_log(proba: np.ndarray, *, log: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """log(proba) with 0 where proba == 0, and the mask of those zeros (None if there are none)."""
     zero = proba <= 0
     with np.errstate(divide="ignore"):
         value = np.log(proba) if log is None else log
-    if not bool(zero.any()):
+    if not zero.any():
         return value, None
-    return xr.where(zero, 0.0, value), zero
-
-
-def _hits(x: xr.DataArray, zero: xr.DataArray | None, dim: str) -> xr.DataArray:
-    """True where a row uses a zero-probability entry (x > 0 on a zero)."""
-    if zero is None:
-        return xr.DataArray(False)
-    return xr.dot((x > 0).astype(float), zero.astype(float), dim=dim) > 0
+    return np.where(zero, 0.0, value), zero
 
 
 def _columns(features: xr.DataArray, params: xr.Dataset, dim: str) -> xr.DataArray:
@@ -875,36 +927,65 @@ def _columns(features: xr.DataArray, params: xr.Dataset, dim: str) -> xr.DataArr
     return xr.DataArray(features.sel(feature=names).values, dims=("obs", dim), coords={dim: names})
 
 
-def _check_binary(x: xr.DataArray) -> None:
+def _check_binary(x: np.ndarray, names: np.ndarray, first_row: int) -> None:
     bad = (x != 0) & (x != 1)
-    if bad.any():
-        row, column = np.argwhere(bad.values)[0]
-        raise ValueError(
-            f"binary feature {str(x['binary_feature'].values[column])!r} has the value {float(x.values[row, column])} "
-            f"in row {row} of X; binary features take 0 or 1 (code other values as a categorical feature)"
-        )
-
-
-def _level_indicator(features: xr.DataArray, params: xr.Dataset) -> xr.DataArray:
-    """(obs, category_level) indicator of each row's level; unseen or non-integer codes are errors."""
-    level_feature = params["category_feature"].values
-    codes = params["category_code"].values
-    # levels of one feature are contiguous: number the features in level order
-    column_of_level = np.concatenate([[0], np.cumsum(level_feature[1:] != level_feature[:-1])])
-    first = np.flatnonzero(np.diff(column_of_level, prepend=-1))
-    names = list(level_feature[first])
-    levels = np.diff(np.append(first, level_feature.size))
-    x = features.sel(feature=names).values
-    bad = (x < 0) | (x != np.round(x)) | (x >= levels[np.newaxis, :])
     if bad.any():
         row, column = np.argwhere(bad)[0]
         raise ValueError(
-            f"categorical feature {str(names[column])!r} has the value {x[row, column]:g} in row {row} of X, which "
-            "is not "
-            f"one of the codes 0..{levels[column] - 1} seen in training; recode it or refit with that level"
+            f"binary feature {str(names[column])!r} has the value {float(x[row, column])} "
+            f"in row {first_row + row} of X; binary features take 0 or 1 (code other values as a categorical feature)"
         )
-    indicator = (x[:, column_of_level] == codes[np.newaxis, :]).astype(float)
-    return xr.DataArray(indicator, dims=("obs", "category_level"))
+
+
+def _check_counts(x: np.ndarray, names: np.ndarray, first_row: int) -> None:
+    if (x < 0).any():
+        row, column = np.argwhere(x < 0)[0]
+        raise ValueError(
+            f"count feature {str(names[column])!r} has the negative value "
+            f"{float(x[row, column])} in row {first_row + row} of X; counts must be >= 0"
+        )
+
+
+@dataclass(frozen=True)
+class _Levels:
+    """The categorical columns of a parameter set: which column each ``category_level`` belongs to and its code."""
+
+    columns: np.ndarray  # (categorical features,) column of X
+    names: tuple[str, ...]
+    counts: np.ndarray  # levels per categorical feature
+    column_of_level: np.ndarray  # (levels,) index into ``columns``
+    codes: np.ndarray  # (levels,) the code of each level
+
+    @classmethod
+    def of(cls, params: xr.Dataset, feature_names: list[str]) -> _Levels:
+        level_feature = params["category_feature"].values
+        # levels of one feature are contiguous: number the features in level order
+        column_of_level = np.concatenate([[0], np.cumsum(level_feature[1:] != level_feature[:-1])])
+        first = np.flatnonzero(np.diff(column_of_level, prepend=-1))
+        names = tuple(str(name) for name in level_feature[first])
+        return cls(
+            columns=np.array([feature_names.index(name) for name in names], dtype=np.intp),
+            names=names,
+            counts=np.diff(np.append(first, level_feature.size)),
+            column_of_level=column_of_level,
+            codes=params["category_code"].values,
+        )
+
+    def check(self, X: np.ndarray, first_row: int) -> None:
+        """Unseen or non-integer codes are errors naming the row."""
+        x = X[:, self.columns]
+        bad = (x < 0) | (x != np.round(x)) | (x >= self.counts[np.newaxis, :])
+        if bad.any():
+            row, column = np.argwhere(bad)[0]
+            raise ValueError(
+                f"categorical feature {self.names[column]!r} has the value {x[row, column]:g} in row "
+                f"{first_row + row} of X, which is not one of the codes 0..{self.counts[column] - 1} seen in "
+                "training; recode it or refit with that level"
+            )
+
+    def indicator(self, X: np.ndarray) -> np.ndarray:
+        """(obs, category_level) 0/1 indicator of each row's level."""
+        return (X[:, self.columns][:, self.column_of_level] == self.codes[np.newaxis, :]).astype(float)
 
 
 def _categorical_draws(rng: np.random.Generator, proba: np.ndarray, params: xr.Dataset) -> tuple[list[int], np.ndarray]:
@@ -927,19 +1008,3 @@ def _categorical_draws(rng: np.random.Generator, proba: np.ndarray, params: xr.D
     levels = block.sum(axis=0).astype(np.int64)
     columns = [feature_names.index(str(level_feature[j])) for j in first]
     return columns, np.minimum(codes, levels - 1)
-
-
-def _gaussian_log_density(x: xr.DataArray, mean: xr.DataArray, variance: xr.DataArray) -> xr.DataArray:
-    """sum_i log N(x_i | mean_i, variance_i) over ``continuous_feature``, without an (obs x class x feature) array.
-
-    Expands (x - mu)^2 = x^2 - 2 x mu + mu^2 after centring x and mu on the mean of mu
-    (which leaves the difference unchanged and keeps the expansion accurate).
-    """
-    dim = "continuous_feature"
-    center = mean.mean([d for d in mean.dims if d != dim])
-    x, mean = x - center, mean - center
-    precision = 1.0 / variance
-    quadratic = (
-        xr.dot(x**2, precision, dim=dim) - 2 * xr.dot(x, mean * precision, dim=dim) + (mean**2 * precision).sum(dim)
-    )
-    return -0.5 * (quadratic + np.log(2 * np.pi * variance).sum(dim))

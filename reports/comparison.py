@@ -9,33 +9,25 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
-import arviz_stats as azs
 import numpy as np
-import xarray as xr
-from sklearn.metrics import accuracy_score, log_loss
 
+from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference import DEFAULT_INTERVAL_PROB, diagnose, model_of, predict
+from bayesclass.inference import DEFAULT_INTERVAL_PROB, diagnose, model_of
+from bayesclass.inference.decisions import LossMatrix
+from bayesclass.inference.evaluation import ESTIMATE_LABELS, evaluate
+
+azs = lazy_import("arviz_stats")
+xr = lazy_import("xarray")
 
 __all__ = [
     "ESTIMATE_LABELS",
-    "HeldOutScores",
     "format_comparison",
-    "heldout_scores",
+    "format_scores",
     "parameter_comparison",
     "point_estimate_kinds",
 ]
-
-#: how each point estimate kind is labelled in reports
-ESTIMATE_LABELS = {
-    "map": "MAP",
-    "mle": "MLE",
-    "posterior_mean": "post. mean",
-    "unbiased": "MLE (unbiased var.)",
-    "posterior_predictive": "exact predictive (Student-t)",
-}
 
 
 def point_estimate_kinds(result: xr.DataTree) -> list[str]:
@@ -53,6 +45,53 @@ def _standardized(attrs) -> str:
 
 def _label(kind: str) -> str:
     return ESTIMATE_LABELS.get(kind, kind)
+
+
+#: (column, header, format) of the score table as ``compare`` prints it; truth columns only where known
+SCORE_COLUMNS = (
+    ("log_loss", "log loss", ".4f"),
+    ("brier", "Brier", ".4f"),
+    ("accuracy", "accuracy", ".3f"),
+    ("balanced_accuracy", "bal. acc.", ".3f"),
+    ("ece", "ECE", ".3f"),
+    ("calibration_mcb", "MCB", ".4f"),
+    ("kl_to_truth", "KL truth", ".4f"),
+    ("truth_coverage", "coverage", ".2f"),
+    ("mean_loss", "mean loss", ".4f"),
+)
+
+
+def format_scores(table, *, title: str) -> list[str]:
+    """Lines of a score table (:func:`bayesclass.inference.scores.score_table`): one row per estimate; ``-``
+    where a metric does not apply (a baseline without probabilities), ``inf`` kept, and a note per estimate
+    whose log loss is infinite."""
+    columns = [(name, header, spec) for name, header, spec in SCORE_COLUMNS if name in table.columns]
+    columns = [column for column in columns if not table[column[0]].isna().all()]
+    width = max(34, *(len(str(label)) for label in table.index))
+    lines = [f"{title}:", f"  {'estimate':<{width}} " + " ".join(f"{header:>9}" for _, header, _ in columns)]
+    for label, row in table.iterrows():
+        cells = []
+        for name, _, spec in columns:
+            value = row[name]
+            cells.append(
+                f"{'-':>9}" if math.isnan(value) else f"{'inf':>9}" if math.isinf(value) else f"{value:>9{spec}}"
+            )
+        lines.append(f"  {str(label):<{width}} " + " ".join(cells))
+    for label, row in table.iterrows():
+        if row.get("n_zero_probability", 0) > 0:
+            lines.append(
+                f"  {label}: log loss inf, {int(row['n_zero_probability'])} of {int(row['n_rows'])} rows give the "
+                "observed class probability 0"
+            )
+        if row.get("n_undefined", 0) > 0:
+            lines.append(f"  {label}: {int(row['n_undefined'])} rows undefined (probability 0 under every class)")
+    if table.attrs.get("left_out_baselines"):
+        lines.append(f"  baselines left out: {table.attrs['left_out_baselines']}")
+    lines.append(
+        f"  ({table.attrs.get('descriptions', {}).get('ece', 'ECE: top-label calibration error')}; MCB: miscalibration "
+        "of the CORP decomposition of the Brier score; '-': the estimate gives no probabilities)"
+    )
+    return lines
 
 
 def parameter_comparison(
@@ -105,53 +144,17 @@ def parameter_comparison(
     return rows
 
 
-@dataclass(frozen=True)
-class HeldOutScores:
-    """Scores of one estimate's probabilities on held-out rows."""
-
-    estimate: str
-    log_loss: float
-    accuracy: float
-    brier: float
-
-
-def heldout_scores(result: xr.DataTree, heldout: Dataset) -> list[HeldOutScores]:
-    """Log loss, accuracy and multiclass Brier score of every stored estimate on ``heldout``."""
-    prediction = predict(result, heldout, keep_draws=False)
-    labels = np.arange(len(json.loads(result.attrs["class_names"])))
-    scores = []
-    predictives = model_of(result).predictive_kinds()  # exact predictives, not plug-ins (the contract says which)
-    estimates = {"class_proba": "posterior (draws)"} if "posterior" in result else {}
-    estimates |= {
-        f"class_proba_{kind}": _label(kind) if kind in predictives else f"{_label(kind)} plug-in"
-        for kind in point_estimate_kinds(result)
-    }
-    for variable, label in estimates.items():
-        proba = prediction[variable].values
-        onehot = np.eye(len(labels))[heldout.y]
-        undefined = int(np.isnan(proba).any(axis=1).sum())
-        if undefined:  # rows impossible under every class (e.g. a naive Bayes MLE): no score is defined
-            scores.append(HeldOutScores(f"{label} ({undefined} rows undefined)", math.nan, math.nan, math.nan))
-            continue
-        scores.append(
-            HeldOutScores(
-                estimate=label,
-                log_loss=float(log_loss(heldout.y, proba, labels=labels)),
-                accuracy=float(accuracy_score(heldout.y, proba.argmax(axis=1))),
-                brier=float(np.mean(np.sum((proba - onehot) ** 2, axis=1))),
-            )
-        )
-    return scores
-
-
 def format_comparison(
     result: xr.DataTree,
     heldout: dict[str, Dataset] | None = None,
     *,
+    baselines: tuple[str, ...] = (),
+    loss: LossMatrix | None = None,
     interval_prob: float = DEFAULT_INTERVAL_PROB,
     max_rows: int = 40,
 ) -> str:
-    """The plain-text comparison printed by ``bayesclass compare``."""
+    """The plain-text comparison printed by ``bayesclass compare``: parameters side by side, then for each
+    held-out split the scores of every estimate and baseline (:func:`bayesclass.inference.evaluation.evaluate`)."""
     attrs = result.attrs
     lines = [
         f"model {attrs['model']} {attrs['model_hyperparameters']}",
@@ -193,13 +196,7 @@ def format_comparison(
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")
     for split, data in (heldout or {}).items():
+        table = evaluate(result, data, baselines=baselines, loss=loss, interval_prob=interval_prob)
         lines.append("")
-        lines.append(
-            f"held-out {split} ({data.n_obs} rows): {'estimate':<34} {'log loss':>9} {'accuracy':>9} {'Brier':>7}"
-        )
-        for score in heldout_scores(result, data):
-            lines.append(
-                f"{'':<{len(split) + 19}}{score.estimate:<34} {score.log_loss:>9.4f} {score.accuracy:>9.3f} "
-                f"{score.brier:>7.4f}"
-            )
+        lines.extend(format_scores(table, title=f"held-out {split} ({data.n_obs} rows)"))
     return "\n".join(lines)

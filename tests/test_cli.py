@@ -293,7 +293,7 @@ def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
     printed = capsys.readouterr().out
     assert "exact conjugate draws" in printed
     assert "binary_proba[0, pixel_0_0]" in printed
-    assert "posterior (draws)" in printed and "post. mean plug-in" in printed
+    assert "  posterior  " in printed and "post. mean plug-in" in printed
     # the MLE assigns probability 0 to pixels never seen in a class: some held-out rows are impossible under it
     assert "rows undefined" in printed
 
@@ -793,7 +793,7 @@ def test_gp_nuts_compare_then_diagnose_and_predict(tmp_path, capsys):
     assert table_rows == ["lengthscale[x]", "amplitude", "constant"]
     assert "latent[" not in printed.split("parameter", 1)[1] and "laplace_weight" not in printed
     assert "more parameters" not in printed
-    assert "posterior (draws)" in printed and "MAP plug-in" in printed
+    assert "  posterior  " in printed and "MAP plug-in" in printed
     result = load_result(run_file)
     assert result["posterior"]["latent"].sizes == {"chain": 2, "draw": 100, "obs": 60}
     assert json_status(result) == {"map": "exists"}
@@ -1173,3 +1173,39 @@ def test_seeds_beyond_64_bits_are_refused_before_fitting(tmp_path, capsys):
     assert run("fit", "--data", "iris", "--method", "map", "--seed", str(2**70), "--out", str(out)) == 2
     assert "--seed must be below 2**63" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_rows_sizes_a_generated_data_set_and_is_refused_elsewhere(capsys):
+    assert (
+        run(
+            "compare",
+            "--data",
+            "seed001_gaussians",
+            "--rows",
+            "50",
+            "--method",
+            "nuts",
+            "--draws",
+            "200",
+            "--tune",
+            "200",
+            "--seed",
+            "0",
+            "--no-progress",
+            "--baselines",
+            "knn,least_squares",
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "seed001_gaussians: 30 training, 10 validation, 10 test rows (seed 0)" in printed
+    assert "baseline: k nearest neighbours" in printed and "KL truth" in printed and "coverage" in printed
+    assert run("compare", "--data", "wine", "--rows", "50") == 2
+    assert "--rows applies to the generated data sets seed001_gaussians, seed000_separable" in capsys.readouterr().err
+    assert run("compare", "--data", "seed001_gaussians", "--baselines", "svm") == 2
+    assert "--baselines 'svm': unknown baseline(s) ['svm']" in capsys.readouterr().err
+
+
+def test_a_backend_the_family_cannot_run_is_a_usage_error(capsys):
+    assert run("fit", "--model", "gp", "--data", "seed004_gp", "--backend", "blackjax", "--out", "unused.nc") == 2
+    assert "backend='blackjax' cannot sample the 'gp' model; choose one of 'nutpie'" in capsys.readouterr().err

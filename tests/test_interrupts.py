@@ -75,8 +75,11 @@ def test_an_interrupt_during_compilation_exits_130_and_writes_nothing(tmp_path, 
     assert list(tmp_path.glob("*.nc")) == [] and list(tmp_path.glob(".run.nc*")) == []
 
 
-def test_an_interrupt_during_sampling_exits_130_and_writes_nothing(tmp_path):
-    process = _start(tmp_path, ["--warm", *FIT, *LONG, "--out", "run.nc"], cold=False)
+@pytest.mark.parametrize("backend", ["blackjax", "nutpie"])
+def test_an_interrupt_during_sampling_exits_130_and_writes_nothing(tmp_path, backend):
+    """blackjax (XLA calls cannot be cancelled: the interrupt waits for the segment) and nutpie (sampling in
+    the background, polled)."""
+    process = _start(tmp_path, ["--warm", *FIT, *LONG, "--backend", backend, "--out", "run.nc"], cold=False)
     returncode, errors = _signal_after_ready(process, signal.SIGINT, 2.0)
     assert returncode == 130, errors
     assert "interrupted; nothing was written" in errors and "Traceback" not in errors
@@ -145,3 +148,30 @@ def test_an_interrupt_while_the_result_is_written_leaves_no_file(tmp_path):
     assert "interrupted; nothing was written" in errors and "Traceback" not in errors
     assert (tmp_path / "run.nc").read_bytes() == b"an earlier result"  # the earlier file is untouched
     assert sorted(path.name for path in tmp_path.iterdir()) == ["run.nc"]  # no temporary file left
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_while_a_csv_is_streamed_exits_130_and_writes_nothing(tmp_path, signum):
+    """A long ``bayesclass predict`` over a CSV file (naive Bayes, 500 exact draws, 400,000 rows) stopped
+    mid-stream: the rows written so far are removed with their temporary files; an earlier output stays."""
+    import numpy as np
+
+    from bayesclass import data, inference
+    from bayesclass.inference import SamplerSettings
+
+    training = data.seed001_gaussians(200, random_seed=1)
+    result = inference.fit(
+        "naive_bayes", training, method="exact", sampler=SamplerSettings(draws=250, chains=2), random_seed=0
+    )
+    inference.save(result, tmp_path / "run.nc")
+    rows = data.seed001_gaussians(400_000, random_seed=2).X
+    np.savetxt(tmp_path / "new.csv", rows, delimiter=",", header="x1,x2", comments="", fmt="%.6f")
+    (tmp_path / "p.csv").write_text("an earlier file\n")
+    arguments = ["predict", "--run", "run.nc", "--data", "new.csv", "--out", "p.csv", "--draws-out", "d.nc"]
+    process = _start(tmp_path, arguments, cold=False)
+    returncode, errors = _signal_after_ready(process, signum, 3.0)
+    assert returncode == 130, errors
+    assert "interrupted; nothing was written" in errors and "Traceback" not in errors
+    assert (tmp_path / "p.csv").read_text() == "an earlier file\n"
+    assert not (tmp_path / "d.nc").exists()
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []

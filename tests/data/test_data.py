@@ -598,3 +598,49 @@ def test_numeric_labels_keep_their_spelling_and_match_by_value(tmp_path):
     np.testing.assert_array_equal(again.y, dataset.y)
     respelled = write(tmp_path, "x,label\n0.5,1\n1.5,2\n", "respelled.csv")
     np.testing.assert_array_equal(load_csv(respelled, target="label", class_names=dataset.class_names).y, [0, 1])
+
+
+def test_bundled_scikit_learn_sets_are_cached_and_read_back_identically(monkeypatch, tmp_path):
+    """The first load keeps scikit-learn's arrays in the cache folder; later loads read them without importing
+    scikit-learn and give the same data set (same fingerprint)."""
+    from sklearn.datasets import load_wine
+
+    monkeypatch.setenv("BAYESCLASS_CACHE_DIR", str(tmp_path))
+    first = data.load("wine")
+    (stored,) = (tmp_path / "datasets").glob("wine-scikit-learn-*.npz")
+    again = data.load("wine")
+    reference = load_wine()
+    for dataset in (first, again):
+        np.testing.assert_array_equal(dataset.X, reference.data)
+        np.testing.assert_array_equal(dataset.y, reference.target)
+        assert dataset.feature_names == tuple(reference.feature_names)
+        assert dataset.class_names == tuple(str(name) for name in reference.target_names)
+    assert again.fingerprint() == first.fingerprint()
+    stored.write_bytes(b"not an npz file")  # a damaged cache entry is rebuilt, never an error
+    assert data.load("wine").fingerprint() == first.fingerprint()
+    assert list(tmp_path.glob("datasets/.*.tmp")) == []
+
+
+def test_generators_carry_the_true_class_probabilities_through_subsets_and_splits():
+    gaussians = data.seed001_gaussians(300, random_seed=2)
+    log_odds = np.log(7 / 3) + gaussians.X[:, 0] - gaussians.X[:, 1]  # seed 001: equal identity covariances
+    np.testing.assert_allclose(gaussians.true_class_proba[:, 0], 1 / (1 + np.exp(-log_odds)), atol=1e-14)
+    separable = data.seed000_separable(50, random_seed=1)
+    np.testing.assert_array_equal(separable.true_class_proba, np.eye(2)[separable.y])  # disjoint supports
+    gp = data.seed004_gp(40, random_seed=3)
+    np.testing.assert_allclose(gp.true_class_proba[:, 1], data.seed004_gp_truth(40, random_seed=3)["proba"])
+    train, _, test = train_validation_test_split(gaussians, random_seed=0)
+    for part in (train, test, gaussians.subset([5, 1, 5])):
+        rows = [int(np.flatnonzero((gaussians.X == row).all(axis=1))[0]) for row in part.X]
+        np.testing.assert_array_equal(part.true_class_proba, gaussians.true_class_proba[rows])
+    assert gaussians.select_features(["x1"]).true_class_proba is None  # P(class | x1) is another function
+    assert gaussians.select_features(["x2", "x1"]).true_class_proba is not None
+    assert data.load("wine").true_class_proba is None
+    with pytest.raises(ValueError, match=r"true_class_proba has shape \(2, 2\); it must be \(300, 2\)"):
+        Dataset(**{**_fields(gaussians), "true_class_proba": np.full((2, 2), 0.5)})
+
+
+def _fields(dataset: Dataset) -> dict:
+    import dataclasses
+
+    return {field.name: getattr(dataset, field.name) for field in dataclasses.fields(dataset)}

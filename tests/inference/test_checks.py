@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -178,3 +180,119 @@ def test_overdispersed_counts_are_flagged():
     check = posterior_predictive_check(fit, n_replicates=300, random_seed=0)
     dispersion = check["p_value_dispersion"].sel(feature=["word_a", "word_b"]).values
     assert np.all(dispersion < 0.025), dispersion  # observed variance-to-mean far above every replicate's
+
+
+def test_naive_bayes_check_on_the_transport_table(transport):
+    """Binary and continuous features of seed 003's table: the observed statistics are the table's own, and a
+    point estimate's replicates scatter around that estimate (posterior predictive = plug-in replicates)."""
+    fit = inference.fit("naive_bayes", transport, method="posterior_mean", random_seed=0)
+    check = posterior_predictive_check(fit, n_replicates=4000, random_seed=0)
+    assert check.attrs["source"] == "posterior_mean point estimate"
+    assert list(check["feature_kind"].values) == ["continuous", "binary", "binary"]
+    assert {"p_value_mean", "p_value_sd", "p_value_skewness"} <= set(check.data_vars)
+    assert "p_value_dispersion" not in check and "p_value_level_frequency" not in check
+    for k in range(transport.n_classes):
+        rows = transport.X[transport.y == k]
+        np.testing.assert_array_equal(check["observed_mean"].values[k], rows.mean(axis=0))
+    assert np.isnan(check["p_value_sd"].sel(feature=["Raining", "Flat Tire"]).values).all()
+    # the mean frequency of 1 over replicates is the estimated P(feature = 1 | class)
+    estimate = fit["point_estimate_posterior_mean"]["binary_proba"].transpose("class", "binary_feature")
+    replicated = check["replicated_mean"].sel(feature=["Raining", "Flat Tire"]).values  # (replicate, class, feature)
+    counts = transport.class_counts[:, np.newaxis]
+    standard_error = np.sqrt(estimate.values * (1 - estimate.values) / counts / replicated.shape[0])
+    np.testing.assert_array_less(np.abs(replicated.mean(axis=0) - estimate.values), 5 * standard_error)
+    # each replicated frequency is a count of ones over the class's real number of rows
+    np.testing.assert_allclose(replicated * counts, np.round(replicated * counts), atol=1e-12)
+
+
+def test_naive_bayes_check_on_binarised_digits_is_not_flagged(digits_binary):
+    """640 pixel frequencies (64 pixels x 10 digits) under the exact posterior: a Bernoulli naive Bayes
+    reproduces the frequencies it was fitted to, so none is extreme."""
+    fit = inference.fit("naive_bayes", digits_binary, method="exact", random_seed=0)
+    check = posterior_predictive_check(fit, n_replicates=100, random_seed=0)
+    assert list(check.data_vars) == ["feature_kind", "observed_mean", "replicated_mean", "p_value_mean"]
+    assert check["replicated_mean"].shape == (100, 10, 64)
+    onehot = np.eye(10)[digits_binary.y]
+    np.testing.assert_array_equal(
+        check["observed_mean"].values, (onehot.T @ digits_binary.X) / digits_binary.class_counts[:, np.newaxis]
+    )
+    p = check["p_value_mean"].values
+    assert np.all((p > 0.005) & (p < 0.995)), np.sort(p.ravel())[[0, -1]]
+
+
+def test_naive_bayes_check_flags_saturating_pixel_counts():
+    """The digits' pixel intensities (counts 0..16) as a multinomial bag of pixels: the mean counts are reproduced,
+    but the variance-to-mean ratios are not (intensities saturate at 16 and vary from image to image far more, or
+    less, than a multinomial with each image's total allows)."""
+    digits = data.load("digits")
+    assert set(digits.feature_kinds) == {"count"}
+    fit = inference.fit("naive_bayes", digits, method="exact", random_seed=0)
+    check = posterior_predictive_check(fit, n_replicates=100, random_seed=0)
+    mean = check["p_value_mean"].values
+    assert np.all((mean > 0.005) & (mean < 0.995))
+    dispersion = check["p_value_dispersion"].values
+    defined = ~np.isnan(dispersion)  # a pixel that is 0 in every image of a digit has no ratio
+    np.testing.assert_array_equal(defined, check["observed_mean"].values > 0)
+    flagged = (dispersion[defined] < 0.025) | (dispersion[defined] > 0.975)
+    assert flagged.mean() > 0.75, flagged.mean()
+
+
+def test_naive_bayes_check_flags_skewed_continuous_features():
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], 200)
+    skewed = data.Dataset(
+        name="skewed",
+        X=np.column_stack([np.exp(rng.standard_normal(400) + y), rng.random(400) < 0.5]).astype(float),
+        y=y,
+        feature_names=("income", "owner"),
+        class_names=("a", "b"),
+        feature_kinds=("continuous", "binary"),
+    )
+    fit = inference.fit("naive_bayes", skewed, method="exact", random_seed=0)
+    check = posterior_predictive_check(fit, n_replicates=200, random_seed=0)
+    np.testing.assert_array_equal(check["p_value_skewness"].sel(feature="income").values, 0.0)
+    sd = check["p_value_sd"].sel(feature="income").values  # the Gaussian's variance is fitted: not flagged
+    assert np.all((sd > 0.01) & (sd < 0.99))
+
+
+def test_count_statistics_of_a_permuted_replicate_tie_exactly():
+    """A replicate that permutes each class's rows has exactly the observed mean and dispersion (a tie the
+    mid-p value counts half), whatever the summation order of the batched and the single computation."""
+    from bayesclass.inference.checks import _class_statistics
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, 997)
+    counts = rng.poisson(rng.gamma(0.5, 7.0, (997, 40))).astype(float)
+    order = np.argsort(codes, kind="stable")
+    permuted = np.empty((25, *counts.shape))
+    for replicate in range(25):  # shuffle the rows within each class
+        shuffled = order[np.argsort(codes[order] + rng.random(order.size), kind="stable")]
+        permuted[replicate, order] = counts[shuffled]
+    observed = _class_statistics(counts, codes, 3, ("mean", "dispersion"))
+    replicated = _class_statistics(permuted, codes, 3, ("mean", "dispersion"))
+    for statistic in ("mean", "dispersion"):
+        np.testing.assert_array_equal(replicated[statistic], np.broadcast_to(observed[statistic], (25, 3, 40)))
+
+
+def test_bayesclass_check_summarises_long_tables(tmp_path, capsys):
+    """``bayesclass check`` on naive Bayes: one summary line per statistic naming its feature kinds; a table of
+    hundreds of cells (10 digits x 64 pixels) lists only its flagged cells, most extreme first."""
+    from bayesclass.cli import main
+
+    run_file = tmp_path / "digits.nc"
+    inference.save(inference.fit("naive_bayes", data.load("digits"), method="exact", random_seed=0), run_file)
+    assert main(["check", "--run", str(run_file), "--replicates", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    pattern = re.compile(r"(\w+) \((\w+)\): (\d+) class x feature statistics, (\d+) flagged")
+    summary = [match.groups() for match in map(pattern.fullmatch, lines) if match]
+    assert [(statistic, kind, cells) for statistic, kind, cells, _ in summary] == [
+        ("mean", "count", "640"),
+        ("dispersion", "count", "517"),  # a pixel that is 0 in every image of a digit has no ratio
+    ]
+    flagged = sum(int(count) for *_, count in summary)
+    assert flagged > 300 and lines[-1] == f"{flagged} of 1157 statistics flagged"
+    rows = [line for line in lines if line.endswith("*")]
+    assert len(rows) == 60  # the 60 most extreme flagged cells, not 1157 rows
+    p_values = np.array([float(row.split()[-1].rstrip("*")) for row in rows])
+    extremeness = np.minimum(p_values, 1 - p_values)
+    assert np.all(np.diff(extremeness) >= 0)

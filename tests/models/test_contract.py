@@ -125,8 +125,8 @@ def test_predictions_follow_the_order_of_the_new_rows(fitted):
     case, result = fitted
     rows = case.dataset.X[:9]
     order = np.random.default_rng(0).permutation(len(rows))
-    first = inference.predict(result, rows, keep_draws=False)
-    second = inference.predict(result, rows[order], keep_draws=False)
+    first = inference.predict(result, rows)
+    second = inference.predict(result, rows[order])
     for name in first.data_vars:
         if "obs" not in first[name].dims:
             continue

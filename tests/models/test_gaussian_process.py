@@ -1158,7 +1158,7 @@ def test_nuts_draws_interpolate_their_latent_at_the_training_inputs(exact_nuts):
 
 def test_nuts_probabilities_sum_to_one_per_draw(exact_nuts, hsgp_nuts):
     for _, result in (exact_nuts, hsgp_nuts):
-        prediction = inference.predict(result, np.linspace(0.0, 1.0, 25)[:, np.newaxis])
+        prediction = inference.predict(result, np.linspace(0.0, 1.0, 25)[:, np.newaxis], return_draws=True)
         for name in ("class_proba_draws", "class_proba", "class_proba_map"):
             np.testing.assert_allclose(prediction[name].sum("class").values, 1.0, atol=1e-12)
         draws = prediction["class_proba_draws"]

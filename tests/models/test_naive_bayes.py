@@ -276,7 +276,7 @@ def test_priors_keep_the_car_possible_in_the_rain(transport, prior, kind):
 @pytest.mark.parametrize("which", ["nuts", "exact"])
 def test_posterior_predictions_keep_the_car_possible_in_the_rain(which, nuts_transport, exact_transport):
     result = nuts_transport if which == "nuts" else exact_transport
-    prediction = inference.predict(result, rainy_grid())
+    prediction = inference.predict(result, rainy_grid(), return_draws=True)
     assert (prediction["class_proba"].sel({"class": "car"}).values > 0).all()
     assert (prediction["class_proba_draws"].sel({"class": "car"}).values > 0).all()
     # the MLE stored beside the draws still has the problem
@@ -851,7 +851,7 @@ def test_exact_fit_stores_every_point_estimate_and_its_status(exact_transport, t
 
 
 def test_predict_from_an_exact_fit(exact_transport, transport):
-    prediction = inference.predict(exact_transport, transport.X)
+    prediction = inference.predict(exact_transport, transport.X, return_draws=True)
     for kind in NaiveBayes().available_point_estimates():
         assert prediction[f"class_proba_{kind}"].dims == ("obs", "class")
     assert prediction["class_proba_draws"].dims == ("chain", "draw", "obs", "class")
@@ -999,12 +999,12 @@ def test_zero_variance_within_a_class_has_map_posterior_and_draws(walk_constant,
     for kind in ("map", "posterior_mean"):
         variance = model.point_estimate(walk_constant, kind)["gaussian_variance"].values
         assert np.isfinite(variance).all() and (variance > 0).all()
-    for method in ("exact", "nuts"):  # nuts reuses the compiled transport model (nuts_transport)
+    for method in ("exact", "nuts"):  # nuts reuses the compiled transport model (nuts_transport: same tune)
         tree = inference.fit(
             model,
             walk_constant,
             method=method,
-            sampler=SamplerSettings(draws=200, tune=200, chains=2, progressbar=False),
+            sampler=SamplerSettings(draws=200, tune=300, chains=2, progressbar=False),
             random_seed=NUTS_SEED,
         )
         status = json.loads(tree.attrs["point_estimate_status"])
@@ -1214,3 +1214,58 @@ def test_sample_features_over_posterior_draws_and_bad_input():
     no_counts = dataset.select_features(["flag", "colour", "size"])
     simulated = model.simulate(model.point_estimate(no_counts, "map"), 50, random_seed=0)
     assert simulated.feature_kinds == no_counts.feature_kinds and simulated.n_obs == 50
+
+
+def test_sample_features_use_each_parameter_sets_and_each_class_parameters():
+    """Degenerate parameters (probabilities 0/1, one-hot levels and words, near-zero variances) that differ by
+    draw and class make every draw a known value: each row takes its own class's parameters of its own draw."""
+    dataset = _mixed_dataset(60, seed=2)
+    model = NaiveBayes()
+    params = model.point_estimate(dataset, "posterior_mean").expand_dims(draw=3).copy(deep=True)
+    draw = np.arange(3)[:, np.newaxis]  # (draw, class)
+    pattern = (draw + np.arange(2)) % 2  # 0/1 by draw and class
+    params["binary_proba"].values[..., 0] = pattern
+    params["category_proba"].values[:] = np.eye(3)[(draw + np.arange(2)) % 3]  # one level per draw and class
+    params["count_proba"].values[:] = np.eye(2)[pattern]  # every word of the row on one column
+    params["gaussian_mean"].values[..., 0] = 10.0 * draw + np.arange(2)
+    params["gaussian_variance"].values[:] = 1e-12
+    codes = np.arange(12) % 2
+    reference = np.zeros((12, 5))
+    reference[:, 2] = np.arange(12)  # row totals 0..11
+    drawn = model.sample_features(params, codes, random_seed=0, reference=reference)
+    assert drawn.dims == ("draw", "obs", "feature") and drawn.shape == (3, 12, 5)
+    assert list(drawn["feature"].values) == list(dataset.feature_names)
+    x = drawn.values
+    row_pattern = pattern[:, codes]  # (draw, obs)
+    np.testing.assert_array_equal(x[..., 0], row_pattern)
+    np.testing.assert_array_equal(x[..., 1], (draw + codes) % 3)
+    np.testing.assert_array_equal(x[..., 2], np.where(row_pattern == 0, np.arange(12), 0))
+    np.testing.assert_array_equal(x[..., 3], np.where(row_pattern == 1, np.arange(12), 0))
+    np.testing.assert_allclose(x[..., 4], 10.0 * draw + codes, atol=1e-4)
+
+
+def test_sample_features_refuse_a_reference_that_does_not_fit():
+    dataset = _mixed_dataset(40, seed=3)
+    model = NaiveBayes()
+    params = model.point_estimate(dataset, "map")
+    with pytest.raises(ValueError, match=r"reference must have one row per class code \(40\), got 39 rows"):
+        model.sample_features(params, dataset.y, random_seed=0, reference=dataset.X[:39])
+    with pytest.raises(ValueError, match="reference"):
+        model.sample_features(params, dataset.y, random_seed=0, reference=dataset.X[:, :4])  # a column short
+    negative = dataset.X.copy()
+    negative[0, 2] = -1.0
+    with pytest.raises(ValueError, match="count features of reference must be non-negative whole numbers"):
+        model.sample_features(params, dataset.y, random_seed=0, reference=negative)
+
+
+def test_simulate_keeps_the_reference_totals_of_count_features():
+    dataset = _mixed_dataset(200, seed=4)
+    model = NaiveBayes()
+    params = model.point_estimate(dataset, "posterior_mean")
+    with pytest.raises(ValueError, match="needs reference="):
+        model.simulate(params, 200, random_seed=0)
+    with pytest.raises(ValueError, match=r"reference must have n=50 rows"):
+        model.simulate(params, 50, random_seed=0, reference=dataset.X)
+    simulated = model.simulate(params, 200, random_seed=0, reference=dataset.X)
+    assert simulated.feature_kinds == dataset.feature_kinds and simulated.n_obs == 200
+    np.testing.assert_array_equal(simulated.X[:, 2:4].sum(axis=1), dataset.X[:, 2:4].sum(axis=1))

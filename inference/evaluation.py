@@ -1,0 +1,239 @@
+"""Held-out evaluation of every estimate in a result, and of the seeds' classical baselines, by one path.
+
+The posterior (mean probabilities, with their interval), every stored point estimate (MAP, MLE,
+posterior mean ... each as its plug-in probabilities; an exact predictive where the family has
+one) and every requested baseline (:mod:`bayesclass.models.baselines`, fitted on the result's own
+training rows in the model's inputs) give class probabilities, or, for the baselines that have
+none, decisions; :func:`bayesclass.inference.scores.score_table` scores them all alike, and a loss
+matrix (:mod:`bayesclass.inference.decisions`) decides them all alike.
+
+The held-out rows go through :func:`bayesclass.inference.fit.model_inputs`, the same treatment
+coding and standardisation as in training, for the model and the baselines. Where the data carry
+their true class probabilities (generated data, ``Dataset.true_class_proba``) the table adds the
+KL divergence to the truth and the coverage of the truth by the posterior interval.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.data import Dataset
+from bayesclass.inference.decisions import LossMatrix, decide, expected_loss
+from bayesclass.inference.fit import model_inputs, model_of
+from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.scores import score_table
+from bayesclass.models.baselines import BASELINES, FittedBaseline, get_baseline
+
+pd = lazy_import("pandas")
+
+__all__ = [
+    "ESTIMATE_LABELS",
+    "Estimates",
+    "estimate_label",
+    "evaluate",
+    "fit_baselines",
+    "heldout_estimates",
+    "left_out_baselines",
+]
+
+#: how each point estimate kind is labelled in tables and reports
+ESTIMATE_LABELS = {
+    "map": "MAP",
+    "mle": "MLE",
+    "posterior_mean": "post. mean",
+    "unbiased": "MLE (unbiased var.)",
+    "posterior_predictive": "exact predictive (Student-t)",
+}
+
+
+def estimate_label(kind: str, *, predictive: bool = False) -> str:
+    """``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...: the table label of a point-estimate kind."""
+    label = ESTIMATE_LABELS.get(kind, kind)
+    return label if predictive else f"{label} plug-in"
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """Class probabilities (or decisions) of every estimate on some rows, in the result's class order.
+
+    Attributes
+    ----------
+    proba : dict
+        Label -> (n, K) probabilities, or None for a baseline that only decides.
+    decisions : dict
+        Label -> (n,) class codes, for the estimates without probabilities.
+    intervals : dict
+        Label -> (low, high), each (n, K): the posterior's equal-tailed interval.
+    y : numpy.ndarray
+        The rows' labels as codes of the result's classes.
+    class_names : tuple of str
+    true_proba : numpy.ndarray or None
+        The data's true P(class | x) in the result's class order, where known.
+    """
+
+    proba: dict[str, np.ndarray | None]
+    decisions: dict[str, np.ndarray]
+    intervals: dict[str, tuple[np.ndarray, np.ndarray]]
+    y: np.ndarray
+    class_names: tuple[str, ...]
+    true_proba: np.ndarray | None
+
+
+def _result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
+    """``data``'s labels (and true probabilities) re-coded in ``result``'s class order; unknown classes are an
+    error naming them."""
+    class_names = json.loads(result.attrs["class_names"])
+    unknown = sorted(set(data.class_names[code] for code in np.unique(data.y)) - set(class_names))
+    if unknown:
+        raise ValueError(
+            f"labels {unknown} of {data.name!r} were not among the fitted classes {class_names}; score rows of the "
+            "fitted classes only"
+        )
+    position = {name: index for index, name in enumerate(class_names)}
+    recode = np.array([position.get(name, -1) for name in data.class_names])
+    truth = None
+    if data.true_class_proba is not None:
+        extra = [name for name in data.class_names if name not in position]
+        if not extra:
+            truth = np.zeros((data.n_obs, len(class_names)))
+            truth[:, recode] = data.true_class_proba
+    return recode[data.y], truth
+
+
+def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict[str, FittedBaseline]:
+    """The baselines ``names`` fitted on ``result``'s training rows, in the model's inputs (its coding and
+    standardisation), with its classes."""
+    unknown = [name for name in names if name not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; choose among {sorted(BASELINES)}")
+    class_names = tuple(json.loads(result.attrs["class_names"]))
+    X = model_inputs(result, result["constant_data"]["X"].values)
+    y = result["observed_data"]["y"].values
+    fitted = {}
+    for name in names:
+        baseline = get_baseline(name)
+        if baseline.max_classes is not None and len(class_names) > baseline.max_classes:
+            continue  # e.g. Fisher's two-class discriminant on three classes: not applicable (see left_out_baselines)
+        fitted[name] = baseline.fit(X, y, class_names=class_names, random_seed=random_seed)
+    return fitted
+
+
+def left_out_baselines(result, names: Sequence[str]) -> list[str]:
+    """The baselines among ``names`` that cannot classify ``result``'s number of classes (e.g. two-class ones)."""
+    n_classes = len(json.loads(result.attrs["class_names"]))
+    return [
+        name
+        for name in names
+        if name in BASELINES and BASELINES[name].max_classes is not None and n_classes > BASELINES[name].max_classes
+    ]
+
+
+def heldout_estimates(
+    result,
+    data: Dataset,
+    *,
+    baselines: dict[str, FittedBaseline] | None = None,
+    interval_prob: float = DEFAULT_INTERVAL_PROB,
+) -> Estimates:
+    """Probabilities of every estimate of ``result`` (and of the fitted ``baselines``) on ``data``'s rows."""
+    y, truth = _result_codes(result, data)
+    prediction = predict(result, data, interval_prob=interval_prob)
+    predictives = model_of(result).predictive_kinds()
+    proba: dict[str, np.ndarray | None] = {}
+    intervals: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if "posterior" in result:
+        proba["posterior"] = prediction["class_proba"].values
+        intervals["posterior"] = (prediction["class_proba_low"].values, prediction["class_proba_high"].values)
+    for group in result.children:
+        if group.startswith("point_estimate_"):
+            kind = group.removeprefix("point_estimate_")
+            proba[estimate_label(kind, predictive=kind in predictives)] = prediction[f"class_proba_{kind}"].values
+    decisions: dict[str, np.ndarray] = {}
+    if baselines:
+        inputs = model_inputs(result, data)
+        for fitted in baselines.values():
+            label = f"baseline: {fitted.baseline.label}"
+            proba[label] = fitted.class_proba(inputs)
+            if proba[label] is None:
+                decisions[label] = fitted.predict(inputs)
+    return Estimates(
+        proba=proba,
+        decisions=decisions,
+        intervals=intervals,
+        y=y,
+        class_names=tuple(json.loads(result.attrs["class_names"])),
+        true_proba=truth,
+    )
+
+
+def evaluate(
+    result,
+    data: Dataset,
+    *,
+    baselines: Sequence[str] = (),
+    loss: LossMatrix | None = None,
+    interval_prob: float = DEFAULT_INTERVAL_PROB,
+    ece_bins: int = 10,
+    random_seed: int = 0,
+):
+    """Score every estimate of ``result`` and the named ``baselines`` on the held-out ``data``.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    data : Dataset
+        Held-out rows with labels of the fitted classes.
+    baselines : sequence of str
+        Names in :data:`bayesclass.models.baselines.BASELINES` (a two-class baseline is left out on more classes).
+    loss : LossMatrix, optional
+        Adds ``mean_loss``: the average loss ``L[y_i, d_i]`` of each estimate's Bayes decisions ``d_i`` (its
+        own decisions for a baseline without probabilities).
+    interval_prob, ece_bins, random_seed
+        The posterior interval, the calibration bins, the seed of the randomised baselines.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`bayesclass.inference.scores.score_table`: one row per estimate, one column per metric.
+    """
+    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
+    estimates = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
+    table = score_table(
+        estimates.proba,
+        estimates.y,
+        decisions=estimates.decisions or None,
+        class_names=estimates.class_names,
+        true_proba=estimates.true_proba,
+        intervals=(estimates.intervals or None) if estimates.true_proba is not None else None,  # coverage of the truth
+        ece_bins=ece_bins,
+    )
+    skipped = left_out_baselines(result, baselines)
+    if skipped:
+        table.attrs["left_out_baselines"] = (
+            f"{', '.join(skipped)}: {len(estimates.class_names)} classes, more than these baselines classify"
+        )
+    if loss is not None:
+        matrix = loss.aligned(estimates.class_names)
+        table["mean_loss"] = [
+            _mean_loss(matrix, estimates.y, estimates.proba.get(label), estimates.decisions.get(label))
+            for label in table.index
+        ]
+        table.attrs.setdefault("descriptions", {})["mean_loss"] = (
+            "mean loss L[true, decision] of the Bayes decisions under the loss matrix"
+        )
+    return table
+
+
+def _mean_loss(matrix: np.ndarray, y: np.ndarray, proba: np.ndarray | None, decisions: np.ndarray | None) -> float:
+    chosen = decide(expected_loss(proba, matrix)) if proba is not None else decisions
+    if chosen is None:
+        return float("nan")
+    undecided = chosen < 0
+    losses = matrix[y, np.where(undecided, 0, chosen)]
+    return float("nan") if undecided.any() else float(losses.mean())
