@@ -3,8 +3,8 @@
 Naive Bayes (binary, categorical, count and Gaussian features at once) by its exact conjugate
 draws and by NUTS; logistic regression (logit and probit) by NUTS. Labels are fixed and
 balanced in the naive Bayes simulations, so ``class_prior`` (whose posterior then does not
-see the prior draw) is left out of its ranks. Each variable's pooled rank histogram must pass
-a chi-square test at 0.001 (several variables per family are tested).
+see the prior draw) is left out of its ranks. Each variable's ranks must pass the Bonferroni-combined
+per-element chi-square test at 0.001 (several variables per family are tested).
 """
 
 from __future__ import annotations
