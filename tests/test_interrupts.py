@@ -37,6 +37,12 @@ FIT = ["fit", "--model", "logistic", "--data", "breast_cancer", "--standardize",
 LONG = ["--draws", "200000", "--tune", "200"]
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT back to its default, so that Python turns it into KeyboardInterrupt even
+    when the tests run as a background job (whose shell starts it with SIGINT ignored, which Python keeps)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path, arguments: list[str], *, cold: bool) -> subprocess.Popen:
     environment = dict(os.environ)
     if cold:  # empty compile caches: the compile step lasts long enough to be interrupted
@@ -49,6 +55,7 @@ def _start(tmp_path: Path, arguments: list[str], *, cold: bool) -> subprocess.Po
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
 
 
@@ -138,6 +145,7 @@ def test_an_interrupt_while_the_result_is_written_leaves_no_file(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
     for line in process.stdout:
         if line.strip() == "writing":
