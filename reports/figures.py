@@ -541,7 +541,8 @@ def categorical_replicates(proba: np.ndarray, n_replicates: int, *, random_seed:
         interval contains ``u[r, i] = (pi_i(r) + v[r, i]) / R`` (``pi_i`` a random permutation of
         ``0 .. R-1`` per row, ``v`` uniform): each code is exactly categorical with the row's
         probabilities, rows are independent, and for plug-in probabilities the share of replicates in
-        class k is within 1/R of ``p_ik`` (Latin-hypercube sampling). ``arviz_plots.plot_ppc_pava``
+        class k is within 2/R of ``p_ik`` (1/R for the first and the last class, so for both classes of a
+        binary problem: Latin-hypercube sampling). ``arviz_plots.plot_ppc_pava``
         puts that share on its x axis as the forecast, so the stratification keeps the forecast close
         to the probability (plain sampling would move it by up to ~0.1 with R = 100).
     """
@@ -571,8 +572,8 @@ def _check_proba(proba: Mapping[str, np.ndarray], n_rows: int, n_classes: int, n
         array = np.asarray(value, dtype=float)
         if array.ndim not in (2, 3) or array.shape[-2:] != (n_rows, n_classes):
             raise ValueError(
-                f"{name}[{label!r}] must have shape (n, K) = ({n_rows}, {n_classes}) or (draws, {n_rows}, "
-                f"{n_classes}); got shape {array.shape}"
+                f"{name}[{label!r}] must have shape (n, K) or (draws, n, K) with n = len(y) = {n_rows} and "
+                f"K = len(class_names) = {n_classes}; got shape {array.shape}"
             )
         if not np.isfinite(array).all() or (array < 0).any() or (array > 1).any():
             raise ValueError(
@@ -786,7 +787,10 @@ def boundary_plot(
         ax = fig.add_subplot()
         handles = []
         if n_classes == 2:
-            filled = ax.contourf(gx, gy, mean[..., 1], levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.55)
+            from matplotlib.colors import LinearSegmentedColormap
+
+            shades = LinearSegmentedColormap.from_list("classes", [CLASS_COLORS[0], "white", CLASS_COLORS[1]])
+            filled = ax.contourf(gx, gy, mean[..., 1], levels=np.linspace(0, 1, 11), cmap=shades, alpha=0.5)
             fig.colorbar(filled, ax=ax, label=f"posterior mean P({class_names[1]})")
         else:
             from matplotlib.colors import ListedColormap
