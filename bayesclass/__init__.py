@@ -41,6 +41,8 @@ _EXPORTS = {
     "SeparationError": "bayesclass.models",
     "get_model": "bayesclass.models",
     "format_comparison": "bayesclass.reports.comparison",
+    "report": "bayesclass.reports.html",
+    "write_report": "bayesclass.reports.html",
 }
 
 
@@ -86,6 +88,8 @@ __all__ = [
     "diagnose",
     "fit",
     "format_comparison",
+    "report",
+    "write_report",
     "get_model",
     "load",
     "load_csv",

@@ -126,7 +126,43 @@ def _parser() -> argparse.ArgumentParser:
         help="CSV loss matrix (header: predicted classes; first column: true classes); adds each estimate's mean "
         "loss of its Bayes decisions",
     )
+    compare.add_argument(
+        "--report", type=Path, metavar="OUT.html", help="also write the HTML report of this comparison (atomically)"
+    )
     compare.set_defaults(command=_compare, name="compare")
+
+    report = commands.add_parser(
+        "report",
+        help="one self-contained HTML page (opens offline) for saved results: convergence, posterior vs point "
+        "estimates, held-out scores, calibration, decision boundaries, checks, decisions",
+    )
+    report.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat for several)")
+    report.add_argument(
+        "--data",
+        help="held-out rows to score: built-in dataset name or CSV file (default: the validation rows when the run "
+        "was fitted on a split of a built-in dataset; else LOO only)",
+    )
+    report.add_argument("--target", help="class column of a CSV file given as --data")
+    _csv_arguments(report)
+    report.add_argument(
+        "--loss-matrix",
+        type=Path,
+        help="CSV loss matrix (header: predicted classes; first column: true classes): adds the Decisions section",
+    )
+    report.add_argument(
+        "--features", type=_feature_list, metavar="A,B", help="the two features of the decision-boundary plot"
+    )
+    report.add_argument(
+        "--baselines",
+        nargs="?",
+        const="all",
+        metavar="NAMES",
+        help=f"also score the seeds' classical classifiers: 'all' or a comma-separated list of "
+        f"{', '.join(_baseline_names())}",
+    )
+    report.add_argument("--seed", type=int, default=0, help="seed of the replicated data in the checks (default 0)")
+    report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
+    report.set_defaults(command=_report, name="report")
 
     loo = commands.add_parser(
         "loo", help="PSIS-LOO of saved NUTS/exact results; with several runs on the same data, their comparison"
@@ -421,6 +457,8 @@ def _compare(args: argparse.Namespace) -> None:
 
     if args.out is not None:
         _check_output(args.out, ".nc")
+    if args.report is not None:
+        _check_output(args.report, ".html", flag="--report")
     baselines = _baselines(args.baselines)
     loss = _loss_matrix(args.loss_matrix)
     model, sampler, data = _setup(args)
@@ -436,12 +474,60 @@ def _compare(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
     result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
-    print(format_comparison(result, {"validation": validation, "test": test}, baselines=baselines, loss=loss))
+    heldout = {"validation": validation, "test": test}
+    print(format_comparison(result, heldout, baselines=baselines, loss=loss))
+    if args.report is not None:
+        from bayesclass.reports.html import report
+
+        page = report(result, heldout, loss=loss, baselines=baselines, random_seed=seed)
+        _write_page(page, args.report)
     if args.out is not None:
         _save(result, args.out)
         print(f"saved {args.out}")
     if int(result.attrs.get("partial", 0)):
         raise PartialResult(result.attrs["partial_reason"])
+
+
+def _feature_list(value: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in value.split(",") if name.strip())
+    if len(names) != 2:
+        raise argparse.ArgumentTypeError(f"give two feature names separated by a comma, got {value!r}")
+    return names
+
+
+def _report(args: argparse.Namespace) -> None:
+    from bayesclass.data import load
+    from bayesclass.inference import load as load_result
+    from bayesclass.reports.html import report
+
+    _check_output(args.out, ".html")
+    baselines = _baselines(args.baselines)
+    loss = _loss_matrix(args.loss_matrix)
+    try:
+        results = {str(path): load_result(path) for path in args.run}
+        heldout = None
+        if args.data is not None:
+            if _is_csv(args.data):
+                heldout = load(args.data, target=args.target, csv_format=_csv_format(args))
+            else:
+                heldout = load(args.data)
+        if loss is not None:
+            for result in results.values():
+                loss.aligned(tuple(json.loads(result.attrs["class_names"])))
+        page = report(results, heldout, loss=loss, features=args.features, baselines=baselines, random_seed=args.seed)
+    except (ValueError, TypeError) as error:
+        raise UsageError(error) from None
+    _write_page(page, args.out)
+
+
+def _write_page(page: str, path: Path) -> None:
+    from bayesclass.reports.html import write_report
+
+    try:
+        write_report(path, page)
+    except OSError as error:
+        raise FitFailed(f"the report could not be written to {path}: {error}") from None
+    print(f"wrote {path} ({len(page.encode('utf-8')) / 1e6:.2f} MB)")
 
 
 def _loo(args: argparse.Namespace) -> None:

@@ -12,11 +12,13 @@ Layout of the result (every group a plain ``xarray.Dataset``):
                          ``posterior_mean``); root attr ``point_estimate_status`` (JSON)
                          says for each kind "exists" or why it does not
 ``observed_data``        ``y`` (class codes) of the training data
-``constant_data``        ``X`` of the training data and the feature standardisation
+``constant_data``        ``X`` of the training data and the feature standardisation (and ``true_class_proba``
+                         where the data come from a known generator)
 
 Root attrs record the provenance: model name and hyperparameters (JSON), method,
 sampler settings (JSON), random seed, data name, fingerprint and provenance,
-class and feature names, package versions and timings.
+class and feature names, package versions and timings; ``fit_warnings`` (JSON list) every warning the fit
+raised, verbatim.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import datetime
 import json
 import sys
 import time
+import warnings
 from importlib import metadata
 from typing import Any, Literal
 
@@ -96,6 +99,16 @@ def fit(
     xarray.DataTree
         See the module docstring.
     """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _fit(model, data, method=method, sampler=sampler, standardize=standardize, random_seed=random_seed)
+    for warning in caught:  # shown to the caller as before, and kept with the result for its report
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    result.attrs["fit_warnings"] = json.dumps([f"{w.category.__name__}: {w.message}" for w in caught])
+    return result
+
+
+def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTree:
     if isinstance(model, str):
         model = get_model(model)
     if not isinstance(model, ClassifierModel):
@@ -184,6 +197,9 @@ def fit(
         },
         coords={"feature": list(data.feature_names), "model_feature": list(training.feature_names)},
     )
+    if data.true_class_proba is not None:  # generated data: the truth, for reports (class order of the data)
+        groups["constant_data"]["true_class_proba"] = (("obs", "class"), data.true_class_proba)
+        groups["constant_data"] = groups["constant_data"].assign_coords({"class": list(data.class_names)})
     tree = xr.DataTree.from_dict({name: xr.DataTree(dataset) for name, dataset in groups.items()})
     tree.attrs.update(
         _provenance(model, data, method=method, sampler=sampler, random_seed=random_seed, standardize=standardize)

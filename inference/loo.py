@@ -123,19 +123,46 @@ def _checked(result, label: str):
 
 
 def loo(result) -> LooSummary:
-    """PSIS-LOO of ``result`` (``arviz_stats.loo`` on its ``log_likelihood`` group)."""
+    """PSIS-LOO of ``result`` (``arviz_stats.loo`` on its ``log_likelihood`` group).
+
+    A row whose log-likelihood is the same in every draw (its observed class has probability 1, or the same
+    probability, to float precision: well-separated rows of a generative model) has all importance ratios
+    equal, which PSIS cannot fit a tail to (arviz_stats raises "All tail values are the same"); its leave-one-out
+    density is exactly that value, with ``p_loo`` contribution 0 and Pareto k 0. Such rows are taken out of the
+    ``arviz_stats.loo`` call and added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all
+    rows.
+    """
     result = _checked(result, "result")
-    estimate = azs.loo(result, pointwise=True)
-    pareto_k = np.asarray(estimate.pareto_k).ravel()
+    log_likelihood = result["log_likelihood"]["y"]
+    values = log_likelihood.transpose(..., "obs").values.reshape(-1, log_likelihood.sizes["obs"])
+    constant = np.all(values == values[:1], axis=0)
+    n_rows, n_samples = values.shape[1], values.shape[0]
+    if not constant.any():
+        estimate = azs.loo(result, pointwise=True)
+        pareto_k = np.asarray(estimate.pareto_k).ravel()
+        elpd, se, p_loo, good_k = float(estimate.elpd), float(estimate.se), float(estimate.p), float(estimate.good_k)
+    else:
+        elpd_i = values[0].astype(float).copy()
+        pareto_k = np.zeros(n_rows)
+        p_loo = 0.0
+        good_k = min(1 - 1 / np.log10(n_samples), PARETO_K_LIMIT)
+        if not constant.all():
+            varying = result.copy()
+            varying["log_likelihood"] = xr.DataTree(log_likelihood.isel(obs=~constant).to_dataset(name="y"))
+            estimate = azs.loo(varying, pointwise=True)
+            elpd_i[~constant] = np.asarray(estimate.elpd_i).ravel()
+            pareto_k[~constant] = np.asarray(estimate.pareto_k).ravel()
+            p_loo, good_k = float(estimate.p), float(estimate.good_k)
+        elpd, se = float(elpd_i.sum()), float(np.sqrt(n_rows * np.var(elpd_i)))
     return LooSummary(
-        elpd_loo=float(estimate.elpd),
-        se=float(estimate.se),
-        p_loo=float(estimate.p),
+        elpd_loo=elpd,
+        se=se,
+        p_loo=p_loo,
         pareto_k=pareto_k,
         n_high_k=int(np.sum(pareto_k > PARETO_K_LIMIT)),
-        good_k=float(estimate.good_k),
-        n_samples=int(estimate.n_samples),
-        n_rows=int(estimate.n_data_points),
+        good_k=good_k,
+        n_samples=n_samples,
+        n_rows=n_rows,
     )
 
 

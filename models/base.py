@@ -325,6 +325,12 @@ class ClassifierModel(abc.ABC):
         """
         return {"class": list(data.class_names), "feature": list(data.feature_names)}
 
+    def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        """The prior and likelihood of this instance as plain-text formulas, one statement per line, in the
+        PyMC variable names (reports show them in the model summary); ``n_classes`` keeps only the statements
+        that apply to that many classes (all when None)."""
+        raise NotImplementedError(f"{type(self).__name__} states no prior_formulas")
+
     def available_point_estimates(self) -> tuple[str, ...]:
         """The point estimate kinds of this instance (they may depend on its hyperparameters,
         e.g. on the choice of prior)."""

@@ -383,6 +383,33 @@ class GaussianClassConditional(GenerativeClassifierModel):
     def _conjugate_prior(self) -> bool:
         return self.prior.covariance_prior == "inverse_wishart"
 
+    def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        prior = self.prior
+        per = "[class]" if self.covariance == "per-class" else ""
+        units = (
+            "m_0, s_j: pooled training mean and standard deviation of feature j"
+            if prior.autoscale
+            else f"m_0 = {prior.mean_center:g}, s_j = 1 (raw units)"
+        )
+        head = (
+            f"class_prior ~ Dirichlet({prior.class_concentration:g}, ...);  y ~ Categorical(class_prior);  "
+            f"x | c ~ MultivariateNormal(class_mean[c], covariance{per})  ({self.covariance} covariance)"
+        )
+        if prior.covariance_prior == "lkj":
+            return (
+                head,
+                f"class_mean[c, j] ~ Normal(m_0, ({prior.mean_scale:g} s_j)^2);  feature_sd{per}[j] ~ "
+                f"HalfNormal({prior.sd_scale:g} s_j);  correlation{per} ~ LKJ(eta = {prior.lkj_eta:g})",
+                units,
+            )
+        return (
+            head,
+            f"covariance{per} ~ InverseWishart(Psi_0 = {prior.wishart_scale:g} diag(s_j^2), nu_0 = d + 1 + "
+            f"{prior.wishart_dof_offset:g});  class_mean[c] | covariance ~ MultivariateNormal(m_0, covariance / "
+            f"{prior.mean_strength:g})",
+            units,
+        )
+
     def available_point_estimates(self) -> tuple[str, ...]:
         """All kinds under the inverse-Wishart prior; ``mle``, ``map``, ``unbiased`` under LKJ."""
         if self._conjugate_prior:

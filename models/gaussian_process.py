@@ -291,6 +291,17 @@ class LatentGaussianProcess(ClassifierModel):
                     f"input(s) {', '.join(map(repr, flat))} are constant: the HSGP basis needs a range; drop them"
                 )
 
+    def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        prior = self.prior
+        link = "logistic(f)" if self.link == "logit" else "Phi(f), the standard normal CDF"
+        return (
+            f"lengthscale[feature] ~ InverseGamma({prior.lengthscale_alpha:g}, {prior.lengthscale_beta:g})",
+            f"amplitude ~ HalfNormal({prior.amplitude_sigma:g});  constant ~ HalfNormal({prior.constant_sigma:g})",
+            f"latent f ~ GP(0, amplitude^2 k_{self.kernel}(x, x' / lengthscale) + constant^2)  "
+            f"(approximation: {self.approximation}; jitter {self.jitter:g} amplitude^2 on the diagonal)",
+            f"y ~ Bernoulli(p = {link})",
+        )
+
     def available_point_estimates(self) -> tuple[str, ...]:
         """``map``: the Laplace approximation at the type-II maximum-likelihood hyperparameters."""
         return ("map",)

@@ -159,6 +159,29 @@ class LogisticRegression(ClassifierModel):
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
         return ("intercept", "weights")
 
+    def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        """Two classes: independent normal priors; more classes: the zero-sum normal of the multinomial logit
+        (module docstring)."""
+        prior = self.prior
+        intercept = (
+            "flat (improper)" if math.isinf(prior.intercept_sigma) else f"Normal(0, {prior.intercept_sigma:g}^2)"
+        )
+        link = "logistic(eta)" if self.link == "logit" else "Phi(eta), the standard normal CDF"
+        binary = (
+            f"intercept ~ {intercept};  weights[feature] ~ Normal(0, {prior.weight_sigma:g}^2)",
+            f"eta = intercept + x . weights;  y ~ Bernoulli(p = {link})",
+        )
+        multiclass = (
+            f"intercept[class] ~ ZeroSumNormal({prior.intercept_sigma:g}) (flat over the sum-zero plane when "
+            f"infinite);  weights[feature, class] ~ ZeroSumNormal({prior.weight_sigma:g})",
+            "eta[class] = intercept[class] + x . weights[:, class];  y ~ Categorical(softmax(eta))",
+        )
+        if n_classes is None:
+            lines = ("two classes:", *binary, "more classes:", *multiclass)
+        else:
+            lines = binary if n_classes == 2 else multiclass
+        return (*lines, f"parametrization: {self.parametrization}")
+
     # -- helpers -----------------------------------------------------------------------
     def _check_link(self, n_classes: int, class_names: tuple[str, ...]) -> None:
         if self.link == "probit" and n_classes != 2:

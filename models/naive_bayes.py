@@ -410,6 +410,28 @@ class NaiveBayes(GenerativeClassifierModel):
 
     name: ClassVar[str] = "naive_bayes"
 
+    def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        """Per class c and feature j, for the feature kinds the data have (module docstring, seed 003)."""
+        prior = self.prior
+        units = (
+            "m_0 = pooled mean of feature j, b_0 in units of its pooled variance"
+            if prior.gaussian_autoscale
+            else f"m_0 = {prior.gaussian_mean_center:g}, raw units"
+        )
+        return (
+            f"class_prior ~ Dirichlet({prior.class_concentration:g}, ..., {prior.class_concentration:g});  "
+            "y ~ Categorical(class_prior)",
+            f"binary: binary_proba[c, j] ~ Beta({prior.binary_alpha:g}, {prior.binary_beta:g});  "
+            "x_j | c ~ Bernoulli(binary_proba[c, j])",
+            f"categorical: category_proba[c, j, :] ~ Dirichlet({prior.category_concentration:g}, ...);  "
+            "x_j | c ~ Categorical(category_proba[c, j, :])",
+            f"count: count_proba[c, :] ~ Dirichlet({prior.count_concentration:g}, ...);  "
+            "counts | c ~ Multinomial(row total, count_proba[c, :])",
+            f"continuous: gaussian_variance[c, j] ~ InverseGamma({prior.gaussian_variance_shape:g}, "
+            f"{prior.gaussian_variance_scale:g} b_0);  gaussian_mean[c, j] ~ Normal(m_0, gaussian_variance / "
+            f"{prior.gaussian_mean_strength:g});  x_j | c ~ Normal(gaussian_mean, gaussian_variance)  ({units})",
+        )
+
     def available_point_estimates(self) -> tuple[str, ...]:
         return ("mle", "map", "posterior_mean", "unbiased")
 

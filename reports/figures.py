@@ -171,7 +171,7 @@ def capped_posterior(posterior, var_names: Sequence[str], *, max_elements: int =
     """The variables ``var_names`` of ``posterior``, each cut to its first ``max_elements`` elements.
 
     A variable with more than one dimension besides ``chain`` and ``draw`` is flattened (C order) into
-    one dimension ``element`` whose labels join the coordinates with ", " (``covariance[setosa, x1, x2]``,
+    one dimension ``<name>_element`` whose labels join the coordinates with ", " (``covariance[setosa, x1, x2]``,
     as in :func:`~bayesclass.reports.comparison.parameter_comparison`).
 
     Returns
@@ -205,12 +205,13 @@ def capped_posterior(posterior, var_names: Sequence[str], *, max_elements: int =
                 for index in np.ndindex(*(variable.sizes[dim] for dim in dims))
             ]
             values = variable.values.reshape(variable.sizes["chain"], variable.sizes["draw"], -1)
+            element = f"{name}_element"  # one dim per variable: a shared one would align (outer-join) their labels
             variable = xr.DataArray(
                 values,
-                dims=("chain", "draw", "element"),
-                coords={"chain": variable["chain"], "draw": variable["draw"], "element": labels},
+                dims=("chain", "draw", element),
+                coords={"chain": variable["chain"], "draw": variable["draw"], element: labels},
             )
-            dims = ["element"]
+            dims = [element]
         if dims and variable.sizes[dims[0]] > max_elements:
             capped[name] = (max_elements, variable.sizes[dims[0]])
             variable = variable.isel({dims[0]: slice(0, max_elements)})
@@ -864,6 +865,7 @@ def latent_curve_plot(
     feature_name: str,
     class_names: Sequence[str],
     true_latent: np.ndarray | None = None,
+    true_points: tuple[np.ndarray, np.ndarray] | None = None,
     point_latent: Mapping[str, np.ndarray] | None = None,
     point_proba: Mapping[str, np.ndarray] | None = None,
     interval_prob: float = 0.89,
@@ -888,6 +890,9 @@ def latent_curve_plot(
         The two class names.
     true_latent : numpy.ndarray, optional
         ``(m,)`` the generating latent function (synthetic data), drawn in black.
+    true_points : tuple of two numpy.ndarray, optional
+        ``(x, latent)``, each ``(k,)``: the generating latent known at some inputs only (e.g. the training
+        inputs of generated data), drawn as black dots.
     point_latent, point_proba : mapping of str to numpy.ndarray, optional
         Estimate label -> ``(m,)`` latent / ``(m,)`` or ``(m, 2)`` probabilities, dashed.
     interval_prob : float
@@ -923,6 +928,11 @@ def latent_curve_plot(
         true_latent = _array(true_latent, "true_latent", 1, "(m,)")
         if true_latent.size != m:
             raise ValueError(f"true_latent must have shape ({m},); got {true_latent.shape}")
+    if true_points is not None:
+        true_x = _array(true_points[0], "true_points[0]", 1, "(k,)")
+        true_values = _array(true_points[1], "true_points[1]", 1, "(k,)")
+        if true_x.size != true_values.size:
+            raise ValueError(f"true_points: x has {true_x.size} values, latent {true_values.size}; give one each")
     interval_name = f"{interval_prob:.0%} ETI"
     with _style():
         fig = _figure(6.5, 5.0)
@@ -936,6 +946,8 @@ def latent_curve_plot(
             ax.set_ylabel(ylabel)
         if true_latent is not None:
             top.plot(xs, true_latent, color="black", lw=1.2, label="true latent")
+        if true_points is not None:
+            top.scatter(true_x, true_values, s=9, color="black", zorder=4, label="true latent (training inputs)")
         for j, label in enumerate(dict.fromkeys([*point_latent, *point_proba])):
             color = ESTIMATE_COLORS[1 + j % (len(ESTIMATE_COLORS) - 1)]
             if label in point_latent:

@@ -115,3 +115,27 @@ def test_the_loo_command(results, tmp_path):
         [sys.executable, "-m", "bayesclass.cli", "loo", "--run", "map.nc"], cwd=tmp_path, capture_output=True, text=True
     )
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "LOO needs posterior draws" in refused.stderr
+
+
+def test_rows_whose_log_likelihood_is_the_same_in_every_draw(results):
+    """Rows predicted with probability 1 in every draw (constant log-likelihood) have exact LOO = that value:
+    taken out of PSIS (which cannot fit their tail) and added back; the other rows are unchanged."""
+    result = results["logistic"]
+    reference = loo(result)
+    modified = result.copy()
+    values = result["log_likelihood"]["y"].copy()
+    values[..., :3] = 0.0  # log P(y|x) = 0 for the first three rows in every draw
+    modified["log_likelihood"] = xr.DataTree(values.to_dataset(name="y"))
+    summary = loo(modified)
+    rest = result.copy()
+    rest["log_likelihood"] = xr.DataTree(result["log_likelihood"]["y"].isel(obs=slice(3, None)).to_dataset(name="y"))
+    others = loo(rest)
+    assert summary.elpd_loo == pytest.approx(others.elpd_loo, rel=1e-12)  # the three rows add exactly 0
+    assert summary.p_loo == pytest.approx(others.p_loo, rel=1e-12)
+    assert np.array_equal(summary.pareto_k[:3], np.zeros(3))
+    assert np.allclose(summary.pareto_k[3:], others.pareto_k)
+    assert summary.n_rows == reference.n_rows == 120
+    everything = result.copy()
+    everything["log_likelihood"] = xr.DataTree((values * 0 - 0.25).to_dataset(name="y"))
+    flat = loo(everything)
+    assert flat.elpd_loo == pytest.approx(-0.25 * 120) and flat.se == 0 and flat.p_loo == 0

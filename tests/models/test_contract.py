@@ -179,3 +179,37 @@ def test_common_bad_input_gets_a_clear_error(family):
         inference.fit(model, dataset, method="vb")
     with pytest.raises(TypeError, match=r"prior must be a .*Prior \(or a dict of its fields\)"):
         type(model)(prior=0.5)
+
+
+@pytest.mark.parametrize("family", sorted(REGISTRY))
+def test_prior_formulas_state_every_parameter(family):
+    """The report's model summary: plain-text formulas naming every parameter the posterior holds, and the
+    hyperparameters' values (a changed hyperparameter changes the text)."""
+    case = CASES[family]()
+    training = case.dataset.standardized() if family == "gp" else case.dataset
+    formulas = case.model.prior_formulas()
+    assert formulas and all(isinstance(line, str) and line for line in formulas)
+    text = "\n".join(formulas)
+    for name in case.model.parameter_names(training):
+        if name.startswith(("hsgp_", "training_", "laplace_", "latent_whitened")):
+            continue  # data or transforms carried beside the parameters, not priors
+        assert name.split("_cholesky")[0] in text, (name, text)
+    other = model_from_dict({**case.model.to_dict(), **_changed_prior(family)})
+    assert other.prior_formulas() != formulas
+
+
+def _changed_prior(family: str) -> dict:
+    """One prior hyperparameter of each family set to another value, in its provenance form."""
+    changes = {
+        "logistic": {"prior": {"weight_sigma": 7.5, "intercept_sigma": 10.0}},
+        "naive_bayes": {"prior": {**NaiveBayes().to_dict()["prior"], "binary_alpha": 3.5}},
+        "gcc": {
+            "prior": {
+                **GaussianClassConditional().to_dict()["prior"],
+                "covariance_prior": "inverse_wishart",
+                "wishart_scale": 4.5,
+            }
+        },
+        "gp": {"prior": {**LatentGaussianProcess().to_dict()["prior"], "amplitude_sigma": 4.5}},
+    }
+    return changes[family]

@@ -118,7 +118,7 @@ def test_multidimensional_variables_are_flattened_with_joined_labels():
         coords={"class": ["a", "b"], "f1": ["x1", "x2"], "f2": ["x1", "x2"]},
     )
     selection, capped = figures.capped_posterior(posterior, ["covariance"], max_elements=3)
-    assert list(selection["covariance"]["element"].values) == ["a, x1, x1", "a, x1, x2", "a, x2, x1"]
+    assert list(selection["covariance"]["covariance_element"].values) == ["a, x1, x1", "a, x1, x2", "a, x2, x1"]
     assert capped == {"covariance": (3, 8)}
     assert "covariance[a, x2, x1]" in figures.rank_plot(posterior, ["covariance"], max_elements=3)
 
@@ -399,3 +399,31 @@ def test_generative_check_plot_of_per_class_gaussian_nuts():
     svg = figures.generative_check_plot(posterior_predictive_check(result))
     check_svg(svg, "skewness", "12 of ")
     assert len(svg) < 300_000
+
+
+def test_latent_curve_draws_true_points_and_checks_their_lengths():
+    x = np.linspace(0, 1, 20)
+    draws = np.tile(np.sin(x), (5, 1))
+    proba = 1 / (1 + np.exp(-draws))
+    inputs, labels = np.array([0.1, 0.5, 0.9]), np.array([0, 1, 1])
+    common = dict(X=inputs, y=labels, feature_name="x", class_names=("0", "1"))
+    svg = figures.latent_curve_plot(x, draws, proba, true_points=(inputs, np.array([0.2, 0.4, 0.8])), **common)
+    assert "true latent (training inputs)" in svg
+    with pytest.raises(ValueError, match="true_points"):
+        figures.latent_curve_plot(x, draws, proba, true_points=(inputs, np.array([0.2, 0.4])), **common)
+
+
+def test_two_flattened_variables_keep_their_own_elements():
+    """Each flattened variable has its own element dim: a shared one would outer-join the labels (NaN panels)."""
+    rng = np.random.default_rng(1)
+    posterior = xr.Dataset(
+        {
+            "class_mean": (("chain", "draw", "class", "feature"), rng.normal(size=(2, 30, 2, 3))),
+            "covariance": (("chain", "draw", "class", "f1", "f2"), rng.normal(size=(2, 30, 2, 2, 2))),
+        },
+        coords={"class": ["a", "b"], "feature": ["x", "y", "z"], "f1": ["x", "y"], "f2": ["x", "y"]},
+    )
+    selection, _ = figures.capped_posterior(posterior, ["class_mean", "covariance"], max_elements=4)
+    assert selection["class_mean"].sizes["class_mean_element"] == 4
+    assert selection["covariance"].sizes["covariance_element"] == 4
+    assert not bool(selection["class_mean"].isnull().any()) and not bool(selection["covariance"].isnull().any())
