@@ -266,3 +266,45 @@ def test_cli_report_and_its_usage_errors(separable, tmp_path):
     failed = _cli("report", "--run", str(run), "--out", str(tmp_path / "x.txt"), cwd=tmp_path)
     assert failed.returncode == 2 and "must end in .html" in failed.stderr
     assert not (tmp_path / "bad.html").exists()
+
+
+def _inspect(browser, page: str, folder: Path, name: str):
+    path = folder / f"{name}.html"
+    write_report(path, page)
+    return browser.inspect(path, screenshot=folder / f"{name}.png")
+
+
+def test_the_page_in_a_real_browser(browser, separable_page, tmp_path):
+    """Headless Chromium: no console error, no request but the file, every image decoded, every section heading,
+    no script; the screenshot of the top of the page is kept under the test's tmp dir."""
+    seen = _inspect(browser, separable_page, tmp_path, "separable")
+    assert seen.console_errors == (), seen.console_errors
+    assert seen.foreign_requests == (), seen.foreign_requests
+    assert seen.images and seen.broken_images == (), seen.broken_images
+    assert all(image.natural_width > 0 for image in seen.images)
+    expected = [SECTION_TITLES[key] for key in ("summary", "convergence", "estimates", "performance")]
+    expected += [SECTION_TITLES[key] for key in ("calibration", "boundary", "warnings")]
+    assert [text for text in seen.heading_texts if text in expected] == expected
+    assert not seen.ran_script and seen.script_hook_count == 0
+    assert seen.screenshot.stat().st_size > 10_000
+
+
+def test_hostile_names_run_no_script_in_a_real_browser(browser, hostile_page, tmp_path):
+    page, _ = hostile_page
+    seen = _inspect(browser, page, tmp_path, "hostile")
+    assert not seen.ran_script and seen.script_hook_count == 0
+    assert seen.console_errors == () and seen.foreign_requests == ()
+    assert seen.broken_images == ()
+
+
+def test_every_family_page_renders_in_a_real_browser(browser, transport_nb, wine_gcc, gp_1d, tmp_path):
+    result, validation = wine_gcc
+    for name, page in {
+        "naive_bayes": report(transport_nb),
+        "gcc": report(result, validation),
+        "gp": report(gp_1d),
+    }.items():
+        seen = _inspect(browser, page, tmp_path, name)
+        assert seen.console_errors == () and seen.foreign_requests == (), name
+        assert seen.images and seen.broken_images == (), name
+        assert SECTION_TITLES["summary"] in seen.heading_texts and SECTION_TITLES["warnings"] in seen.heading_texts
