@@ -73,6 +73,7 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     note: str = ""
     text: bool = False  # cells are text (left-aligned), not numbers
+    compact: bool = False  # a small table laid out beside its neighbours (confusion matrices)
     kind: str = "table"
 
 
@@ -782,21 +783,29 @@ def decisions_section(
     for split, data in heldout.items():
         estimates = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
         rows = []
+        posterior = estimates.proba.get("posterior")
         for label, proba in estimates.proba.items():
             chosen = decide(expected_loss(proba, matrix)) if proba is not None else estimates.decisions.get(label)
             if chosen is None:
                 continue
             defined = chosen >= 0
             mean_loss = float(matrix[estimates.y[defined], chosen[defined]].mean()) if defined.any() else math.nan
-            rows.append((label, number(mean_loss, ".4f"), str(int((~defined).sum()))))
+            row = [label, number(mean_loss, ".4f")]
+            if posterior is not None:  # what the posterior expects each rule's decisions to lose
+                risk = expected_loss(posterior[defined], matrix)[np.arange(int(defined.sum())), chosen[defined]]
+                row.append(number(float(risk.mean()) if defined.any() else math.nan, ".4f"))
+            rows.append((*row, str(int((~defined).sum()))))
             blocks.append(_confusion(label, split, estimates.y, chosen, class_names))
+        header = ("estimate", "mean loss", *(("posterior expected loss",) if posterior is not None else ()))
         blocks.insert(
             1,
             Table(
-                f"Mean loss of the decisions on {split} ({data.n_obs} rows): each estimate decides by least expected "
-                "loss under its own probabilities (the posterior: the Bayes decision under the posterior mean; a "
-                "point estimate: the plug-in decision)",
-                ("estimate", "mean loss", "rows undecided"),
+                f"Loss of the decisions on {split} ({data.n_obs} rows): each estimate decides by least expected loss "
+                "under its own probabilities (the posterior: the Bayes decision under the posterior mean; a point "
+                "estimate: the plug-in decision). Mean loss: the average L[true, decision] over the rows; posterior "
+                "expected loss: the average of sum_k L[k, decision] P(k | x) under the posterior mean probabilities, "
+                "which the Bayes decisions minimise row by row",
+                (*header, "rows undecided"),
                 tuple(rows),
             ),
         )
@@ -812,4 +821,5 @@ def _confusion(label: str, split: str, y: np.ndarray, chosen: np.ndarray, class_
         f"Confusion matrix of {label} on {split} (rows: true class; columns: decision)",
         ("true \\ decision", *class_names),
         tuple((name, *(str(int(v)) for v in matrix[k])) for k, name in enumerate(class_names)),
+        compact=True,
     )

@@ -107,6 +107,15 @@ def test_gcc_wine_report_with_per_class_checks_and_decisions(wine_gcc):
         assert SECTION_TITLES[key] in titles
     assert "Confusion matrix of posterior on held-out data" in page
     assert "baseline: " in page
+    # the Bayes decisions minimise the posterior expected loss row by row: no estimate's decisions do better
+    table = re.search(r"<caption>Loss of the decisions.*?</tbody>", page, flags=re.S).group(0)
+    risks = {
+        cells[0]: float(cells[2])
+        for cells in (re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table))
+        if len(cells) == 4
+    }
+    assert "posterior" in risks and len(risks) >= 4
+    assert all(risks["posterior"] <= value + 1e-12 for value in risks.values()), risks
     # the decisions' confusion matrices count every held-out row once
     for table in re.findall(r"<caption>Confusion matrix of posterior.*?</tbody>", page, flags=re.S):
         counts = [int(cell) for cell in re.findall(r"<td>(\d+)</td>", table)]
