@@ -122,7 +122,10 @@ def to_svg(fig) -> str:
     buffer = io.StringIO()
     try:
         with mpl.rc_context(_STYLE):
-            fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+            # tight: legends placed outside the axes (above a forest plot) are not clipped
+            fig.savefig(
+                buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight", pad_inches=0.05
+            )
     finally:
         plt.close(fig)
     text = buffer.getvalue()
