@@ -164,6 +164,25 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
     report.set_defaults(command=_report, name="report")
 
+    study = commands.add_parser(
+        "study",
+        help="run a comparison study (models x data x training sizes x repeats) on Dask, resumably; "
+        "--write-example writes the built-in example spec",
+    )
+    study.add_argument("spec", nargs="?", type=Path, help="the study spec (TOML)")
+    study.add_argument("--out", type=Path, help="results folder: one record per cell, results.parquet at the end")
+    study.add_argument("--write-example", type=Path, metavar="SPEC.toml", help="write the example spec and exit")
+    study.add_argument("--workers", type=int, help="process workers of the local Dask cluster (default: the cores)")
+    study.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on an existing Dask scheduler instead")
+    study.add_argument("--serial", action="store_true", help="run the cells one by one in this process (no Dask)")
+    study.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    study.set_defaults(command=_study, name="study")
+
+    study_report = commands.add_parser("study-report", help="the HTML page of a study's results folder")
+    study_report.add_argument("results", type=Path, help="the folder given to 'bayesclass study --out'")
+    study_report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
+    study_report.set_defaults(command=_study_report, name="study-report")
+
     loo = commands.add_parser(
         "loo", help="PSIS-LOO of saved NUTS/exact results; with several runs on the same data, their comparison"
     )
@@ -528,6 +547,51 @@ def _write_page(page: str, path: Path) -> None:
     except OSError as error:
         raise FitFailed(f"the report could not be written to {path}: {error}") from None
     print(f"wrote {path} ({len(page.encode('utf-8')) / 1e6:.2f} MB)")
+
+
+def _study(args: argparse.Namespace) -> None:
+    import bayesclass.study as studies
+
+    if args.write_example is not None:
+        try:
+            studies.write_example(args.write_example)
+        except ValueError as error:
+            raise UsageError(error) from None
+        print(f"wrote the example study spec {args.write_example}; run: bayesclass study {args.write_example} --out "
+              "results/")  # fmt: skip
+        return
+    if args.spec is None or args.out is None:
+        raise UsageError("give a spec and --out (bayesclass study SPEC.toml --out results/), or --write-example")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: give 1 or more worker processes (or --serial)")
+    if args.scheduler is not None and (args.serial or args.workers is not None):
+        raise UsageError("--scheduler runs on that cluster's workers: drop --serial and --workers")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {str(args.out)!r} is a file; give a folder")
+    try:
+        spec = studies.read_spec(args.spec)
+    except ValueError as error:
+        raise UsageError(error) from None
+    table = studies.run(
+        spec,
+        args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        serial=args.serial,
+        progress=not args.no_progress,
+    )
+    print(table.attrs["summary"])
+
+
+def _study_report(args: argparse.Namespace) -> None:
+    import bayesclass.study as studies
+
+    _check_output(args.out, ".html")
+    try:
+        page = studies.report(args.results)
+    except ValueError as error:
+        raise UsageError(error) from None
+    _write_page(page, args.out)
 
 
 def _loo(args: argparse.Namespace) -> None:

@@ -1084,3 +1084,74 @@ def generative_check_plot(check, *, max_panels: int = 12) -> str:
         note = f"{n} of {total} statistics shown, most extreme p-values first" if total > n else f"{n} statistics"
         fig.suptitle(f"replicated (histogram) vs observed (red line); {note}", fontsize=8)
     return to_svg(fig)
+
+
+# -- studies ----------------------------------------------------------------------------------------------------
+
+
+def learning_curve_plot(
+    panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]],
+    *,
+    reference: float | None = None,
+    log_x: bool = True,
+) -> str:
+    """Curves over training sizes, one panel per title: each line ``(x, mean, low, high)`` with a band.
+
+    Parameters
+    ----------
+    panels : mapping
+        Panel title -> line label -> four ``(k,)`` arrays: the training sizes, the mean over repeats and the band
+        (e.g. the smallest and largest repeat). An infinite mean (a log loss ``inf`` of a plug-in that gives an
+        observed class probability 0) is drawn as a triangle at the top of the panel, labelled ``inf``; NaN
+        points are left out.
+    reference : float, optional
+        A horizontal line (e.g. 0 for paired differences).
+    log_x : bool
+        Training sizes on a log axis.
+    """
+    if not isinstance(panels, Mapping) or not panels:
+        raise ValueError(f"panels must be a non-empty mapping of panel title -> lines, got {type(panels).__name__}")
+    columns = min(3, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    with _style():
+        fig = _figure(4.2 * columns, 3.2 * rows)
+        axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
+        labels = list(dict.fromkeys(label for lines in panels.values() for label in lines))
+        colors = {label: f"C{index % 10}" for index, label in enumerate(labels)}  # one colour per line everywhere
+        for ax, (title, lines) in zip(axes, panels.items(), strict=False):
+            finite_values, infinite_points, sizes = [], [], set()
+            for label, (x, mean, low, high) in lines.items():
+                x, mean, low, high = (np.asarray(v, dtype=float) for v in (x, mean, low, high))
+                if not x.shape == mean.shape == low.shape == high.shape or x.ndim != 1:
+                    raise ValueError(f"panels[{title!r}][{label!r}]: x, mean, low, high must be 1-d of one length")
+                color = colors[label]
+                sizes.update(x.tolist())
+                finite = np.isfinite(mean)
+                ax.plot(x[finite], mean[finite], marker="o", ms=3, color=color, label=label)
+                band = np.isfinite(low) & np.isfinite(high)
+                ax.fill_between(x[band], low[band], high[band], color=color, alpha=0.15, lw=0)
+                finite_values.extend(high[band].tolist() + mean[finite].tolist())
+                infinite = np.isposinf(mean)
+                infinite_points.extend((value, color) for value in x[infinite])
+            if reference is not None:
+                ax.axhline(reference, color="0.3", lw=0.8, ls="--")
+            if infinite_points:
+                top = max(finite_values) if finite_values else 1.0
+                level = top * 1.05 if top > 0 else 1.0
+                for value, color in infinite_points:
+                    ax.scatter([value], [level], marker="^", color=color, s=30)
+                    ax.annotate("inf", (value, level), textcoords="offset points", xytext=(0, 5), ha="center",
+                                fontsize=7, color=color)  # fmt: skip
+            if log_x:
+                ax.set_xscale("log")
+                ax.set_xticks(sorted(sizes), [f"{value:g}" for value in sorted(sizes)])
+                ax.minorticks_off()
+            ax.set_title(str(title))
+            ax.set_xlabel("training rows")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=colors[label], marker="o", ms=3) for label in labels]
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(handles)), frameon=False)
+        return to_svg(fig)

@@ -1,0 +1,45 @@
+"""Comparison studies, the analyst's entry: ``read_spec``, ``run``, ``load``, ``report`` and the example spec.
+
+A study is a declared grid (models x data sets x training sizes x repeats) of fits, each scored by the one
+evaluation path; see :mod:`bayesclass.inference.study_spec` (the spec), :mod:`bayesclass.inference.study`
+(running it on Dask, resumably) and :mod:`bayesclass.reports.study_report` (its page)::
+
+    import bayesclass.study as bs
+    bs.write_example("ex.toml")
+    table = bs.run(bs.read_spec("ex.toml"), "ex/")     # a pandas DataFrame: cell x estimate x metric
+    bs.write_report("ex.html", bs.report("ex/"))
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bayesclass.inference.io import atomic_write
+from bayesclass.inference.study import load, run_cell
+from bayesclass.inference.study import run_study as run
+from bayesclass.inference.study_spec import EXAMPLE_SPEC, StudySpec, cells, read_spec
+from bayesclass.reports.html import write_report
+from bayesclass.reports.study_report import study_report as report
+
+__all__ = [
+    "EXAMPLE_SPEC",
+    "StudySpec",
+    "cells",
+    "load",
+    "read_spec",
+    "report",
+    "run",
+    "run_cell",
+    "write_example",
+    "write_report",
+]
+
+
+def write_example(path: str | Path) -> Path:
+    """Write the built-in example spec (:data:`EXAMPLE_SPEC`, commented) to ``path``, atomically."""
+    path = Path(path)
+    if path.suffix != ".toml":
+        raise ValueError(f"the example spec path {str(path)!r} must end in .toml")
+    with atomic_write(path) as temporary:
+        temporary.write_text(EXAMPLE_SPEC, encoding="utf-8")
+    return path

@@ -1,0 +1,348 @@
+"""Running a comparison study (:mod:`bayesclass.inference.study_spec`) on Dask, resumably, and reading its results.
+
+:func:`run_cell` is one cell, start to finish, in whatever process runs it: split and subsample the data (seeded
+by the cell's key), fit (:func:`bayesclass.inference.fit`), score every estimate on the test split
+(:func:`bayesclass.inference.evaluation.evaluate`: the posterior, the point estimates the spec names, the
+baselines), and write the cell's record atomically to ``<out>/cells/<key>.json``. A cell that raises is recorded
+with its error; it never stops the study.
+
+:func:`run_study` submits the cells without a record to Dask distributed (a ``LocalCluster`` of process workers
+with one thread each by default: PyTensor compilation is not thread-safe, pymc#7819; or the scheduler at
+``scheduler``), shows cells done / failed / remaining with an ETA, and finally writes the tidy table
+``<out>/results.parquet``. Workers write the records themselves, so killing the client (or a worker) loses no
+finished cell; rerunning the same command skips every recorded cell. A changed spec changes the keys of the cells
+it changes, and only those run again. Each worker process keeps its compiled models across cells
+(:mod:`bayesclass.inference.sampling`'s cache): new data of the same structure do not recompile.
+
+:func:`load` reads the records into one tidy pandas DataFrame: a row per cell x estimate x metric.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.data import Dataset
+from bayesclass.inference.io import atomic_write
+from bayesclass.inference.study_spec import Cell, StudySpec, cells
+
+pd = lazy_import("pandas")
+
+__all__ = ["RECORD_FORMAT", "cell_data", "load", "run_cell", "run_study"]
+
+#: the layout version of a cell record
+RECORD_FORMAT = 1
+#: threads of BLAS and OpenMP in each worker process (one cell per single-threaded process)
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
+    """(training subsample of ``cell.size`` rows, test split) of the cell's data set: the test split is
+    stratified with ``cell.test_fraction`` of the rows, seeded by the study seed and the repeat; the training rows
+    a stratified subsample of the rest, seeded likewise (the same rows for every model of that repeat and size)."""
+    from dataclasses import replace
+
+    from sklearn.model_selection import train_test_split
+
+    data = cell.dataset.load()
+    rows = np.arange(data.n_obs)
+    split_seed = (cell.seed * 1_000_003 + cell.repeat) % 2**31
+    pool, test = train_test_split(rows, test_size=cell.test_fraction, random_state=split_seed, stratify=data.y)
+    if cell.size < len(pool):
+        pool, _ = train_test_split(pool, train_size=cell.size, random_state=split_seed + 1, stratify=data.y[pool])
+    note = f"study {cell.study!r}: repeat {cell.repeat}, seed {cell.seed}, test fraction {cell.test_fraction:g}"
+
+    def part(index: np.ndarray, which: str) -> Dataset:
+        index = np.sort(index)
+        return replace(
+            data,
+            name=f"{data.name}[{which} {len(index)}]",
+            X=data.X[index],
+            y=data.y[index],
+            true_class_proba=None if data.true_class_proba is None else data.true_class_proba[index],
+            provenance=f"{data.provenance}; {which} rows of {note}",
+        )
+
+    return part(pool, "train"), part(test, "test")
+
+
+def run_cell(cell: Cell, out: str | Path) -> dict:
+    """Fit and score one cell and write its record ``<out>/cells/<key>.json`` atomically; returns the record."""
+    from bayesclass.inference.decisions import LossMatrix
+    from bayesclass.inference.diagnostics import diagnose
+    from bayesclass.inference.evaluation import estimate_label, evaluate
+    from bayesclass.inference.fit import fit
+
+    record: dict = {
+        "format": RECORD_FORMAT,
+        "key": cell.key(),
+        "cell": cell.describe(),
+        "status": "ok",
+        "error": None,
+        "rows": [],
+        "diagnostics": {},
+        "timings": {},
+        "point_estimate_status": {},
+        "worker_pid": os.getpid(),
+    }
+    start = time.perf_counter()
+    try:
+        train, test = cell_data(cell)
+        record.update(n_train=train.n_obs, n_test=test.n_obs)
+        model = cell.model.build()
+        fit_start = time.perf_counter()
+        result = fit(
+            model,
+            train,
+            method=cell.model.method,
+            sampler=cell.sampler,
+            standardize=cell.model.standardize,
+            random_seed=cell.fit_seed(),
+        )
+        record["timings"]["fit_seconds"] = time.perf_counter() - fit_start
+        for name in ("compile_seconds", "sampling_seconds"):
+            if name in result.attrs:
+                record["timings"][name] = float(result.attrs[name])
+        record["point_estimate_status"] = json.loads(result.attrs["point_estimate_status"])
+        report = diagnose(result)
+        record["diagnostics"] = {
+            "max_r_hat": report.max_r_hat,
+            "min_ess_bulk": report.min_ess_bulk,
+            "min_ess_tail": report.min_ess_tail,
+            "divergences": report.n_divergences,
+            "passed": report.passed,
+        }
+        loss = None
+        if cell.loss_matrix is not None:
+            loss = LossMatrix([list(row) for row in cell.loss_matrix], cell.loss_classes)
+        score_start = time.perf_counter()
+        table = evaluate(result, test, baselines=cell.model.baselines, loss=loss, random_seed=cell.fit_seed())
+        record["timings"]["score_seconds"] = time.perf_counter() - score_start
+        predictive = model.predictive_kinds()
+        kinds = {"posterior": "posterior"}
+        kinds |= {estimate_label(kind, predictive=kind in predictive): kind for kind in cell.model.point_estimates}
+        metrics = [column for column in table.columns if cell.metrics is None or column in cell.metrics]
+        metrics += [c for c in ("mean_loss", "n_zero_probability", "n_undefined") if c in table and c not in metrics]
+        for label, row in table.iterrows():
+            label = str(label)
+            if label.startswith("baseline: "):
+                kind = "baseline"
+            elif label in kinds:
+                kind = kinds[label]
+            else:
+                continue  # a stored point estimate the spec does not ask for
+            for metric in metrics:
+                value = float(row[metric])
+                record["rows"].append({"estimate": label, "kind": kind, "metric": metric, "value": _json_number(value)})
+    except Exception as error:  # recorded, never fatal to the study (KeyboardInterrupt still stops it)
+        record["status"] = "error"
+        record["error"] = f"{type(error).__name__}: {error}"
+        record["traceback"] = traceback.format_exc(limit=6)
+    record["timings"]["cell_seconds"] = time.perf_counter() - start
+    folder = Path(out) / "cells"
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_write(folder / f"{record['key']}.json") as temporary:
+        temporary.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+    return record
+
+
+def _json_number(value: float):
+    """JSON has no inf/NaN: kept as the strings "inf", "-inf", "nan" and read back as floats by :func:`load`."""
+    if math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def recorded_keys(out: str | Path) -> set[str]:
+    """Keys of the cells with a complete record under ``out`` (temporary files of an interrupted write ignored)."""
+    folder = Path(out) / "cells"
+    return {path.stem for path in folder.glob("*.json")} if folder.is_dir() else set()
+
+
+def run_study(
+    spec: StudySpec,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    serial: bool = False,
+    progress: bool = True,
+    on_cell: Callable[[dict], None] | None = None,
+):
+    """Run every cell of ``spec`` that has no record under ``out``; return :func:`load` of ``out``.
+
+    Parameters
+    ----------
+    spec : StudySpec
+        From :func:`bayesclass.inference.study_spec.read_spec`.
+    out : path
+        The results folder (created): ``cells/<key>.json`` per cell, ``spec.toml`` a copy of the spec's source
+        when it is a file, ``results.parquet`` the tidy table.
+    workers : int, optional
+        Process workers of the ``LocalCluster`` (default: the usable cores, at most 4).
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:8786``); its workers need bayesclass installed and
+        ``out`` on a filesystem they share with the client.
+    serial : bool
+        Run the cells one after another in this process (no Dask).
+    progress : bool
+        Show the progress bar (cells done / failed / remaining, ETA).
+    on_cell : callable, optional
+        Called with each finished cell's record, in this process.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cells").mkdir(exist_ok=True)
+    for stale in (out / "cells").glob(".*.tmp"):  # a write killed mid-way (SIGKILL) left its temporary file
+        stale.unlink(missing_ok=True)
+    if spec.source and Path(spec.source).is_file():
+        with atomic_write(out / "spec.toml") as temporary:
+            temporary.write_text(Path(spec.source).read_text(encoding="utf-8"), encoding="utf-8")
+    grid = cells(spec)
+    done = recorded_keys(out)
+    pending = [cell for cell in grid if cell.key() not in done]
+    counts = {"done": 0, "failed": 0, "skipped": len(grid) - len(pending)}
+    start = time.perf_counter()
+    with _Progress(len(pending), hide=not progress, skipped=counts["skipped"]) as bar:
+
+        def finished(record: dict) -> None:
+            counts["failed" if record["status"] == "error" else "done"] += 1
+            bar.advance(record["status"] == "error")
+            if on_cell is not None:
+                on_cell(record)
+
+        if serial or not pending:
+            for cell in pending:
+                finished(run_cell(cell, out))
+        else:
+            _run_on_dask(pending, out, workers=workers, scheduler=scheduler, finished=finished)
+    table = load(out, keys={cell.key() for cell in grid})
+    with atomic_write(out / "results.parquet") as temporary:
+        table.to_parquet(temporary, index=False)
+    table.attrs["summary"] = (
+        f"study {spec.name!r}: {len(grid)} cells: {counts['done']} run, {counts['failed']} failed, "
+        f"{counts['skipped']} already recorded; {time.perf_counter() - start:.1f} s; results in {out}"
+    )
+    return table
+
+
+def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished) -> None:
+    from distributed import Client, LocalCluster, as_completed
+
+    if scheduler is not None:
+        client = Client(scheduler, timeout="30s")
+        cluster = None
+    else:
+        n_workers = workers or min(4, len(os.sched_getaffinity(0)))
+        cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            env=WORKER_ENV,
+        )
+        client = Client(cluster)
+    try:
+        futures = [client.submit(run_cell, cell, str(out), key=f"cell-{cell.key()}", pure=False) for cell in pending]
+        for future in as_completed(futures):
+            try:
+                finished(future.result())
+            except Exception as error:  # the worker died (killed, out of memory): the cell has no record
+                finished({"status": "error", "error": f"{type(error).__name__}: {error}", "key": future.key})
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class _Progress:
+    """rich's progress bar over cells: done / failed / remaining and an ETA."""
+
+    def __init__(self, total: int, *, hide: bool, skipped: int) -> None:
+        self.total, self.hide, self.skipped, self.failed = total, hide, skipped, 0
+
+    def __enter__(self) -> _Progress:
+        if self.hide:
+            return self
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("cells"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed, {task.fields[skipped]} already recorded"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+        )
+        self.progress.__enter__()
+        self.task = self.progress.add_task("cells", total=self.total, failed=0, skipped=self.skipped)
+        return self
+
+    def advance(self, failed: bool) -> None:
+        self.failed += int(failed)
+        if not self.hide:
+            self.progress.update(self.task, advance=1, failed=self.failed)
+
+    def __exit__(self, *exc) -> None:
+        if not self.hide:
+            self.progress.__exit__(*exc)
+
+
+COLUMNS = (
+    "study", "dataset", "model", "family", "method", "size", "repeat", "estimate", "kind", "metric", "value",
+    "status", "error", "max_r_hat", "min_ess_bulk", "divergences", "converged", "fit_seconds", "sampling_seconds",
+    "compile_seconds", "score_seconds", "mle_status", "n_train", "n_test", "key",
+)  # fmt: skip
+
+
+def load(out: str | Path, *, keys: set[str] | None = None):
+    """The tidy results table of a study folder: a row per cell x estimate x metric (a failed cell: one row with
+    its error and no metric), with each cell's diagnostics and timings. ``keys`` keeps those cells only (the
+    current spec's; records of an earlier spec stay on disk)."""
+    folder = Path(out) / "cells"
+    if not folder.is_dir():
+        raise ValueError(f"{str(out)!r} holds no study results (no cells/ folder); run 'bayesclass study SPEC --out'")
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        if keys is not None and path.stem not in keys:
+            continue
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise ValueError(
+                f"study record {path} is damaged ({error}); delete it and rerun to redo that cell"
+            ) from None
+        diagnostics, timings = record.get("diagnostics", {}), record.get("timings", {})
+        common = {
+            **record["cell"],
+            "status": record["status"],
+            "error": record.get("error"),
+            "max_r_hat": diagnostics.get("max_r_hat"),
+            "min_ess_bulk": diagnostics.get("min_ess_bulk"),
+            "divergences": diagnostics.get("divergences"),
+            "converged": diagnostics.get("passed"),
+            "fit_seconds": timings.get("fit_seconds"),
+            "sampling_seconds": timings.get("sampling_seconds"),
+            "compile_seconds": timings.get("compile_seconds"),
+            "score_seconds": timings.get("score_seconds"),
+            "mle_status": record.get("point_estimate_status", {}).get("mle"),
+            "n_train": record.get("n_train"),
+            "n_test": record.get("n_test"),
+            "key": record["key"],
+        }
+        if record["status"] != "ok" or not record["rows"]:
+            rows.append({**common, "estimate": None, "kind": None, "metric": None, "value": math.nan})
+        for row in record["rows"]:
+            rows.append({**common, **row, "value": float(row["value"])})
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    return table.sort_values(["dataset", "model", "size", "repeat", "estimate", "metric"], kind="stable").reset_index(
+        drop=True
+    )

@@ -1,0 +1,474 @@
+"""The declared grid of a comparison study: models x datasets x training sizes x repeats, read from TOML.
+
+A study asks "when does the posterior beat the plug-in, by how much, and at what cost": every cell fits one
+model (its posterior by NUTS or exact draws, with the point estimates the family has beside it) on a stratified
+subsample of ``size`` rows of a training pool, and scores every estimate on a held-out test split through the one
+evaluation path (:func:`bayesclass.inference.evaluation.evaluate`). :func:`read_spec` validates a whole file
+before anything runs and reports every problem at once; :func:`cells` expands the grid, each cell with a key
+(a hash of everything that determines its numbers: the cell's settings, the data's fingerprint and the package
+versions), under which :mod:`bayesclass.inference.study` records it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from bayesclass.data import Dataset, available, load
+from bayesclass.inference.sampling import SamplerSettings
+
+__all__ = ["EXAMPLE_SPEC", "Cell", "StudyDataset", "StudyModel", "StudySpec", "cells", "read_spec"]
+
+PosteriorMethod = Literal["nuts", "exact"]
+
+#: the built-in example (``bayesclass study --write-example ex.toml``): the seeds' story on 2 cores in minutes
+EXAMPLE_SPEC = """\
+# A bayesclass comparison study: the posterior against its maximum-likelihood (and MAP) plug-ins.
+# Run:    bayesclass study ex.toml --out ex/        (resumable: rerun the same command to finish)
+# Report: bayesclass study-report ex/ --out ex.html
+name = "posterior vs plug-in: learning curves"
+seed = 0                           # seeds every split, subsample and fit (each cell's own seed derives from it)
+training_sizes = [10, 20, 50, 100, 400]   # stratified subsamples of each data set's training pool
+repeats = 3                        # different split and subsample seeds
+test_fraction = 0.3                # the held-out test split of each data set, per repeat
+# metrics = ["log_loss", "brier", "accuracy"]   # default: every metric of bayesclass.inference.scores
+# loss_matrix = "loss.csv"         # optional: adds each estimate's mean loss of its Bayes decisions
+
+[sampler]                          # NUTS settings (exact draws use draws and chains)
+draws = 500
+tune = 500
+chains = 2
+
+# Logistic regression: at small n the classes are often separable and the MLE does not exist.
+[[models]]
+family = "logistic"
+method = "nuts"
+point_estimates = ["mle", "map"]
+baselines = ["least_squares", "knn"]
+
+# Naive Bayes on binary pixels: at small n some pixel is never 1 in a class (a zero count), and the MLE
+# plug-in gives an observed digit probability 0: log loss inf.
+[[models]]
+family = "naive_bayes"
+method = "exact"
+point_estimates = ["mle", "map", "posterior_mean"]
+
+[[datasets]]
+name = "seed001_gaussians"         # generated: the true P(class | x) is known (KL to the truth, coverage)
+generator = { n = 2000, random_seed = 1 }
+models = ["logistic"]              # optional: which models run on this data set (default: all)
+
+[[datasets]]
+name = "digits_binary"
+models = ["naive_bayes"]
+"""
+
+_TOP_KEYS = {
+    "name", "seed", "training_sizes", "repeats", "test_fraction", "metrics", "loss_matrix", "sampler", "models",
+    "datasets",
+}  # fmt: skip
+_MODEL_KEYS = {"family", "options", "method", "point_estimates", "baselines", "label", "standardize"}
+_DATASET_KEYS = {"name", "path", "target", "generator", "models", "label"}
+
+
+@dataclass(frozen=True)
+class StudyModel:
+    """One model of the grid: a family with its hyperparameters, how its posterior is drawn, what is scored."""
+
+    label: str
+    family: str
+    options: tuple[tuple[str, Any], ...]
+    method: PosteriorMethod
+    point_estimates: tuple[str, ...]
+    baselines: tuple[str, ...]
+    standardize: bool
+
+    def build(self):
+        from bayesclass.models import get_model
+
+        return get_model(self.family, **_thawed(dict(self.options)))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "options": _thawed(dict(self.options))}
+
+
+@dataclass(frozen=True)
+class StudyDataset:
+    """One data set of the grid: a built-in name (a generator with its parameters) or a CSV path and target."""
+
+    label: str
+    name: str | None
+    path: str | None
+    target: str | None
+    generator: tuple[tuple[str, Any], ...]
+    models: tuple[str, ...] | None
+
+    def load(self) -> Dataset:
+        if self.path is not None:
+            return load(self.path, target=self.target)
+        return load(self.name, **dict(self.generator))
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A validated study (see the module docstring and :data:`EXAMPLE_SPEC`)."""
+
+    name: str
+    seed: int
+    training_sizes: tuple[int, ...]
+    repeats: int
+    test_fraction: float
+    metrics: tuple[str, ...] | None
+    loss_matrix: str | None
+    sampler: SamplerSettings
+    models: tuple[StudyModel, ...]
+    datasets: tuple[StudyDataset, ...]
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One fit and its scores: ``model`` on a ``size``-row subsample of ``dataset`` in repeat ``repeat``."""
+
+    study: str
+    model: StudyModel
+    dataset: StudyDataset
+    size: int
+    repeat: int
+    seed: int
+    test_fraction: float
+    sampler: SamplerSettings
+    metrics: tuple[str, ...] | None
+    loss_matrix: tuple[tuple[float, ...], ...] | None
+    loss_classes: tuple[str, ...] | None
+    data_fingerprint: str
+    versions: tuple[tuple[str, str], ...]
+
+    def key(self) -> str:
+        """SHA-256 of everything that determines the cell's numbers (its record's file name)."""
+        description = {
+            "model": self.model.as_dict() | {"label": None},
+            "dataset": self.dataset.as_dict() | {"label": None, "models": None},
+            "size": self.size,
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "test_fraction": self.test_fraction,
+            "sampler": dataclasses.asdict(self.sampler) | {"progressbar": None},
+            "metrics": self.metrics,
+            "loss_matrix": self.loss_matrix,
+            "loss_classes": self.loss_classes,
+            "data_fingerprint": self.data_fingerprint,
+            "versions": self.versions,
+        }
+        return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+    def fit_seed(self) -> int:
+        """The seed of this cell's split, subsample and fit: from the key, so it does not depend on run order."""
+        return int(self.key()[:8], 16) % 2**31
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "study": self.study,
+            "model": self.model.label,
+            "family": self.model.family,
+            "method": self.model.method,
+            "dataset": self.dataset.label,
+            "size": self.size,
+            "repeat": self.repeat,
+        }
+
+
+def read_spec(path: str | Path) -> StudySpec:
+    """Read and validate a study spec (TOML).
+
+    Raises
+    ------
+    ValueError
+        ``study spec <path> has <n> problem(s):`` then one line per problem: unknown keys, families, options,
+        methods, point estimates, baselines, metrics or data sets; a training size larger than a data set's
+        training pool or smaller than its number of classes; a loss matrix that does not fit a data set.
+    """
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(
+            f"no study spec at {str(path)!r}; write the example with 'bayesclass study --write-example {path.name}'"
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"study spec {str(path)!r} is not valid TOML: {error}") from None
+    return parse_spec(raw, source=str(path), base=path.parent)
+
+
+def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = Path(".")) -> StudySpec:
+    """Validate a spec already parsed from TOML (see :func:`read_spec`)."""
+    problems: list[str] = []
+    for key in sorted(set(raw) - _TOP_KEYS):
+        problems.append(f"unknown key {key!r} (known: {', '.join(sorted(_TOP_KEYS))})")
+    name = raw.get("name", Path(source).stem)
+    seed = _integer(raw.get("seed", 0), "seed", problems, minimum=0)
+    repeats = _integer(raw.get("repeats", 1), "repeats", problems, minimum=1)
+    sizes = raw.get("training_sizes")
+    if not isinstance(sizes, list) or not sizes:
+        problems.append(f"training_sizes must be a non-empty list of row counts, got {sizes!r}")
+        sizes = []
+    sizes = tuple(_integer(size, "training_sizes", problems, minimum=2) for size in sizes)
+    test_fraction = raw.get("test_fraction", 0.3)
+    if not isinstance(test_fraction, (int, float)) or isinstance(test_fraction, bool) or not 0 < test_fraction < 1:
+        problems.append(f"test_fraction must be a number in (0, 1), got {test_fraction!r}")
+        test_fraction = 0.3
+    metrics = raw.get("metrics")
+    if metrics is not None:
+        from bayesclass.inference.scores import METRICS
+
+        if not isinstance(metrics, list) or not metrics:
+            problems.append(f"metrics must be a list of metric names, got {metrics!r}")
+            metrics = None
+        else:
+            unknown = [metric for metric in metrics if metric not in METRICS]
+            if unknown:
+                problems.append(f"unknown metric(s) {unknown}; choose among {', '.join(METRICS)}")
+            metrics = tuple(metric for metric in metrics if metric in METRICS) or None
+    sampler_raw = raw.get("sampler", {})
+    try:
+        sampler = SamplerSettings(**{**sampler_raw, "progressbar": False})
+    except (TypeError, ValueError) as error:
+        problems.append(f"sampler: {error}")
+        sampler = SamplerSettings(progressbar=False)
+    models = _models(raw.get("models"), problems)
+    datasets = _datasets(raw.get("datasets"), {model.label for model in models}, problems, base)
+    loss_matrix = raw.get("loss_matrix")
+    if loss_matrix is not None:
+        loss_matrix = str((base / loss_matrix) if not Path(loss_matrix).is_absolute() else loss_matrix)
+    loaded = {}
+    for dataset in datasets:  # sizes and the loss matrix against the data themselves
+        try:
+            loaded[dataset.label] = dataset.load()
+        except (ValueError, OSError) as error:
+            problems.append(f"dataset {dataset.label!r}: {error}")
+    for label, data in loaded.items():
+        pool = data.n_obs - max(round(test_fraction * data.n_obs), 1)
+        for size in sizes:
+            if size > pool:
+                problems.append(
+                    f"training size {size} is larger than the training pool of {label!r} ({pool} of {data.n_obs} "
+                    f"rows after the {test_fraction:g} test split)"
+                )
+            if size < len(data.class_names):
+                problems.append(f"training size {size} cannot hold one row of each of the {len(data.class_names)} "
+                                f"classes of {label!r}")  # fmt: skip
+        if loss_matrix is not None:
+            from bayesclass.inference.decisions import LossMatrix
+
+            try:
+                LossMatrix.from_csv(loss_matrix).aligned(data.class_names)
+            except (ValueError, OSError) as error:
+                problems.append(f"loss_matrix {loss_matrix!r} for {label!r}: {error}")
+    if problems:
+        listing = "\n".join(f"  - {problem}" for problem in problems)
+        raise ValueError(f"study spec {source} has {len(problems)} problem(s):\n{listing}")
+    return StudySpec(
+        name=str(name),
+        seed=seed,
+        training_sizes=tuple(sorted(set(sizes))),
+        repeats=repeats,
+        test_fraction=float(test_fraction),
+        metrics=metrics,
+        loss_matrix=loss_matrix,
+        sampler=sampler,
+        models=models,
+        datasets=datasets,
+        source=source,
+    )
+
+
+def cells(spec: StudySpec) -> list[Cell]:
+    """Every cell of the grid, in a fixed order (dataset, model, size, repeat)."""
+    from bayesclass.inference.fit import _version
+
+    versions = tuple(
+        (name, _version(name)) for name in ("bayesclass", "pymc", "numpy", "scipy", "scikit-learn", "arviz")
+    )
+    loss = None
+    if spec.loss_matrix is not None:
+        from bayesclass.inference.decisions import LossMatrix
+
+        loss = LossMatrix.from_csv(spec.loss_matrix)
+    grid = []
+    for dataset in spec.datasets:
+        data = dataset.load()
+        matrix = tuple(map(tuple, loss.aligned(data.class_names).tolist())) if loss is not None else None
+        for model in spec.models:
+            if dataset.models is not None and model.label not in dataset.models:
+                continue
+            for size in spec.training_sizes:
+                for repeat in range(spec.repeats):
+                    grid.append(
+                        Cell(
+                            study=spec.name,
+                            model=model,
+                            dataset=dataset,
+                            size=size,
+                            repeat=repeat,
+                            seed=spec.seed,
+                            test_fraction=spec.test_fraction,
+                            sampler=spec.sampler,
+                            metrics=spec.metrics,
+                            loss_matrix=matrix,
+                            loss_classes=tuple(data.class_names) if matrix is not None else None,
+                            data_fingerprint=data.fingerprint(),
+                            versions=versions,
+                        )
+                    )
+    return grid
+
+
+# -- validation helpers ---------------------------------------------------------------------------------------------
+
+
+def _integer(value: Any, name: str, problems: list[str], *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        problems.append(f"{name} must be an integer >= {minimum}, got {value!r}")
+        return minimum
+    return value
+
+
+def _frozen(options: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((key, _freeze(value)) for key, value in options.items()))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return ("__mapping__", _frozen(value))
+    if isinstance(value, list):
+        return tuple(_freeze(item) for item in value)
+    return value
+
+
+def _thawed(options: Mapping[str, Any]) -> dict[str, Any]:
+    def thaw(value: Any) -> Any:
+        if isinstance(value, tuple) and len(value) == 2 and value[0] == "__mapping__":
+            return {key: thaw(item) for key, item in value[1]}
+        if isinstance(value, tuple):
+            return [thaw(item) for item in value]
+        return value
+
+    return {key: thaw(value) for key, value in options.items()}
+
+
+def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
+    from bayesclass.models import REGISTRY, get_model
+    from bayesclass.models.baselines import BASELINES
+
+    if not isinstance(raw, list) or not raw:
+        problems.append("models must be a non-empty list of [[models]] tables")
+        return ()
+    models = []
+    for index, entry in enumerate(raw):
+        where = f"models[{index}]"
+        if not isinstance(entry, Mapping):
+            problems.append(f"{where} must be a table")
+            continue
+        for key in sorted(set(entry) - _MODEL_KEYS):
+            problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(_MODEL_KEYS))})")
+        family = entry.get("family")
+        if family not in REGISTRY:
+            problems.append(f"{where}: unknown family {family!r}; choose among {', '.join(sorted(REGISTRY))}")
+            continue
+        options = entry.get("options", {})
+        try:
+            model = get_model(family, **options)
+        except (TypeError, ValueError) as error:
+            problems.append(f"{where} ({family}): options {options!r}: {error}")
+            model = get_model(family)  # the family's defaults, to check the rest of the entry
+        method = entry.get("method", "nuts")
+        if method not in ("nuts", "exact") or method not in model.methods():
+            problems.append(
+                f"{where} ({family}): method {method!r} cannot draw its posterior; choose "
+                f"{' or '.join(repr(m) for m in ('nuts', 'exact') if m in model.methods())}"
+            )
+        available_estimates = model.available_point_estimates()
+        estimates = entry.get("point_estimates", list(available_estimates))
+        missing = [kind for kind in estimates if kind not in available_estimates]
+        if missing:
+            problems.append(
+                f"{where} ({family}): point estimate(s) {missing} do not exist for this family; it has "
+                f"{', '.join(available_estimates)}"
+            )
+        baselines = entry.get("baselines", [])
+        unknown = [name for name in baselines if name not in BASELINES]
+        if unknown:
+            problems.append(f"{where} ({family}): unknown baseline(s) {unknown}; choose among {', '.join(BASELINES)}")
+        label = entry.get("label") or (family if not options else f"{family} {json.dumps(options, sort_keys=True)}")
+        if any(existing.label == label for existing in models):
+            problems.append(f"{where}: the label {label!r} is used twice; give each model a distinct 'label'")
+        models.append(
+            StudyModel(
+                label=str(label),
+                family=family,
+                options=_frozen(options),
+                method=method,
+                point_estimates=tuple(kind for kind in estimates if kind in available_estimates),
+                baselines=tuple(name for name in baselines if name in BASELINES),
+                standardize=bool(entry.get("standardize", True)),
+            )
+        )
+    return tuple(models)
+
+
+def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path) -> tuple[StudyDataset, ...]:
+    if not isinstance(raw, list) or not raw:
+        problems.append("datasets must be a non-empty list of [[datasets]] tables")
+        return ()
+    known = {info.name: info for info in available()}
+    datasets = []
+    for index, entry in enumerate(raw):
+        where = f"datasets[{index}]"
+        if not isinstance(entry, Mapping):
+            problems.append(f"{where} must be a table")
+            continue
+        for key in sorted(set(entry) - _DATASET_KEYS):
+            problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(_DATASET_KEYS))})")
+        name, path, target = entry.get("name"), entry.get("path"), entry.get("target")
+        generator = entry.get("generator", {})
+        if (name is None) == (path is None):
+            problems.append(f"{where}: give either name (a built-in data set) or path (a CSV file with target)")
+            continue
+        if path is not None:
+            path = str(base / path) if not Path(path).is_absolute() else str(path)
+            if target is None:
+                problems.append(f"{where}: CSV file {path!r} needs target = COLUMN")
+        elif name not in known:
+            problems.append(f"{where}: unknown data set {name!r}; choose among {', '.join(sorted(known))}")
+            continue
+        elif generator and known[name].n_obs != "generated":
+            problems.append(f"{where}: {name!r} is not generated; 'generator' applies to generated data sets only")
+        if not isinstance(generator, Mapping):
+            problems.append(f"{where}: generator must be a table of parameters, e.g. {{ n = 2000, random_seed = 1 }}")
+            generator = {}
+        models = entry.get("models")
+        if models is not None:
+            unknown = [label for label in models if label not in model_labels]
+            if unknown:
+                problems.append(f"{where}: models {unknown} are not among the models' labels {sorted(model_labels)}")
+        label = entry.get("label") or name or Path(path).stem
+        datasets.append(
+            StudyDataset(
+                label=str(label),
+                name=name,
+                path=path,
+                target=target,
+                generator=tuple(sorted(generator.items())),
+                models=tuple(models) if models is not None else None,
+            )
+        )
+    return tuple(datasets)

@@ -1,0 +1,323 @@
+"""The HTML page of a comparison study: learning curves, paired differences, missing MLEs, calibration,
+convergence and cost, from the tidy table of :func:`bayesclass.inference.study.load`.
+
+The same self-contained page as a run's report (:func:`bayesclass.reports.html.render_page`: inline SVG
+images, inline CSS, nothing from the network, every string escaped). Intervals over repeats are the smallest
+and largest repeat (with few repeats, an equal-tailed interval would only restate them).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.inference.study import load
+from bayesclass.reports import figures
+from bayesclass.reports.html import PageSection, render_page
+from bayesclass.reports.sections import Figure, Table, Text, number
+
+pd = lazy_import("pandas")
+
+__all__ = ["CURVE_METRICS", "study_report"]
+
+#: the metrics drawn as learning curves (those present), with their axis labels
+CURVE_METRICS = {
+    "log_loss": "held-out log loss",
+    "brier": "held-out Brier score",
+    "accuracy": "held-out accuracy",
+    "kl_to_truth": "KL to the true P(class | x)",
+    "truth_coverage": "coverage of the truth (89% interval)",
+}
+#: the metrics of the paired differences posterior - plug-in (lower is better for each)
+DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
+
+
+def study_report(out: str | Path, *, title: str | None = None) -> str:
+    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``)."""
+    started = time.perf_counter()
+    table = load(out)
+    if table.empty:
+        raise ValueError(f"{str(out)!r} holds no finished cell yet; run the study first")
+    studies = sorted(set(table["study"].dropna()))
+    title = title or f"bayesclass study: {', '.join(studies)}"
+    ok = table[table["status"] == "ok"]
+    sections = [
+        PageSection("summary", "Summary", _summary(table, Path(out))),
+        PageSection("curves", "Learning curves", _curves(ok)),
+        PageSection("differences", "Posterior minus plug-in", _differences(ok)),
+        PageSection("mle", "Where the MLE does not exist", _missing_mle(table)),
+        PageSection("calibration", "Calibration", _calibration(ok)),
+        PageSection("convergence", "Convergence and failures", _convergence(table)),
+        PageSection("cost", "Time per fit", _cost(table)),
+    ]
+    alerts = []
+    failed = table.loc[table["status"] == "error", "key"].nunique()
+    if failed:
+        alerts.append(f"{failed} cell(s) failed; their errors are listed under 'Convergence and failures'.")
+    return render_page(title, sections, alerts=alerts, started=started)
+
+
+def _cells(table):
+    return table.drop_duplicates("key")
+
+
+def _summary(table, out: Path) -> tuple:
+    cells = _cells(table)
+    rows = [
+        ("results folder", str(out)),
+        (
+            "cells",
+            f"{len(cells)}: {int((cells['status'] == 'ok').sum())} finished, "
+            f"{int((cells['status'] == 'error').sum())} failed",
+        ),  # fmt: skip
+        ("data sets", ", ".join(sorted(cells["dataset"].unique()))),
+        (
+            "models",
+            ", ".join(f"{m} ({meth})" for m, meth in sorted(set(zip(cells["model"], cells["method"], strict=True)))),
+        ),
+        ("training sizes", ", ".join(str(int(s)) for s in sorted(cells["size"].unique()))),
+        ("repeats", str(int(cells["repeat"].max()) + 1)),
+    ]
+    blocks: list = [Table("The study", ("item", "value"), tuple(rows), text=True)]
+    spec = out / "spec.toml"
+    if spec.is_file():
+        blocks.append(Text(spec.read_text(encoding="utf-8"), kind="pre"))
+    return tuple(blocks)
+
+
+def _band(values):
+    """(mean, low, high) over repeats; an infinite repeat makes the mean infinite (kept, never dropped)."""
+    array = np.asarray(values, dtype=float)
+    array = array[~np.isnan(array)]
+    if array.size == 0:
+        return math.nan, math.nan, math.nan
+    return float(array.mean()), float(array.min()), float(array.max())
+
+
+def _curves(ok) -> tuple:
+    blocks: list = []
+    metrics = [m for m in CURVE_METRICS if m in set(ok["metric"])]
+    for (dataset, model), group in ok.groupby(["dataset", "model"], sort=True):
+        panels = {}
+        for metric in metrics:
+            lines = {}
+            subset = group[group["metric"] == metric]
+            for estimate, rows in subset.groupby("estimate", sort=False):
+                stats = rows.groupby("size")["value"].apply(_band)
+                if stats.empty or all(math.isnan(m) for m, _, _ in stats):
+                    continue
+                sizes = stats.index.to_numpy(dtype=float)
+                lines[estimate] = (sizes, *(np.array([s[i] for s in stats]) for i in range(3)))
+            if lines:
+                panels[CURVE_METRICS[metric]] = lines
+        if not panels:
+            continue
+        blocks.append(
+            Figure(
+                figures.learning_curve_plot(panels),
+                f"{model} on {dataset}: each metric on the test split vs the training rows, mean over repeats with "
+                "the band from the smallest to the largest repeat; a triangle marks an infinite mean (log loss inf: "
+                "an observed class given probability 0)",
+            )
+        )
+    if not blocks:
+        blocks.append(Text("No finished cell has scores to draw."))
+    return tuple(blocks)
+
+
+def _differences(ok) -> tuple:
+    """Posterior minus each plug-in, paired by cell (same rows, same fit), per size: mean and range over repeats."""
+    blocks: list = []
+    rows_out = []
+    for (dataset, model), group in ok.groupby(["dataset", "model"], sort=True):
+        panels = {}
+        for metric in DIFFERENCE_METRICS:
+            subset = group[group["metric"] == metric]
+            posterior = subset[subset["kind"] == "posterior"].set_index("key")["value"]
+            if posterior.empty:
+                continue
+            lines = {}
+            for estimate, rows in subset[subset["kind"] != "posterior"].groupby("estimate", sort=False):
+                paired = rows.set_index("key")[["value", "size"]].join(posterior.rename("posterior"), how="inner")
+                if paired.empty:
+                    continue
+                paired["difference"] = paired["posterior"] - paired["value"]
+                stats = paired.groupby("size")["difference"].apply(_band)
+                sizes = stats.index.to_numpy(dtype=float)
+                mean, low, high = (np.array([s[i] for s in stats]) for i in range(3))
+                lines[f"posterior - {estimate}"] = (sizes, mean, low, high)
+                for size, (m, lo, hi) in stats.items():
+                    count = int((paired["size"] == size).sum())
+                    wins = int(((paired["size"] == size) & (paired["difference"] < 0)).sum())
+                    rows_out.append(
+                        (dataset, model, metric, f"posterior - {estimate}", str(int(size)), number(m),
+                         f"[{number(lo)}, {number(hi)}]", f"{wins} of {count}")
+                    )  # fmt: skip
+            if lines:
+                panels[f"{metric}: posterior - plug-in"] = lines
+        if panels:
+            blocks.append(
+                Figure(
+                    figures.learning_curve_plot(panels, reference=0.0),
+                    f"{model} on {dataset}: posterior minus each plug-in, per cell (same training rows and fit), mean "
+                    "over repeats with the range; below 0 the posterior is better; -inf where the plug-in's log loss "
+                    "is infinite",
+                )
+            )
+    if rows_out:
+        blocks.append(
+            Table(
+                "Paired differences posterior - plug-in (lower is better for the posterior): mean over repeats, "
+                "[smallest, largest] repeat, and in how many repeats the posterior was better",
+                ("data", "model", "metric", "difference", "training rows", "mean", "range", "posterior better"),
+                tuple(rows_out),
+            )
+        )
+    else:
+        blocks.append(Text("No posterior and plug-in scored in the same cells."))
+    return tuple(blocks)
+
+
+def mle_cause(status: object) -> str:
+    """The cause of a missing MLE from the fit's status text: separation, zero counts, or the text itself."""
+    text = str(status)
+    if "separable" in text or "separation" in text:
+        return "separation (the classes are linearly separable)"
+    if "zero" in text or "count" in text:
+        return "zero counts"
+    return text
+
+
+def _missing_mle(table) -> tuple:
+    cells = _cells(table[table["status"] == "ok"])
+    missing = cells[cells["mle_status"].notna() & (cells["mle_status"] != "exists")]
+    blocks: list = []
+    if missing.empty:
+        blocks.append(Text("The MLE existed in every finished cell where it was computed."))
+    else:
+        counts = (
+            missing.assign(cause=missing["mle_status"].map(mle_cause))
+            .groupby(["dataset", "model", "size", "cause"], sort=True)["key"]
+            .count()
+        )
+        totals = cells.groupby(["dataset", "model", "size"])["key"].count()
+        blocks.append(
+            Table(
+                "Cells whose MLE does not exist, by cause (out of the cells of that size)",
+                ("data", "model", "training rows", "cause", "cells"),
+                tuple(
+                    (d, m, str(int(s)), cause, f"{n} of {int(totals[(d, m, s)])}")
+                    for (d, m, s, cause), n in counts.items()
+                ),
+            )
+        )
+    zero = table[(table["metric"] == "n_zero_probability") & (table["value"] > 0)]
+    if not zero.empty:
+        counts = zero.groupby(["dataset", "model", "estimate", "size"])["key"].nunique()
+        blocks.append(
+            Table(
+                "Estimates that exist but give an observed test class probability 0 (log loss inf), in how many "
+                "repeats",
+                ("data", "model", "estimate", "training rows", "repeats"),
+                tuple((d, m, e, str(int(s)), str(int(n))) for (d, m, e, s), n in counts.items()),
+            )
+        )
+    return tuple(blocks)
+
+
+def _calibration(ok) -> tuple:
+    metrics = [m for m in ("ece", "calibration_mcb") if m in set(ok["metric"])]
+    if not metrics:
+        return (Text("The study scored no calibration metric."),)
+    summary = ok[ok["metric"].isin(metrics)].groupby(["dataset", "model", "estimate", "size", "metric"])["value"].mean()
+    wide = summary.unstack("metric")
+    rows = tuple(
+        (d, m, e, str(int(s)), *(number(row.get(metric), ".4f") for metric in metrics))
+        for (d, m, e, s), row in wide.iterrows()
+    )
+    return (
+        Table(
+            "Calibration on the test split, mean over repeats: ECE (top-label, 10 bins) and MCB (the miscalibration "
+            "term of the CORP decomposition of the Brier score)",
+            ("data", "model", "estimate", "training rows", *(m.replace("calibration_", "").upper() for m in metrics)),
+            rows,
+        ),
+    )
+
+
+def _convergence(table) -> tuple:
+    cells = _cells(table)
+    blocks: list = []
+    sampled = cells[cells["max_r_hat"].notna()]
+    failing = sampled[(sampled["converged"] == False)]  # noqa: E712 (a column of bools and None)
+    blocks.append(
+        Text(
+            f"{len(sampled)} cells with posterior draws: {len(failing)} failed the convergence verdict "
+            "(r_hat <= 1.01, bulk and tail ESS >= 400, no divergences)."
+        )
+    )
+    if not failing.empty:
+        blocks.append(
+            Table(
+                "Cells that failed the convergence verdict",
+                ("data", "model", "training rows", "repeat", "max r_hat", "min bulk ESS", "divergences"),
+                tuple(
+                    (
+                        r.dataset,
+                        r.model,
+                        str(int(r.size)),
+                        str(int(r.repeat)),
+                        number(r.max_r_hat, ".4f"),
+                        number(r.min_ess_bulk, ".0f"),
+                        str(int(r.divergences or 0)),
+                    )
+                    for r in failing.itertuples()
+                ),  # fmt: skip
+            )
+        )
+    errors = cells[cells["status"] == "error"]
+    if not errors.empty:
+        blocks.append(
+            Table(
+                "Cells that raised (recorded with their error; the study went on)",
+                ("data", "model", "training rows", "repeat", "error"),
+                tuple(
+                    (r.dataset, r.model, str(int(r.size)), str(int(r.repeat)), str(r.error))
+                    for r in errors.itertuples()
+                ),
+                text=True,
+            )
+        )
+    return tuple(blocks)
+
+
+def _cost(table) -> tuple:
+    cells = _cells(table[table["status"] == "ok"])
+    if cells.empty:
+        return (Text("No finished cell."),)
+    grouped = cells.groupby(["model", "method", "size"])
+    rows = tuple(
+        (
+            model,
+            method,
+            str(int(size)),
+            str(len(group)),
+            number(group["fit_seconds"].median(), ".2f"),
+            number(group["sampling_seconds"].median(), ".3f"),
+            number(group["compile_seconds"].median(), ".2f"),
+            number(group["score_seconds"].median(), ".2f"),
+        )
+        for (model, method, size), group in grouped
+    )
+    return (
+        Table(
+            "Seconds per cell, median over cells: the fit (posterior draws and every point estimate), of it the "
+            "sampling and the compilation (0 when a worker reused the compiled model), and the scoring",
+            ("model", "posterior by", "training rows", "cells", "fit", "sampling", "compile", "scoring"),
+            rows,
+        ),
+    )

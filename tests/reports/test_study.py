@@ -1,0 +1,234 @@
+"""Comparison studies: the spec is validated all at once; a small study runs end to end, gives the same numbers
+serially and on two Dask workers, resumes after the client is SIGKILLed without rerunning a finished cell, records
+a failing cell and goes on, reruns only what a changed spec changes; its report renders in a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import bayesclass.study as bs
+from bayesclass.reports.html import write_report
+
+SMALL = """
+name = "small"
+seed = 3
+training_sizes = [20, 60]
+repeats = 1
+test_fraction = 0.3
+
+[sampler]
+draws = 150
+tune = 150
+chains = 2
+
+[[models]]
+family = "logistic"
+method = "nuts"
+point_estimates = ["mle", "map"]
+baselines = ["knn"]
+
+[[models]]
+family = "naive_bayes"
+method = "exact"
+point_estimates = ["mle", "map"]
+
+[[datasets]]
+name = "seed001_gaussians"
+generator = { n = 300, random_seed = 1 }
+
+[[datasets]]
+name = "digits_binary"
+models = ["naive_bayes"]
+"""
+COMPARED = ["dataset", "model", "size", "repeat", "estimate", "metric", "value", "max_r_hat", "status", "key"]
+
+
+def _spec(folder: Path, text: str = SMALL, name: str = "spec.toml") -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def serial_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("study")
+    spec = bs.read_spec(_spec(folder))
+    table = bs.run(spec, folder / "serial", serial=True, progress=False)
+    return folder, spec, table
+
+
+def test_a_bad_spec_lists_every_problem_at_once(tmp_path):
+    bad = SMALL.replace('family = "naive_bayes"', 'family = "naive_bays"')
+    bad = bad.replace("training_sizes = [20, 60]", "training_sizes = [20, 60, 5000]")
+    bad = bad.replace('point_estimates = ["mle", "map"]\nbaselines = ["knn"]', 'point_estimates = ["unbiased"]\n'
+                      'baselines = ["knn", "svm"]\noptions = { link = "cauchit" }')  # fmt: skip
+    bad = 'metrics = ["log_loss", "auc"]\ncolour = "blue"\n' + bad
+    with pytest.raises(ValueError) as error:
+        bs.read_spec(_spec(tmp_path, bad))
+    message = str(error.value)
+    for expected in (
+        "unknown key 'colour'",
+        "unknown metric(s) ['auc']",
+        "unknown family 'naive_bays'",
+        "options {'link': 'cauchit'}",
+        "unknown baseline(s) ['svm']",
+        "training size 5000 is larger than the training pool of 'seed001_gaussians' (210 of 300 rows",
+    ):
+        assert expected in message, (expected, message)
+    assert message.startswith(f"study spec {tmp_path / 'spec.toml'} has ")
+    with pytest.raises(ValueError, match="point estimate.*'unbiased'.*do not exist"):
+        bs.read_spec(_spec(tmp_path, SMALL.replace('["mle", "map"]\nbaselines', '["unbiased"]\nbaselines')))
+    with pytest.raises(ValueError, match="not valid TOML"):
+        bs.read_spec(_spec(tmp_path, "name = "))
+    with pytest.raises(ValueError, match="--write-example"):
+        bs.read_spec(tmp_path / "missing.toml")
+
+
+def test_the_example_spec_is_valid_and_its_grid(tmp_path):
+    path = bs.write_example(tmp_path / "ex.toml")
+    spec = bs.read_spec(path)
+    grid = bs.cells(spec)
+    assert len(grid) == (1 + 1) * 5 * 3  # each model on its own data set, 5 sizes, 3 repeats
+    assert len({cell.key() for cell in grid}) == len(grid)
+    assert {cell.model.family for cell in grid} == {"logistic", "naive_bayes"}
+
+
+def test_a_small_study_end_to_end(serial_run):
+    folder, spec, table = serial_run
+    assert set(table["status"]) == {"ok"}
+    cells = table.drop_duplicates("key")
+    assert len(cells) == 6 == len(bs.cells(spec))
+    assert set(table.loc[table["model"] == "logistic", "estimate"]) >= {"posterior", "MLE plug-in", "MAP plug-in"}
+    assert any(str(label).startswith("baseline: ") for label in table["estimate"].dropna())
+    # the generated data carry their truth: KL to the truth is scored; the digits are not generated
+    assert not table[(table["dataset"] == "seed001_gaussians") & (table["metric"] == "kl_to_truth")].empty
+    assert table[(table["dataset"] == "digits_binary") & (table["metric"] == "kl_to_truth")].empty
+    # training rows as declared; the test split the same for every model of a repeat
+    assert sorted(cells["n_train"].unique()) == [20, 60]
+    on_gaussians = cells[cells["dataset"] == "seed001_gaussians"]
+    assert on_gaussians["n_test"].nunique() == 1
+    # the tidy table is also on disk, and reads back the same
+    stored = __import__("pandas").read_parquet(folder / "serial" / "results.parquet")
+    assert stored[COMPARED].equals(table[COMPARED])
+    assert bs.load(folder / "serial")[COMPARED].equals(table[COMPARED])
+
+
+def test_two_dask_workers_give_the_same_numbers(serial_run, tmp_path):
+    folder, spec, table = serial_run
+    parallel = bs.run(spec, tmp_path / "dask", workers=2, progress=False)
+    assert parallel[COMPARED].equals(table[COMPARED])
+    pids = {json.loads(path.read_text())["worker_pid"] for path in (tmp_path / "dask" / "cells").glob("*.json")}
+    assert os.getpid() not in pids  # the cells ran in the workers
+
+
+def test_a_rerun_skips_recorded_cells_and_a_changed_spec_reruns_only_its_new_cells(serial_run):
+    folder, spec, _ = serial_run
+    out = folder / "serial"
+    stamps = {path.name: path.stat().st_mtime_ns for path in (out / "cells").glob("*.json")}
+    again = bs.run(spec, out, serial=True, progress=False)
+    assert "0 run, 0 failed, 6 already recorded" in again.attrs["summary"]
+    changed = bs.read_spec(_spec(folder, SMALL.replace("[20, 60]", "[20, 60, 100]"), "changed.toml"))
+    ran = []
+    bs.run(changed, out, serial=True, progress=False, on_cell=ran.append)
+    assert sorted(record["cell"]["size"] for record in ran) == [100, 100, 100]
+    assert all((out / "cells" / name).stat().st_mtime_ns == stamp for name, stamp in stamps.items())
+
+
+def test_a_failing_cell_is_recorded_and_the_study_goes_on(tmp_path, monkeypatch):
+    import importlib
+
+    fitting = importlib.import_module("bayesclass.inference.fit")  # the module (the package re-exports fit())
+
+    original = fitting.fit
+
+    def failing(model, data, **kwargs):
+        if model.name == "naive_bayes" and data.n_obs == 20:
+            raise RuntimeError("simulated failure of this cell")
+        return original(model, data, **kwargs)
+
+    monkeypatch.setattr(fitting, "fit", failing)
+    spec = bs.read_spec(_spec(tmp_path))
+    table = bs.run(spec, tmp_path / "out", serial=True, progress=False)
+    cells = table.drop_duplicates("key")
+    failed = cells[cells["status"] == "error"]
+    assert len(failed) == 2 and set(failed["size"]) == {20} and set(failed["model"]) == {"naive_bayes"}
+    assert all("RuntimeError: simulated failure of this cell" in error for error in failed["error"])
+    assert (cells["status"] == "ok").sum() == 4
+    assert "2 failed" in table.attrs["summary"]
+    page = bs.report(tmp_path / "out")
+    assert "Cells that raised" in page and "simulated failure of this cell" in page
+    assert "2 cell(s) failed" in page
+
+
+SLOW_CELLS = SMALL.replace("training_sizes = [20, 60]", "training_sizes = [20, 30, 40, 50, 60]").replace(
+    "repeats = 1", "repeats = 2"
+)
+
+
+def test_sigkill_of_the_client_loses_no_finished_cell(tmp_path):
+    """Kill the study process (SIGKILL, no cleanup) once a few cells are recorded; the rerun runs only the rest
+    and leaves the finished records untouched."""
+    spec = _spec(tmp_path, SLOW_CELLS)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "bayesclass.cli", "study", str(spec), "--out", str(out), "--serial",
+               "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while len(list((out / "cells").glob("*.json"))) < 3 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+    stamps = {path.name: path.stat().st_mtime_ns for path in (out / "cells").glob("*.json")}
+    total = len(bs.cells(bs.read_spec(spec)))
+    assert 3 <= len(stamps) < total, "the study should be killed part-way"
+    for path in (out / "cells").glob("*.json"):
+        json.loads(path.read_text())  # every record on disk is whole
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert finished.returncode == 0, finished.stderr
+    assert f"{total - len(stamps)} run, 0 failed, {len(stamps)} already recorded" in finished.stdout
+    assert all((out / "cells" / name).stat().st_mtime_ns == stamp for name, stamp in stamps.items())
+    assert len(list((out / "cells").glob("*.json"))) == total
+    assert not list((out / "cells").glob(".*.tmp"))
+
+
+def test_the_study_report_in_a_real_browser(serial_run, browser, tmp_path):
+    folder, _, _ = serial_run
+    page = bs.report(folder / "serial")
+    for heading in ("Learning curves", "Posterior minus plug-in", "Where the MLE does not exist", "Calibration",
+                    "Convergence and failures", "Time per fit"):  # fmt: skip
+        assert f"<h2>{heading}</h2>" in page
+    path = write_report(tmp_path / "study.html", page)
+    seen = browser.inspect(path, screenshot=tmp_path / "study.png")
+    assert seen.console_errors == () and seen.foreign_requests == ()
+    assert seen.images and seen.broken_images == ()
+    assert not seen.ran_script and seen.script_hook_count == 0
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bayesclass.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)  # fmt: skip
+
+
+def test_cli_usage_errors(tmp_path):
+    done = _cli("study", "--write-example", "ex.toml", cwd=tmp_path)
+    assert done.returncode == 0 and (tmp_path / "ex.toml").read_text() == bs.EXAMPLE_SPEC
+    for args, message in (
+        (["study"], "give a spec and --out"),
+        (["study", "ex.toml"], "give a spec and --out"),
+        (["study", "missing.toml", "--out", "o"], "no study spec"),
+        (["study", "ex.toml", "--out", "o", "--workers", "0"], "--workers 0"),
+        (["study", "ex.toml", "--out", "o", "--scheduler", "tcp://x:1", "--serial"], "drop --serial"),
+        (["study", "--write-example", "ex.txt"], "must end in .toml"),
+        (["study-report", "nowhere", "--out", "r.html"], "holds no study results"),
+    ):
+        failed = _cli(*args, cwd=tmp_path)
+        assert failed.returncode == 2, (args, failed.stderr)
+        assert message in failed.stderr and "Traceback" not in failed.stderr, (args, failed.stderr)
