@@ -1094,6 +1094,7 @@ def learning_curve_plot(
     *,
     reference: float | None = None,
     log_x: bool = True,
+    colors: Mapping[str, str] | None = None,
 ) -> str:
     """Curves over training sizes, one panel per title: each line ``(x, mean, low, high)`` with a band.
 
@@ -1102,12 +1103,15 @@ def learning_curve_plot(
     panels : mapping
         Panel title -> line label -> four ``(k,)`` arrays: the training sizes, the mean over repeats and the band
         (e.g. the smallest and largest repeat). An infinite mean (a log loss ``inf`` of a plug-in that gives an
-        observed class probability 0) is drawn as a triangle at the top of the panel, labelled ``inf``; NaN
-        points are left out.
+        observed class probability 0) is drawn as a triangle at the top of the panel, labelled ``inf`` (``-inf``: at
+        the bottom, e.g. a difference to such a plug-in); NaN points are left out.
     reference : float, optional
         A horizontal line (e.g. 0 for paired differences).
     log_x : bool
         Training sizes on a log axis.
+    colors : mapping, optional
+        Line label -> matplotlib colour, to keep one colour per estimate across figures (default: the colour
+        cycle in order of first appearance).
     """
     if not isinstance(panels, Mapping) or not panels:
         raise ValueError(f"panels must be a non-empty mapping of panel title -> lines, got {type(panels).__name__}")
@@ -1117,7 +1121,8 @@ def learning_curve_plot(
         fig = _figure(4.2 * columns, 3.2 * rows)
         axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
         labels = list(dict.fromkeys(label for lines in panels.values() for label in lines))
-        colors = {label: f"C{index % 10}" for index, label in enumerate(labels)}  # one colour per line everywhere
+        cycle = {label: f"C{index % 10}" for index, label in enumerate(labels)}
+        colors = {label: (colors or {}).get(label, cycle[label]) for label in labels}  # one colour per line
         for ax, (title, lines) in zip(axes, panels.items(), strict=False):
             finite_values, infinite_points, sizes = [], [], set()
             for label, (x, mean, low, high) in lines.items():
@@ -1131,17 +1136,19 @@ def learning_curve_plot(
                 band = np.isfinite(low) & np.isfinite(high)
                 ax.fill_between(x[band], low[band], high[band], color=color, alpha=0.15, lw=0)
                 finite_values.extend(high[band].tolist() + mean[finite].tolist())
-                infinite = np.isposinf(mean)
-                infinite_points.extend((value, color) for value in x[infinite])
+                infinite_points.extend((value, color, 1) for value in x[np.isposinf(mean)])
+                infinite_points.extend((value, color, -1) for value in x[np.isneginf(mean)])
             if reference is not None:
                 ax.axhline(reference, color="0.3", lw=0.8, ls="--")
-            if infinite_points:
+            if infinite_points:  # +inf at the top of the panel, -inf at its bottom, labelled
                 top = max(finite_values) if finite_values else 1.0
-                level = top * 1.05 if top > 0 else 1.0
-                for value, color in infinite_points:
-                    ax.scatter([value], [level], marker="^", color=color, s=30)
-                    ax.annotate("inf", (value, level), textcoords="offset points", xytext=(0, 5), ha="center",
-                                fontsize=7, color=color)  # fmt: skip
+                bottom = min(finite_values) if finite_values else 0.0
+                span = (top - bottom) or 1.0
+                for value, color, sign in infinite_points:
+                    level = top + 0.08 * span if sign > 0 else bottom - 0.08 * span
+                    ax.scatter([value], [level], marker="^" if sign > 0 else "v", color=color, s=30)
+                    ax.annotate("inf" if sign > 0 else "-inf", (value, level), textcoords="offset points",
+                                xytext=(0, 5 if sign > 0 else -10), ha="center", fontsize=7, color=color)  # fmt: skip
             if log_x:
                 ax.set_xscale("log")
                 ax.set_xticks(sorted(sizes), [f"{value:g}" for value in sorted(sizes)])

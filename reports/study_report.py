@@ -45,10 +45,11 @@ def study_report(out: str | Path, *, title: str | None = None) -> str:
     studies = sorted(set(table["study"].dropna()))
     title = title or f"bayesclass study: {', '.join(studies)}"
     ok = table[table["status"] == "ok"]
+    colors = estimate_colors(ok["estimate"].dropna().unique())
     sections = [
         PageSection("summary", "Summary", _summary(table, Path(out))),
-        PageSection("curves", "Learning curves", _curves(ok)),
-        PageSection("differences", "Posterior minus plug-in", _differences(ok)),
+        PageSection("curves", "Learning curves", _curves(ok, colors)),
+        PageSection("differences", "Posterior minus plug-in", _differences(ok, colors)),
         PageSection("mle", "Where the MLE does not exist", _missing_mle(table)),
         PageSection("calibration", "Calibration", _calibration(ok)),
         PageSection("convergence", "Convergence and failures", _convergence(table)),
@@ -59,6 +60,13 @@ def study_report(out: str | Path, *, title: str | None = None) -> str:
     if failed:
         alerts.append(f"{failed} cell(s) failed; their errors are listed under 'Convergence and failures'.")
     return render_page(title, sections, alerts=alerts, started=started)
+
+
+def estimate_colors(labels) -> dict[str, str]:
+    """One colour per estimate label on every figure of the page: the posterior first, then the plug-ins, then
+    the baselines, each group in alphabetical order."""
+    order = sorted(set(map(str, labels)), key=lambda label: (label != "posterior", label.startswith("baseline"), label))
+    return {label: f"C{index % 10}" for index, label in enumerate(order)}
 
 
 def _cells(table):
@@ -98,7 +106,7 @@ def _band(values):
     return float(array.mean()), float(array.min()), float(array.max())
 
 
-def _curves(ok) -> tuple:
+def _curves(ok, colors: dict[str, str]) -> tuple:
     blocks: list = []
     metrics = [m for m in CURVE_METRICS if m in set(ok["metric"])]
     for (dataset, model), group in ok.groupby(["dataset", "model"], sort=True):
@@ -118,7 +126,7 @@ def _curves(ok) -> tuple:
             continue
         blocks.append(
             Figure(
-                figures.learning_curve_plot(panels),
+                figures.learning_curve_plot(panels, colors=colors),
                 f"{model} on {dataset}: each metric on the test split vs the training rows, mean over repeats with "
                 "the band from the smallest to the largest repeat; a triangle marks an infinite mean (log loss inf: "
                 "an observed class given probability 0)",
@@ -129,7 +137,7 @@ def _curves(ok) -> tuple:
     return tuple(blocks)
 
 
-def _differences(ok) -> tuple:
+def _differences(ok, colors: dict[str, str]) -> tuple:
     """Posterior minus each plug-in, paired by cell (same rows, same fit), per size: mean and range over repeats."""
     blocks: list = []
     rows_out = []
@@ -151,21 +159,26 @@ def _differences(ok) -> tuple:
                 mean, low, high = (np.array([s[i] for s in stats]) for i in range(3))
                 lines[f"posterior - {estimate}"] = (sizes, mean, low, high)
                 for size, (m, lo, hi) in stats.items():
-                    count = int((paired["size"] == size).sum())
-                    wins = int(((paired["size"] == size) & (paired["difference"] < 0)).sum())
+                    at_size = paired["size"] == size
+                    compared = at_size & paired["difference"].notna()  # NaN: a plug-in without probabilities there
+                    count, wins = int(compared.sum()), int((compared & (paired["difference"] < 0)).sum())
                     rows_out.append(
                         (dataset, model, metric, f"posterior - {estimate}", str(int(size)), number(m),
-                         f"[{number(lo)}, {number(hi)}]", f"{wins} of {count}")
+                         f"[{number(lo)}, {number(hi)}]", f"{wins} of {count}" if count else "n/a")
                     )  # fmt: skip
             if lines:
                 panels[f"{metric}: posterior - plug-in"] = lines
         if panels:
             blocks.append(
                 Figure(
-                    figures.learning_curve_plot(panels, reference=0.0),
+                    figures.learning_curve_plot(
+                        panels,
+                        reference=0.0,
+                        colors={f"posterior - {label}": color for label, color in colors.items()},
+                    ),
                     f"{model} on {dataset}: posterior minus each plug-in, per cell (same training rows and fit), mean "
                     "over repeats with the range; below 0 the posterior is better; -inf where the plug-in's log loss "
-                    "is infinite",
+                    "is infinite (drawn at the bottom)",
                 )
             )
     if rows_out:

@@ -427,3 +427,21 @@ def test_two_flattened_variables_keep_their_own_elements():
     assert selection["class_mean"].sizes["class_mean_element"] == 4
     assert selection["covariance"].sizes["covariance_element"] == 4
     assert not bool(selection["class_mean"].isnull().any()) and not bool(selection["covariance"].isnull().any())
+
+
+def test_learning_curves_mark_infinite_means_and_keep_colours():
+    x = np.array([10.0, 20.0, 50.0])
+    panels = {
+        "log loss": {
+            "posterior": (x, np.array([0.6, 0.5, 0.4]), np.array([0.5, 0.4, 0.35]), np.array([0.7, 0.6, 0.45])),
+            "MLE plug-in": (x, np.array([np.inf, 0.7, 0.45]), np.full(3, np.nan), np.full(3, np.nan)),
+        },
+        "difference": {"posterior - MLE plug-in": (x, np.array([-np.inf, -0.2, -0.05]), x * 0, x * 0)},
+    }
+    svg = figures.learning_curve_plot(panels, colors={"posterior": "#123456"})
+    ET.fromstring(svg)
+    assert ">inf<" in svg and ">-inf<" in svg  # both infinities labelled, not dropped
+    assert "#123456" in svg  # the given colour
+    assert svg == figures.learning_curve_plot(panels, colors={"posterior": "#123456"})
+    with pytest.raises(ValueError, match="1-d of one length"):
+        figures.learning_curve_plot({"p": {"a": (x, x[:2], x, x)}})

@@ -96,7 +96,7 @@ def test_the_example_spec_is_valid_and_its_grid(tmp_path):
     path = bs.write_example(tmp_path / "ex.toml")
     spec = bs.read_spec(path)
     grid = bs.cells(spec)
-    assert len(grid) == (1 + 1) * 5 * 3  # each model on its own data set, 5 sizes, 3 repeats
+    assert len(grid) == (2 + 1) * 5 * 3  # logistic and naive Bayes on the Gaussians, naive Bayes on the digits
     assert len({cell.key() for cell in grid}) == len(grid)
     assert {cell.model.family for cell in grid} == {"logistic", "naive_bayes"}
 

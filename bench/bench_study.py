@@ -1,0 +1,190 @@
+"""Benchmark of comparison studies (issue 15): throughput on Dask vs serial, per-cell overhead, worker memory, and
+the same study against an external scheduler.
+
+The study: 200 small cells, a MAP / exact / NUTS mix on ``seed001_gaussians`` (n = 2,000 generated rows): logistic
+regression by NUTS (2 chains x 200 draws, its MLE and MAP beside it), naive Bayes by exact draws, gcc shared by
+exact draws (inverse-Wishart prior), over 10 training sizes (20 ... 200) and repeats — 200 cells in all.
+
+- ``serial``: every cell in this one process, one after another (``run_study(serial=True)``); the baseline.
+- ``local``: a ``LocalCluster`` of 2 process workers with one thread each (``bayesclass study --workers 2``).
+- ``external``: ``dask scheduler`` and two ``dask worker --nthreads 1`` processes started by this bench on
+  localhost, the study run with ``--scheduler tcp://127.0.0.1:PORT`` (proves the flag; same numbers).
+
+Each run writes to a fresh results folder (cold: no record to skip). The serial run warms this process's compile
+cache, as a worker does on its first cell of each structure; each Dask worker pays its own first compiles, which
+are in its time. Printed: wall time and cells per second of each run, the throughput ratio local / serial
+(**target >= 1.7x on 2 cores**), the per-cell overhead (**target <= 0.5 s**: the serial run's wall time per cell
+minus its mean in-cell time (fit + scoring), i.e. splitting, recording and bookkeeping outside the fit), the peak
+memory (VmHWM) of each worker process, and whether the three runs gave identical tables.
+
+Run::
+
+    .venv/bin/python bench/bench_study.py            # ~6 min on 2 cores
+    .venv/bin/python bench/bench_study.py --quick    # 40 cells
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_RATIO = 1.7
+TARGET_OVERHEAD_S = 0.5
+
+SPEC = """
+name = "bench"
+seed = 0
+training_sizes = {sizes}
+repeats = {repeats}
+test_fraction = 0.3
+
+[sampler]
+draws = 200
+tune = 200
+chains = 2
+
+[[models]]
+family = "logistic"
+method = "nuts"
+point_estimates = ["mle", "map"]
+
+[[models]]
+family = "naive_bayes"
+method = "exact"
+point_estimates = ["mle", "map"]
+
+[[models]]
+family = "gcc"
+options = {{ prior = {{ covariance_prior = "inverse_wishart" }} }}
+method = "exact"
+point_estimates = ["mle", "map"]
+label = "gcc shared"
+
+[[datasets]]
+name = "seed001_gaussians"
+generator = {{ n = 2000, random_seed = 1 }}
+"""
+
+COMPARED = ["dataset", "model", "size", "repeat", "estimate", "metric", "value", "key"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def worker_peaks(out: Path) -> dict[int, float]:
+    """Peak RSS (GB) of every process that ran cells, from the VmHWM the cell records carry."""
+    peaks: dict[int, float] = {}
+    for path in (out / "cells").glob("*.json"):
+        record = json.loads(path.read_text())
+        pid = record["worker_pid"]
+        peaks[pid] = max(peaks.get(pid, 0.0), record.get("peak_rss_gb") or 0.0)
+    return peaks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="40 cells")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    import bayesclass.study as bs
+
+    sizes = [20, 40, 60, 80, 100, 120, 140, 160, 180, 200]
+    repeats = 2 if args.quick else 7  # 3 models x 10 sizes x 7 repeats = 210 cells (200 or more)
+    scratch = Path(tempfile.mkdtemp(prefix="bench_study_"))
+    numbers = {}
+    try:
+        spec_path = scratch / "spec.toml"
+        spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats))
+        spec = bs.read_spec(spec_path)
+        n_cells = len(bs.cells(spec))
+        print(
+            f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}", flush=True
+        )
+
+        start = time.perf_counter()
+        serial = bs.run(spec, scratch / "serial", serial=True, progress=False)
+        serial_s = time.perf_counter() - start
+        cells = serial.drop_duplicates("key")
+        in_cell = float((cells["fit_seconds"] + cells["score_seconds"]).sum())
+        overhead = (serial_s - in_cell) / n_cells
+        print(f"serial   {serial_s:7.1f} s  {n_cells / serial_s:5.2f} cells/s  (in-cell {in_cell:.1f} s)", flush=True)
+
+        start = time.perf_counter()
+        local = bs.run(spec, scratch / "local", workers=2, progress=False)
+        local_s = time.perf_counter() - start
+        print(f"local    {local_s:7.1f} s  {n_cells / local_s:5.2f} cells/s  (2 workers x 1 thread)", flush=True)
+
+        port = free_port()
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+             "--dashboard-address", ":0"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        workers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "distributed.cli.dask_worker",
+                    f"tcp://127.0.0.1:{port}",
+                    "--nthreads",
+                    "1",
+                    "--nworkers",
+                    "1",
+                    "--no-dashboard",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        try:
+            from distributed import Client
+
+            with Client(f"tcp://127.0.0.1:{port}", timeout="60s") as client:
+                client.wait_for_workers(2, timeout=120)
+            start = time.perf_counter()
+            external = bs.run(spec, scratch / "external", scheduler=f"tcp://127.0.0.1:{port}", progress=False)
+            external_s = time.perf_counter() - start
+        finally:
+            for process in [*workers, scheduler]:
+                process.terminate()
+            for process in [*workers, scheduler]:
+                process.wait(timeout=60)
+        print(f"external {external_s:7.1f} s  {n_cells / external_s:5.2f} cells/s  (dask scheduler + 2 dask workers)")
+
+        identical = serial[COMPARED].equals(local[COMPARED]) and serial[COMPARED].equals(external[COMPARED])
+        ratio = serial_s / local_s
+        peaks = worker_peaks(scratch / "local")
+        print()
+        verdict = "PASS" if ratio >= TARGET_RATIO else "MISS"
+        print(f"throughput local / serial: {ratio:.2f}x (>= {TARGET_RATIO}x) {verdict}")
+        print(f"per-cell overhead (serial wall - in-cell time, per cell): {overhead:.3f} s (<= {TARGET_OVERHEAD_S} s) "
+              f"{'PASS' if overhead <= TARGET_OVERHEAD_S else 'MISS'}")  # fmt: skip
+        print("peak RSS per local worker: " + ", ".join(f"{gb:.2f} GB" for gb in sorted(peaks.values())))
+        print(f"serial, local and external tables identical: {identical}")
+        numbers = {
+            "cells": n_cells, "serial_s": serial_s, "local_s": local_s, "external_s": external_s, "ratio": ratio,
+            "overhead_s": overhead, "worker_peak_gb": sorted(peaks.values()), "identical": identical,
+        }  # fmt: skip
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=2))
+
+
+if __name__ == "__main__":
+    main()
