@@ -47,8 +47,8 @@ repeats = {repeats}
 test_fraction = 0.3
 
 [sampler]
-draws = 200
-tune = 200
+draws = {draws}
+tune = {draws}
 chains = 2
 
 [[models]]
@@ -96,6 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="40 cells")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--draws", type=int, default=200, help="draws (and tuning steps) per chain: the cell size")
     args = parser.parse_args()
     import bayesclass.study as bs
 
@@ -105,7 +106,7 @@ def main() -> None:
     numbers = {}
     try:
         spec_path = scratch / "spec.toml"
-        spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats))
+        spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats, draws=args.draws))
         spec = bs.read_spec(spec_path)
         n_cells = len(bs.cells(spec))
         print(

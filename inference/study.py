@@ -42,7 +42,13 @@ __all__ = ["RECORD_FORMAT", "cell_data", "load", "run_cell", "run_study"]
 #: the layout version of a cell record
 RECORD_FORMAT = 1
 #: threads of BLAS and OpenMP in each worker process (one cell per single-threaded process)
-WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+WORKER_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+}
 
 
 def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
@@ -273,7 +279,23 @@ def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished
         )
         client = Client(cluster)
     try:
-        futures = [client.submit(run_cell, cell, str(out), key=f"cell-{cell.key()}", pure=False) for cell in pending]
+        addresses = sorted(client.scheduler_info()["workers"])
+        futures = []
+        for cell in sorted(pending, key=_shape):
+            # the cells of one shape (model, data set, size) go to one worker, which compiles that shape once (a
+            # static-shape JAX model recompiles for another number of rows); idle workers may still take them
+            home = addresses[_shape_index(cell) % len(addresses)] if addresses else None
+            futures.append(
+                client.submit(
+                    run_cell,
+                    cell,
+                    str(out),
+                    key=f"cell-{cell.key()}",
+                    pure=False,
+                    workers=[home] if home else None,
+                    allow_other_workers=True,
+                )
+            )
         for future in as_completed(futures):
             try:
                 finished(future.result())
@@ -283,6 +305,18 @@ def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _shape(cell: Cell) -> tuple:
+    return (cell.model.label, cell.dataset.label, cell.size, cell.repeat)
+
+
+def _shape_index(cell: Cell) -> int:
+    """A stable number of the cell's compiled shape (model, data set, training size), to spread shapes over workers."""
+    import hashlib
+
+    text = f"{cell.model.label}|{cell.dataset.label}|{cell.size}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
 class _Progress:
