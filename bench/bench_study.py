@@ -14,8 +14,10 @@ Each run writes to a fresh results folder (cold: no record to skip). The serial 
 cache, as a worker does on its first cell of each structure; each Dask worker pays its own first compiles, which
 are in its time. Printed: wall time and cells per second of each run, the throughput ratio local / serial
 (**target >= 1.7x on 2 cores**), the per-cell overhead (**target <= 0.5 s**: the serial run's wall time per cell
-minus its mean in-cell time (fit + scoring), i.e. splitting, recording and bookkeeping outside the fit), the peak
-memory (VmHWM) of each worker process, and whether the three runs gave identical tables.
+minus its mean in-cell time (fit + scoring), i.e. splitting, recording and bookkeeping outside the fit), the CPU
+share of the serial process (above 100%: XLA's and BLAS's own threads already use the second core, which caps what
+two workers can add), the peak memory (VmHWM) of each worker process, and whether the three runs gave identical
+tables.
 
 Run::
 
@@ -110,16 +112,24 @@ def main() -> None:
         spec = bs.read_spec(spec_path)
         n_cells = len(bs.cells(spec))
         print(
-            f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}", flush=True
+            f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}; "
+            f"2 chains x {args.draws} draws",
+            flush=True,
         )
 
         start = time.perf_counter()
+        cpu_before = os.times().user + os.times().system
         serial = bs.run(spec, scratch / "serial", serial=True, progress=False)
         serial_s = time.perf_counter() - start
         cells = serial.drop_duplicates("key")
         in_cell = float((cells["fit_seconds"] + cells["score_seconds"]).sum())
         overhead = (serial_s - in_cell) / n_cells
-        print(f"serial   {serial_s:7.1f} s  {n_cells / serial_s:5.2f} cells/s  (in-cell {in_cell:.1f} s)", flush=True)
+        cpu = os.times()
+        print(
+            f"serial   {serial_s:7.1f} s  {n_cells / serial_s:5.2f} cells/s  (in-cell {in_cell:.1f} s; "
+            f"this process used {(cpu.user + cpu.system - cpu_before) / serial_s:.0%} CPU: XLA and BLAS threads)",
+            flush=True,
+        )
 
         start = time.perf_counter()
         local = bs.run(spec, scratch / "local", workers=2, progress=False)
