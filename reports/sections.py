@@ -245,9 +245,9 @@ def convergence_section(result) -> Section | None:
     blocks: list = []
     alerts: tuple[str, ...] = ()
     if "sample_stats" not in result.children:  # independent exact draws: nothing to converge
-        blocks.append(Text(EXACT_NOTE + f" {report}".replace("\n", " ")))
+        blocks.append(Text(f"{EXACT_NOTE} Worst values: {_worst_values(report)}."))
     elif report.passed:
-        blocks.append(Text(f"Convergence PASS. {report}".replace("\n", " ")))
+        blocks.append(Text(f"Convergence PASS: {_worst_values(report)}."))
     else:
         message = f"Convergence FAIL: {'; '.join(report.failures)}. {ADVICE}"
         blocks.append(Text(message, kind="alert"))
@@ -274,6 +274,11 @@ def convergence_section(result) -> Section | None:
         Figure(figures.trace_plot(posterior, names, max_elements=cap), f"Traces of {listing} (arviz_plots){capped}")
     )
     return Section("convergence", "Convergence", tuple(blocks), alerts)
+
+
+def _worst_values(report) -> str:
+    """The numbers line of a :class:`ConvergenceReport` (its text without the verdict line)."""
+    return str(report).split("\n", 1)[-1].strip()
 
 
 def _top_level(result) -> list[str]:
