@@ -37,7 +37,7 @@ from bayesclass.inference.study_spec import Cell, StudySpec, cells
 
 pd = lazy_import("pandas")
 
-__all__ = ["RECORD_FORMAT", "cell_data", "load", "run_cell", "run_study"]
+__all__ = ["RECORD_FORMAT", "cell_data", "current_keys", "load", "run_cell", "run_study"]
 
 #: the layout version of a cell record
 RECORD_FORMAT = 1
@@ -235,6 +235,8 @@ def run_study(
         with atomic_write(out / "spec.toml") as temporary:
             temporary.write_text(Path(spec.source).read_text(encoding="utf-8"), encoding="utf-8")
     grid = cells(spec)
+    with atomic_write(out / "current_cells.json") as temporary:  # the keys of this spec's cells (the report's)
+        temporary.write_text(json.dumps(sorted(cell.key() for cell in grid)), encoding="utf-8")
     done = recorded_keys(out)
     pending = [cell for cell in grid if cell.key() not in done]
     counts = {"done": 0, "failed": 0, "skipped": len(grid) - len(pending)}
@@ -361,8 +363,8 @@ COLUMNS = (
 
 def load(out: str | Path, *, keys: set[str] | None = None):
     """The tidy results table of a study folder: a row per cell x estimate x metric (a failed cell: one row with
-    its error and no metric), with each cell's diagnostics and timings. ``keys`` keeps those cells only (the
-    current spec's; records of an earlier spec stay on disk)."""
+    its error and no metric), with each cell's diagnostics and timings. ``keys`` keeps those cells only (e.g.
+    :func:`current_keys`, the last spec's; records of an earlier spec stay on disk)."""
     folder = Path(out) / "cells"
     if not folder.is_dir():
         raise ValueError(f"{str(out)!r} holds no study results (no cells/ folder); run 'bayesclass study SPEC --out'")
@@ -371,34 +373,48 @@ def load(out: str | Path, *, keys: set[str] | None = None):
         if keys is not None and path.stem not in keys:
             continue
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+            rows.extend(_record_rows(json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(
-                f"study record {path} is damaged ({error}); delete it and rerun to redo that cell"
+                f"study record {path} is damaged ({error!r}); delete it and rerun to redo that cell"
             ) from None
-        diagnostics, timings = record.get("diagnostics", {}), record.get("timings", {})
-        common = {
-            **record["cell"],
-            "status": record["status"],
-            "error": record.get("error"),
-            "max_r_hat": diagnostics.get("max_r_hat"),
-            "min_ess_bulk": diagnostics.get("min_ess_bulk"),
-            "divergences": diagnostics.get("divergences"),
-            "converged": diagnostics.get("passed"),
-            "fit_seconds": timings.get("fit_seconds"),
-            "sampling_seconds": timings.get("sampling_seconds"),
-            "compile_seconds": timings.get("compile_seconds"),
-            "score_seconds": timings.get("score_seconds"),
-            "mle_status": record.get("point_estimate_status", {}).get("mle"),
-            "n_train": record.get("n_train"),
-            "n_test": record.get("n_test"),
-            "key": record["key"],
-        }
-        if record["status"] != "ok" or not record["rows"]:
-            rows.append({**common, "estimate": None, "kind": None, "metric": None, "value": math.nan})
-        for row in record["rows"]:
-            rows.append({**common, **row, "value": float(row["value"])})
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     return table.sort_values(["dataset", "model", "size", "repeat", "estimate", "metric"], kind="stable").reset_index(
         drop=True
     )
+
+
+def current_keys(out: str | Path) -> set[str] | None:
+    """The keys of the cells of the spec last run into ``out`` (None where no run has recorded them)."""
+    path = Path(out) / "current_cells.json"
+    return set(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+
+def _record_rows(record: dict) -> list[dict]:
+    """The tidy rows of one cell record."""
+    if record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"record format {record.get('format')!r}; this bayesclass reads format {RECORD_FORMAT}")
+    diagnostics, timings = record.get("diagnostics", {}), record.get("timings", {})
+    common = {
+        **record["cell"],
+        "status": record["status"],
+        "error": record.get("error"),
+        "max_r_hat": diagnostics.get("max_r_hat"),
+        "min_ess_bulk": diagnostics.get("min_ess_bulk"),
+        "divergences": diagnostics.get("divergences"),
+        "converged": diagnostics.get("passed"),
+        "fit_seconds": timings.get("fit_seconds"),
+        "sampling_seconds": timings.get("sampling_seconds"),
+        "compile_seconds": timings.get("compile_seconds"),
+        "score_seconds": timings.get("score_seconds"),
+        "mle_status": record.get("point_estimate_status", {}).get("mle"),
+        "n_train": record.get("n_train"),
+        "n_test": record.get("n_test"),
+        "key": record["key"],
+    }
+    rows = []
+    if record["status"] != "ok" or not record["rows"]:
+        rows.append({**common, "estimate": None, "kind": None, "metric": None, "value": math.nan})
+    for row in record["rows"]:
+        rows.append({**common, **row, "value": math.nan if row["value"] is None else float(row["value"])})
+    return rows

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -157,8 +158,8 @@ class Cell:
     def key(self) -> str:
         """SHA-256 of everything that determines the cell's numbers (its record's file name)."""
         description = {
-            "model": self.model.as_dict() | {"label": None},
-            "dataset": self.dataset.as_dict() | {"label": None, "models": None},
+            "model": self.model.as_dict(),  # the label too: it names the cell's rows in the results
+            "dataset": self.dataset.as_dict() | {"models": None},
             "size": self.size,
             "repeat": self.repeat,
             "seed": self.seed,
@@ -257,12 +258,18 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
         except (ValueError, OSError) as error:
             problems.append(f"dataset {dataset.label!r}: {error}")
     for label, data in loaded.items():
-        pool = data.n_obs - max(round(test_fraction * data.n_obs), 1)
+        pool = data.n_obs - math.ceil(test_fraction * data.n_obs)  # as scikit-learn's train_test_split counts
+        n_classes = len(data.class_names)
         for size in sizes:
             if size > pool:
                 problems.append(
                     f"training size {size} is larger than the training pool of {label!r} ({pool} of {data.n_obs} "
                     f"rows after the {test_fraction:g} test split)"
+                )
+            elif pool - n_classes < size < pool:
+                problems.append(
+                    f"training size {size} of {label!r} leaves fewer rows than classes ({n_classes}) out of its pool "
+                    f"of {pool}, so no stratified subsample exists; use {pool} or at most {pool - n_classes}"
                 )
             if size < len(data.class_names):
                 problems.append(f"training size {size} cannot hold one row of each of the {len(data.class_names)} "
@@ -297,7 +304,22 @@ def cells(spec: StudySpec) -> list[Cell]:
     from bayesclass.inference.fit import _version
 
     versions = tuple(
-        (name, _version(name)) for name in ("bayesclass", "pymc", "numpy", "scipy", "scikit-learn", "arviz")
+        (name, _version(name))
+        for name in (
+            "bayesclass",
+            "pymc",
+            "pytensor",
+            "nutpie",
+            "jax",
+            "blackjax",
+            "numba",
+            "numpy",
+            "scipy",
+            "scikit-learn",
+            "arviz",
+            "arviz-base",
+            "arviz-stats",
+        )  # fmt: skip
     )
     loss = None
     if spec.loss_matrix is not None:
@@ -386,6 +408,12 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
             problems.append(f"{where}: unknown family {family!r}; choose among {', '.join(sorted(REGISTRY))}")
             continue
         options = entry.get("options", {})
+        if not isinstance(options, Mapping):
+            problems.append(f'{where} ({family}): options must be a table, e.g. options = {{ link = "probit" }}')
+            options = {}
+        for key in ("point_estimates", "baselines"):
+            if key in entry and not isinstance(entry[key], list):
+                problems.append(f'{where} ({family}): {key} must be a list, e.g. {key} = ["map"]')
         try:
             model = get_model(family, **options)
         except (TypeError, ValueError) as error:
@@ -399,6 +427,7 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
             )
         available_estimates = model.available_point_estimates()
         estimates = entry.get("point_estimates", list(available_estimates))
+        estimates = estimates if isinstance(estimates, list) else []
         missing = [kind for kind in estimates if kind not in available_estimates]
         if missing:
             problems.append(
@@ -406,6 +435,7 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
                 f"{', '.join(available_estimates)}"
             )
         baselines = entry.get("baselines", [])
+        baselines = baselines if isinstance(baselines, list) else []
         unknown = [name for name in baselines if name not in BASELINES]
         if unknown:
             problems.append(f"{where} ({family}): unknown baseline(s) {unknown}; choose among {', '.join(BASELINES)}")
@@ -457,6 +487,9 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
             problems.append(f"{where}: generator must be a table of parameters, e.g. {{ n = 2000, random_seed = 1 }}")
             generator = {}
         models = entry.get("models")
+        if models is not None and not isinstance(models, list):
+            problems.append(f'{where}: models must be a list of model labels, e.g. models = ["logistic"]')
+            models = None
         if models is not None:
             unknown = [label for label in models if label not in model_labels]
             if unknown:

@@ -69,6 +69,7 @@ CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 ESTIMATE_MARKERS = ("D", "s", "^", "v", "P", "X", "*", "h")
 
 _STYLE = {
+    "text.parse_math": False,  # user text (feature, class names) is text, never a $...$ formula
     "font.size": 9,
     "axes.titlesize": 9,
     "axes.labelsize": 9,

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from bayesclass import __version__
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
@@ -221,8 +223,17 @@ def _check_numbers(result) -> None:
             if not 0 <= value < 1e9:
                 raise ValueError(f"attr {name} = {value!r} is not a plausible duration in seconds")
     seed = result.attrs.get("random_seed")
-    if seed is not None and (isinstance(seed, bool) or not float(seed).is_integer() or not 0 <= int(seed) < 2**32):
-        raise ValueError(f"attr random_seed = {seed!r} is not a seed (an integer in [0, 2**32))")
+    if seed is not None and (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, float, np.integer, np.floating))
+        or not float(seed).is_integer()
+        or not 0 <= int(seed) < 2**32
+    ):
+        raise ValueError(f"attr random_seed = {str(seed)[:40]!r} is not a seed (an integer in [0, 2**32))")
+    for name in ("compile_cache_hit", "partial", "standardize"):
+        value = result.attrs.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in (0, 1):
+            raise ValueError(f"attr {name} = {str(value)[:40]!r} should be 0 or 1")
     settings = sec.attr_json(result, "sampler_settings", {})
     if not isinstance(settings, dict):
         raise ValueError("attr sampler_settings should hold a JSON object")

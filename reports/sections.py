@@ -641,7 +641,8 @@ def _discriminant_rows(result, *, interval_prob: float) -> Table | None:
     interval = f"{interval_prob:.0%} ETI"
     return Table(
         f"Linear discriminants of the shared covariance: a_k(x) = w_k . x + w_k0 (seed 001 §D, seed 002); "
-        f"posterior mean and {interval} beside the point estimates, in the model's (standardised) inputs",
+        f"posterior mean and {interval} beside the point estimates, in the model's inputs"
+        + (" (standardised features)" if int(result.attrs.get("standardize", 0)) else ""),
         ("quantity", "post. mean", interval, *(_label(kind) for kind in kinds)),
         tuple(
             (
@@ -807,7 +808,7 @@ def decisions_section(
                 continue
             defined = chosen >= 0
             mean_loss = float(matrix[estimates.y[defined], chosen[defined]].mean()) if defined.any() else math.nan
-            row = [label, number(mean_loss, ".4f")]
+            row = [label, number(mean_loss, ".4f")]  # over the decided rows (a NaN row has no decision)
             if posterior is not None:  # what the posterior expects each rule's decisions to lose
                 risk = expected_loss(posterior[defined], matrix)[np.arange(int(defined.sum())), chosen[defined]]
                 row.append(number(float(risk.mean()) if defined.any() else math.nan, ".4f"))
@@ -819,9 +820,9 @@ def decisions_section(
             Table(
                 f"Loss of the decisions on {split} ({data.n_obs} rows): each estimate decides by least expected loss "
                 "under its own probabilities (the posterior: the Bayes decision under the posterior mean; a point "
-                "estimate: the plug-in decision). Mean loss: the average L[true, decision] over the rows; posterior "
-                "expected loss: the average of sum_k L[k, decision] P(k | x) under the posterior mean probabilities, "
-                "which the Bayes decisions minimise row by row",
+                "estimate: the plug-in decision). Mean loss: the average L[true, decision] over the decided rows; "
+                "posterior expected loss: the average of sum_k L[k, decision] P(k | x) under the posterior mean "
+                "probabilities, which the Bayes decisions minimise row by row",
                 (*header, "rows undecided"),
                 tuple(rows),
             ),

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.study import load
+from bayesclass.inference.study import current_keys, load
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
@@ -39,7 +39,7 @@ DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
 def study_report(out: str | Path, *, title: str | None = None) -> str:
     """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``)."""
     started = time.perf_counter()
-    table = load(out)
+    table = load(out, keys=current_keys(out))  # the last spec's cells (an earlier spec's records stay on disk)
     if table.empty:
         raise ValueError(f"{str(out)!r} holds no finished cell yet; run the study first")
     studies = sorted(set(table["study"].dropna()))
@@ -265,12 +265,12 @@ def _calibration(ok) -> tuple:
 def _convergence(table) -> tuple:
     cells = _cells(table)
     blocks: list = []
-    sampled = cells[cells["max_r_hat"].notna()]
+    sampled = cells[cells["method"] == "nuts"]
     failing = sampled[(sampled["converged"] == False)]  # noqa: E712 (a column of bools and None)
     blocks.append(
         Text(
-            f"{len(sampled)} cells with posterior draws: {len(failing)} failed the convergence verdict "
-            "(r_hat <= 1.01, bulk and tail ESS >= 400, no divergences)."
+            f"{len(sampled)} cells sampled by NUTS: {len(failing)} failed the convergence verdict (r_hat <= 1.01, "
+            "bulk and tail ESS >= 400, no divergences); exact conjugate draws have no verdict."
         )
     )
     if not failing.empty:
@@ -312,9 +312,10 @@ def _cost(table) -> tuple:
     cells = _cells(table[table["status"] == "ok"])
     if cells.empty:
         return (Text("No finished cell."),)
-    grouped = cells.groupby(["model", "method", "size"])
+    grouped = cells.groupby(["dataset", "model", "method", "size"])
     rows = tuple(
         (
+            dataset,
             model,
             method,
             str(int(size)),
@@ -324,13 +325,13 @@ def _cost(table) -> tuple:
             number(group["compile_seconds"].median(), ".2f"),
             number(group["score_seconds"].median(), ".2f"),
         )
-        for (model, method, size), group in grouped
+        for (dataset, model, method, size), group in grouped
     )
     return (
         Table(
             "Seconds per cell, median over cells: the fit (posterior draws and every point estimate), of it the "
             "sampling and the compilation (0 when a worker reused the compiled model), and the scoring",
-            ("model", "posterior by", "training rows", "cells", "fit", "sampling", "compile", "scoring"),
+            ("data", "model", "posterior by", "training rows", "cells", "fit", "sampling", "compile", "scoring"),
             rows,
         ),
     )

@@ -445,3 +445,9 @@ def test_learning_curves_mark_infinite_means_and_keep_colours():
     assert svg == figures.learning_curve_plot(panels, colors={"posterior": "#123456"})
     with pytest.raises(ValueError, match="1-d of one length"):
         figures.learning_curve_plot({"p": {"a": (x, x[:2], x, x)}})
+
+
+def test_user_text_with_dollar_signs_is_text_not_math():
+    rows = [{"parameter": r"price $\frac$ usd", "mean": 0.1, "low": -0.2, "high": 0.4, "map": 0.05}]
+    svg = figures.forest_plot(rows, markers={"map": "MAP"})
+    assert "price $" in svg and "usd" in svg

@@ -232,3 +232,54 @@ def test_cli_usage_errors(tmp_path):
         failed = _cli(*args, cwd=tmp_path)
         assert failed.returncode == 2, (args, failed.stderr)
         assert message in failed.stderr and "Traceback" not in failed.stderr, (args, failed.stderr)
+
+
+def test_spec_edge_cases_are_named(tmp_path):
+    with pytest.raises(ValueError, match="options must be a table"):
+        bs.read_spec(_spec(tmp_path, SMALL.replace('method = "nuts"', 'method = "nuts"\noptions = "probit"')))
+    with pytest.raises(ValueError, match="point_estimates must be a list"):
+        bs.read_spec(_spec(tmp_path, SMALL.replace('["mle", "map"]\nbaselines', '"map"\nbaselines')))
+    # 300 rows, test fraction 0.3: scikit-learn keeps ceil(90) = 90 for the test, a pool of 210; 209 cannot be
+    # subsampled with both classes left over
+    with pytest.raises(ValueError, match="training size 209 .* leaves fewer rows than classes"):
+        bs.read_spec(_spec(tmp_path, SMALL.replace("[20, 60]", "[20, 209]")))
+    spec = bs.read_spec(_spec(tmp_path, SMALL.replace("[20, 60]", "[20, 210]")))
+    assert 210 in spec.training_sizes
+
+
+def test_labels_are_part_of_a_cells_key(tmp_path):
+    """Two models that differ only by label are two cells (none silently replaces the other)."""
+    twice = SMALL + '\n[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\npoint_estimates = ["mle", "map"]\n'
+    twice += 'label = "naive Bayes again"\n'
+    spec = bs.read_spec(_spec(tmp_path, twice))
+    keys = [cell.key() for cell in bs.cells(spec)]
+    assert len(keys) == len(set(keys)) == 8  # the new label runs on the Gaussians (the digits name their models)
+
+
+def test_damaged_or_partial_records(serial_run, tmp_path):
+    import shutil
+
+    folder, _, _ = serial_run
+    copy = tmp_path / "copy"
+    shutil.copytree(folder / "serial", copy)
+    first = sorted((copy / "cells").glob("*.json"))[0]
+    record = json.loads(first.read_text())
+    record["rows"][0]["value"] = None  # an older writer's missing value reads as NaN
+    first.write_text(json.dumps(record))
+    assert bs.load(copy)["value"].isna().sum() >= 1
+    record["format"] = 99
+    first.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="is damaged.*format 99"):
+        bs.load(copy)
+
+
+def test_the_report_shows_the_last_specs_cells_only(serial_run, tmp_path):
+    import shutil
+
+    folder, _, _ = serial_run
+    copy = tmp_path / "copy"
+    shutil.copytree(folder / "serial", copy)
+    one = bs.read_spec(_spec(tmp_path, SMALL.replace("[20, 60]", "[20]"), "one.toml"))
+    bs.run(one, copy, serial=True, progress=False)  # all recorded: nothing runs
+    page = bs.report(copy)
+    assert "cells</td><td>3: 3 finished" in page.replace("\n", "")  # not the 6+ records on disk
