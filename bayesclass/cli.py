@@ -526,6 +526,8 @@ def _report(args: argparse.Namespace) -> None:
         results = {str(path): load_result(path) for path in args.run}
         heldout = None
         if args.data is not None:
+            if _is_csv(args.data) and args.target is None:
+                raise ValueError(f"--data {args.data} is a CSV file: name its class column with --target COLUMN")
             if _is_csv(args.data):
                 heldout = load(args.data, target=args.target, csv_format=_csv_format(args))
             else:

@@ -266,6 +266,7 @@ def test_cli_report_and_its_usage_errors(separable, tmp_path):
         (["--features", "x1"], "give two feature names"),
         (["--features", "x1,nope"], "name two of the fitted features"),
         (["--data", "no_such_dataset"], "no_such_dataset"),
+        (["--data", "held_out.csv"], "--target COLUMN"),
     ):
         failed = _cli("report", "--run", str(run), "--out", str(tmp_path / "bad.html"), *args, cwd=tmp_path)
         assert failed.returncode == 2, (args, failed.stderr)
