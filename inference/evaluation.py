@@ -39,6 +39,8 @@ __all__ = [
     "fit_baselines",
     "heldout_estimates",
     "left_out_baselines",
+    "result_codes",
+    "score_estimates",
 ]
 
 #: how each point estimate kind is labelled in tables and reports
@@ -84,7 +86,7 @@ class Estimates:
     true_proba: np.ndarray | None
 
 
-def _result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
+def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
     """``data``'s labels (and true probabilities) re-coded in ``result``'s class order; unknown classes are an
     error naming them."""
     class_names = json.loads(result.attrs["class_names"])
@@ -141,7 +143,7 @@ def heldout_estimates(
     interval_prob: float = DEFAULT_INTERVAL_PROB,
 ) -> Estimates:
     """Probabilities of every estimate of ``result`` (and of the fitted ``baselines``) on ``data``'s rows."""
-    y, truth = _result_codes(result, data)
+    y, truth = result_codes(result, data)
     prediction = predict(result, data, interval_prob=interval_prob)
     predictives = model_of(result).predictive_kinds()
     proba: dict[str, np.ndarray | None] = {}
@@ -204,6 +206,20 @@ def evaluate(
     """
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
     estimates = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
+    return score_estimates(result, estimates, baselines=baselines, loss=loss, ece_bins=ece_bins)
+
+
+def score_estimates(
+    result,
+    estimates: Estimates,
+    *,
+    baselines: Sequence[str] = (),
+    loss: LossMatrix | None = None,
+    ece_bins: int = 10,
+):
+    """:func:`evaluate`'s table from estimates already predicted (:func:`heldout_estimates`), for callers that
+    also use the estimates themselves (the HTML report: standard errors, decisions). ``baselines`` are the names
+    asked for (those that cannot classify the result's classes are noted in ``attrs``)."""
     table = score_table(
         estimates.proba,
         estimates.y,

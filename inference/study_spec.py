@@ -365,6 +365,16 @@ def _integer(value: Any, name: str, problems: list[str], *, minimum: int) -> int
     return value
 
 
+def _is_table(entry: Any, where: str, known: set[str], problems: list[str]) -> bool:
+    """Whether ``entry`` is a TOML table; its unknown keys are problems (it is still checked)."""
+    if not isinstance(entry, Mapping):
+        problems.append(f"{where} must be a table")
+        return False
+    for key in sorted(set(entry) - known):
+        problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+    return True
+
+
 def _frozen(options: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((key, _freeze(value)) for key, value in options.items()))
 
@@ -398,11 +408,8 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
     models = []
     for index, entry in enumerate(raw):
         where = f"models[{index}]"
-        if not isinstance(entry, Mapping):
-            problems.append(f"{where} must be a table")
+        if not _is_table(entry, where, _MODEL_KEYS, problems):
             continue
-        for key in sorted(set(entry) - _MODEL_KEYS):
-            problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(_MODEL_KEYS))})")
         family = entry.get("family")
         if family not in REGISTRY:
             problems.append(f"{where}: unknown family {family!r}; choose among {', '.join(sorted(REGISTRY))}")
@@ -464,11 +471,8 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
     datasets = []
     for index, entry in enumerate(raw):
         where = f"datasets[{index}]"
-        if not isinstance(entry, Mapping):
-            problems.append(f"{where} must be a table")
+        if not _is_table(entry, where, _DATASET_KEYS, problems):
             continue
-        for key in sorted(set(entry) - _DATASET_KEYS):
-            problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(_DATASET_KEYS))})")
         name, path, target = entry.get("name"), entry.get("path"), entry.get("target")
         generator = entry.get("generator", {})
         if (name is None) == (path is None):

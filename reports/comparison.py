@@ -27,6 +27,7 @@ __all__ = [
     "format_scores",
     "parameter_comparison",
     "point_estimate_kinds",
+    "zero_probability_notes",
 ]
 
 
@@ -77,14 +78,7 @@ def format_scores(table, *, title: str) -> list[str]:
                 f"{'-':>9}" if math.isnan(value) else f"{'inf':>9}" if math.isinf(value) else f"{value:>9{spec}}"
             )
         lines.append(f"  {str(label):<{width}} " + " ".join(cells))
-    for label, row in table.iterrows():
-        if row.get("n_zero_probability", 0) > 0:
-            lines.append(
-                f"  {label}: log loss inf, {int(row['n_zero_probability'])} of {int(row['n_rows'])} rows give the "
-                "observed class probability 0"
-            )
-        if row.get("n_undefined", 0) > 0:
-            lines.append(f"  {label}: {int(row['n_undefined'])} rows undefined (probability 0 under every class)")
+    lines.extend(f"  {note}" for note in zero_probability_notes(table))
     if table.attrs.get("left_out_baselines"):
         lines.append(f"  baselines left out: {table.attrs['left_out_baselines']}")
     lines.append(
@@ -92,6 +86,21 @@ def format_scores(table, *, title: str) -> list[str]:
         "of the CORP decomposition of the Brier score; '-': the estimate gives no probabilities)"
     )
     return lines
+
+
+def zero_probability_notes(table) -> list[str]:
+    """One line per estimate of a score table whose log loss is infinite (rows giving the observed class
+    probability 0) or that leaves rows undefined (probability 0 under every class)."""
+    notes = []
+    for label, row in table.iterrows():
+        if row.get("n_zero_probability", 0) > 0:
+            notes.append(
+                f"{label}: log loss inf, {int(row['n_zero_probability'])} of {int(row['n_rows'])} rows give the "
+                "observed class probability 0"
+            )
+        if row.get("n_undefined", 0) > 0:
+            notes.append(f"{label}: {int(row['n_undefined'])} rows undefined (probability 0 under every class)")
+    return notes
 
 
 def parameter_comparison(

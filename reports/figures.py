@@ -259,20 +259,7 @@ def rank_plot(posterior, var_names: Sequence[str], *, max_elements: int = 12) ->
     str
         The SVG element (:func:`to_svg`); the ECDF lines are rasterized inside it.
     """
-    import arviz_plots as azp
-
-    selection, capped = capped_posterior(posterior, var_names, max_elements=max_elements)
-    with _style():
-        collection = azp.plot_rank(
-            selection,
-            backend="matplotlib",
-            labeller=_flat_labeller(),
-            visuals={"ecdf_lines": {"rasterized": True}},
-            figure_kwargs={"layout": "constrained"},
-        )
-        fig = collection.get_viz("figure")
-        _cap_note(fig, capped)
-    return to_svg(fig)
+    return _arviz_plot("plot_rank", "ecdf_lines", posterior, var_names, max_elements=max_elements)
 
 
 def trace_plot(posterior, var_names: Sequence[str], *, max_elements: int = 12) -> str:
@@ -282,15 +269,21 @@ def trace_plot(posterior, var_names: Sequence[str], *, max_elements: int = 12) -
     only the first ``max_elements`` are drawn and the title says when some are left out. Parameters
     and return value as :func:`rank_plot`; the trace lines are rasterized.
     """
+    return _arviz_plot("plot_trace_dist", "trace", posterior, var_names, max_elements=max_elements)
+
+
+def _arviz_plot(plot: str, dense_lines: str, posterior, var_names: Sequence[str], *, max_elements: int) -> str:
+    """An arviz_plots figure of the capped posterior (``plot``: its function name), one-line panel titles, the
+    ``dense_lines`` visual rasterized, and the cap note in the title."""
     import arviz_plots as azp
 
     selection, capped = capped_posterior(posterior, var_names, max_elements=max_elements)
     with _style():
-        collection = azp.plot_trace_dist(
+        collection = getattr(azp, plot)(
             selection,
             backend="matplotlib",
             labeller=_flat_labeller(),
-            visuals={"trace": {"rasterized": True}},
+            visuals={dense_lines: {"rasterized": True}},
             figure_kwargs={"layout": "constrained"},
         )
         fig = collection.get_viz("figure")

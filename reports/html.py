@@ -29,6 +29,7 @@ from bayesclass import __version__
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference.decisions import LossMatrix
+from bayesclass.inference.evaluation import fit_baselines, heldout_estimates
 from bayesclass.inference.io import atomic_write, check_result
 from bayesclass.inference.loo import compare
 from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB
@@ -307,18 +308,22 @@ def _validation_rows(result) -> tuple[dict[str, Dataset], str]:
 def _run_sections(
     result, *, label, heldout, no_heldout_reason, loss, features, baselines, interval_prob, random_seed
 ) -> list[sec.Section]:
+    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
+    scored = {  # every estimate predicted once per split, shared by the scores and the decisions
+        split: (data, heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob))
+        for split, data in heldout.items()
+    }
     sections = [
         sec.summary_section(result, label=label),
         sec.convergence_section(result),
         sec.estimates_section(result, interval_prob=interval_prob),
         sec.performance_section(
             result,
-            heldout,
+            scored,
             no_heldout_reason=no_heldout_reason,
             baselines=baselines,
             loss=loss,
             interval_prob=interval_prob,
-            random_seed=random_seed,
         ),
     ]
     which, calibration_rows = next(iter(heldout.items()), (None, None))
@@ -327,11 +332,7 @@ def _run_sections(
     sections.append(sec.calibration_section(result, calibration_rows, which=which, random_seed=random_seed))
     sections.append(sec.decision_boundary_section(result, features=features, interval_prob=interval_prob))
     sections.append(sec.generative_section(result, random_seed=random_seed))
-    sections.append(
-        sec.decisions_section(
-            result, heldout, loss=loss, baselines=baselines, interval_prob=interval_prob, random_seed=random_seed
-        )
-    )
+    sections.append(sec.decisions_section(result, scored, loss=loss))
     return [section for section in sections if section is not None]
 
 

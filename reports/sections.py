@@ -3,9 +3,10 @@
 Each ``*_section`` function takes one result (and the held-out rows where it scores) and returns a
 :class:`Section`, or None where the section does not apply to what the result holds (no posterior: no
 convergence; no two numeric features: no decision boundary; a discriminative family: no generative checks;
-no loss matrix: no decisions). Every number goes through the library's one path: :func:`evaluate` and
-:func:`heldout_estimates` (scores, decisions), :func:`predict` (probabilities), :func:`diagnose` (r_hat, ESS),
-:func:`bayesclass.inference.loo.loo` (PSIS-LOO), :func:`posterior_predictive_check`;
+no loss matrix: no decisions). Every number goes through the library's one path: :func:`heldout_estimates`
+(predicted once per held-out split) and :func:`score_estimates`, the two halves of :func:`evaluate` (scores,
+decisions), :func:`predict` (probabilities), :func:`diagnose` (r_hat, ESS), :func:`bayesclass.inference.loo.loo`
+(PSIS-LOO), :func:`posterior_predictive_check`;
 :mod:`bayesclass.reports.figures` draws them. The page itself is assembled by :mod:`bayesclass.reports.html`.
 """
 
@@ -24,12 +25,18 @@ from bayesclass.inference import diagnose, model_of, predict
 from bayesclass.inference.checks import posterior_predictive_check
 from bayesclass.inference.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.diagnostics import MAX_R_HAT, MIN_ESS
-from bayesclass.inference.evaluation import evaluate, fit_baselines, heldout_estimates
+from bayesclass.inference.evaluation import Estimates, result_codes, score_estimates
 from bayesclass.inference.fit import model_inputs
 from bayesclass.inference.loo import PARETO_K_LIMIT, loo
 from bayesclass.models.base import GenerativeClassifierModel
 from bayesclass.reports import figures
-from bayesclass.reports.comparison import ESTIMATE_LABELS, SCORE_COLUMNS, parameter_comparison, point_estimate_kinds
+from bayesclass.reports.comparison import (
+    ESTIMATE_LABELS,
+    SCORE_COLUMNS,
+    parameter_comparison,
+    point_estimate_kinds,
+    zero_probability_notes,
+)
 
 xr = lazy_import("xarray")
 
@@ -353,25 +360,20 @@ def estimates_section(result, *, interval_prob: float) -> Section:
 
 def performance_section(
     result,
-    heldout: Mapping[str, Dataset],
+    heldout: Mapping[str, tuple[Dataset, Estimates]],
     *,
     no_heldout_reason: str,
     baselines: Sequence[str],
     loss: LossMatrix | None,
     interval_prob: float,
-    random_seed: int,
 ) -> Section:
     """Held-out scores of every estimate (and baseline) as a table and bars with standard errors; PSIS-LOO with
-    the Pareto k of every training row."""
+    the Pareto k of every training row. ``heldout``: split name -> (its rows, :func:`heldout_estimates` on them)."""
     blocks: list = []
     if not heldout:
         blocks.append(Text(f"No held-out scores: {no_heldout_reason}."))
-    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
-    for split, data in heldout.items():
-        table = evaluate(
-            result, data, baselines=baselines, loss=loss, interval_prob=interval_prob, random_seed=random_seed
-        )
-        estimates = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
+    for split, (data, estimates) in heldout.items():
+        table = score_estimates(result, estimates, baselines=baselines, loss=loss)
         columns = [(name, header, spec) for name, header, spec in SCORE_COLUMNS if name in table.columns]
         columns = [column for column in columns if not table[column[0]].isna().all()]
         rows = tuple(
@@ -379,7 +381,7 @@ def performance_section(
         )
         descriptions = table.attrs.get("descriptions", {})
         notes = [f"{header}: {descriptions[name]}" for name, header, _ in columns if name in descriptions]
-        notes += _zero_probability_notes(table)
+        notes += zero_probability_notes(table)
         if table.attrs.get("left_out_baselines"):
             notes.append(f"baselines left out: {table.attrs['left_out_baselines']}")
         blocks.append(
@@ -440,19 +442,6 @@ def performance_section(
     return Section("performance", "Predictive performance", tuple(blocks))
 
 
-def _zero_probability_notes(table) -> list[str]:
-    notes = []
-    for label, row in table.iterrows():
-        if row.get("n_zero_probability", 0) > 0:
-            notes.append(
-                f"{label}: log loss inf, {int(row['n_zero_probability'])} of {int(row['n_rows'])} rows give the "
-                "observed class probability 0"
-            )
-        if row.get("n_undefined", 0) > 0:
-            notes.append(f"{label}: {int(row['n_undefined'])} rows undefined (probability 0 under every class)")
-    return notes
-
-
 def _standard_errors(estimates) -> dict[str, dict[str, float]]:
     """Standard error of the mean over rows of each per-row score (log loss, Brier, 0-1 accuracy)."""
     errors = {}
@@ -497,7 +486,7 @@ def calibration_section(result, rows: Dataset, *, which: str, random_seed: int) 
             continue
         proba[_label(kind)] = values
     class_names = attr_json(result, "class_names", [])
-    y = _codes(result, rows)
+    y, _ = result_codes(result, rows)
     blocks: list = [
         Figure(
             figures.reliability_plot(proba, y, class_names=class_names, random_seed=random_seed),
@@ -510,12 +499,6 @@ def calibration_section(result, rows: Dataset, *, which: str, random_seed: int) 
     if skipped:
         blocks.append(Text(f"Not shown: {', '.join(skipped)} (probability 0 under every class on some rows)."))
     return Section("calibration", "Calibration", tuple(blocks))
-
-
-def _codes(result, rows: Dataset) -> np.ndarray:
-    class_names = attr_json(result, "class_names", [])
-    position = {name: code for code, name in enumerate(class_names)}
-    return np.array([position[rows.class_names[code]] for code in rows.y], dtype=np.int64)
 
 
 # -- 6. decision boundary -------------------------------------------------------------------------------------------
@@ -774,13 +757,7 @@ def generative_section(result, *, random_seed: int, n_replicates: int = 200) -> 
 
 
 def decisions_section(
-    result,
-    heldout: Mapping[str, Dataset],
-    *,
-    loss: LossMatrix | None,
-    baselines: Sequence[str],
-    interval_prob: float,
-    random_seed: int,
+    result, heldout: Mapping[str, tuple[Dataset, Estimates]], *, loss: LossMatrix | None
 ) -> Section | None:
     """The loss matrix, the mean loss of the Bayes decisions of every estimate on the held-out rows, and each
     estimate's confusion matrix. None without a loss matrix."""
@@ -797,9 +774,7 @@ def decisions_section(
     ]
     if not heldout:
         blocks.append(Text("Decisions are scored on held-out rows; there are none (give --data)."))
-    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
-    for split, data in heldout.items():
-        estimates = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
+    for split, (data, estimates) in heldout.items():
         rows = []
         posterior = estimates.proba.get("posterior")
         for label, proba in estimates.proba.items():
