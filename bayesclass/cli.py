@@ -21,7 +21,7 @@ import numpy as np
 
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
-from bayesclass.inference.fit import Method
+from bayesclass.inference.fit import SAMPLING_METHODS, Method
 from bayesclass.inference.sampling import Backend
 from bayesclass.models import REGISTRY
 
@@ -95,8 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--method",
         choices=typing.get_args(Method),
-        default="nuts",
-        help="nuts (default); exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
+        default="auto",
+        help="auto (default: gibbs for gp, nuts for the others; nuts when --backend is named); nuts; gibbs = exact "
+        "MCMC by data augmentation for gp (Polya-Gamma / Albert-Chib, slice-sampled hyperparameters); "
+        "exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
         "--covariance-prior inverse_wishart); or a point estimate (map, mle; gp: map = Laplace; naive_bayes and gcc "
         "also unbiased, "
         "posterior_mean; gcc inverse_wishart also posterior_predictive, the Student-t predictive)",
@@ -109,9 +111,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     _model_arguments(compare)
     compare.add_argument(
-        "--method", choices=("nuts", "exact"), default="nuts", help="how to draw the posterior (default: nuts)"
+        "--method",
+        choices=("auto", *SAMPLING_METHODS),
+        default="auto",
+        help="how to draw the posterior (default auto: gibbs for gp, nuts for the others; nuts when --backend is "
+        "named)",
     )
-    compare.add_argument("--out", type=Path, help="also save the NUTS result (.nc)")
+    compare.add_argument("--out", type=Path, help="also save the posterior result (.nc)")
     compare.add_argument(
         "--baselines",
         nargs="?",
@@ -338,11 +344,6 @@ def _setup(args: argparse.Namespace):
 
     try:
         model = get_model(args.model, **_hyperparameters(args))
-        if args.method not in model.methods():
-            raise ValueError(
-                f"--method {args.method} is not available for --model {args.model}; choose one of "
-                f"{', '.join(model.methods())}{model.unavailable_hint(args.method)}"
-            )
         sampler = SamplerSettings(
             draws=args.draws,
             tune=args.tune,
@@ -352,6 +353,14 @@ def _setup(args: argparse.Namespace):
             progressbar=not args.no_progress,
             keep_partial=args.keep_partial,
         )
+        from bayesclass.inference.fit import resolve_method
+
+        args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
+        if args.method not in model.methods():
+            raise ValueError(
+                f"--method {args.method} is not available for --model {args.model}; choose one of "
+                f"{', '.join(model.methods())}{model.unavailable_hint(args.method)}"
+            )
         kinds = _feature_kinds(args.feature_kind)
         if kinds and not _is_csv(args.data):
             raise ValueError(f"--feature-kind applies to CSV files; {args.data!r} is a built-in dataset")

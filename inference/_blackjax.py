@@ -497,13 +497,13 @@ def jax_block(value) -> None:
 class _Progress:
     """A rich progress bar over warm-up and sampling segments (nothing when disabled)."""
 
-    def __init__(self, total: int, *, enabled: bool) -> None:
+    def __init__(self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)") -> None:
         self._bar = None
         if enabled:
             from rich.progress import Progress
 
             self._bar = Progress(transient=True)
-            self._task = self._bar.add_task("NUTS (blackjax)", total=total)
+            self._task = self._bar.add_task(label, total=total)
             self._bar.start()
 
     def advance(self) -> None:

@@ -47,11 +47,23 @@ xr = lazy_import("xarray")
 
 __all__ = ["METHODS", "Method", "fit", "model_inputs", "model_of", "standardization_of"]
 
-Method = Literal["nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"]
-#: every method some family accepts; an instance accepts ``model.methods()``: "nuts", "exact" if it
-#: has a conjugate posterior, and its ``available_point_estimates()``
-METHODS: tuple[str, ...] = ("nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive")
-SAMPLING_METHODS: tuple[str, ...] = ("nuts", "exact")
+Method = Literal["auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"]
+#: every method some family accepts; an instance accepts ``model.methods()``: "nuts", its own samplers
+#: (``sampling_methods``: the latent GP's "gibbs"), "exact" if it has a conjugate posterior, and its
+#: ``available_point_estimates()``; "auto" is the family's ``default_sampling_method``
+METHODS: tuple[str, ...] = (
+    "auto",
+    "nuts",
+    "gibbs",
+    "exact",
+    "map",
+    "mle",
+    "posterior_mean",
+    "unbiased",
+    "posterior_predictive",
+)
+#: the methods that draw from the posterior (the rest are point estimates)
+SAMPLING_METHODS: tuple[str, ...] = ("nuts", "gibbs", "exact")
 #: ``standardize`` values: no scaling, the continuous columns (True), or binary columns too ("all")
 Standardize = bool | Literal["all"]
 
@@ -60,7 +72,7 @@ def fit(
     model: ClassifierModel | str,
     data: Dataset,
     *,
-    method: Method = "nuts",
+    method: Method = "auto",
     sampler: SamplerSettings | None = None,
     standardize: Standardize = False,
     random_seed: int | None = None,
@@ -74,15 +86,17 @@ def fit(
         registry name (default hyperparameters).
     data : Dataset
         Training data (see :func:`data.load`).
-    method : {"nuts", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"}
-        Posterior sampling by NUTS, or by independent draws from the exact
-        conjugate posterior ("exact", where ``model.has_exact()``); every point
-        estimate of the model that exists is stored beside the draws for
-        comparison. Otherwise one point estimate (one of
-        ``model.available_point_estimates()``; ``model.methods()`` lists all).
+    method : {"auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"}
+        Posterior sampling by NUTS; by the latent GP's exact data-augmentation Gibbs sampler ("gibbs",
+        :mod:`bayesclass.inference.gibbs`); or by independent draws from the exact conjugate posterior
+        ("exact", where ``model.has_exact()``); every point estimate of the model that exists is stored
+        beside the draws for comparison. Otherwise one point estimate (one of
+        ``model.available_point_estimates()``; ``model.methods()`` lists all). ``"auto"`` (default): the
+        family's ``default_sampling_method`` ("gibbs" for the latent GP, "nuts" for the others), or "nuts"
+        when ``sampler`` names a NUTS backend.
     sampler : SamplerSettings, optional
-        Settings of the NUTS run; "exact" uses its ``draws`` and ``chains``;
-        point estimates ignore it.
+        Settings of the NUTS run; "gibbs" uses its ``draws``, ``tune`` (burn-in sweeps), ``chains``,
+        ``progressbar`` and ``keep_partial``; "exact" its ``draws`` and ``chains``; point estimates ignore it.
     standardize : bool or "all"
         ``True``: centre and scale the continuous features by their training mean and
         standard deviation (ddof 0) before fitting; ``"all"``: the binary (0/1) features
@@ -113,6 +127,8 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
         model = get_model(model)
     if not isinstance(model, ClassifierModel):
         raise TypeError(f"model must be a registry name or a ClassifierModel, got {type(model).__name__}")
+    sampler = sampler or SamplerSettings()
+    method = resolve_method(model, method, sampler)
     accepted = model.methods()
     if method not in accepted:
         raise ValueError(
@@ -123,7 +139,6 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
         raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
     if random_seed is not None:
         random_seed = require_seed(random_seed)
-    sampler = sampler or SamplerSettings()
     if random_seed is None:
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     model.check_training_data(data)
@@ -166,6 +181,9 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
                 f"interrupted: {kept['draw']} of {sampler.draws} draws per chain in {kept['chain']} of "
                 f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
             )
+    elif method == "gibbs":
+        groups["posterior"], groups["sample_stats"], gibbs_attrs = _sample_gibbs(model, training, sampler, random_seed)
+        attrs.update(gibbs_attrs)
     elif method == "exact":
         start = time.perf_counter()
         groups["posterior"] = model.exact_posterior(
@@ -217,6 +235,37 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
     )
     tree.attrs.update(attrs)
     return tree
+
+
+def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings) -> str:
+    """``method``, or for ``"auto"`` the family's ``default_sampling_method`` ("nuts" where ``sampler`` names a
+    NUTS backend); a NUTS backend named for another sampler is an error (a named backend is never ignored)."""
+    if method == "auto":
+        return "nuts" if sampler.backend != "auto" else model.default_sampling_method
+    if method == "gibbs" and sampler.backend != "auto":
+        raise ValueError(
+            f"backend={sampler.backend!r} is a NUTS backend, but method='gibbs' is not NUTS: drop the backend or "
+            "use method='nuts'"
+        )
+    return method
+
+
+def _sample_gibbs(model, training: Dataset, sampler: SamplerSettings, random_seed: int):
+    """(posterior, sample_stats, attrs) of the data-augmentation Gibbs sampler (:mod:`bayesclass.inference.gibbs`)."""
+    from bayesclass.inference.gibbs import sample_gibbs
+
+    run = sample_gibbs(model.latent_gaussian_form(training), settings=sampler, random_seed=random_seed)
+    attrs: dict[str, object] = {  # nothing is compiled: no compile time or cache attrs
+        "sampling_seconds": run.sampling_seconds,
+        "partial": int(run.partial),
+    }
+    if run.partial:
+        kept = run.posterior.sizes
+        attrs["partial_reason"] = (
+            f"interrupted: {kept['draw']} of {sampler.draws} draws per chain were kept (keep_partial=True); the "
+            "settings attr is what was asked for"
+        )
+    return model.with_coords(run.posterior, training), run.sample_stats, attrs
 
 
 def nuts_backend(model: ClassifierModel, sampler: SamplerSettings) -> str:
@@ -338,6 +387,8 @@ def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardi
         "sampler_settings": (
             json.dumps(dataclasses.asdict(sampler))
             if method == "nuts"
+            else json.dumps({"draws": sampler.draws, "tune": sampler.tune, "chains": sampler.chains})
+            if method == "gibbs"
             else json.dumps({"draws": sampler.draws, "chains": sampler.chains})
             if method == "exact"
             else "{}"

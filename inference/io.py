@@ -129,7 +129,7 @@ def check_result(result: xr.DataTree) -> None:
     if model.name != attrs["model"]:
         raise ValueError(f"attr model {attrs['model']!r} disagrees with model_hyperparameters ({model.name!r})")
     needed = ["observed_data", "constant_data"]
-    needed += ["posterior"] if attrs["method"] in ("nuts", "exact") else [f"point_estimate_{attrs['method']}"]
+    needed += ["posterior"] if attrs["method"] in ("nuts", "gibbs", "exact") else [f"point_estimate_{attrs['method']}"]
     absent = [group for group in needed if group not in result.children]
     if absent:
         raise ValueError(f"group(s) {', '.join(absent)} are missing for method {attrs['method']!r}")

@@ -141,7 +141,7 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
             "divergences": report.n_divergences,
             # the verdict judges a sampler; independent exact draws have nothing to converge (their max r_hat over
             # hundreds of elements passes 1.01 by chance), so they get none
-            "passed": report.passed if cell.model.method == "nuts" else None,
+            "passed": report.passed if cell.model.method in ("nuts", "gibbs") else None,
         }
         loss = None
         if cell.loss_matrix is not None:

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import tomllib
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from bayesclass.inference.sampling import SamplerSettings
 
 __all__ = ["EXAMPLE_SPEC", "Cell", "StudyDataset", "StudyModel", "StudySpec", "cells", "read_spec"]
 
-PosteriorMethod = Literal["nuts", "exact"]
+PosteriorMethod = Literal["nuts", "gibbs", "exact"]
 
 #: the built-in example (``bayesclass study --write-example ex.toml``): the seeds' story on 2 cores in minutes
 EXAMPLE_SPEC = """\
@@ -427,10 +428,10 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
             problems.append(f"{where} ({family}): options {options!r}: {error}")
             model = get_model(family)  # the family's defaults, to check the rest of the entry
         method = entry.get("method", "nuts")
-        if method not in ("nuts", "exact") or method not in model.methods():
+        if method not in typing.get_args(PosteriorMethod) or method not in model.methods():
             problems.append(
                 f"{where} ({family}): method {method!r} cannot draw its posterior; choose "
-                f"{' or '.join(repr(m) for m in ('nuts', 'exact') if m in model.methods())}"
+                f"{' or '.join(repr(m) for m in typing.get_args(PosteriorMethod) if m in model.methods())}"
             )
         available_estimates = model.available_point_estimates()
         estimates = entry.get("point_estimates", list(available_estimates))

@@ -9,13 +9,13 @@ the kernels' power spectral densities (Solin & Saerkkae 2020, Riutort-Mayol et a
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
 pm = lazy_import("pymc")
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "kernel_gradients",
     "kernel_matrix",
     "spectral_density",
+    "stationary_kernel",
 ]
 
 KernelName = Literal["exp_quad", "matern52"]
@@ -54,13 +55,22 @@ def kernel_matrix(
     """
     scale = checked_lengthscale(lengthscale, np.shape(x1)[1], kernel)
     a, b = np.asarray(x1, dtype=float) / scale, np.asarray(x2, dtype=float) / scale
-    squared = np.maximum((a**2).sum(1)[:, np.newaxis] + (b**2).sum(1)[np.newaxis, :] - 2 * a @ b.T, 0.0)
+    return constant**2 + amplitude**2 * stationary_kernel(a, b, kernel)
+
+
+def stationary_kernel(scaled1, scaled2, kernel: KernelName, xp=np):
+    """k(r) between the rows of two arrays of inputs already divided by the lengthscales: ``exp(-r^2 / 2)``
+    or ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``.
+
+    ``xp`` is the array namespace (NumPy, or ``jax.numpy`` inside a traced sampler: one formula for both).
+    """
+    squared = xp.maximum(
+        (scaled1**2).sum(1)[:, np.newaxis] + (scaled2**2).sum(1)[np.newaxis, :] - 2 * scaled1 @ scaled2.T, 0.0
+    )
     if kernel == "exp_quad":
-        stationary = np.exp(-0.5 * squared)
-    else:
-        r = np.sqrt(5.0 * squared)
-        stationary = (1.0 + r + r**2 / 3.0) * np.exp(-r)
-    return constant**2 + amplitude**2 * stationary
+        return xp.exp(-0.5 * squared)
+    r = xp.sqrt(5.0 * squared + (0.0 if xp is np else 1e-30))  # (a traced sqrt needs a finite gradient at 0)
+    return (1.0 + r + r**2 / 3.0) * xp.exp(-r)
 
 
 def checked_lengthscale(lengthscale, n_inputs: int, kernel: str) -> np.ndarray:
@@ -132,22 +142,27 @@ def hsgp_basis(x: np.ndarray, center: np.ndarray, half_width: np.ndarray, freque
     )
 
 
-def spectral_density(frequencies: np.ndarray, lengthscale: np.ndarray, kernel: KernelName = "exp_quad") -> np.ndarray:
+def spectral_density(
+    frequencies: np.ndarray, lengthscale: np.ndarray, kernel: KernelName = "exp_quad", xp=np
+) -> np.ndarray:
     """Power spectral density S(omega) of the unit-amplitude stationary kernel, for each row of ``frequencies``.
 
     ``lengthscale`` may carry leading dims (..., d); the result is (..., m^d). Equals
-    PyMC's ``power_spectral_density`` of ``ExpQuad`` and ``Matern52`` (tested).
+    PyMC's ``power_spectral_density`` of ``ExpQuad`` and ``Matern52`` (tested). ``xp``: the array
+    namespace (``jax.numpy`` inside a traced sampler; the lengthscale is then not checked).
     """
     if kernel not in ("exp_quad", "matern52"):
         raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {kernel!r}")
-    lengthscale = np.asarray(lengthscale, dtype=float)[..., np.newaxis, :]  # (..., 1, d)
-    if not (np.all(np.isfinite(lengthscale)) and np.all(lengthscale > 0)):
-        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale.squeeze()!r}")
+    if xp is np:
+        lengthscale = np.asarray(lengthscale, dtype=float)
+        if not (np.all(np.isfinite(lengthscale)) and np.all(lengthscale > 0)):
+            raise ValueError(f"lengthscale must be positive and finite, got {lengthscale.squeeze()!r}")
+    lengthscale = lengthscale[..., np.newaxis, :]  # (..., 1, d)
     d = frequencies.shape[1]
     scaled = (frequencies**2 * lengthscale**2).sum(axis=-1)
-    volume = np.prod(lengthscale, axis=-1)
+    volume = xp.prod(lengthscale, axis=-1)
     if kernel == "exp_quad":
-        return (2.0 * np.pi) ** (d / 2) * volume * np.exp(-0.5 * scaled)
+        return (2.0 * np.pi) ** (d / 2) * volume * xp.exp(-0.5 * scaled)
     power = (d + 5) / 2
-    norm = 2.0**d * np.pi ** (d / 2) * scipy.special.gamma(power) * 5.0**2.5 / (0.75 * np.sqrt(np.pi))
+    norm = 2.0**d * np.pi ** (d / 2) * math.gamma(power) * 5.0**2.5 / (0.75 * np.sqrt(np.pi))
     return norm * volume * (5.0 + scaled) ** -power

@@ -270,6 +270,10 @@ class ClassifierModel(abc.ABC):
     #: the NUTS backends (:mod:`bayesclass.inference.sampling`) that can run the family's graph, the
     #: default first: blackjax needs a JAX form of every Op of the graph
     nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
+    #: MCMC samplers of the family besides NUTS (``fit`` methods, e.g. the latent GP's ``"gibbs"``)
+    sampling_methods: ClassVar[tuple[str, ...]] = ()
+    #: what ``fit(method="auto")`` samples the posterior with
+    default_sampling_method: ClassVar[str] = "nuts"
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, and check its type."""
@@ -371,7 +375,12 @@ class ClassifierModel(abc.ABC):
     # -- shared behaviour ------------------------------------------------------------
     def methods(self) -> tuple[str, ...]:
         """The ``method`` values :func:`bayesclass.inference.fit` accepts for this instance."""
-        return ("nuts", *(("exact",) if self.has_exact() else ()), *self.available_point_estimates())
+        return (
+            "nuts",
+            *self.sampling_methods,
+            *(("exact",) if self.has_exact() else ()),
+            *self.available_point_estimates(),
+        )
 
     def model_coords(self, data: Dataset) -> dict[str, list]:
         """The dimension coordinates of :meth:`coords`, for ``pm.Model(coords=...)``."""

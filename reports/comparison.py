@@ -170,11 +170,16 @@ def format_comparison(
         f"data {attrs['data_name']} (fingerprint {attrs['data_fingerprint'][:12]}), method {attrs['method']}, "
         f"seed {attrs['random_seed']}, standardized features: {_standardized(attrs)}",
     ]
-    if "sample_stats" in result:
+    if "sample_stats" in result and "compile_seconds" in attrs:
         lines.append(
             f"NUTS: compile {attrs['compile_seconds']:.1f} s (cache hit: "
             f"{'yes' if attrs['compile_cache_hit'] else 'no'}), "
             f"sampling {attrs['sampling_seconds']:.1f} s, settings {attrs['sampler_settings']}"
+        )
+    elif "sample_stats" in result:
+        lines.append(
+            f"{attrs['method']}: sampling {attrs['sampling_seconds']:.1f} s (nothing compiled), settings "
+            f"{attrs['sampler_settings']}"
         )
     elif "posterior" in result:
         lines.append(f"exact conjugate draws: {attrs['sampling_seconds']:.3f} s, settings {attrs['sampler_settings']}")

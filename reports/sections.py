@@ -268,7 +268,15 @@ def convergence_section(result) -> Section | None:
             f"tail ESS < {MIN_ESS}.",
         )
     )
-    blocks.append(Table("NUTS statistics", ("statistic", "value"), _sampler_rows(result), text=True))
+    nuts = "sample_stats" not in result.children or "diverging" in result["sample_stats"].to_dataset()
+    blocks.append(
+        Table(
+            "NUTS statistics" if nuts else "Sampler statistics",
+            ("statistic", "value"),
+            _sampler_rows(result),
+            text=True,
+        )
+    )
     names = _top_level(result)
     posterior = result["posterior"].to_dataset()
     cap = max(1, MAX_PANELS // len(names))  # elements per variable: at most MAX_PANELS panels in all
@@ -300,7 +308,27 @@ def _sampler_rows(result) -> tuple[tuple[str, str], ...]:
     if "sample_stats" not in result.children:
         return (("draws", "independent draws from the exact conjugate posterior: no sampler statistics"),)
     stats = result["sample_stats"].to_dataset()
-    rows = [("divergent transitions", str(int(stats["diverging"].sum())) if "diverging" in stats else "n/a")]
+    rows = [
+        (
+            "divergent transitions",
+            str(int(stats["diverging"].sum()))
+            if "diverging" in stats
+            else f"none possible ({result.attrs.get('method')}: no trajectories are integrated)",
+        )
+    ]
+    if "hyperparameter_evaluations" in stats:
+        rows.append(
+            (
+                "log densities per sweep (hyperparameter slices)",
+                number(float(stats["hyperparameter_evaluations"].mean()), ".1f"),
+            )
+        )
+        rows.append(
+            (
+                "scale move factor (5% - 95%)",
+                " - ".join(number(float(v), ".3f") for v in np.quantile(stats["scale_factor"].values, [0.05, 0.95])),
+            )
+        )
     for name in ("reached_max_treedepth", "maxdepth_reached"):
         if name in stats:
             rows.append(("transitions that hit the maximum tree depth", str(int(stats[name].sum()))))

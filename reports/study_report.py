@@ -265,11 +265,11 @@ def _calibration(ok) -> tuple:
 def _convergence(table) -> tuple:
     cells = _cells(table)
     blocks: list = []
-    sampled = cells[cells["method"] == "nuts"]
+    sampled = cells[cells["method"].isin(["nuts", "gibbs"])]
     failing = sampled[(sampled["converged"] == False)]  # noqa: E712 (a column of bools and None)
     blocks.append(
         Text(
-            f"{len(sampled)} cells sampled by NUTS: {len(failing)} failed the convergence verdict (r_hat <= 1.01, "
+            f"{len(sampled)} cells sampled by MCMC (NUTS or the GP's Gibbs sampler): {len(failing)} failed the convergence verdict (r_hat <= 1.01, "
             "bulk and tail ESS >= 400, no divergences); exact conjugate draws have no verdict."
         )
     )
