@@ -1,0 +1,386 @@
+"""The latent GP's data-augmentation Gibbs sampler (``method="gibbs"``, issue 16).
+
+Each kernel of the sweep leaves a known target invariant (slice steps, the Gaussian latent draw, the
+augmentation sweep with the hyperparameters held); the whole sampler agrees with the existing NUTS
+posterior within Monte-Carlo error; the priors and kernel of its latent-Gaussian form are the PyMC model's;
+the method plugs into fit / diagnose / predict / report / the CLI like NUTS.
+"""
+
+from __future__ import annotations
+
+import json
+
+import arviz_stats as azs
+import numpy as np
+import pytest
+import scipy.special
+import scipy.stats
+import xarray as xr
+
+from bayesclass import inference
+from bayesclass.cli import main
+from bayesclass.data import Dataset, seed004_gp, seed004_gp_truth
+from bayesclass.inference import SamplerSettings
+from bayesclass.inference.gibbs import (
+    STAT_NAMES,
+    augmentation_draw,
+    latent_given_augmentation,
+    sample_gibbs,
+    univariate_slice,
+)
+from bayesclass.models import LatentGaussianProcess, LogisticRegression
+from bayesclass.models._kernels import kernel_matrix
+
+HYPERPARAMETERS = ("lengthscale", "amplitude", "constant")
+
+
+def within_mcse(first: xr.Dataset, second: xr.Dataset, *, k: float = 4.0) -> list[str]:
+    """Names of the (variable, element, statistic) whose mean or sd differ by more than k combined MCSEs."""
+    failures = []
+    for method, statistic in (
+        ("mean", lambda v: v.mean(("chain", "draw"))),
+        ("sd", lambda v: v.std(("chain", "draw"))),
+    ):
+        error = np.sqrt(azs.mcse(first, method=method) ** 2 + azs.mcse(second, method=method) ** 2)
+        for name in first.data_vars:
+            difference = np.abs(statistic(first[name]) - statistic(second[name]))
+            bad = np.atleast_1d((difference > k * error[name]).values)
+            failures += [f"{name}[{i}] {method}" for i in np.flatnonzero(bad)]
+    return failures
+
+
+# --------------------------------------------------------------------------- kernels on known targets
+
+
+def test_univariate_slice_leaves_a_known_target_invariant():
+    """A chain of slice steps on a skewed 1-D target (log of a Gamma(3, 1) variable) has its exact mean and sd."""
+    rng = np.random.default_rng(0)
+
+    def log_density(x):
+        return 3.0 * x - np.exp(x)  # log Gamma(3, 1) density of e^x, with the Jacobian
+
+    x, draws = 0.0, np.empty(20_000)
+    for i in range(draws.size):
+        t, _, _ = univariate_slice(lambda t, x=x: log_density(x + t), log_density(x), rng)
+        x += t
+        draws[i] = x
+    exact_mean = scipy.special.digamma(3.0)
+    exact_sd = np.sqrt(scipy.special.polygamma(1, 3.0))
+    chain = xr.DataArray(draws[np.newaxis], dims=("chain", "draw"))
+    assert abs(draws.mean() - exact_mean) < 4 * float(azs.mcse(chain, method="mean"))
+    assert abs(draws.std() - exact_sd) < 4 * float(azs.mcse(chain, method="sd"))
+
+
+def test_latent_draw_given_the_augmentation_is_the_gaussian_posterior():
+    """Matheron's rule draws z ~ N(0, C) conditioned on Gaussian pseudo-observations: the conjugate posterior
+    N((C^-1 + D^-1)^-1 D^-1 y, (C^-1 + D^-1)^-1), checked on its mean and covariance."""
+    rng = np.random.default_rng(1)
+    x = np.array([[0.0], [0.3], [1.0]])
+    covariance = kernel_matrix(x, x, lengthscale=0.5, amplitude=2.0, constant=0.5) + 1e-6 * np.eye(3)
+    pseudo, variance = np.array([1.0, -0.5, 2.0]), np.array([0.5, 2.0, 1.0])
+    precision = np.linalg.inv(covariance) + np.diag(1 / variance)
+    exact_covariance = np.linalg.inv(precision)
+    exact_mean = exact_covariance @ (pseudo / variance)
+    draws = np.array([latent_given_augmentation(covariance, pseudo, variance, rng) for _ in range(40_000)])
+    sd = np.sqrt(np.diag(exact_covariance))
+    assert np.all(np.abs(draws.mean(0) - exact_mean) < 4 * sd / np.sqrt(len(draws)))
+    np.testing.assert_allclose(np.cov(draws.T), exact_covariance, atol=4 * sd.max() ** 2 * np.sqrt(2 / len(draws)))
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_augmentation_draws_have_their_conditional_moments(link):
+    """Polya-Gamma draws have mean tanh(z/2) / (2z) (Polson et al. 2013); Albert-Chib draws lie on the label's
+    side of 0 with the truncated normal's mean."""
+    rng = np.random.default_rng(2)
+    latent = np.repeat([-2.0, 0.5, 3.0], 20_000)
+    labels = np.tile([1.0, 0.0], latent.size // 2)
+    pseudo, variance = augmentation_draw(link, labels, latent, rng)
+    if link == "logit":
+        omega = 1 / variance
+        np.testing.assert_allclose(pseudo * omega, labels - 0.5)
+        for z in (-2.0, 0.5, 3.0):
+            chosen = omega[latent == z]
+            assert abs(chosen.mean() - np.tanh(z / 2) / (2 * z)) < 4 * chosen.std() / np.sqrt(chosen.size)
+    else:
+        assert np.all(variance == 1.0)
+        assert np.all((pseudo > 0) == (labels == 1))
+        for z in (-2.0, 0.5, 3.0):
+            for label in (0.0, 1.0):
+                chosen = pseudo[(latent == z) & (labels == label)]
+                a, b = (-z, np.inf) if label == 1 else (-np.inf, -z)
+                expected = z + scipy.stats.truncnorm.mean(a, b)
+                assert abs(chosen.mean() - expected) < 4 * chosen.std() / np.sqrt(chosen.size)
+
+
+def _two_point_form(link: str):
+    data = Dataset(
+        name="two",
+        X=np.array([[0.0], [0.4]]),
+        y=np.array([1, 0]),
+        feature_names=("x",),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",),
+    )
+    return LatentGaussianProcess(approximation="exact", link=link).latent_gaussian_form(data)
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_augmentation_sweep_leaves_the_exact_latent_posterior_invariant(link):
+    """Hyperparameters held: alternating augmentation and Gaussian latent draws samples p(z | y) exactly. Two
+    labelled points, the posterior's moments by quadrature on a grid: equal within 4 MCSE."""
+    form = _two_point_form(link)
+    log_theta = np.log([0.5, 1.5, 0.5])
+    run = sample_gibbs(
+        form,
+        settings=SamplerSettings(draws=5000, tune=100, chains=2, progressbar=False),
+        random_seed=3,
+        update_hyperparameters=False,
+        initial_log_theta=log_theta,
+    )
+    assert np.all(run.posterior["amplitude"].values == 1.5)  # held
+    covariance = form.covariance(log_theta)
+    grid = np.linspace(-8, 8, 401)
+    z1, z2 = np.meshgrid(grid, grid, indexing="ij")
+    points = np.stack([z1.ravel(), z2.ravel()], axis=1)
+    signs = 2.0 * form.labels - 1.0
+    log_likelihood = (
+        -np.logaddexp(0, -points * signs).sum(1) if link == "logit" else scipy.special.log_ndtr(points * signs).sum(1)
+    )
+    log_weight = scipy.stats.multivariate_normal(cov=covariance).logpdf(points) + log_likelihood
+    weight = np.exp(log_weight - log_weight.max())
+    weight /= weight.sum()
+    exact_mean = weight @ points
+    exact_sd = np.sqrt(weight @ (points - exact_mean) ** 2)
+    latent = run.posterior["latent"]
+    mcse_mean = azs.mcse(latent, method="mean").values
+    mcse_sd = azs.mcse(latent, method="sd").values
+    assert np.all(np.abs(latent.mean(("chain", "draw")).values - exact_mean) < 4 * mcse_mean)
+    assert np.all(np.abs(latent.std(("chain", "draw")).values - exact_sd) < 4 * mcse_sd)
+
+
+# --------------------------------------------------------------------------- the latent-Gaussian form
+
+
+@pytest.mark.parametrize("approximation", ["exact", "hsgp"])
+def test_latent_gaussian_form_is_the_pymc_model(approximation):
+    """The form's log prior of the log hyperparameters is the PyMC model's (with its log-transform Jacobians);
+    its covariance is the family's kernel (exact) and its weights' prior sds scale the basis the PyMC model uses
+    (HSGP)."""
+    data = seed004_gp(30, random_seed=4)
+    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=8)
+    form = model.latent_gaussian_form(data)
+    pymc_model = model.build(data)
+    names = ("lengthscale_log__", "amplitude_log__", "constant_log__")
+    hyper = [pymc_model.rvs_to_values[pymc_model[name]] for name in HYPERPARAMETERS]
+    prior_logp = pymc_model.compile_fn(pymc_model.logp(vars=[pymc_model[n] for n in HYPERPARAMETERS]), inputs=hyper)
+    ours, theirs = [], []
+    for log_theta in (np.log([0.7, 2.0, 0.3]), np.log([1.9, 0.4, 1.2])):
+        point = dict(zip(names, (log_theta[:1], log_theta[1], log_theta[2]), strict=True))
+        ours.append(form.log_prior(log_theta))
+        theirs.append(float(prior_logp(point)))
+    # PyTensor's normalising constants differ from math.log's by ~1e-8; the density's shape agrees to round-off
+    np.testing.assert_allclose(ours, theirs, rtol=1e-7)
+    np.testing.assert_allclose(ours[0] - ours[1], theirs[0] - theirs[1], rtol=1e-12)
+    log_theta = np.log([0.7, 2.0, 0.3])
+    if approximation == "exact":
+        expected = kernel_matrix(data.X, data.X, lengthscale=0.7, amplitude=2.0, constant=0.3)
+        np.testing.assert_allclose(form.covariance(log_theta), expected + 1e-6 * 4.0 * np.eye(30), rtol=1e-12)
+    else:
+        basis, frequencies = model._hsgp_features(data)
+        np.testing.assert_array_equal(form.basis, basis)
+        np.testing.assert_allclose(form.prior_sd(log_theta), model._hsgp_prior_sd(frequencies, np.exp(log_theta), 1))
+
+
+def test_scale_move_shifts_amplitude_and_constant_and_scales_the_covariance():
+    form = _two_point_form("logit")
+    assert form.amplitude_and_constant == (1, 2)
+    log_theta = np.log([0.5, 1.5, 0.5])
+    shifted = log_theta + 0.3 * np.array([0.0, 1.0, 1.0])
+    np.testing.assert_allclose(form.covariance(shifted), np.exp(0.6) * form.covariance(log_theta), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- the whole sampler against NUTS
+
+
+@pytest.fixture(scope="module")
+def gp_100():
+    data = seed004_gp(100, random_seed=1)
+    return data
+
+
+@pytest.fixture(scope="module")
+def gibbs_100(gp_100):
+    return inference.fit(
+        LatentGaussianProcess(approximation="exact"),
+        gp_100,
+        method="gibbs",
+        standardize=True,
+        sampler=SamplerSettings(draws=1500, tune=300, chains=4, progressbar=False),
+        random_seed=5,
+    )
+
+
+def test_gibbs_agrees_with_nuts_within_mcse(gp_100, gibbs_100):
+    """n = 100 (seed 004): means and sds of the hyperparameters and of 8 latents agree with NUTS (nutpie on the
+    fused whitened-latent model) within 4 combined MCSE."""
+    nuts = inference.fit(
+        LatentGaussianProcess(approximation="exact"),
+        gp_100,
+        method="nuts",
+        standardize=True,
+        sampler=SamplerSettings(draws=1000, tune=1000, chains=4, progressbar=False),
+        random_seed=6,
+    )
+    assert int(nuts["sample_stats"]["diverging"].sum()) == 0
+    rows = np.linspace(0, 99, 8).astype(int)
+
+    def picked(result):
+        posterior = result["posterior"].to_dataset()
+        chosen = posterior[list(HYPERPARAMETERS)].copy()
+        chosen["latent"] = posterior["latent"].isel(obs=rows)
+        return chosen.drop_vars([name for name in chosen.coords if name not in ("chain", "draw")])
+
+    assert within_mcse(picked(gibbs_100), picked(nuts)) == []
+    for result in (gibbs_100, nuts):
+        assert inference.diagnose(result).max_r_hat <= 1.01
+
+
+def test_gibbs_result_has_the_nuts_layout_and_its_own_stats(gp_100, gibbs_100):
+    result = gibbs_100
+    assert result.attrs["method"] == "gibbs"
+    assert {"posterior", "sample_stats", "log_likelihood", "point_estimate_map", "observed_data"} <= set(
+        result.children
+    )
+    posterior = result["posterior"].to_dataset()
+    assert set(posterior.data_vars) == {"lengthscale", "amplitude", "constant", "latent"}
+    assert dict(posterior.sizes) == {"chain": 4, "draw": 1500, "feature": 1, "obs": 100, "class": 2}
+    assert list(posterior["feature"].values) == ["x"]
+    stats = result["sample_stats"].to_dataset()
+    assert set(stats.data_vars) == set(STAT_NAMES) and "diverging" not in stats
+    assert np.all(np.isfinite(stats["lp"])) and np.all(stats["hyperparameter_evaluations"] >= 4)
+    assert json.loads(result.attrs["sampler_settings"]) == {"draws": 1500, "tune": 300, "chains": 4}
+    assert "compile_seconds" not in result.attrs  # nothing compiled
+    report = inference.diagnose(result)
+    assert report.n_divergences == 0 and report.passed, report.failures
+    proba = inference.predict(result, gp_100.X[:7])["class_proba"]
+    np.testing.assert_allclose(proba.sum("class"), 1.0, rtol=1e-12)
+
+
+def test_gibbs_is_reproducible_and_the_default_for_gp():
+    data = seed004_gp(20, random_seed=2)
+    sampler = SamplerSettings(draws=30, tune=10, chains=2, progressbar=False)
+    first = inference.fit("gp", data, standardize=True, sampler=sampler, random_seed=9)
+    second = inference.fit("gp", data, standardize=True, sampler=sampler, random_seed=9, method="gibbs")
+    assert first.attrs["method"] == "gibbs"  # method="auto"
+    xr.testing.assert_identical(first["posterior"].to_dataset(), second["posterior"].to_dataset())
+    other = inference.fit("gp", data, standardize=True, sampler=sampler, random_seed=10)
+    assert not np.array_equal(first["posterior"]["latent"].values, other["posterior"]["latent"].values)
+
+
+def test_method_errors_name_the_fix():
+    data = seed004_gp(20, random_seed=2)
+    with pytest.raises(ValueError, match=r"method='gibbs' is not available for the 'logistic' model; choose one of"):
+        inference.fit(LogisticRegression(), data, method="gibbs")
+    with pytest.raises(ValueError, match=r"backend='nutpie' is a NUTS backend, but method='gibbs' is not NUTS"):
+        inference.fit("gp", data, method="gibbs", sampler=SamplerSettings(backend="nutpie"))
+    assert LatentGaussianProcess().methods() == ("nuts", "gibbs", "map")
+    assert LogisticRegression().default_sampling_method == "nuts"
+
+
+def test_keep_partial_keeps_the_sweeps_made(monkeypatch):
+    """An interrupt after the burn-in keeps the draws made so far when asked (every chain cut to the shortest)."""
+    import bayesclass.inference.gibbs as gibbs
+
+    calls = {"n": 0}
+    original = gibbs._Chain.sweep
+
+    def interrupted(self):
+        calls["n"] += 1
+        if calls["n"] == 150:
+            raise KeyboardInterrupt
+        return original(self)
+
+    monkeypatch.setattr(gibbs._Chain, "sweep", interrupted)
+    data = seed004_gp(20, random_seed=2)
+    form = LatentGaussianProcess().latent_gaussian_form(data)
+    settings = SamplerSettings(draws=200, tune=50, chains=1, progressbar=False, keep_partial=True)
+    run = sample_gibbs(form, settings=settings, random_seed=1)
+    assert run.partial and run.posterior.sizes["draw"] == 149 - 50
+    calls["n"] = 0
+    with pytest.raises(KeyboardInterrupt):
+        sample_gibbs(form, settings=SamplerSettings(draws=200, tune=50, chains=1, progressbar=False), random_seed=1)
+
+
+def test_cli_fits_gp_by_gibbs_and_refuses_a_backend(tmp_path, capsys):
+    out = tmp_path / "gp.nc"
+    base = ("fit", "--model", "gp", "--data", "seed004_gp", "--standardize")
+    assert main([*base, "--draws", "40", "--tune", "20", "--no-progress", "--seed", "1", "--out", str(out)]) == 0
+    assert "by gibbs" in capsys.readouterr().out
+    assert inference.load(out).attrs["method"] == "gibbs"
+    assert main([*base, "--method", "gibbs", "--backend", "nutpie", "--out", str(tmp_path / "x.nc")]) == 2
+    error = capsys.readouterr().err
+    assert "method='gibbs' is not NUTS" in error and "Traceback" not in error
+    assert (
+        main([*base, "--backend", "nutpie", "--draws", "20", "--tune", "20", "--no-progress", "--out", str(out)]) == 0
+    )
+    assert "by nuts" in capsys.readouterr().out  # auto + a named NUTS backend: NUTS
+
+
+# --------------------------------------------------------------------------- slow: HSGP, probit, coverage
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("link", "approximation", "n"), [("probit", "exact", 100), ("logit", "hsgp", 600)], ids=["probit", "hsgp"]
+)
+def test_gibbs_agrees_with_nuts_for_probit_and_hsgp(link, approximation, n):
+    data = seed004_gp(n, random_seed=1, link=link)
+    model = LatentGaussianProcess(approximation=approximation, link=link, hsgp_basis=20)
+    fits = [
+        inference.fit(
+            model,
+            data,
+            method=method,
+            standardize=True,
+            sampler=SamplerSettings(draws=1000, tune=500 if method == "gibbs" else 1000, chains=4, progressbar=False),
+            random_seed=seed,
+        )
+        for method, seed in (("gibbs", 7), ("nuts", 8))
+    ]
+    latent_name = "latent" if approximation == "exact" else "basis_weight"
+    picked = []
+    for result in fits:
+        posterior = result["posterior"].to_dataset()
+        chosen = posterior[list(HYPERPARAMETERS)].copy()
+        chosen[latent_name] = posterior[latent_name].isel({posterior[latent_name].dims[-1]: slice(0, 8)})
+        picked.append(chosen.drop_vars([name for name in chosen.coords if name not in ("chain", "draw")]))
+    assert within_mcse(*picked) == []
+
+
+@pytest.mark.slow
+def test_gibbs_posterior_covers_the_true_latent_on_each_data_seed():
+    """Issue 16: the 89% band of the latent covers the true latent at >= 80% of the n = 200 training inputs on
+    each of data seeds 3-12 (seed 004's generator)."""
+    coverage = {}
+    for seed in range(3, 13):
+        truth = seed004_gp_truth(200, random_seed=seed)
+        data = Dataset(
+            name="seed004",
+            X=truth["x"][:, np.newaxis],
+            y=truth["y"],
+            feature_names=("x",),
+            class_names=("0", "1"),
+            feature_kinds=("continuous",),
+        )
+        result = inference.fit(
+            LatentGaussianProcess(approximation="exact"),
+            data,
+            method="gibbs",
+            standardize=True,
+            sampler=SamplerSettings(draws=1000, tune=500, chains=2, progressbar=False),
+            random_seed=seed,
+        )
+        latent = result["posterior"]["latent"].values.reshape(-1, 200)
+        low, high = np.quantile(latent, [0.055, 0.945], axis=0)
+        coverage[seed] = float(np.mean((truth["latent"] >= low) & (truth["latent"] <= high)))
+    assert min(coverage.values()) >= 0.8, coverage
