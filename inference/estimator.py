@@ -36,9 +36,10 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
     model : str or ClassifierModel
         Registry name (``"logistic"``) or a configured family instance such as
         ``LogisticRegression(prior=LogisticPrior(weight_sigma=2.0))``.
-    method : {"nuts", "exact", "map", "mle", "posterior_mean", "unbiased"}
-        How to fit; ``predict_proba`` returns the posterior mean for "nuts" and
-        the plug-in probabilities of the point estimate otherwise.
+    method : {"auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased"}
+        How to fit (``"auto"``: the family's sampler, see :func:`bayesclass.inference.fit`);
+        ``predict_proba`` returns the posterior mean for the samplers and the plug-in probabilities
+        of the point estimate otherwise.
     sampler : SamplerSettings, optional
         NUTS settings (default: ``SamplerSettings(progressbar=False)``).
     standardize : bool
@@ -48,7 +49,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         every column (default ``"continuous"``) or one per column, e.g.
         ``"binary"`` for 0/1 inputs to naive Bayes.
     random_seed : int, optional
-        Seed of the sampler ("nuts") or of the exact draws ("exact"); without one those fits
+        Seed of the sampler ("nuts", "gibbs") or of the exact draws ("exact"); without one those fits
         differ from run to run, and the estimator's ``non_deterministic`` tag says so.
 
     Attributes
@@ -65,7 +66,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         self,
         model: str | ClassifierModel = "logistic",
         *,
-        method: Method = "nuts",
+        method: Method = "auto",
         sampler: SamplerSettings | None = None,
         standardize: bool = False,
         feature_kinds: str | Sequence[str] = "continuous",
@@ -83,8 +84,8 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False  # refused with scikit-learn's own message (validate_data)
         tags.input_tags.allow_nan = False
-        # NUTS and exact conjugate draws differ between runs unless random_seed is fixed; point estimates do not
-        tags.non_deterministic = self.method in SAMPLING_METHODS and self.random_seed is None
+        # posterior draws (NUTS, Gibbs, exact) differ between runs unless random_seed is fixed; point estimates do not
+        tags.non_deterministic = self.method in ("auto", *SAMPLING_METHODS) and self.random_seed is None
         return tags
 
     def fit(self, X: Any, y: Any) -> BayesianClassifier:
