@@ -40,8 +40,9 @@ densities step 2 evaluated; ``scale_factor``, :math:`e^t` of step 4. There are n
 integrated) and no step size or tree depth: ``diverging`` is absent and
 :func:`~bayesclass.inference.diagnose` counts none. r_hat, ESS and MCSE apply as to any MCMC.
 
-The sweeps run in NumPy/SciPy (LAPACK) at one BLAS thread, one thread per chain (LAPACK and NumPy release
-the GIL): nothing is compiled, so a fit
+The sweeps run in NumPy/SciPy (LAPACK) at one BLAS thread, the chains in parallel processes (``spawn``, the
+draws in shared memory) where a chain's work outweighs starting a process (:func:`_parallel`), else in turn,
+one sweep of each chain at a time; a chain's draws do not depend on where it runs. Nothing is compiled, so a fit
 starts at once and new data never recompile. (The same sweep written in JAX, with blackjax's
 ``slice.build_coordinate_kernel``, measured 6-11 ms per sweep on one chain at n = 200 against 4 ms here, and
 its two chains did not run in parallel on 2 cores: XLA's CPU runtime pays per small operation inside the slice
@@ -53,16 +54,15 @@ draws made so far (every chain cut to the shortest).
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.sampling import SamplerSettings
+from bayesclass.models._kernels import stationary_of_squared
 
 scipy = lazy_import("scipy")
 xr = lazy_import("xarray")
@@ -84,9 +84,9 @@ SLICE_WIDTH = 1.0
 MAX_EXPANSIONS = 20
 #: the chains start at the priors' medians times exp(U(-JITTER, JITTER)) per hyperparameter
 JITTER = 0.5
-#: chains run in parallel threads from this many training rows (exact GP) or rows x basis functions (HSGP)
-PARALLEL_EXACT_ROWS = 300
-PARALLEL_HSGP_SIZE = 100_000
+#: chains run in parallel processes from this much work: rows^2 (exact GP) or rows x basis functions (HSGP),
+#: times sweeps (exact n = 100, 2,000 sweeps: 2e7, about 3 s a chain)
+PARALLEL_WORK = 2e7
 #: sweeps between progress updates
 PROGRESS_EVERY = 100
 
@@ -195,6 +195,10 @@ class _Chain:
         self.shift[list(form.amplitude_and_constant)] = 1.0
         self.latent = np.zeros(form.labels.size if form.exact else form.basis.shape[1])
         self._stationary_key: bytes | None = None
+        if form.exact:  # (x_j - x'_j)^2 per input, once: a new lengthscale costs one scaled sum and one exp
+            inputs = np.asarray(form.inputs, dtype=float)
+            self._squared_differences = (inputs[:, np.newaxis, :] - inputs[np.newaxis, :, :]) ** 2
+            self._squared_differences = np.ascontiguousarray(np.moveaxis(self._squared_differences, -1, 0))
 
     # -- pieces ------------------------------------------------------------------------------------
     def _stationary(self, log_theta: np.ndarray) -> np.ndarray:
@@ -202,7 +206,9 @@ class _Chain:
         constant slices reuse it)."""
         key = log_theta[: self.d].tobytes()
         if key != self._stationary_key:
-            self._stationary_value = self.form.stationary(log_theta[: self.d])
+            scale = np.exp(-2.0 * log_theta[: self.d])
+            squared = np.einsum("j,jab->ab", scale, self._squared_differences, optimize=False)  # no BLAS call
+            self._stationary_value = stationary_of_squared(squared, self.form.kernel)
             self._stationary_key = key
         return self._stationary_value
 
@@ -235,6 +241,30 @@ class _Chain:
                 whitened = scipy.linalg.solve_triangular(factor, pseudo, lower=True, check_finite=False)
                 return float(-np.log(np.diag(factor)).sum() - 0.5 * whitened @ whitened + form.log_prior(log_theta))
 
+            def along_constant(log_theta):
+                """``collapsed`` along the log constant: C + D = c^2 1 1' + M, M fixed, so one factor of M and
+                the matrix determinant lemma and Sherman-Morrison give every value in O(1)."""
+                rest = log_theta.copy()
+                rest[self.d + 1] = -np.inf  # c = 0: M alone
+                factor = _cholesky(self._covariance(rest, variance))
+                if factor is None:
+                    return collapsed
+                ones, data = scipy.linalg.cho_solve(
+                    (factor, True), np.column_stack([np.ones_like(pseudo), pseudo]), check_finite=False
+                ).T
+                log_det, quadratic = 2 * np.log(np.diag(factor)).sum(), pseudo @ data
+                ones_ones, ones_data = ones.sum(), data.sum()
+
+                def value(point):
+                    c2 = np.exp(2.0 * point[self.d + 1])
+                    denominator = 1.0 + c2 * ones_ones
+                    result = -0.5 * (log_det + np.log(denominator)) - 0.5 * (
+                        quadratic - c2 * ones_data**2 / denominator
+                    )
+                    return float(result + form.log_prior(point))
+
+                return value
+
         else:
             precision = 1.0 / variance
             gram = (form.basis * precision[:, np.newaxis]).T @ form.basis  # Phi' D^-1 Phi, once per sweep
@@ -262,8 +292,9 @@ class _Chain:
                 axis = np.zeros(form.n_hyperparameters)
                 axis[index] = 1.0
                 base = self.log_theta
+                density = along_constant(base) if form.exact and index == self.d + 1 else collapsed
                 t, current, used = univariate_slice(
-                    lambda t, base=base, axis=axis: collapsed(base + t * axis), current, rng
+                    lambda t, base=base, axis=axis, density=density: density(base + t * axis), current, rng
                 )
                 self.log_theta = base + t * axis
                 evaluations += used
@@ -274,6 +305,7 @@ class _Chain:
             prior_factor = _cholesky(covariance)
             whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
             log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
+            dimension = self.latent.size
         else:
             sd, factor, whitened = weight_system(self.log_theta)
             mean = scipy.linalg.solve_triangular(factor, whitened, lower=True, trans="T", check_finite=False)
@@ -281,7 +313,10 @@ class _Chain:
                 factor, rng.standard_normal(mean.size), lower=True, trans="T", check_finite=False
             )
             self.latent = sd * standard
-            log_prior_latent = -np.log(sd).sum() - 0.5 * standard @ standard
+            # a weight whose prior sd underflows to 0 (a frequency far above the lengthscale's) is fixed at 0
+            free = sd > 0
+            log_prior_latent = -np.log(sd[free]).sum() - 0.5 * standard[free] @ standard[free]
+            dimension = int(free.sum())
 
         values = self._values()
         scale = 0.0
@@ -295,12 +330,11 @@ class _Chain:
             self.log_theta = base + scale * self.shift
             self.latent = np.exp(scale) * self.latent
             values = np.exp(scale) * values
-        size = self.latent.size
         lp = (
             form.log_prior(self.log_theta)
             + log_prior_latent
-            - size * scale
-            - 0.5 * size * np.log(2 * np.pi)
+            - dimension * scale
+            - 0.5 * dimension * np.log(2 * np.pi)
             + self._log_likelihood(values)
         )
         return float(lp), evaluations, float(np.exp(scale))
@@ -333,57 +367,51 @@ def sample_gibbs(
     seeds = np.random.SeedSequence(random_seed).spawn(settings.chains)
     base = form.initial_log_theta() if initial_log_theta is None else np.asarray(initial_log_theta, dtype=float)
     total = settings.tune + settings.draws
-    chains = []
-    for seed in seeds:
-        rng = np.random.default_rng(seed)
-        jitter = rng.uniform(-JITTER, JITTER, base.size) if update_hyperparameters else 0.0
-        chains.append(_Chain(form, rng, base + jitter, update_hyperparameters=update_hyperparameters))
-    size = chains[0].latent.size
-    theta = np.full((len(chains), total, base.size), np.nan)
-    latent = np.full((len(chains), total, size), np.nan)
-    stats = np.full((len(chains), total, len(STAT_NAMES)), np.nan)
-    done = np.zeros(len(chains), dtype=int)
-    stop = threading.Event()
-    progress = _progress(len(chains) * total, settings.progressbar)
-
-    def run(index: int) -> None:
-        chain = chains[index]
-        for step in range(total):
-            if stop.is_set():
-                return
-            stats[index, step] = chain.sweep()
-            theta[index, step], latent[index, step] = np.exp(chain.log_theta), chain.latent
-            done[index] = step + 1
-            if progress is not None and (step + 1) % PROGRESS_EVERY == 0:
-                progress[0].advance(progress[1], PROGRESS_EVERY)
-
+    starts = []
+    for seed in seeds:  # each chain's generator draws its own start, then sweeps: the same draws run anywhere
+        jitter = np.random.default_rng(seed.spawn(1)[0]).uniform(-JITTER, JITTER, base.size)
+        starts.append(base + (jitter if update_hyperparameters else 0.0))
+    size = form.labels.size if form.exact else form.basis.shape[1]
+    shapes = {
+        "theta": (len(seeds), total, base.size),
+        "latent": (len(seeds), total, size),
+        "stats": (len(seeds), total, len(STAT_NAMES)),
+        "done": (len(seeds),),
+        "stop": (1,),
+    }
+    processes = settings.chains > 1 and (os.cpu_count() or 1) > 1 and _parallel(form, total)
+    progress = _progress(len(seeds) * total, settings.progressbar)
+    memory = _SharedArrays(shapes) if processes else None
+    arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
     partial = False
-    workers = max(1, min(len(chains), os.cpu_count() or 1)) if _parallel(form) else 1
     try:
-        # one thread per chain: the sweep's time is in LAPACK and NumPy, which release the GIL
-        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(run, index) for index in range(len(chains))]
-            try:
-                while not all(future.done() for future in futures):
-                    time.sleep(0.02)
-            except KeyboardInterrupt:
-                stop.set()
-                raise
-            finally:
-                for future in futures:
-                    if future.done() and future.exception() is not None:
-                        stop.set()
-                        raise future.exception()
+        if processes:
+            _run_in_processes(form, seeds, starts, total, update_hyperparameters, memory, progress)
+        else:
+            with threadpool_limits(limits=1, user_api="blas"):
+                chains = [
+                    _Chain(form, np.random.default_rng(seed), log_theta, update_hyperparameters=update_hyperparameters)
+                    for seed, log_theta in zip(seeds, starts, strict=True)
+                ]
+                for step in range(total):  # step-major: an interrupt leaves every chain as long as the others
+                    for index, chain in enumerate(chains):
+                        _record(arrays, index, step, chain)
+                    if progress is not None and (step + 1) % PROGRESS_EVERY == 0:
+                        progress[0].advance(progress[1], PROGRESS_EVERY * len(chains))
     except KeyboardInterrupt:
-        if not settings.keep_partial or done.min() <= settings.tune:
+        if not settings.keep_partial or arrays["done"].min() <= settings.tune:
             raise
         partial = True
     finally:
         if progress is not None:
             progress[0].stop()
+        if memory is not None:
+            arrays = {name: value.copy() for name, value in arrays.items()}
+            memory.close()
+    theta, latent, stats, done = arrays["theta"], arrays["latent"], arrays["stats"], arrays["done"].astype(int)
     kept = slice(settings.tune, int(done.min()))
     d = form.n_lengthscales
-    coords = {"chain": np.arange(len(chains)), "draw": np.arange(kept.stop - kept.start)}
+    coords = {"chain": np.arange(len(seeds)), "draw": np.arange(kept.stop - kept.start)}
     posterior = xr.Dataset(
         {
             "lengthscale": (("chain", "draw", "feature"), theta[:, kept, :d]),
@@ -405,12 +433,136 @@ def sample_gibbs(
     return GibbsRun(posterior, sample_stats, time.perf_counter() - start, partial)
 
 
-def _parallel(form) -> bool:
-    """Whether chains run in parallel threads: only where LAPACK's share of a sweep outweighs the GIL the rest
-    holds (2 cores, 2 chains of 2,000 sweeps: exact n = 200 15.8 s one after another, 19.5 s in threads;
-    n = 400 110 s and 76 s; HSGP n = 10,000, 31 weights, 17.7 s and 12.9 s)."""
+def _record(arrays: dict, index: int, step: int, chain: _Chain) -> None:
+    """One sweep of ``chain`` written to row ``step`` of chain ``index``."""
+    arrays["stats"][index, step] = chain.sweep()
+    arrays["theta"][index, step] = np.exp(chain.log_theta)
+    arrays["latent"][index, step] = chain.latent
+    arrays["done"][index] = step + 1
+
+
+def _parallel(form, sweeps: int) -> bool:
+    """Whether the chains run in parallel processes: where a chain's work outweighs starting a process (about
+    1 s: a fresh interpreter imports NumPy, SciPy and this module). Threads do not help: the Python between
+    LAPACK calls holds the GIL (2 chains of 2,000 sweeps at n = 200: 15.8 s one after another, 19.5 s in two
+    threads)."""
     rows = form.labels.size
-    return rows >= PARALLEL_EXACT_ROWS if form.exact else rows * form.basis.shape[1] >= PARALLEL_HSGP_SIZE
+    work = rows * rows if form.exact else rows * form.basis.shape[1]  # the dominant cost per evaluation
+    return work * sweeps >= PARALLEL_WORK
+
+
+class _SharedArrays:
+    """The draws of every chain in shared memory, written by the chain processes (``stop``: set to 1 to stop)."""
+
+    def __init__(self, shapes: dict[str, tuple[int, ...]], names: dict[str, str] | None = None) -> None:
+        from multiprocessing import shared_memory
+
+        self.shapes = shapes
+        self.blocks = {
+            name: shared_memory.SharedMemory(
+                name=None if names is None else names[name],
+                create=names is None,
+                size=max(8, 8 * int(np.prod(shape))),
+            )
+            for name, shape in shapes.items()
+        }
+        self.arrays = {
+            name: np.ndarray(shape, dtype=float, buffer=self.blocks[name].buf) for name, shape in shapes.items()
+        }
+        if names is None:
+            for array in self.arrays.values():
+                array.fill(0.0)
+        self.owner = names is None
+
+    @property
+    def names(self) -> dict[str, str]:
+        return {name: block.name for name, block in self.blocks.items()}
+
+    def close(self) -> None:
+        self.arrays = {}
+        for block in self.blocks.values():
+            block.close()
+            if self.owner:
+                block.unlink()
+
+
+def _chain_process(form, seed, log_theta, total, update, shapes, names, index, errors) -> None:
+    """One chain in a child process: sweeps written to the shared arrays until done or ``stop`` is set."""
+    import signal
+    import traceback
+
+    from threadpoolctl import threadpool_limits
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the chains (``stop``) and keeps their draws
+    memory = _SharedArrays(shapes, names)
+    try:
+        arrays = memory.arrays
+        chain = _Chain(form, np.random.default_rng(seed), log_theta, update_hyperparameters=update)
+        with threadpool_limits(limits=1, user_api="blas"):
+            for step in range(total):
+                if arrays["stop"][0]:
+                    return
+                _record(arrays, index, step, chain)
+    except BaseException:  # noqa: BLE001  (sent to the parent, which raises it)
+        errors.put(f"chain {index}: {traceback.format_exc()}")
+    finally:
+        memory.close()
+
+
+def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays, progress) -> None:
+    """Run the first chain here and each other one in a process of its own (``spawn``: nothing inherited from
+    this process's threads), at most one per core at a time, showing progress; on an interrupt, stop them all
+    and keep what they wrote."""
+    import multiprocessing
+
+    from threadpoolctl import threadpool_limits
+
+    context = multiprocessing.get_context("spawn")
+    errors = context.SimpleQueue()
+    processes = [
+        context.Process(
+            target=_chain_process,
+            args=(form, seed, log_theta, total, update, memory.shapes, memory.names, index, errors),
+            daemon=True,
+            name=f"bayesclass-gibbs-chain-{index}",
+        )
+        for index, (seed, log_theta) in enumerate(zip(seeds, starts, strict=True))
+        if index > 0
+    ]
+    slots = max(1, (os.cpu_count() or 1) - 1)  # this process runs the first chain on one core
+    arrays, pending, running = memory.arrays, list(processes), []
+    shown = 0
+
+    def tend() -> None:
+        """Start waiting processes as slots free up, raise a chain's error, advance the progress bar."""
+        nonlocal running, shown
+        running = [process for process in running if process.is_alive()]
+        while pending and len(running) < slots:
+            running.append(pending.pop(0))
+            running[-1].start()
+        if not errors.empty():
+            raise RuntimeError(f"a Gibbs chain failed:\n{errors.get()}")
+        if progress is not None:
+            now = int(arrays["done"].sum())
+            progress[0].advance(progress[1], now - shown)
+            shown = now
+
+    try:
+        tend()
+        chain = _Chain(form, np.random.default_rng(seeds[0]), starts[0], update_hyperparameters=update)
+        with threadpool_limits(limits=1, user_api="blas"):
+            for step in range(total):
+                _record(arrays, 0, step, chain)
+                if (step + 1) % PROGRESS_EVERY == 0:
+                    tend()
+        while pending or running:
+            time.sleep(0.02)
+            tend()
+    finally:  # an interrupt, an error, or the end: every chain process stops and is joined
+        arrays["stop"][0] = 1.0
+        for process in processes:
+            if process.pid is not None:
+                process.join()
 
 
 def _progress(total: int, enabled: bool):

@@ -27,6 +27,7 @@ __all__ = [
     "kernel_matrix",
     "spectral_density",
     "stationary_kernel",
+    "stationary_of_squared",
 ]
 
 KernelName = Literal["exp_quad", "matern52"]
@@ -67,6 +68,11 @@ def stationary_kernel(scaled1, scaled2, kernel: KernelName, xp=np):
     squared = xp.maximum(
         (scaled1**2).sum(1)[:, np.newaxis] + (scaled2**2).sum(1)[np.newaxis, :] - 2 * scaled1 @ scaled2.T, 0.0
     )
+    return stationary_of_squared(squared, kernel, xp)
+
+
+def stationary_of_squared(squared, kernel: KernelName, xp=np):
+    """k(r) from the squared ARD-scaled distances r^2 (:func:`stationary_kernel`)."""
     if kernel == "exp_quad":
         return xp.exp(-0.5 * squared)
     r = xp.sqrt(5.0 * squared + (0.0 if xp is np else 1e-30))  # (a traced sqrt needs a finite gradient at 0)

@@ -239,12 +239,14 @@ def test_gaussian_class_conditional_lkj_nuts_is_calibrated():
     assert all(p > ALPHA for p in result.p_values.values()), result.p_values
 
 
-# -- latent GP: exact latents and the HSGP approximation, by NUTS ---------------------------------------------
+# -- latent GP: exact latents and the HSGP approximation, by NUTS and by the Gibbs sampler ----------------------
 
 
+@pytest.mark.parametrize("method", ["nuts", "gibbs"])
 @pytest.mark.parametrize("approximation", ["exact", "hsgp"])
-def test_latent_gp_nuts_is_calibrated(approximation):
-    """Truth from the GP prior the PyMC model states (hyperparameters, then latents), labels from the link."""
+def test_latent_gp_nuts_is_calibrated(approximation, method):
+    """Truth from the GP prior the PyMC model states (hyperparameters, then latents), labels from the link; the
+    posterior drawn by NUTS and by the data-augmentation Gibbs sampler (``method="gibbs"``)."""
     from bayesclass.models import LatentGaussianProcess
 
     model = LatentGaussianProcess(approximation=approximation, hsgp_basis=10)
@@ -279,9 +281,9 @@ def test_latent_gp_nuts_is_calibrated(approximation):
         simulate=simulate,
         variables=("lengthscale", "amplitude", "constant", latent_name),
         n_simulations=40,
-        method="nuts",
+        method=method,
         sampler=sampler,
         random_seed=10,
     )
-    _report(f"gp {approximation} NUTS", result)
+    _report(f"gp {approximation} {method}", result)
     assert all(p > ALPHA for p in result.p_values.values()), result.p_values
