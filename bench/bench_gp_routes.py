@@ -4,7 +4,7 @@ Seed 004's data at n = 200 (``bench_gp.seed004``), default priors, 2 chains x 10
 sampler seed 3, ESS = smallest bulk ESS over lengthscale, amplitude and constant, against the default
 sampler (``method="gibbs"``) in the same run:
 
-1. nutpie's low-rank modified mass matrix (``low_rank_modified_mass_matrix=True``) on our fused NUTS model;
+1. nutpie's low-rank modified mass matrix (``adaptation="low_rank"``) on our fused NUTS model;
 2. the embedded Laplace approximation (Margossian et al. 2020): blackjax's ``laplace_dhmc`` (dynamic HMC on
    the log hyperparameters, the latents integrated out by a Laplace approximation found by L-BFGS, gradients
    by the implicit function theorem) on ``log p(v, theta, y)`` with whitened latents ``z = L_theta v``. This is
@@ -12,10 +12,11 @@ sampler (``method="gibbs"``) in the same run:
    Step size and a diagonal inverse mass matrix come from the Gibbs posterior of the log hyperparameters
    (a pilot a user would not have: the most favourable setting), 1 to 9 leapfrog steps per transition.
 
-3. nutpie's normalising-flow adaptation (``transform_adapt=True``, designed for funnel-shaped couplings): it
-   needs nutpie's JAX backend and ``flowjax`` (``pip install flowjax``; not a dependency of bayesclass), so it
-   runs on the model built with PyTensor's own kernel and Cholesky (``build(latent_graph="pytensor")``: the same
-   density; our fused Op has no JAX form). Skipped, with a line saying so, where flowjax is missing.
+3. nutpie's normalising-flow adaptation (``adaptation="flow"``, formerly ``transform_adapt``, designed for
+   funnel-shaped couplings): it needs nutpie's JAX backend and ``flowjax`` (``pip install flowjax``; not a
+   dependency of bayesclass), so it runs on the model built with PyTensor's own kernel and Cholesky
+   (``build(latent_graph="pytensor")``: the same density; our fused Op has no JAX form). Skipped, with a line
+   saying so, where flowjax is missing.
 
 Run::
 
@@ -70,7 +71,7 @@ def run_low_rank(data, *, draws: int, tune: int, seed: int) -> dict:
             chains=CHAINS,
             seed=seed,
             progress_bar=False,
-            low_rank_modified_mass_matrix=True,
+            adaptation="low_rank",
         )
     end = time.perf_counter()
     run = {
@@ -99,7 +100,7 @@ def run_flow_adapted(data, *, draws: int, tune: int, seed: int) -> dict | None:
     compiled = nutpie.compile_pymc_model(model, backend="jax", gradient_backend="jax")
     compiled_at = time.perf_counter()
     trace = nutpie.sample(
-        compiled, draws=draws, tune=tune, chains=CHAINS, seed=seed, progress_bar=False, transform_adapt=True
+        compiled, draws=draws, tune=tune, chains=CHAINS, seed=seed, progress_bar=False, adaptation="flow"
     )
     end = time.perf_counter()
     run = {
