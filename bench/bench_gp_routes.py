@@ -16,11 +16,13 @@ sampler (``method="gibbs"``) in the same run:
    funnel-shaped couplings): it needs nutpie's JAX backend and ``flowjax`` (``pip install flowjax``; not a
    dependency of bayesclass), so it runs on the model built with PyTensor's own kernel and Cholesky
    (``build(latent_graph="pytensor")``: the same density; our fused Op has no JAX form). Skipped, with a line
-   saying so, where flowjax is missing.
+   saying so, where flowjax is missing. Only with ``--flow`` (or ``--quick``): at n = 200 it took 654 s.
+
+The embedded Laplace runs 500 transitions after 200 per chain (its transitions cost seconds each at n = 200).
 
 Run::
 
-    .venv/bin/python bench/bench_gp_routes.py            # ~5 min on 2 cores
+    .venv/bin/python bench/bench_gp_routes.py            # routes 1 and 2 (minutes on 2 cores); --flow adds 3
     .venv/bin/python bench/bench_gp_routes.py --quick    # n = 60, 200 + 200 steps
 """
 
@@ -189,19 +191,21 @@ def show(run: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__doc__, quick="n = 60, 200 + 200 steps", seed="sampler seed; default 3", seed_default=3)
+    parser.add_argument("--flow", action="store_true", help="also nutpie's flow adaptation (11 minutes at n = 200)")
     args = parser.parse_args(argv)
     n, draws, tune = (60, 200, 200) if args.quick else (200, 1000, 1000)
+    laplace_draws, laplace_tune = (100, 100) if args.quick else (500, 200)
     with Session("gp_routes", args, {"n": n, "draws": draws, "tune": tune, "chains": CHAINS}) as session:
         data, _, _ = seed004(n)
         gibbs, gibbs_result = run_gibbs(data, draws=draws, tune=tune, seed=args.seed)
         show(gibbs)
         routes = [run_low_rank(data, draws=draws, tune=tune, seed=args.seed)]
         show(routes[-1])
-        flow = run_flow_adapted(data, draws=draws, tune=tune, seed=args.seed)
+        flow = run_flow_adapted(data, draws=draws, tune=tune, seed=args.seed) if args.flow or args.quick else None
         if flow is not None:
             routes.append(flow)
             show(flow)
-        routes.append(run_embedded_laplace(data, gibbs_result, draws=draws, tune=tune, seed=args.seed))
+        routes.append(run_embedded_laplace(data, gibbs_result, draws=laplace_draws, tune=laplace_tune, seed=args.seed))
         show(routes[-1])
         print(
             f"  embedded Laplace means {routes[-1]['hyperparameter_means']} vs Gibbs "
