@@ -540,7 +540,8 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
         for index, (seed, log_theta) in enumerate(zip(seeds, starts, strict=True))
         if index > 0
     ]
-    slots = max(1, (os.cpu_count() or 1) - 1)  # this process runs the first chain on one core
+    cores = os.cpu_count() or 1
+    slots = max(1, cores - 1)  # while this process runs the first chain, one core is its own
     arrays, pending, running = memory.arrays, list(processes), []
     shown = 0
 
@@ -566,6 +567,7 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
                 _record(arrays, 0, step, chain)
                 if (step + 1) % PROGRESS_EVERY == 0:
                     tend()
+        slots = cores  # the first chain is done: every core runs chain processes
         while pending or running:
             time.sleep(0.02)
             tend()

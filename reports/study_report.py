@@ -269,7 +269,8 @@ def _convergence(table) -> tuple:
     failing = sampled[(sampled["converged"] == False)]  # noqa: E712 (a column of bools and None)
     blocks.append(
         Text(
-            f"{len(sampled)} cells sampled by MCMC (NUTS or the GP's Gibbs sampler): {len(failing)} failed the convergence verdict (r_hat <= 1.01, "
+            f"{len(sampled)} cells sampled by MCMC (NUTS or the GP's Gibbs sampler): {len(failing)} failed the "
+            "convergence verdict (r_hat <= 1.01, "
             "bulk and tail ESS >= 400, no divergences); exact conjugate draws have no verdict."
         )
     )

@@ -608,7 +608,10 @@ def test_link_flag_still_reaches_logistic(tmp_path):
         (("--model", "gp", "--hsgp-basis", "1"), "hsgp_basis must be an integer >= 2"),
         (("--model", "gp", "--hsgp-boundary", "1"), "hsgp_boundary must be > 1"),
         (("--model", "gp", "--amplitude-sigma", "0"), "amplitude_sigma must be a positive finite number"),
-        (("--model", "gp", "--method", "mle"), "--method mle is not available for --model gp; choose one of nuts, gibbs, map"),
+        (
+            ("--model", "gp", "--method", "mle"),
+            "--method mle is not available for --model gp; choose one of nuts, gibbs, map",
+        ),
         (("--model", "gp", "--data", "iris"), "the gp model is binary, but 'iris' has 3 classes"),
         (
             (

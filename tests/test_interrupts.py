@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bayesclass.inference.io import atomic_write
@@ -105,6 +106,32 @@ def test_keep_partial_saves_the_draws_so_far_marked_partial(tmp_path):
     assert result["posterior"].sizes["draw"] < 200_000
     report = diagnose(result)
     assert not report.passed and any("partial draws" in failure for failure in report.failures)
+
+
+GP_GIBBS = ["fit", "--model", "gp", "--data", "seed004_gp", "--rows", "200", "--standardize", "--no-progress"]
+
+
+@pytest.mark.parametrize("keep_partial", [False, True], ids=["discard", "keep-partial"])
+def test_an_interrupt_stops_the_gibbs_chain_processes(tmp_path, keep_partial):
+    """The GP's Gibbs sampler runs its second chain in a process of its own: an interrupt stops both chains, and
+    the draws of both are kept (as long as the shorter) or nothing is written."""
+    from bayesclass.inference import load
+
+    extra = ["--keep-partial"] if keep_partial else []
+    arguments = [*GP_GIBBS, "--seed", "0", "--draws", "20000", "--tune", "100", *extra, "--out", "run.nc"]
+    process = _start(tmp_path, arguments, cold=False)
+    returncode, errors = _signal_after_ready(process, signal.SIGINT, 8.0)
+    assert returncode == 130, errors
+    assert "Traceback" not in errors
+    if not keep_partial:
+        assert "interrupted; nothing was written" in errors
+        assert not (tmp_path / "run.nc").exists()
+        return
+    result = load(tmp_path / "run.nc")
+    assert result.attrs["method"] == "gibbs" and int(result.attrs["partial"]) == 1
+    sizes = result["posterior"].sizes
+    assert sizes["chain"] == 2 and 0 < sizes["draw"] < 20_000
+    assert np.isfinite(result["posterior"]["latent"].values).all()  # no unwritten rows of either chain
 
 
 def test_an_interrupted_write_leaves_no_file_and_keeps_the_old_one(tmp_path):

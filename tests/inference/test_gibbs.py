@@ -277,6 +277,21 @@ def test_gibbs_is_reproducible_and_the_default_for_gp():
     assert not np.array_equal(first["posterior"]["latent"].values, other["posterior"]["latent"].values)
 
 
+def test_chains_draw_the_same_in_processes_as_in_turn(monkeypatch):
+    """The chains' parallel processes (spawn, shared memory) change where a chain runs, not its draws; more
+    chains than cores run in turn."""
+    import bayesclass.inference.gibbs as gibbs
+
+    form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(30, random_seed=2))
+    settings = SamplerSettings(draws=40, tune=20, chains=3, progressbar=False)
+    runs = []
+    for work in (np.inf, 0.0):
+        monkeypatch.setattr(gibbs, "PARALLEL_WORK", work)
+        runs.append(sample_gibbs(form, settings=settings, random_seed=4))
+    xr.testing.assert_identical(runs[0].posterior, runs[1].posterior)
+    xr.testing.assert_identical(runs[0].sample_stats, runs[1].sample_stats)
+
+
 def test_method_errors_name_the_fix():
     data = seed004_gp(20, random_seed=2)
     with pytest.raises(ValueError, match=r"method='gibbs' is not available for the 'logistic' model; choose one of"):
