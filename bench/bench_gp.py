@@ -36,7 +36,7 @@ posterior (target >= 80% on each).
 
 Run::
 
-    .venv/bin/python bench/bench_gp.py            # full run (~15 min on 2 cores)
+    .venv/bin/python bench/bench_gp.py            # full run (~7 min on 2 cores)
     .venv/bin/python bench/bench_gp.py --quick    # smoke test: part 1 at n = 100 (one seed each), part 4
     .venv/bin/python bench/bench_gp.py --json out.json
 """

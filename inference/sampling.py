@@ -59,7 +59,8 @@ BACKENDS: tuple[str, ...] = ("blackjax", "nutpie", "pymc")
 
 @dataclass(frozen=True, kw_only=True)
 class SamplerSettings:
-    """Settings of a NUTS run.
+    """Settings of a posterior sampler: NUTS, or the latent GP's Gibbs sampler (``method="gibbs"``, which uses
+    ``draws``, ``tune`` as burn-in sweeps, ``chains``, ``progressbar`` and ``keep_partial``).
 
     Parameters
     ----------
