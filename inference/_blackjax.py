@@ -495,7 +495,7 @@ def jax_block(value) -> None:
 
 
 class _Progress:
-    """A rich progress bar over warm-up and sampling segments (nothing when disabled)."""
+    """A rich progress bar over warm-up and sampling segments, or Gibbs sweeps (nothing when disabled)."""
 
     def __init__(self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)") -> None:
         self._bar = None
@@ -506,9 +506,9 @@ class _Progress:
             self._task = self._bar.add_task(label, total=total)
             self._bar.start()
 
-    def advance(self) -> None:
+    def advance(self, steps: int = 1) -> None:
         if self._bar is not None:
-            self._bar.advance(self._task)
+            self._bar.advance(self._task, steps)
 
     def close(self) -> None:
         if self._bar is not None:

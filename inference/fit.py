@@ -175,12 +175,6 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
             partial=int(run.partial),
             sampler_backend=backend,
         )
-        if run.partial:
-            kept = run.posterior.sizes
-            attrs["partial_reason"] = (
-                f"interrupted: {kept['draw']} of {sampler.draws} draws per chain in {kept['chain']} of "
-                f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
-            )
     elif method == "gibbs":
         groups["posterior"], groups["sample_stats"], gibbs_attrs = _sample_gibbs(model, training, sampler, random_seed)
         attrs.update(gibbs_attrs)
@@ -190,6 +184,12 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
             training, draws=sampler.draws, chains=sampler.chains, random_seed=random_seed
         )
         attrs.update(sampling_seconds=time.perf_counter() - start)
+    if int(attrs.get("partial", 0)):  # an interrupted sampler (NUTS or Gibbs) kept its draws on request
+        kept = groups["posterior"].sizes
+        attrs["partial_reason"] = (
+            f"interrupted: {kept['draw']} of {sampler.draws} draws per chain in {kept['chain']} of "
+            f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
+        )
     if "posterior" in groups:  # pointwise log-likelihood of the training rows, for LOO (inference.loo)
         from bayesclass.inference.loo import pointwise_log_likelihood
 
@@ -259,12 +259,6 @@ def _sample_gibbs(model, training: Dataset, sampler: SamplerSettings, random_see
         "sampling_seconds": run.sampling_seconds,
         "partial": int(run.partial),
     }
-    if run.partial:
-        kept = run.posterior.sizes
-        attrs["partial_reason"] = (
-            f"interrupted: {kept['draw']} of {sampler.draws} draws per chain were kept (keep_partial=True); the "
-            "settings attr is what was asked for"
-        )
     return model.with_coords(run.posterior, training), run.sample_stats, attrs
 
 

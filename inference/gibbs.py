@@ -61,8 +61,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference._blackjax import _Progress
 from bayesclass.inference.sampling import SamplerSettings
 from bayesclass.models._kernels import stationary_of_squared
+from bayesclass.models._links import bernoulli_log_proba
 
 scipy = lazy_import("scipy")
 xr = lazy_import("xarray")
@@ -164,14 +166,21 @@ def _cholesky(matrix: np.ndarray) -> np.ndarray | None:
 
 
 def latent_given_augmentation(
-    covariance: np.ndarray, pseudo: np.ndarray, variance: np.ndarray, rng: np.random.Generator
+    covariance: np.ndarray,
+    pseudo: np.ndarray,
+    variance: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    prior_factor: np.ndarray | None = None,
 ) -> np.ndarray:
     """Step 3 for the exact GP: one exact draw of z ~ N(0, C) given ``pseudo`` ~ N(z, diag(variance)).
 
     Matheron's rule: z = f + C (C + D)^-1 (pseudo - f - eps), f ~ N(0, C), eps ~ N(0, D); the draw is from
-    N(C (C + D)^-1 pseudo, C - C (C + D)^-1 C).
+    N(C (C + D)^-1 pseudo, C - C (C + D)^-1 C). ``prior_factor``: the lower Cholesky factor of C, where the
+    caller has it.
     """
-    prior_factor = _cholesky(covariance)
+    if prior_factor is None:
+        prior_factor = _cholesky(covariance)
     if prior_factor is None:
         raise np.linalg.LinAlgError("the latent covariance is not positive definite")
     prior_draw = prior_factor @ rng.standard_normal(pseudo.size)
@@ -220,9 +229,7 @@ class _Chain:
         return covariance
 
     def _log_likelihood(self, values: np.ndarray) -> float:
-        if self.form.link == "logit":
-            return -float(np.logaddexp(0.0, -self.signs * values).sum())
-        return float(scipy.special.log_ndtr(self.signs * values).sum())
+        return float(bernoulli_log_proba(values, self.signs, self.form.link).sum())
 
     def _values(self) -> np.ndarray:
         return self.latent if self.form.exact else self.form.basis @ self.latent
@@ -301,8 +308,8 @@ class _Chain:
 
         if form.exact:
             covariance = self._covariance(self.log_theta)
-            self.latent = latent_given_augmentation(covariance, pseudo, variance, rng)
-            prior_factor = _cholesky(covariance)
+            prior_factor = _cholesky(covariance)  # for the draw and for lp
+            self.latent = latent_given_augmentation(covariance, pseudo, variance, rng, prior_factor=prior_factor)
             whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
             log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
             dimension = self.latent.size
@@ -381,7 +388,7 @@ def sample_gibbs(
         "stop": (1,),
     }
     processes = settings.chains > 1 and (os.cpu_count() or 1) > 1 and _parallel(form, total)
-    progress = _progress(len(seeds) * total, settings.progressbar)
+    progress = _Progress(len(seeds) * total, enabled=settings.progressbar, label="Gibbs (data augmentation)")
     memory = _SharedArrays(shapes) if processes else None
     arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
     partial = False
@@ -397,15 +404,14 @@ def sample_gibbs(
                 for step in range(total):  # step-major: an interrupt leaves every chain as long as the others
                     for index, chain in enumerate(chains):
                         _record(arrays, index, step, chain)
-                    if progress is not None and (step + 1) % PROGRESS_EVERY == 0:
-                        progress[0].advance(progress[1], PROGRESS_EVERY * len(chains))
+                    if (step + 1) % PROGRESS_EVERY == 0:
+                        progress.advance(PROGRESS_EVERY * len(chains))
     except KeyboardInterrupt:
         if not settings.keep_partial or arrays["done"].min() <= settings.tune:
             raise
         partial = True
     finally:
-        if progress is not None:
-            progress[0].stop()
+        progress.close()
         if memory is not None:
             arrays = {name: value.copy() for name, value in arrays.items()}
             memory.close()
@@ -554,10 +560,9 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
             running[-1].start()
         if not errors.empty():
             raise RuntimeError(f"a Gibbs chain failed:\n{errors.get()}")
-        if progress is not None:
-            now = int(arrays["done"].sum())
-            progress[0].advance(progress[1], now - shown)
-            shown = now
+        now = int(arrays["done"].sum())
+        progress.advance(now - shown)
+        shown = now
 
     try:
         tend()
@@ -576,15 +581,3 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
         for process in processes:
             if process.pid is not None:
                 process.join()
-
-
-def _progress(total: int, enabled: bool):
-    """A rich progress bar over all sweeps, or None."""
-    if not enabled:
-        return None
-    from rich.progress import Progress
-
-    bar = Progress(transient=True)
-    task = bar.add_task("Gibbs (data augmentation)", total=total)
-    bar.start()
-    return bar, task

@@ -29,6 +29,7 @@ pt = lazy_import("pytensor.tensor")
 __all__ = [
     "Link",
     "bernoulli_log_likelihood",
+    "bernoulli_log_proba",
     "bernoulli_terms",
     "bernoulli_third_derivative",
     "check_link",
@@ -55,15 +56,23 @@ def _inverse_mills(t: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * t**2 - 0.5 * np.log(2 * np.pi) - scipy.special.log_ndtr(t))
 
 
+def bernoulli_log_proba(eta: np.ndarray, sign: np.ndarray, link: Link) -> np.ndarray:
+    """``log p(y_i | eta_i)`` elementwise in NumPy, with ``sign = 2 y - 1``: ``log sigmoid(s eta)`` (logit) or
+    ``log Phi(s eta)`` (probit); :func:`bernoulli_log_likelihood` is its sum in PyTensor."""
+    margin = sign * eta
+    return scipy.special.log_expit(margin) if link == "logit" else scipy.special.log_ndtr(margin)
+
+
 def bernoulli_terms(eta: np.ndarray, y: np.ndarray, link: Link) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(log p(y_i | eta_i), d/deta_i, W_i = -d2/deta_i2)`` elementwise; ``y`` in {0, 1}."""
     sign = 2.0 * y - 1.0
+    log_proba = bernoulli_log_proba(eta, sign, link)
     if link == "logit":
         proba = scipy.special.expit(eta)
-        return scipy.special.log_expit(sign * eta), y - proba, proba * (1.0 - proba)
+        return log_proba, y - proba, proba * (1.0 - proba)
     t = sign * eta
     ratio = _inverse_mills(t)
-    return scipy.special.log_ndtr(t), sign * ratio, ratio**2 + t * ratio
+    return log_proba, sign * ratio, ratio**2 + t * ratio
 
 
 def bernoulli_third_derivative(eta: np.ndarray, y: np.ndarray, link: Link) -> np.ndarray:
