@@ -21,8 +21,8 @@ import numpy as np
 
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
-from bayesclass.inference.fit import SAMPLING_METHODS, Method
-from bayesclass.inference.sampling import Backend
+from bayesclass.inference.engines.fit import SAMPLING_METHODS, Method
+from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
 
 __all__ = ["main"]
@@ -320,7 +320,7 @@ def _baselines(value: str | None) -> tuple[str, ...]:
 def _loss_matrix(path: Path | None):
     if path is None:
         return None
-    from bayesclass.inference.decisions import LossMatrix
+    from bayesclass.inference.prediction.decisions import LossMatrix
 
     try:
         return LossMatrix.from_csv(path)
@@ -353,7 +353,7 @@ def _setup(args: argparse.Namespace):
             progressbar=not args.no_progress,
             keep_partial=args.keep_partial,
         )
-        from bayesclass.inference.fit import resolve_method
+        from bayesclass.inference.engines.fit import resolve_method
 
         args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
         if args.method not in model.methods():
@@ -378,7 +378,7 @@ def _setup(args: argparse.Namespace):
             data = data.select_features(args.features)
         model.check_training_data(data)
         if args.method == "nuts":
-            from bayesclass.inference.fit import nuts_backend
+            from bayesclass.inference.engines.fit import nuts_backend
 
             nuts_backend(model, sampler)  # a backend the family cannot run is a usage error, before any work
         if args.seed is not None:
@@ -607,7 +607,7 @@ def _study_report(args: argparse.Namespace) -> None:
 
 def _loo(args: argparse.Namespace) -> None:
     from bayesclass.inference import load as load_result
-    from bayesclass.inference.loo import compare, loo
+    from bayesclass.inference.criticism.loo import compare, loo
 
     results = {}
     for path in args.run:
@@ -640,9 +640,9 @@ def _predict(args: argparse.Namespace) -> None:
     interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier file is left as it was."""
     from bayesclass.data.csvfile import CSV_CHUNK_ROWS
     from bayesclass.inference import load as load_result
+    from bayesclass.inference.engines.sampling import interrupt_guard
     from bayesclass.inference.io import atomic_write
-    from bayesclass.inference.predict import Predictor
-    from bayesclass.inference.sampling import interrupt_guard
+    from bayesclass.inference.prediction.predict import Predictor
     from bayesclass.models import ConvergenceError
 
     _check_output(args.out, ".csv")
@@ -715,7 +715,7 @@ class _PredictionRows:
     @classmethod
     def open(cls, args: argparse.Namespace, result, chunk_rows: int) -> _PredictionRows:
         from bayesclass.data import count_csv_rows, load, read_csv_chunks
-        from bayesclass.inference.predict import _check_labels
+        from bayesclass.inference.prediction.predict import _check_labels
 
         feature_names = tuple(json.loads(result.attrs["feature_names"]))
         class_names = tuple(json.loads(result.attrs["class_names"]))

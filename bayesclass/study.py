@@ -1,7 +1,7 @@
 """Comparison studies, the analyst's entry: ``read_spec``, ``run``, ``load``, ``report`` and the example spec.
 
 A study is a declared grid (models x data sets x training sizes x repeats) of fits, each scored by the one
-evaluation path; see :mod:`bayesclass.inference.study_spec` (the spec), :mod:`bayesclass.inference.study`
+evaluation path; see :mod:`bayesclass.inference.studies.spec` (the spec), :mod:`bayesclass.inference.studies.runner`
 (running it on Dask, resumably) and :mod:`bayesclass.reports.study_report` (its page)::
 
     import bayesclass.study as bs
@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bayesclass.inference.io import atomic_write
-from bayesclass.inference.study import load, run_cell
-from bayesclass.inference.study import run_study as run
-from bayesclass.inference.study_spec import EXAMPLE_SPEC, StudySpec, cells, read_spec
+from bayesclass.inference.studies.runner import load, run_cell
+from bayesclass.inference.studies.runner import run_study as run
+from bayesclass.inference.studies.spec import EXAMPLE_SPEC, StudySpec, cells, read_spec
 from bayesclass.reports.html import write_report
 from bayesclass.reports.study_report import study_report as report
 

@@ -172,7 +172,7 @@ def run_per_observation(
     dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool
 ) -> tuple[dict, object]:
     """The per-row model through inference.sampling.sample_nuts (what fit does), under its own cache key."""
-    from bayesclass.inference.sampling import SamplerSettings, sample_nuts
+    from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
 
     model = gcc_model(covariance)
     # sample_nuts holds BLAS to one thread unless told otherwise: the threaded run asks for the libraries' default
@@ -215,7 +215,7 @@ def max_abs_diff(a, b) -> float:
 def bench_nuts(
     dataset, *, draws: int, tune: int, per_class_draws: int | None, threaded_draws: int | None, seed: int
 ) -> dict:
-    from bayesclass.inference.sampling import clear_compile_cache
+    from bayesclass.inference.engines.sampling import clear_compile_cache
 
     out: dict = {"warm_up_s": warm_up_nutpie(CHAINS)}
     clear_compile_cache()

@@ -13,7 +13,7 @@ seeds):
 ``bayesclass gibbs``
     ``inference.fit(LatentGaussianProcess(approximation="exact"), data)`` (method "auto" = "gibbs": Polya-Gamma
     augmentation, slice-sampled hyperparameters with the latents integrated out, exact Gaussian latent draws,
-    scale move; ``inference/gibbs.py``), 5 seeds.
+    scale move; ``inference/engines/gibbs.py``), 5 seeds.
 ``bayesclass nuts``
     the same model by NUTS (nutpie, fused whitened-latent Op), seeds 3 and 4, for reference.
 ``pm.gp.Latent``

@@ -93,7 +93,7 @@ def run_flow_adapted(data, *, draws: int, tune: int, seed: int) -> dict | None:
         return None
     import nutpie
 
-    from bayesclass.inference._blackjax import _jax
+    from bayesclass.inference.engines._blackjax import _jax
     from bayesclass.models import LatentGaussianProcess
 
     _jax()
@@ -117,7 +117,7 @@ def run_flow_adapted(data, *, draws: int, tune: int, seed: int) -> dict | None:
 def run_embedded_laplace(data, gibbs_result, *, draws: int, tune: int, seed: int) -> dict:
     import numpy as np
 
-    from bayesclass.inference._blackjax import _jax
+    from bayesclass.inference.engines._blackjax import _jax
     from bayesclass.models import LatentGaussianProcess
 
     jax = _jax()

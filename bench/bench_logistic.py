@@ -5,7 +5,7 @@ Part 1, NUTS on ``breast_cancer`` (569 x 30, standardised), one posterior, three
 ``bayesclass``
     ``inference.fit(LogisticRegression(), data, method="nuts")``: nutpie on the
     whitened parametrisation (models/logistic.py), with the per-process compile
-    cache of inference/sampling.py.
+    cache of inference/engines/sampling.py.
 ``hand-written nutpie``
     The textbook PyMC model (``weights ~ N(0, 1)``, ``intercept ~ N(0, 10)``,
     ``Bernoulli(logit_p=intercept + X @ weights)``) compiled with

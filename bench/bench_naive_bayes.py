@@ -209,7 +209,7 @@ def run_naive_pymc(dataset, draws: int, tune: int, seed: int) -> dict:
 
 
 def bench_nuts(dataset, draws: int, tune: int, seed: int, with_pymc: bool) -> dict:
-    from bayesclass.inference.sampling import clear_compile_cache
+    from bayesclass.inference.engines.sampling import clear_compile_cache
 
     runs: dict[str, dict] = {"warm_up_s": warm_up_nutpie(CHAINS)}
     clear_compile_cache()

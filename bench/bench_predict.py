@@ -140,7 +140,7 @@ def numpy_posterior_mean(name: str, result, X, block: int):
     import scipy.linalg
     import scipy.special
 
-    from bayesclass.inference.fit import model_inputs
+    from bayesclass.inference.engines.fit import model_inputs
     from bayesclass.models._kernels import hsgp_basis, kernel_matrix
     from bayesclass.models._links import link_average
 

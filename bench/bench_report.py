@@ -62,7 +62,7 @@ import sys, time, json, warnings
 warnings.simplefilter("ignore")
 start = time.perf_counter()
 import bayesclass as bc
-from bayesclass.inference.decisions import LossMatrix
+from bayesclass.inference.prediction.decisions import LossMatrix
 run, out, loss = sys.argv[1], sys.argv[2], sys.argv[3] == "loss"
 result = bc.load_result(run)
 loaded = time.perf_counter()

@@ -1,4 +1,4 @@
-"""A scikit-learn estimator over the same core as :func:`bayesclass.inference.fit` and its ``predict``.
+"""A scikit-learn estimator over the same core as :func:`bayesclass.inference.engines.fit` and its ``predict``.
 
 ``BayesianClassifier`` follows scikit-learn's conventions: constructor arguments
 are stored unchanged (``get_params``/``set_params``/``clone`` work), ``fit``
@@ -18,9 +18,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.fit import SAMPLING_METHODS, Method, fit
-from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
-from bayesclass.inference.sampling import SamplerSettings
+from bayesclass.inference.engines.fit import SAMPLING_METHODS, Method, fit
+from bayesclass.inference.engines.sampling import SamplerSettings
+from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
 from bayesclass.models import ClassifierModel
 
 xr = lazy_import("xarray")
@@ -37,13 +37,13 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         Registry name (``"logistic"``) or a configured family instance such as
         ``LogisticRegression(prior=LogisticPrior(weight_sigma=2.0))``.
     method : {"auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased"}
-        How to fit (``"auto"``: the family's sampler, see :func:`bayesclass.inference.fit`);
+        How to fit (``"auto"``: the family's sampler, see :func:`bayesclass.inference.engines.fit`);
         ``predict_proba`` returns the posterior mean for the samplers and the plug-in probabilities
         of the point estimate otherwise.
     sampler : SamplerSettings, optional
         NUTS settings (default: ``SamplerSettings(progressbar=False)``).
     standardize : bool
-        Standardise continuous features inside the fit (see :func:`bayesclass.inference.fit`).
+        Standardise continuous features inside the fit (see :func:`bayesclass.inference.engines.fit`).
     feature_kinds : str or sequence of str
         How the columns of ``X`` are modelled (``bayesclass.data.FeatureKind``): one kind for
         every column (default ``"continuous"``) or one per column, e.g.
@@ -59,7 +59,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
         Number of columns of ``X`` in ``fit`` (set by scikit-learn's ``validate_data``).
     result_ : xarray.DataTree
-        The fitted result of :func:`bayesclass.inference.fit`.
+        The fitted result of :func:`bayesclass.inference.engines.fit`.
     """
 
     def __init__(
@@ -126,7 +126,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
     def predict_full(
         self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB, return_draws: bool = True
     ) -> xr.Dataset:
-        """Everything :func:`bayesclass.inference.predict` returns (interval, point estimates and, unless
+        """Everything :func:`bayesclass.inference.prediction.predict` returns (interval, point estimates and, unless
         ``return_draws=False``, the per-draw probabilities: rows x draws x classes x 8 bytes)."""
         X = self._validated(X)
         return predict(self.result_, X, interval_prob=interval_prob, return_draws=return_draws)

@@ -95,7 +95,7 @@ def check_result(result: xr.DataTree) -> None:
     """Check a result read from a file: its format version, that every attr the library uses parses and holds
     values of the right type, that the model rebuilds (its hyperparameters pass the same validation as a
     user's), and that the groups its method implies are there. Raises a one-line ``ValueError``."""
-    from bayesclass.inference.fit import METHODS, model_of
+    from bayesclass.inference.engines.fit import METHODS, model_of
 
     attrs = result.attrs
     version = attrs.get("bayesclass_format", 0)  # results written before the version attr are format 0

@@ -16,7 +16,7 @@ link, covariance kind ...), validated on construction. It provides
     ``(obs, class, draw)``, the draws of any leading dims of ``params`` (``chain``,
     ``draw`` ...) flattened. :meth:`ClassifierModel.class_log_proba` and
     :meth:`ClassifierModel.class_proba` (``xarray`` results) and the chunked
-    prediction engine (:mod:`bayesclass.inference._chunks`) all evaluate it: one
+    prediction engine (:mod:`bayesclass.inference.prediction.tiles`) all evaluate it: one
     computation per family for draws and point estimates alike.
 
 Every parameter set (posterior or point estimate) carries a ``class``
@@ -145,7 +145,7 @@ class ClassProbaKernel:
     The result for a row depends only on that row and on the rows evaluated with
     it in the same call through BLAS blocking (the last bits of a matrix product
     may change with the number of rows), never on their values;
-    :mod:`bayesclass.inference._chunks` therefore always evaluates fixed tiles of
+    :mod:`bayesclass.inference.prediction.tiles` therefore always evaluates fixed tiles of
     rows, so that predictions are the same floats however the rows are chunked.
 
     Attributes
@@ -263,11 +263,11 @@ class ClassifierModel(abc.ABC):
     #: the parameters comparison tables show, one row per element (None: all of them); a family
     #: with one parameter per training row (a latent GP) lists its hyperparameters
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = None
-    #: how :func:`bayesclass.inference.fit` presents categorical columns to the family: ``"native"`` (as level
+    #: how :func:`bayesclass.inference.engines.fit` presents categorical columns to the family: ``"native"`` (as level
     #: codes, for a family that models them, or refuses them in ``check_training_data``) or ``"treatment"``
     #: (one 0/1 column per level but the first, :mod:`bayesclass.data.coding`, for a family of numeric inputs)
     categorical_coding: ClassVar[Literal["native", "treatment"]] = "native"
-    #: the NUTS backends (:mod:`bayesclass.inference.sampling`) that can run the family's graph, the
+    #: the NUTS backends (:mod:`bayesclass.inference.engines.sampling`) that can run the family's graph, the
     #: default first: blackjax needs a JAX form of every Op of the graph
     nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
     #: MCMC samplers of the family besides NUTS (``fit`` methods, e.g. the latent GP's ``"gibbs"``)
@@ -374,7 +374,7 @@ class ClassifierModel(abc.ABC):
 
     # -- shared behaviour ------------------------------------------------------------
     def methods(self) -> tuple[str, ...]:
-        """The ``method`` values :func:`bayesclass.inference.fit` accepts for this instance."""
+        """The ``method`` values :func:`bayesclass.inference.engines.fit` accepts for this instance."""
         return (
             "nuts",
             *self.sampling_methods,
@@ -437,7 +437,7 @@ class ClassifierModel(abc.ABC):
             Posterior draws (any leading dims such as ``chain``, ``draw``) or one point estimate.
         X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
             Model inputs (standardised / coded as in training; see
-            :func:`bayesclass.inference.fit.model_inputs`).
+            :func:`bayesclass.inference.engines.fit.model_inputs`).
 
         Returns
         -------

@@ -15,8 +15,8 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference import DEFAULT_INTERVAL_PROB, diagnose, model_of
-from bayesclass.inference.decisions import LossMatrix
-from bayesclass.inference.evaluation import ESTIMATE_LABELS, evaluate
+from bayesclass.inference.evaluation.heldout import ESTIMATE_LABELS, evaluate
+from bayesclass.inference.prediction.decisions import LossMatrix
 
 azs = lazy_import("arviz_stats")
 xr = lazy_import("xarray")
@@ -63,7 +63,7 @@ SCORE_COLUMNS = (
 
 
 def format_scores(table, *, title: str) -> list[str]:
-    """Lines of a score table (:func:`bayesclass.inference.scores.score_table`): one row per estimate; ``-``
+    """Lines of a score table (:func:`bayesclass.inference.evaluation.scores.score_table`): one row per estimate; ``-``
     where a metric does not apply (a baseline without probabilities), ``inf`` kept, and a note per estimate
     whose log loss is infinite."""
     columns = [(name, header, spec) for name, header, spec in SCORE_COLUMNS if name in table.columns]
@@ -163,7 +163,8 @@ def format_comparison(
     max_rows: int = 40,
 ) -> str:
     """The plain-text comparison printed by ``bayesclass compare``: parameters side by side, then for each
-    held-out split the scores of every estimate and baseline (:func:`bayesclass.inference.evaluation.evaluate`)."""
+    held-out split the scores of every estimate and baseline
+    (:func:`bayesclass.inference.evaluation.heldout.evaluate`)."""
     attrs = result.attrs
     lines = [
         f"model {attrs['model']} {attrs['model_hyperparameters']}",

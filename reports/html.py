@@ -28,11 +28,11 @@ import numpy as np
 from bayesclass import __version__
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.decisions import LossMatrix
-from bayesclass.inference.evaluation import fit_baselines, heldout_estimates
+from bayesclass.inference.criticism.loo import compare
+from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates
 from bayesclass.inference.io import atomic_write, check_result
-from bayesclass.inference.loo import compare
-from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB
+from bayesclass.inference.prediction.decisions import LossMatrix
+from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB
 from bayesclass.reports import sections as sec
 
 xr = lazy_import("xarray")

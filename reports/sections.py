@@ -5,7 +5,8 @@ Each ``*_section`` function takes one result (and the held-out rows where it sco
 convergence; no two numeric features: no decision boundary; a discriminative family: no generative checks;
 no loss matrix: no decisions). Every number goes through the library's one path: :func:`heldout_estimates`
 (predicted once per held-out split) and :func:`score_estimates`, the two halves of :func:`evaluate` (scores,
-decisions), :func:`predict` (probabilities), :func:`diagnose` (r_hat, ESS), :func:`bayesclass.inference.loo.loo`
+decisions), :func:`predict` (probabilities), :func:`diagnose` (r_hat, ESS),
+:func:`bayesclass.inference.criticism.loo.loo`
 (PSIS-LOO), :func:`posterior_predictive_check`;
 :mod:`bayesclass.reports.figures` draws them. The page itself is assembled by :mod:`bayesclass.reports.html`.
 """
@@ -22,12 +23,12 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference import diagnose, model_of, predict
-from bayesclass.inference.checks import posterior_predictive_check
-from bayesclass.inference.decisions import LossMatrix, decide, expected_loss
-from bayesclass.inference.diagnostics import MAX_R_HAT, MIN_ESS
-from bayesclass.inference.evaluation import Estimates, result_codes, score_estimates
-from bayesclass.inference.fit import model_inputs
-from bayesclass.inference.loo import PARETO_K_LIMIT, loo
+from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, loo
+from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
+from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.evaluation.heldout import Estimates, result_codes, score_estimates
+from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.models.base import GenerativeClassifierModel
 from bayesclass.reports import figures
 from bayesclass.reports.comparison import (

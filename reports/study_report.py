@@ -1,5 +1,5 @@
 """The HTML page of a comparison study: learning curves, paired differences, missing MLEs, calibration,
-convergence and cost, from the tidy table of :func:`bayesclass.inference.study.load`.
+convergence and cost, from the tidy table of :func:`bayesclass.inference.studies.runner.load`.
 
 The same self-contained page as a run's report (:func:`bayesclass.reports.html.render_page`: inline SVG
 images, inline CSS, nothing from the network, every string escaped). Intervals over repeats are the smallest
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.study import current_keys, load
+from bayesclass.inference.studies.runner import current_keys, load
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number

@@ -940,7 +940,7 @@ def test_help_groups_the_flags_per_family_and_shared_flags_once(monkeypatch):
 
 
 def test_model_and_method_choices_come_from_the_registry_and_the_method_literal(monkeypatch, tmp_path, capsys):
-    from bayesclass.inference.fit import Method
+    from bayesclass.inference.engines.fit import Method
 
     actions = {action.dest: action for action in _fit_parser()._actions}
     assert tuple(actions["method"].choices) == typing.get_args(Method)

@@ -14,8 +14,8 @@ import xarray as xr
 from bayesclass import data, inference
 from bayesclass.cli import main
 from bayesclass.inference import SamplerSettings, predict
-from bayesclass.inference import _chunks as chunks_module
-from bayesclass.inference.predict import Predictor
+from bayesclass.inference.prediction import tiles as chunks_module
+from bayesclass.inference.prediction.predict import Predictor
 
 TINY_NUTS = SamplerSettings(draws=100, tune=150, chains=2, progressbar=False)
 COLOURS = ("blue", "green", "red")

@@ -14,7 +14,7 @@ import pytest
 from bayesclass import data
 from bayesclass._cache import cache_directory
 from bayesclass.inference import SamplerSettings, fit
-from bayesclass.inference.fit import nuts_backend
+from bayesclass.inference.engines.fit import nuts_backend
 from bayesclass.models import REGISTRY, GaussianClassConditional, LogisticRegression, NaiveBayes, get_model
 
 SAMPLER = {"draws": 1000, "tune": 500, "chains": 2, "progressbar": False}
@@ -150,7 +150,7 @@ def test_lazy_modules_become_the_real_module(monkeypatch):
 def test_the_initial_point_without_pytensors_c_linker_is_pymcs(name):
     """The blackjax path evaluates PyMC's initial-point expression with the Python linker (no C build on a fresh
     machine); the values are PyMC's own."""
-    from bayesclass.inference._blackjax import initial_point
+    from bayesclass.inference.engines._blackjax import initial_point
 
     model, make = CASES[name]
     pymc_model = model.build(make())

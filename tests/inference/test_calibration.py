@@ -18,7 +18,7 @@ import xarray as xr
 
 from bayesclass import data
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.calibration import prior_draws, simulation_based_calibration
+from bayesclass.inference.criticism.sbc import prior_draws, simulation_based_calibration
 from bayesclass.models import LogisticPrior, LogisticRegression, NaiveBayes, NaiveBayesPrior
 
 pytestmark = pytest.mark.slow

@@ -258,7 +258,7 @@ def test_naive_bayes_check_flags_skewed_continuous_features():
 def test_count_statistics_of_a_permuted_replicate_tie_exactly():
     """A replicate that permutes each class's rows has exactly the observed mean and dispersion (a tie the
     mid-p value counts half), whatever the summation order of the batched and the single computation."""
-    from bayesclass.inference.checks import _class_statistics
+    from bayesclass.inference.criticism.predictive_checks import _class_statistics
 
     rng = np.random.default_rng(0)
     codes = rng.integers(0, 3, 997)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesclass.inference.decisions import LossMatrix, decide, expected_loss
+from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 
 RNG = np.random.default_rng(0)
 

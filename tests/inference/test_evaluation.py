@@ -9,9 +9,9 @@ import pytest
 from bayesclass import data
 from bayesclass.data import Dataset, train_validation_test_split
 from bayesclass.inference import SamplerSettings, fit, predict
-from bayesclass.inference.decisions import LossMatrix
-from bayesclass.inference.evaluation import evaluate, fit_baselines, heldout_estimates
-from bayesclass.inference.scores import score_probabilities
+from bayesclass.inference.evaluation.heldout import evaluate, fit_baselines, heldout_estimates
+from bayesclass.inference.evaluation.scores import score_probabilities
+from bayesclass.inference.prediction.decisions import LossMatrix
 from bayesclass.models import LogisticRegression
 from bayesclass.models.baselines import get_baseline
 
@@ -119,7 +119,7 @@ def test_two_class_baselines_are_left_out_on_three_classes():
 
 
 def test_left_out_baselines_are_named_in_the_table():
-    from bayesclass.inference.evaluation import left_out_baselines
+    from bayesclass.inference.evaluation.heldout import left_out_baselines
 
     wine = data.load("wine")
     train, _, test = train_validation_test_split(wine, random_seed=0)

@@ -13,7 +13,7 @@ import xarray as xr
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings, fit, predict
-from bayesclass.inference.fit import standardization_of
+from bayesclass.inference.engines.fit import standardization_of
 from bayesclass.models import LogisticPrior, LogisticRegression, SeparationError
 from tests.conftest import FAST_SAMPLER, NUTS_SEED
 

@@ -21,7 +21,7 @@ from bayesclass import inference
 from bayesclass.cli import main
 from bayesclass.data import Dataset, seed004_gp, seed004_gp_truth
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.gibbs import (
+from bayesclass.inference.engines.gibbs import (
     STAT_NAMES,
     augmentation_draw,
     latent_given_augmentation,
@@ -280,7 +280,7 @@ def test_gibbs_is_reproducible_and_the_default_for_gp():
 def test_chains_draw_the_same_in_processes_as_in_turn(monkeypatch):
     """The chains' parallel processes (spawn, shared memory) change where a chain runs, not its draws; more
     chains than cores run in turn."""
-    import bayesclass.inference.gibbs as gibbs
+    import bayesclass.inference.engines.gibbs as gibbs
 
     form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(30, random_seed=2))
     settings = SamplerSettings(draws=40, tune=20, chains=3, progressbar=False)
@@ -304,7 +304,7 @@ def test_method_errors_name_the_fix():
 
 def test_keep_partial_keeps_the_sweeps_made(monkeypatch):
     """An interrupt after the burn-in keeps the draws made so far when asked (every chain cut to the shortest)."""
-    import bayesclass.inference.gibbs as gibbs
+    import bayesclass.inference.engines.gibbs as gibbs
 
     calls = {"n": 0}
     original = gibbs._Chain.sweep

@@ -13,8 +13,8 @@ import xarray as xr
 
 from bayesclass import data
 from bayesclass.inference import SamplerSettings, fit, model_of, save
-from bayesclass.inference.fit import model_inputs
-from bayesclass.inference.loo import compare, loo, pointwise_log_likelihood
+from bayesclass.inference.criticism.loo import compare, loo, pointwise_log_likelihood
+from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.models import GaussianClassConditional, LogisticRegression, NaiveBayes
 
 SETTINGS = SamplerSettings(draws=300, tune=300, chains=2, progressbar=False)
@@ -57,7 +57,7 @@ def test_tiles_and_threads_do_not_change_the_floats(results):
 def test_memory_beyond_the_output_does_not_grow_with_the_rows():
     """Beyond the output itself, the peak is a few tiles in flight (the chunked engine), whatever the rows: the
     same at 10,000 and 40,000 rows x 600 draws, and far below one rows x draws x classes array."""
-    from bayesclass.inference._chunks import TILE_BYTES
+    from bayesclass.inference.prediction.tiles import TILE_BYTES
 
     model = LogisticRegression()
     rng = np.random.default_rng(0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesclass.inference.calibration import _uniform_ranks_p_value
+from bayesclass.inference.criticism.sbc import _uniform_ranks_p_value
 
 N_DRAWS, N_BINS = 99, 10
 EDGES = np.linspace(0, N_DRAWS + 1, N_BINS + 1)

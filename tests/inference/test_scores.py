@@ -12,7 +12,7 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, brier_score_loss, log_loss
 
-from bayesclass.inference.scores import (
+from bayesclass.inference.evaluation.scores import (
     COUNTS,
     METRICS,
     TRUTH_METRICS,

@@ -23,7 +23,7 @@ import xarray as xr
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.fit import model_inputs
+from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.models import (
     REGISTRY,
     GaussianClassConditional,

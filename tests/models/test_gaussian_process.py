@@ -22,11 +22,11 @@ from sklearn.gaussian_process import GaussianProcessClassifier
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern
 from threadpoolctl import threadpool_limits
 
-import bayesclass.inference.sampling as sampling_module
+import bayesclass.inference.engines.sampling as sampling_module
 from bayesclass import inference
 from bayesclass.data import Dataset, load, seed004_gp, seed004_gp_truth
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.fit import standardization_of
+from bayesclass.inference.engines.fit import standardization_of
 from bayesclass.models import model_from_dict
 from bayesclass.models._kernels import hsgp_basis, hsgp_frequencies, kernel_gradients, kernel_matrix, spectral_density
 from bayesclass.models._laplace import (

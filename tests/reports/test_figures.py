@@ -11,7 +11,7 @@ import xarray as xr
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.checks import posterior_predictive_check
+from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
 from bayesclass.reports import figures
 from bayesclass.reports.comparison import parameter_comparison
 

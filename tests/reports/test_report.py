@@ -16,7 +16,7 @@ import pytest
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
-from bayesclass.inference.decisions import LossMatrix
+from bayesclass.inference.prediction.decisions import LossMatrix
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior, LatentGaussianProcess
 from bayesclass.reports.html import SECTION_TITLES, report, write_report
 

@@ -145,7 +145,7 @@ def test_a_rerun_skips_recorded_cells_and_a_changed_spec_reruns_only_its_new_cel
 def test_a_failing_cell_is_recorded_and_the_study_goes_on(tmp_path, monkeypatch):
     import importlib
 
-    fitting = importlib.import_module("bayesclass.inference.fit")  # the module (the package re-exports fit())
+    fitting = importlib.import_module("bayesclass.inference.engines.fit")  # the module (the package re-exports fit())
 
     original = fitting.fit
 

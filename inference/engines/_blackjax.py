@@ -373,7 +373,8 @@ def sample(
     """Run ``chains`` NUTS chains of ``density`` on ``model``'s data (see the module docstring).
 
     ``point`` is the model's initial point; ``jitter`` names value variables whose start gets a U(-1, 1)
-    jitter (chains start apart); ``interrupt`` is the :func:`~bayesclass.inference.sampling.interrupt_guard` state.
+    jitter (chains start apart); ``interrupt`` is the
+    :func:`~bayesclass.inference.engines.sampling.interrupt_guard` state.
     """
     jax = _jax()
 

@@ -4,7 +4,7 @@ Backends (``SamplerSettings.backend``; ``"auto"``, the default, takes the family
 ``default_backend``, and the result records the one used in the attr ``sampler_backend``):
 
 ``"blackjax"``  the log density compiled by JAX/XLA in 1-3 s, sampled by blackjax's NUTS
-                (:mod:`bayesclass.inference._blackjax`); the default of every family whose
+                (:mod:`bayesclass.inference.engines._blackjax`); the default of every family whose
                 graph has a JAX form. Compiled executables also persist on disk.
 ``"nutpie"``    numba-compiled (40 s on a fresh machine, seconds when numba's cache is warm),
                 nutpie's NUTS with its mass-matrix adaptation; the default of the latent GP,
@@ -257,7 +257,7 @@ def sample_nuts(
 def _sample_blackjax(
     model: pm.Model, *, cache_key, var_names, jitter, settings: SamplerSettings, random_seed: int
 ) -> NutsRun:
-    from bayesclass.inference import _blackjax
+    from bayesclass.inference.engines import _blackjax
 
     with interrupt_guard(deferred=True) as interrupt:
         start = time.perf_counter()

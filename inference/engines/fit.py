@@ -5,7 +5,7 @@ Layout of the result (every group a plain ``xarray.Dataset``):
 ``posterior``            draws of the model's parameters (NUTS or exact draws), dims ``chain, draw, ...``
 ``sample_stats``         NUTS statistics (divergences, step size, tree depth ...); NUTS only
 ``log_likelihood``       ``y``: log P(y_i | x_i, theta) per draw and training row (NUTS and exact; for LOO,
-                         :mod:`bayesclass.inference.loo`)
+                         :mod:`bayesclass.inference.criticism.loo`)
 ``point_estimate_map``   the MAP, same variables as the posterior minus ``chain``/``draw``
 ``point_estimate_mle``   the MLE, where it exists (root attr ``mle_status`` says why not)
 ``point_estimate_<kind>`` every other point estimate of the family (e.g. naive Bayes'
@@ -38,8 +38,8 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
+from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
 from bayesclass.inference.io import FORMAT_VERSION
-from bayesclass.inference.sampling import SamplerSettings, sample_nuts
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
 
@@ -88,7 +88,7 @@ def fit(
         Training data (see :func:`data.load`).
     method : {"auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"}
         Posterior sampling by NUTS; by the latent GP's exact data-augmentation Gibbs sampler ("gibbs",
-        :mod:`bayesclass.inference.gibbs`); or by independent draws from the exact conjugate posterior
+        :mod:`bayesclass.inference.engines.gibbs`); or by independent draws from the exact conjugate posterior
         ("exact", where ``model.has_exact()``); every point estimate of the model that exists is stored
         beside the draws for comparison. Otherwise one point estimate (one of
         ``model.available_point_estimates()``; ``model.methods()`` lists all). ``"auto"`` (default): the
@@ -104,7 +104,7 @@ def fit(
         regression); categorical codes and counts are never scaled. The transform is
         stored (``constant_data`` ``feature_center``/``feature_scale``, attrs
         ``standardize_mode`` and ``standardized_features``) and applied by
-        :func:`bayesclass.inference.predict`. Priors then refer to standardised features.
+        :func:`bayesclass.inference.prediction.predict`. Priors then refer to standardised features.
     random_seed : int, optional
         Seed of the sampler; drawn from fresh entropy and recorded when None.
 
@@ -191,7 +191,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
             f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
         )
     if "posterior" in groups:  # pointwise log-likelihood of the training rows, for LOO (inference.loo)
-        from bayesclass.inference.loo import pointwise_log_likelihood
+        from bayesclass.inference.criticism.loo import pointwise_log_likelihood
 
         groups["log_likelihood"] = pointwise_log_likelihood(model, groups["posterior"], training.X, training.y)
     status: dict[str, str] = {}
@@ -251,8 +251,11 @@ def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings
 
 
 def _sample_gibbs(model, training: Dataset, sampler: SamplerSettings, random_seed: int):
-    """(posterior, sample_stats, attrs) of the data-augmentation Gibbs sampler (:mod:`bayesclass.inference.gibbs`)."""
-    from bayesclass.inference.gibbs import sample_gibbs
+    """(posterior, sample_stats, attrs) of the data-augmentation Gibbs sampler.
+
+    See :mod:`bayesclass.inference.engines.gibbs`.
+    """
+    from bayesclass.inference.engines.gibbs import sample_gibbs
 
     run = sample_gibbs(model.latent_gaussian_form(training), settings=sampler, random_seed=random_seed)
     attrs: dict[str, object] = {  # nothing is compiled: no compile time or cache attrs

@@ -31,7 +31,7 @@ import json
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.fit import model_inputs, model_of
+from bayesclass.inference.engines.fit import model_inputs, model_of
 from bayesclass.models import REGISTRY
 from bayesclass.models.base import GenerativeClassifierModel
 
@@ -91,7 +91,7 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
     Parameters
     ----------
     result : xarray.DataTree
-        Output of :func:`bayesclass.inference.fit` for a generative family
+        Output of :func:`bayesclass.inference.engines.fit` for a generative family
         (:class:`~bayesclass.models.base.GenerativeClassifierModel`: naive Bayes, gcc).
         With a posterior, each replicate uses one posterior draw (evenly spaced over
         chains and draws); without, every replicate uses the fitted point estimate.

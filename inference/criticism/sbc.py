@@ -21,8 +21,8 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.fit import fit
-from bayesclass.inference.sampling import SamplerSettings
+from bayesclass.inference.engines.fit import fit
+from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models.base import ClassifierModel
 
 scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use

@@ -31,7 +31,7 @@ Definitions (for :math:`n` rows, :math:`K` classes, probabilities :math:`p_{ik}`
     halves it).
 ``accuracy``, ``balanced_accuracy``
     Of the most probable class (ties to the first class in class order: the Bayes decision under the
-    0-1 loss, as :func:`bayesclass.inference.decisions.decide`), by scikit-learn's
+    0-1 loss, as :func:`bayesclass.inference.prediction.decisions.decide`), by scikit-learn's
     ``accuracy_score`` and ``recall_score(y, decisions, labels=<classes present in y>,
     average="macro")``. The latter is ``balanced_accuracy_score``'s definition (mean recall over the
     classes present in ``y``); it is called so because ``balanced_accuracy_score`` warns and drops a
@@ -365,7 +365,7 @@ def score_decisions(
     ----------
     decisions : array-like of int, shape (n,)
         The decided class codes ``0 .. K-1``; ``-1`` where no decision is made (as
-        :func:`bayesclass.inference.decisions.decide` marks undefined rows).
+        :func:`bayesclass.inference.prediction.decisions.decide` marks undefined rows).
     y : array-like of int, shape (n,)
         The observed class codes.
     n_classes : int

@@ -4,10 +4,10 @@ The posterior (mean probabilities, with their interval), every stored point esti
 posterior mean ... each as its plug-in probabilities; an exact predictive where the family has
 one) and every requested baseline (:mod:`bayesclass.models.baselines`, fitted on the result's own
 training rows in the model's inputs) give class probabilities, or, for the baselines that have
-none, decisions; :func:`bayesclass.inference.scores.score_table` scores them all alike, and a loss
-matrix (:mod:`bayesclass.inference.decisions`) decides them all alike.
+none, decisions; :func:`bayesclass.inference.evaluation.scores.score_table` scores them all alike, and a loss
+matrix (:mod:`bayesclass.inference.prediction.decisions`) decides them all alike.
 
-The held-out rows go through :func:`bayesclass.inference.fit.model_inputs`, the same treatment
+The held-out rows go through :func:`bayesclass.inference.engines.fit.model_inputs`, the same treatment
 coding and standardisation as in training, for the model and the baselines. Where the data carry
 their true class probabilities (generated data, ``Dataset.true_class_proba``) the table adds the
 KL divergence to the truth and the coverage of the truth by the posterior interval.
@@ -23,10 +23,10 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.decisions import LossMatrix, decide, expected_loss
-from bayesclass.inference.fit import model_inputs, model_of
-from bayesclass.inference.predict import DEFAULT_INTERVAL_PROB, predict
-from bayesclass.inference.scores import score_table
+from bayesclass.inference.engines.fit import model_inputs, model_of
+from bayesclass.inference.evaluation.scores import score_table
+from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
+from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
 from bayesclass.models.baselines import BASELINES, FittedBaseline, get_baseline
 
 pd = lazy_import("pandas")
@@ -202,7 +202,7 @@ def evaluate(
     Returns
     -------
     pandas.DataFrame
-        :func:`bayesclass.inference.scores.score_table`: one row per estimate, one column per metric.
+        :func:`bayesclass.inference.evaluation.scores.score_table`: one row per estimate, one column per metric.
     """
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
     estimates = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)

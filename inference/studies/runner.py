@@ -1,8 +1,8 @@
-"""Running a comparison study (:mod:`bayesclass.inference.study_spec`) on Dask, resumably, and reading its results.
+"""Running a comparison study (:mod:`bayesclass.inference.studies.spec`) on Dask, resumably, and reading its results.
 
 :func:`run_cell` is one cell, start to finish, in whatever process runs it: split and subsample the data (seeded
-by the cell's key), fit (:func:`bayesclass.inference.fit`), score every estimate on the test split
-(:func:`bayesclass.inference.evaluation.evaluate`: the posterior, the point estimates the spec names, the
+by the cell's key), fit (:func:`bayesclass.inference.engines.fit`), score every estimate on the test split
+(:func:`bayesclass.inference.evaluation.heldout.evaluate`: the posterior, the point estimates the spec names, the
 baselines), and write the cell's record atomically to ``<out>/cells/<key>.json``. A cell that raises is recorded
 with its error; it never stops the study.
 
@@ -12,7 +12,7 @@ with one thread each by default: PyTensor compilation is not thread-safe, pymc#7
 ``<out>/results.parquet``. Workers write the records themselves, so killing the client (or a worker) loses no
 finished cell; rerunning the same command skips every recorded cell. A changed spec changes the keys of the cells
 it changes, and only those run again. Each worker process keeps its compiled models across cells
-(:mod:`bayesclass.inference.sampling`'s cache): new data of the same structure do not recompile.
+(:mod:`bayesclass.inference.engines.sampling`'s cache): new data of the same structure do not recompile.
 
 :func:`load` reads the records into one tidy pandas DataFrame: a row per cell x estimate x metric.
 """
@@ -33,7 +33,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference.io import atomic_write
-from bayesclass.inference.study_spec import Cell, StudySpec, cells
+from bayesclass.inference.studies.spec import Cell, StudySpec, cells
 
 pd = lazy_import("pandas")
 
@@ -110,10 +110,10 @@ def run_cell(cell: Cell, out: str | Path) -> dict:
 
 
 def _fit_and_score(cell: Cell, record: dict) -> None:
-    from bayesclass.inference.decisions import LossMatrix
-    from bayesclass.inference.diagnostics import diagnose
-    from bayesclass.inference.evaluation import estimate_label, evaluate
-    from bayesclass.inference.fit import fit
+    from bayesclass.inference.criticism.diagnostics import diagnose
+    from bayesclass.inference.engines.fit import fit
+    from bayesclass.inference.evaluation.heldout import estimate_label, evaluate
+    from bayesclass.inference.prediction.decisions import LossMatrix
 
     try:
         train, test = cell_data(cell)
@@ -210,7 +210,7 @@ def run_study(
     Parameters
     ----------
     spec : StudySpec
-        From :func:`bayesclass.inference.study_spec.read_spec`.
+        From :func:`bayesclass.inference.studies.spec.read_spec`.
     out : path
         The results folder (created): ``cells/<key>.json`` per cell, ``spec.toml`` a copy of the spec's source
         when it is a file, ``results.parquet`` the tidy table.

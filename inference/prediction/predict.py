@@ -5,7 +5,7 @@ family's :meth:`~bayesclass.models.base.ClassifierModel.class_proba_kernel` is
 evaluated on the stored draws with NumPy, so any number of rows works (the shape
 pitfalls of pymc#6230 / pymc#7897 cannot arise) and no model is compiled.
 
-Rows go through the chunked engine (:mod:`bayesclass.inference._chunks`): tiles of
+Rows go through the chunked engine (:mod:`bayesclass.inference.prediction.tiles`): tiles of
 rows sized from a memory budget (rows x draws x classes), each reduced over draws as
 soon as it is computed (posterior mean; equal-tailed interval from exact per-row
 quantiles), so that 100,000 rows x 2,000 draws take a few hundred MB, not the 3 GB
@@ -30,15 +30,15 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference._chunks import (
+from bayesclass.inference.engines.fit import model_inputs, model_of
+from bayesclass.inference.prediction.decisions import LossMatrix, decide
+from bayesclass.inference.prediction.tiles import (
     draw_interval,
     draw_log_mean_exp,
     draw_mean,
     map_row_chunks,
     tile_rows_for,
 )
-from bayesclass.inference.decisions import LossMatrix, decide
-from bayesclass.inference.fit import model_inputs, model_of
 from bayesclass.models.base import ClassProbaKernel
 
 scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
@@ -76,7 +76,7 @@ def predict(
         class): rows x draws x classes float64 values (3.2 GB for 100,000 rows, 2,000 draws
         and 2 classes). Off (the default), memory stays bounded for any number of rows.
     loss : LossMatrix, optional
-        Decide each row under this loss matrix (:mod:`bayesclass.inference.decisions`): adds
+        Decide each row under this loss matrix (:mod:`bayesclass.inference.prediction.decisions`): adds
         ``expected_loss`` (obs, class): the expected loss of predicting each class, under the
         posterior mean probabilities (or the point estimate), with ``expected_loss_low`` /
         ``expected_loss_high``, the ETI of the per-draw expected losses, when there are draws;
@@ -175,7 +175,7 @@ def predict_log_proba(result: xr.DataTree, X: Any, *, workers: int | None = None
     With posterior draws it is the log of the posterior mean probability,
     ``logsumexp_s log P(class | x, theta_s) - log S`` over the S draws; otherwise the
     fitted point estimate's ``class_log_proba``. Rows whose probabilities underflow to 0
-    keep their finite log values. Computed tile by tile (:mod:`bayesclass.inference._chunks`).
+    keep their finite log values. Computed tile by tile (:mod:`bayesclass.inference.prediction.tiles`).
 
     Returns
     -------
@@ -255,7 +255,9 @@ class Predictor:
             kernels = {"class_proba": kernels[f"class_proba_{result.attrs['method']}"], **kernels}
         class_names = tuple(json.loads(result.attrs["class_names"]))
         if loss is not None and not isinstance(loss, LossMatrix):
-            raise ValueError(f"loss must be a bayesclass.inference.decisions.LossMatrix, got {type(loss).__name__}")
+            raise ValueError(
+                f"loss must be a bayesclass.inference.prediction.decisions.LossMatrix, got {type(loss).__name__}"
+            )
         widest = max(kernel.n_classes * kernel.n_draws for kernel in kernels.values()) * (2 if loss is not None else 1)
         setup = max(kernel.setup_rows for kernel in kernels.values())
         return cls(

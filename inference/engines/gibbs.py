@@ -61,8 +61,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference._blackjax import _Progress
-from bayesclass.inference.sampling import SamplerSettings
+from bayesclass.inference.engines._blackjax import _Progress
+from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models._kernels import stationary_of_squared
 from bayesclass.models._links import bernoulli_log_proba
 

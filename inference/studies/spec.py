@@ -3,10 +3,10 @@
 A study asks "when does the posterior beat the plug-in, by how much, and at what cost": every cell fits one
 model (its posterior by NUTS or exact draws, with the point estimates the family has beside it) on a stratified
 subsample of ``size`` rows of a training pool, and scores every estimate on a held-out test split through the one
-evaluation path (:func:`bayesclass.inference.evaluation.evaluate`). :func:`read_spec` validates a whole file
+evaluation path (:func:`bayesclass.inference.evaluation.heldout.evaluate`). :func:`read_spec` validates a whole file
 before anything runs and reports every problem at once; :func:`cells` expands the grid, each cell with a key
 (a hash of everything that determines its numbers: the cell's settings, the data's fingerprint and the package
-versions), under which :mod:`bayesclass.inference.study` records it.
+versions), under which :mod:`bayesclass.inference.studies.runner` records it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bayesclass.data import Dataset, available, load
-from bayesclass.inference.sampling import SamplerSettings
+from bayesclass.inference.engines.sampling import SamplerSettings
 
 __all__ = ["EXAMPLE_SPEC", "Cell", "StudyDataset", "StudyModel", "StudySpec", "cells", "read_spec"]
 
@@ -39,7 +39,7 @@ seed = 0                           # seeds every split, subsample and fit (each 
 training_sizes = [10, 20, 50, 100, 400]   # stratified subsamples of each data set's training pool
 repeats = 3                        # different split and subsample seeds
 test_fraction = 0.3                # the held-out test split of each data set, per repeat
-# metrics = ["log_loss", "brier", "accuracy"]   # default: every metric of bayesclass.inference.scores
+# metrics = ["log_loss", "brier", "accuracy"]   # default: every metric of bayesclass.inference.evaluation.scores
 # loss_matrix = "loss.csv"         # optional: adds each estimate's mean loss of its Bayes decisions
 
 [sampler]                          # NUTS settings (exact draws use draws and chains)
@@ -231,7 +231,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
         test_fraction = 0.3
     metrics = raw.get("metrics")
     if metrics is not None:
-        from bayesclass.inference.scores import METRICS
+        from bayesclass.inference.evaluation.scores import METRICS
 
         if not isinstance(metrics, list) or not metrics:
             problems.append(f"metrics must be a list of metric names, got {metrics!r}")
@@ -276,7 +276,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
                 problems.append(f"training size {size} cannot hold one row of each of the {len(data.class_names)} "
                                 f"classes of {label!r}")  # fmt: skip
         if loss_matrix is not None:
-            from bayesclass.inference.decisions import LossMatrix
+            from bayesclass.inference.prediction.decisions import LossMatrix
 
             try:
                 LossMatrix.from_csv(loss_matrix).aligned(data.class_names)
@@ -302,7 +302,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
 
 def cells(spec: StudySpec) -> list[Cell]:
     """Every cell of the grid, in a fixed order (dataset, model, size, repeat)."""
-    from bayesclass.inference.fit import _version
+    from bayesclass.inference.engines.fit import _version
 
     versions = tuple(
         (name, _version(name))
@@ -324,7 +324,7 @@ def cells(spec: StudySpec) -> list[Cell]:
     )
     loss = None
     if spec.loss_matrix is not None:
-        from bayesclass.inference.decisions import LossMatrix
+        from bayesclass.inference.prediction.decisions import LossMatrix
 
         loss = LossMatrix.from_csv(spec.loss_matrix)
     grid = []

@@ -1,6 +1,6 @@
 """Leave-one-out cross-validation of fitted results (PSIS-LOO through ``arviz_stats.loo`` and ``compare``).
 
-A NUTS or exact result carries a ``log_likelihood`` group (:func:`bayesclass.inference.fit`):
+A NUTS or exact result carries a ``log_likelihood`` group (:func:`bayesclass.inference.engines.fit`):
 per draw and training row, the log probability of the row's observed class given its features,
 ``log P(y_i | x_i, theta)`` from the family's ``class_log_proba``. For the generative families
 (naive Bayes, gcc) this is the *conditional* class probability, not the joint ``log p(x_i, y_i)``:
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference._chunks import map_row_chunks, tile_rows_for
+from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 
 azs = lazy_import("arviz_stats")
 xr = lazy_import("xarray")
@@ -47,7 +47,7 @@ def pointwise_log_likelihood(model, posterior, X: np.ndarray, y: np.ndarray, *, 
     y : numpy.ndarray of shape (n_obs,)
         Their class codes.
     workers : int, optional
-        Threads of the chunked engine (:func:`bayesclass.inference._chunks.map_row_chunks`).
+        Threads of the chunked engine (:func:`bayesclass.inference.prediction.tiles.map_row_chunks`).
 
     Returns
     -------

@@ -1,0 +1,2 @@
+"""Class probabilities of new rows from any estimate (in tiles of bounded memory), their streaming writers, and
+decisions under a loss matrix."""
