@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import json
 import signal
 import sys
 import typing
@@ -21,7 +20,7 @@ import numpy as np
 
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
-from bayesclass.inference.engines.fit import SAMPLING_METHODS, Method
+from bayesclass.inference.engines.methods import METHODS, SAMPLERS
 from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
 
@@ -94,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     _model_arguments(fit)
     fit.add_argument(
         "--method",
-        choices=typing.get_args(Method),
+        choices=METHODS,
         default="auto",
         help="auto (default: gibbs for gp, nuts for the others; nuts when --backend is named); nuts; gibbs = exact "
         "MCMC by data augmentation for gp (Polya-Gamma / Albert-Chib, slice-sampled hyperparameters); "
@@ -112,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     _model_arguments(compare)
     compare.add_argument(
         "--method",
-        choices=("auto", *SAMPLING_METHODS),
+        choices=("auto", *SAMPLERS),
         default="auto",
         help="how to draw the posterior (default auto: gibbs for gp, nuts for the others; nuts when --backend is "
         "named)",
@@ -354,12 +353,14 @@ def _setup(args: argparse.Namespace):
             keep_partial=args.keep_partial,
         )
         from bayesclass.inference.engines.fit import resolve_method
+        from bayesclass.inference.engines.methods import methods_of
 
         args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
-        if args.method not in model.methods():
+        accepted = methods_of(model)
+        if args.method not in accepted:
             raise ValueError(
                 f"--method {args.method} is not available for --model {args.model}; choose one of "
-                f"{', '.join(model.methods())}{model.unavailable_hint(args.method)}"
+                f"{', '.join(accepted)}{model.unavailable_hint(args.method)}"
             )
         kinds = _feature_kinds(args.feature_kind)
         if kinds and not _is_csv(args.data):
@@ -473,10 +474,11 @@ def _fit(args: argparse.Namespace) -> None:
     print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
     if "posterior" in result:
         print(diagnose(result))
-    for kind, status in json.loads(result.attrs["point_estimate_status"]).items():
+    info = result_info(result)
+    for kind, status in info.point_estimate_status.items():
         print(f"{kind}: {status}")
-    if int(result.attrs.get("partial", 0)):
-        raise PartialResult(f"{result.attrs['partial_reason']}; saved {args.out}")
+    if info.partial:
+        raise PartialResult(f"{info.partial_reason}; saved {args.out}")
 
 
 def _compare(args: argparse.Namespace) -> None:
@@ -512,8 +514,9 @@ def _compare(args: argparse.Namespace) -> None:
     if args.out is not None:
         _save(result, args.out)
         print(f"saved {args.out}")
-    if int(result.attrs.get("partial", 0)):
-        raise PartialResult(result.attrs["partial_reason"])
+    info = result_info(result)
+    if info.partial:
+        raise PartialResult(info.partial_reason)
 
 
 def _feature_list(value: str) -> tuple[str, ...]:
@@ -543,7 +546,7 @@ def _report(args: argparse.Namespace) -> None:
                 heldout = load(args.data)
         if loss is not None:
             for result in results.values():
-                loss.aligned(tuple(json.loads(result.attrs["class_names"])))
+                loss.aligned(result_info(result).class_names)
         page = report(results, heldout, loss=loss, features=args.features, baselines=baselines, random_seed=args.seed)
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
@@ -622,7 +625,8 @@ def _loo(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     for name, summary in summaries.items():
         result = results[name]
-        print(f"{name} ({result.attrs['model']}, {result.attrs['method']}, data {result.attrs['data_name']}):")
+        info = result_info(result)
+        print(f"{name} ({info.model.name}, {info.method}, data {info.data.name}):")
         print(f"  {summary}")
         print(
             f"  rows with Pareto k > 0.7: {summary.n_high_k} of {summary.n_rows} (ArviZ's threshold for "
@@ -657,7 +661,7 @@ def _predict(args: argparse.Namespace) -> None:
         result = load_result(args.run)
         if args.draws_out is not None and "posterior" not in result:
             raise ValueError(
-                f"--draws-out needs posterior draws; {args.run} holds a {result.attrs['method']} point estimate "
+                f"--draws-out needs posterior draws; {args.run} holds a {result_info(result).method} point estimate "
                 "(fit with --method nuts or exact)"
             )
         loss = _loss_matrix(args.loss_matrix)
@@ -690,7 +694,7 @@ def _predict(args: argparse.Namespace) -> None:
     except OSError as error:
         raise UsageError(f"could not write {args.out}: {error}") from None
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
-    point = "posterior mean over draws" if predictor.has_draws else f"{result.attrs['method']} plug-in"
+    point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
     print(f"wrote {written} predictions to {args.out}{extra} ({point})")
     if undefined:
         print(
@@ -717,14 +721,14 @@ class _PredictionRows:
         from bayesclass.data import count_csv_rows, load, read_csv_chunks
         from bayesclass.inference.prediction.predict import _check_labels
 
-        feature_names = tuple(json.loads(result.attrs["feature_names"]))
-        class_names = tuple(json.loads(result.attrs["class_names"]))
+        info = result_info(result)
+        feature_names, class_names = info.feature_names, info.class_names
         if _is_csv(args.data):
             csv_format = _csv_format(args)
             chunks = read_csv_chunks(
                 args.data,
                 feature_names=feature_names,
-                category_names={k: tuple(v) for k, v in json.loads(result.attrs.get("category_names", "{}")).items()},
+                category_names=dict(info.data.category_names),
                 target=args.target,
                 class_names=class_names,
                 csv_format=csv_format,
@@ -864,8 +868,8 @@ class _DrawsFile:
                 variable.long_name = "P(class | x, theta_s) per posterior draw"
                 dataset.setncatts(
                     {
-                        "model": result.attrs["model"],
-                        "method": result.attrs["method"],
+                        "model": result_info(result).model.name,
+                        "method": result_info(result).method,
                         "run": str(run),
                         "description": "per-draw class probabilities written by bayesclass predict; the CSV holds "
                         "their mean and equal-tailed interval per row",
@@ -990,6 +994,13 @@ def _diagnose(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     print(report)
     print(report.table.to_string())
+
+
+def result_info(result):
+    """The typed attrs of ``result`` (:func:`bayesclass.inference.result.result_info`), imported on first use."""
+    from bayesclass.inference.result import result_info as typed_attrs
+
+    return typed_attrs(result)
 
 
 def _cells(values: np.ndarray) -> list[str]:

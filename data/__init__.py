@@ -6,12 +6,14 @@ Everything a model or the CLI needs from this package is re-exported here.
 from bayesclass.data.csvfile import CsvChunk, CsvFormat, count_csv_rows, features_from_csv, load_csv, read_csv_chunks
 from bayesclass.data.dataset import Dataset, FeatureKind, check_features
 from bayesclass.data.loaders import DatasetInfo, available, load
+from bayesclass.data.origin import DataOrigin, SplitOrigin
 from bayesclass.data.split import train_validation_test_split
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp, seed004_gp_truth
 
 __all__ = [
     "CsvChunk",
     "CsvFormat",
+    "DataOrigin",
     "Dataset",
     "DatasetInfo",
     "FeatureKind",
@@ -22,6 +24,7 @@ __all__ = [
     "features_from_csv",
     "load_csv",
     "read_csv_chunks",
+    "SplitOrigin",
     "seed000_separable",
     "seed001_gaussians",
     "seed004_gp",

@@ -18,6 +18,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from bayesclass.data._validation import check_finite, column_label, first_true, numeric_2d
+from bayesclass.data.origin import DataOrigin
 
 FeatureKind = Literal["continuous", "binary", "categorical", "count"]
 """How a feature's values are to be modelled.
@@ -84,6 +85,9 @@ class Dataset:
         generator (seed001_gaussians, seed000_separable, seed004_gp); kept by
         :meth:`subset` and splits, dropped when features are dropped; not part of
         the fingerprint. Scores use it for the KL divergence to the truth.
+    origin : DataOrigin
+        Structured provenance: the built-in data set or generator (and its arguments) that made the rows,
+        and the split part they are, so the rows can be made again (:mod:`bayesclass.data.origin`).
 
     Raises
     ------
@@ -107,6 +111,7 @@ class Dataset:
     provenance: str = ""
     category_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     true_class_proba: np.ndarray | None = None
+    origin: DataOrigin = field(default_factory=DataOrigin)
 
     def __post_init__(self) -> None:
         def set_(attribute: str, value: object) -> None:  # frozen dataclass: store converted fields once
@@ -115,6 +120,8 @@ class Dataset:
         for argument in ("name", "description", "provenance"):
             if not isinstance(getattr(self, argument), str):
                 raise ValueError(f"{argument} must be a str, got {getattr(self, argument)!r}")
+        if not isinstance(self.origin, DataOrigin):
+            raise ValueError(f"origin must be a bayesclass.data.origin.DataOrigin, got {type(self.origin).__name__}")
         if not self.name:
             raise ValueError("name must be a non-empty string; pass e.g. name='my_data'")
         feature_names = _names(self.feature_names, argument="feature_names")
@@ -250,6 +257,8 @@ class Dataset:
             self.description,
             self.provenance,
             dict(self.category_names),
+            self.true_class_proba,
+            self.origin,
         )
         return (type(self), arguments)
 

@@ -15,6 +15,7 @@ import numpy as np
 from bayesclass._cache import cache_directory
 from bayesclass.data.csvfile import load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind
+from bayesclass.data.origin import DataOrigin
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
 
 
@@ -268,4 +269,7 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
             f"load({name!r}) got unexpected keyword arguments {unexpected}; "
             f"{name!r} accepts {accepted if accepted else 'no keyword arguments'}"
         )
-    return loader(**kwargs)
+    dataset = loader(**kwargs)
+    if not dataset.origin.source:  # fixed data: the name alone makes the rows again (generators record themselves)
+        dataset = replace(dataset, origin=DataOrigin(source=name))
+    return dataset

@@ -9,6 +9,7 @@ import numpy as np
 
 from bayesclass.data._validation import require_seed
 from bayesclass.data.dataset import Dataset
+from bayesclass.data.origin import SplitOrigin
 
 _PARTS = ("train", "validation", "test")
 
@@ -100,6 +101,15 @@ def train_validation_test_split(
             y=dataset.y[np.sort(index)],
             true_class_proba=None if dataset.true_class_proba is None else dataset.true_class_proba[np.sort(index)],
             provenance=f"{dataset.provenance}; {part} part ({len(index)} of {n} rows) of {note}",
+            origin=replace(
+                dataset.origin,
+                split=SplitOrigin(
+                    part=part,
+                    fractions=tuple(float(f) for f in fractions),  # type: ignore[arg-type]
+                    random_seed=random_seed,
+                    stratify=stratify,
+                ),
+            ),
         )
         for part, index in zip(_PARTS, (train, validation, test), strict=True)
     )

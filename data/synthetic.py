@@ -6,6 +6,7 @@ import numpy as np
 
 from bayesclass.data._validation import require_int, require_seed
 from bayesclass.data.dataset import Dataset
+from bayesclass.data.origin import DataOrigin
 
 SEED001_PRIOR_C1 = 0.7
 SEED001_MEANS = np.array([[2.0, 1.0], [1.0, 2.0]])  # rows: C1, C2; both covariances are the identity
@@ -65,6 +66,7 @@ def seed001_gaussians(n: int = 500, *, random_seed: int = 0) -> Dataset:
     truth = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
     return Dataset(
         name="seed001_gaussians",
+        origin=DataOrigin(source="seed001_gaussians", arguments=(("n", n), ("random_seed", random_seed))),
         X=X,
         y=y,
         feature_names=("x1", "x2"),
@@ -131,6 +133,7 @@ def seed000_separable(n: int = 200, *, random_seed: int = 0) -> Dataset:
     order = rng.permutation(n)
     return Dataset(
         name="seed000_separable",
+        origin=DataOrigin(source="seed000_separable", arguments=(("n", n), ("random_seed", random_seed))),
         X=X[order],
         y=y[order],
         feature_names=("x1", "x2"),
@@ -197,6 +200,9 @@ def seed004_gp(n: int = 100, *, random_seed: int = 0, link: str = "logit") -> Da
     _no_empty_class(truth["y"], class_names, n, "seed004_gp")
     return Dataset(
         name="seed004_gp",
+        origin=DataOrigin(
+            source="seed004_gp", arguments=(("link", link), ("n", int(n)), ("random_seed", int(random_seed)))
+        ),
         X=truth["x"][:, np.newaxis],
         y=truth["y"],
         feature_names=("x",),

@@ -18,7 +18,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.engines.fit import SAMPLING_METHODS, Method, fit
+from bayesclass.inference.engines.fit import Method, fit
+from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
 from bayesclass.models import ClassifierModel
@@ -85,7 +86,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = False  # refused with scikit-learn's own message (validate_data)
         tags.input_tags.allow_nan = False
         # posterior draws (NUTS, Gibbs, exact) differ between runs unless random_seed is fixed; point estimates do not
-        tags.non_deterministic = self.method in ("auto", *SAMPLING_METHODS) and self.random_seed is None
+        tags.non_deterministic = self.method in ("auto", *SAMPLERS) and self.random_seed is None
         return tags
 
     def fit(self, X: Any, y: Any) -> BayesianClassifier:

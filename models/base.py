@@ -72,6 +72,11 @@ __all__ = [
 ]
 
 
+#: every kind of point estimate a family may offer (:meth:`ClassifierModel.available_point_estimates` lists an
+#: instance's): the fit ``method`` values besides the samplers
+POINT_ESTIMATE_KINDS: tuple[str, ...] = ("map", "mle", "posterior_mean", "unbiased", "posterior_predictive")
+
+
 class NoEstimateError(ValueError):
     """A point estimate that does not exist for these data (an MLE at infinity, a zero
     variance, a posterior mode on the boundary ...). :func:`inference.fit` records the
@@ -270,8 +275,6 @@ class ClassifierModel(abc.ABC):
     #: the NUTS backends (:mod:`bayesclass.inference.engines.sampling`) that can run the family's graph, the
     #: default first: blackjax needs a JAX form of every Op of the graph
     nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
-    #: MCMC samplers of the family besides NUTS (``fit`` methods, e.g. the latent GP's ``"gibbs"``)
-    sampling_methods: ClassVar[tuple[str, ...]] = ()
     #: what ``fit(method="auto")`` samples the posterior with
     default_sampling_method: ClassVar[str] = "nuts"
 
@@ -373,15 +376,6 @@ class ClassifierModel(abc.ABC):
         return (self.to_json(), data.feature_names, data.feature_kinds, data.class_names)
 
     # -- shared behaviour ------------------------------------------------------------
-    def methods(self) -> tuple[str, ...]:
-        """The ``method`` values :func:`bayesclass.inference.engines.fit` accepts for this instance."""
-        return (
-            "nuts",
-            *self.sampling_methods,
-            *(("exact",) if self.has_exact() else ()),
-            *self.available_point_estimates(),
-        )
-
     def model_coords(self, data: Dataset) -> dict[str, list]:
         """The dimension coordinates of :meth:`coords`, for ``pm.Model(coords=...)``."""
         return {name: value for name, value in self.coords(data).items() if not isinstance(value, tuple)}

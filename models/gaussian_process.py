@@ -226,8 +226,6 @@ class LatentGaussianProcess(ClassifierModel):
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = ("lengthscale", "amplitude", "constant")
     #: the fused latent Op (:mod:`bayesclass.models._latent_op`) has numba and Python forms, no JAX form
     nuts_backends: ClassVar[tuple[str, ...]] = ("nutpie", "pymc")
-    #: exact MCMC by data augmentation (:mod:`bayesclass.inference.engines.gibbs`), from :meth:`latent_gaussian_form`
-    sampling_methods: ClassVar[tuple[str, ...]] = ("gibbs",)
     #: what ``method="auto"`` samples with (bench/README.md, issue 16: 5-8x the ESS/s of NUTS, no divergences)
     default_sampling_method: ClassVar[str] = "gibbs"
 

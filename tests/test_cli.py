@@ -15,7 +15,8 @@ import pytest
 
 from bayesclass.cli import main
 from bayesclass.inference import load as load_result
-from bayesclass.models import REGISTRY, LogisticRegression
+from bayesclass.models import REGISTRY
+from bayesclass.models.base import POINT_ESTIMATE_KINDS, LogisticRegression
 
 
 def run(*argv: str) -> int:
@@ -939,11 +940,11 @@ def test_help_groups_the_flags_per_family_and_shared_flags_once(monkeypatch):
     assert "--covariance {shared,per-class}" in sections["--model gcc"]
 
 
-def test_model_and_method_choices_come_from_the_registry_and_the_method_literal(monkeypatch, tmp_path, capsys):
-    from bayesclass.inference.engines.fit import Method
+def test_model_and_method_choices_come_from_the_registries(monkeypatch, tmp_path, capsys):
+    from bayesclass.inference.engines.methods import METHODS, SAMPLERS
 
     actions = {action.dest: action for action in _fit_parser()._actions}
-    assert tuple(actions["method"].choices) == typing.get_args(Method)
+    assert tuple(actions["method"].choices) == METHODS == ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
     assert sorted(actions["model"].choices) == sorted(REGISTRY)
     monkeypatch.setitem(REGISTRY, "toy", ToyFamily)
     assert run("fit", "--model", "tree", "--data", "iris", "--out", str(tmp_path / "r.nc")) == 2

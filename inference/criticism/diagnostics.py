@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.result import result_info
 
 azs = lazy_import("arviz_stats")
 pd = lazy_import("pandas")
@@ -53,7 +54,7 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     """Diagnose the posterior of a NUTS result (see the module docstring for the thresholds)."""
     if "posterior" not in result:
         raise ValueError(
-            f"this result was fitted by method {result.attrs.get('method')!r} and has no posterior draws to "
+            f"this result was fitted by method {result_info(result).method!r} and has no posterior draws to "
             "diagnose; fit with method='nuts' (or 'exact' where the model has a conjugate posterior)"
         )
     posterior = result["posterior"].to_dataset()
@@ -73,8 +74,9 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         failures.append(f"tail ESS {ess_tail:.0f} < {MIN_ESS}")
     if divergences:
         failures.append(f"{divergences} divergent transitions")
-    if int(result.attrs.get("partial", 0)):
-        failures.append(f"partial draws: {result.attrs.get('partial_reason', 'the run was interrupted')}")
+    info = result_info(result)
+    if info.partial:
+        failures.append(f"partial draws: {info.partial_reason}")
     # non-dimension coords (e.g. naive Bayes' category_feature) are labels only; the summary table cannot stack them
     labelled = posterior.drop_vars([name for name in posterior.coords if name not in posterior.dims])
     table = azs.summary(labelled, kind="all", ci_prob=0.89, ci_kind="eti", round_to="none")

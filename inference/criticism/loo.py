@@ -23,6 +23,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
+from bayesclass.inference.result import result_info
 
 azs = lazy_import("arviz_stats")
 xr = lazy_import("xarray")
@@ -111,7 +112,7 @@ def _checked(result, label: str):
         raise TypeError(f"{label} must be a result DataTree (bayesclass.fit or bayesclass.load_result)")
     if "posterior" not in result.children:
         raise ValueError(
-            f"{label} is a point estimate ({result.attrs.get('method', '?')}): LOO needs posterior draws; fit with "
+            f"{label} is a point estimate ({result_info(result).method}): LOO needs posterior draws; fit with "
             "method='nuts' (or 'exact')"
         )
     if "log_likelihood" not in result.children:
@@ -179,7 +180,7 @@ def compare(results: Mapping[str, object]):
     if len(results) < 2:
         raise ValueError(f"compare needs two or more results, got {len(results)}")
     checked = {name: _checked(result, f"result {name!r}") for name, result in results.items()}
-    fingerprints = {name: result.attrs.get("data_fingerprint") for name, result in checked.items()}
+    fingerprints = {name: result_info(result).data.fingerprint for name, result in checked.items()}
     if len(set(fingerprints.values())) > 1:
         listing = ", ".join(f"{name!r}: {data_label(result)}" for name, result in checked.items())
         raise ValueError(
@@ -190,4 +191,5 @@ def compare(results: Mapping[str, object]):
 
 def data_label(result) -> str:
     """``name (fingerprint prefix)`` of the data a result was fitted on, for messages."""
-    return f"{result.attrs.get('data_name', '?')} ({str(result.attrs.get('data_fingerprint', '?'))[:12]})"
+    data = result_info(result).data
+    return f"{data.name} ({data.fingerprint[:12]})"

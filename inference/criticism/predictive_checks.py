@@ -26,12 +26,11 @@ near 0 or 1 flags a statistic the model cannot reproduce.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.engines.fit import model_inputs, model_of
+from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.result import result_info
 from bayesclass.models import REGISTRY
 from bayesclass.models.base import GenerativeClassifierModel
 
@@ -117,7 +116,8 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
     """
     if isinstance(n_replicates, bool) or not isinstance(n_replicates, (int, np.integer)) or n_replicates < 1:
         raise ValueError(f"n_replicates must be a positive integer, e.g. 200; got {n_replicates!r}")
-    model = model_of(result)
+    info = result_info(result)
+    model = info.model
     if not isinstance(model, GenerativeClassifierModel):
         generative = sorted(name for name, family in REGISTRY.items() if issubclass(family, GenerativeClassifierModel))
         raise ValueError(
@@ -126,19 +126,19 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
         )
     X = model_inputs(result, result["constant_data"]["X"].values)
     y = result["observed_data"]["y"].values
-    class_names = json.loads(result.attrs["class_names"])
+    class_names = list(info.class_names)
     if "posterior" in result:
         stacked = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
         picks = np.linspace(0, stacked.sizes["sample"] - 1, n_replicates).round().astype(int)
         params = stacked.isel(sample=picks).drop_vars(["sample", "chain", "draw"]).rename(sample="replicate")
     else:
-        estimate = result[f"point_estimate_{result.attrs['method']}"].to_dataset()
+        estimate = result[f"point_estimate_{info.method}"].to_dataset()
         params = estimate.expand_dims(replicate=n_replicates)
     replicated = model.sample_features(params, y, random_seed=random_seed, reference=X)
     replicated = replicated.transpose("replicate", "obs", "feature").values
     n_classes = len(class_names)
     onehot = np.eye(n_classes)[y]
-    feature_names = json.loads(result.attrs["feature_names"])
+    feature_names = list(info.feature_names)
     kinds = np.array(model.feature_kinds_of(params))
     variables: dict[str, tuple[tuple[str, ...], np.ndarray]] = {"feature_kind": (("feature",), kinds.astype(str))}
 
@@ -181,6 +181,6 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
             "over replicated training features with the real labels (seed 001 §B.1)",
             "n_replicates": int(n_replicates),
             "random_seed": int(random_seed),
-            "source": "posterior draws" if "posterior" in result else f"{result.attrs['method']} point estimate",
+            "source": "posterior draws" if "posterior" in result else f"{info.method} point estimate",
         },
     )

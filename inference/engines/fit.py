@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import sys
-import time
 import warnings
 from importlib import metadata
 from typing import Any, Literal
@@ -38,8 +36,11 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
-from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
-from bayesclass.inference.io import FORMAT_VERSION
+from bayesclass.inference.criticism.loo import pointwise_log_likelihood
+from bayesclass.inference.engines.methods import METHODS, SAMPLERS, methods_of
+from bayesclass.inference.engines.sampler import SamplerRun
+from bayesclass.inference.engines.sampling import SamplerSettings
+from bayesclass.inference.result import DataRecord, ResultInfo, model_of, result_info, write_info
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
 
@@ -47,23 +48,9 @@ xr = lazy_import("xarray")
 
 __all__ = ["METHODS", "Method", "fit", "model_inputs", "model_of", "standardization_of"]
 
-Method = Literal["auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"]
-#: every method some family accepts; an instance accepts ``model.methods()``: "nuts", its own samplers
-#: (``sampling_methods``: the latent GP's "gibbs"), "exact" if it has a conjugate posterior, and its
-#: ``available_point_estimates()``; "auto" is the family's ``default_sampling_method``
-METHODS: tuple[str, ...] = (
-    "auto",
-    "nuts",
-    "gibbs",
-    "exact",
-    "map",
-    "mle",
-    "posterior_mean",
-    "unbiased",
-    "posterior_predictive",
-)
-#: the methods that draw from the posterior (the rest are point estimates)
-SAMPLING_METHODS: tuple[str, ...] = ("nuts", "gibbs", "exact")
+#: a ``method`` value: "auto" or a name in :data:`~bayesclass.inference.engines.methods.METHODS` (the registry of
+#: samplers and the point estimate kinds; ``methods_of(model)`` lists what one family instance accepts)
+Method = str
 #: ``standardize`` values: no scaling, the continuous columns (True), or binary columns too ("all")
 Standardize = bool | Literal["all"]
 
@@ -86,12 +73,12 @@ def fit(
         registry name (default hyperparameters).
     data : Dataset
         Training data (see :func:`data.load`).
-    method : {"auto", "nuts", "gibbs", "exact", "map", "mle", "posterior_mean", "unbiased", "posterior_predictive"}
+    method : str
         Posterior sampling by NUTS; by the latent GP's exact data-augmentation Gibbs sampler ("gibbs",
         :mod:`bayesclass.inference.engines.gibbs`); or by independent draws from the exact conjugate posterior
         ("exact", where ``model.has_exact()``); every point estimate of the model that exists is stored
         beside the draws for comparison. Otherwise one point estimate (one of
-        ``model.available_point_estimates()``; ``model.methods()`` lists all). ``"auto"`` (default): the
+        ``model.available_point_estimates()``; ``methods_of(model)`` lists all). ``"auto"`` (default): the
         family's ``default_sampling_method`` ("gibbs" for the latent GP, "nuts" for the others), or "nuts"
         when ``sampler`` names a NUTS backend.
     sampler : SamplerSettings, optional
@@ -115,21 +102,25 @@ def fit(
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = _fit(model, data, method=method, sampler=sampler, standardize=standardize, random_seed=random_seed)
+        result, info = _fit(
+            model, data, method=method, sampler=sampler, standardize=standardize, random_seed=random_seed
+        )
     for warning in caught:  # shown to the caller as before, and kept with the result for its report
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    result.attrs["fit_warnings"] = json.dumps([f"{w.category.__name__}: {w.message}" for w in caught])
+    write_info(
+        result, dataclasses.replace(info, fit_warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
+    )
     return result
 
 
-def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTree:
+def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.DataTree, ResultInfo]:
     if isinstance(model, str):
         model = get_model(model)
     if not isinstance(model, ClassifierModel):
         raise TypeError(f"model must be a registry name or a ClassifierModel, got {type(model).__name__}")
     sampler = sampler or SamplerSettings()
     method = resolve_method(model, method, sampler)
-    accepted = model.methods()
+    accepted = methods_of(model)
     if method not in accepted:
         raise ValueError(
             f"method={method!r} is not available for the {model.name!r} model; choose one of "
@@ -153,58 +144,23 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
     training = _apply_standardization(coded, center, scale, standardize)
 
     groups: dict[str, xr.Dataset] = {}
-    attrs: dict[str, object] = {}
-    backend = nuts_backend(model, sampler) if method == "nuts" else None
-    if method == "nuts":
-        pymc_model = model.build(training)
-        run = sample_nuts(
-            pymc_model,
-            cache_key=model.cache_key(training),
-            var_names=model.parameter_names(training),
-            jitter=tuple(rv.name for rv in pymc_model.free_RVs),
-            settings=sampler,
-            random_seed=random_seed,
-            backend=backend,
-        )
+    run = SamplerRun(posterior=None)
+    if method in SAMPLERS:
+        run = SAMPLERS[method].run(model, training, sampler, random_seed)
         groups["posterior"] = model.with_coords(run.posterior, training)
-        groups["sample_stats"] = run.sample_stats
-        attrs.update(
-            compile_seconds=run.compile_seconds,
-            sampling_seconds=run.sampling_seconds,
-            compile_cache_hit=int(run.compile_cache_hit),
-            partial=int(run.partial),
-            sampler_backend=backend,
-        )
-    elif method == "gibbs":
-        groups["posterior"], groups["sample_stats"], gibbs_attrs = _sample_gibbs(model, training, sampler, random_seed)
-        attrs.update(gibbs_attrs)
-    elif method == "exact":
-        start = time.perf_counter()
-        groups["posterior"] = model.exact_posterior(
-            training, draws=sampler.draws, chains=sampler.chains, random_seed=random_seed
-        )
-        attrs.update(sampling_seconds=time.perf_counter() - start)
-    if int(attrs.get("partial", 0)):  # an interrupted sampler (NUTS or Gibbs) kept its draws on request
-        kept = groups["posterior"].sizes
-        attrs["partial_reason"] = (
-            f"interrupted: {kept['draw']} of {sampler.draws} draws per chain in {kept['chain']} of "
-            f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
-        )
-    if "posterior" in groups:  # pointwise log-likelihood of the training rows, for LOO (inference.loo)
-        from bayesclass.inference.criticism.loo import pointwise_log_likelihood
-
+        if run.sample_stats is not None:
+            groups["sample_stats"] = run.sample_stats
+        # pointwise log-likelihood of the training rows, for LOO (inference.criticism.loo)
         groups["log_likelihood"] = pointwise_log_likelihood(model, groups["posterior"], training.X, training.y)
     status: dict[str, str] = {}
-    for kind in model.available_point_estimates() if method in SAMPLING_METHODS else (method,):
+    for kind in model.available_point_estimates() if method in SAMPLERS else (method,):
         try:
             groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
             status[kind] = "exists"
         except (NoEstimateError, ConvergenceError) as error:  # beside draws, a missing estimate is recorded, not fatal
-            if method not in SAMPLING_METHODS:
+            if method not in SAMPLERS:
                 raise
             status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
-    attrs["point_estimate_status"] = json.dumps(status)
-    attrs["mle_status"] = status.get("mle", "not computed")
 
     groups["observed_data"] = xr.Dataset({"y": (("obs",), training.y)})
     groups["constant_data"] = xr.Dataset(
@@ -219,75 +175,81 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> xr.DataTr
         groups["constant_data"]["true_class_proba"] = (("obs", "class"), data.true_class_proba)
         groups["constant_data"] = groups["constant_data"].assign_coords({"class": list(data.class_names)})
     tree = xr.DataTree.from_dict({name: xr.DataTree(dataset) for name, dataset in groups.items()})
-    tree.attrs.update(
-        _provenance(model, data, method=method, sampler=sampler, random_seed=random_seed, standardize=standardize)
-    )
-    tree.attrs.update(
-        treatment_coding=json.dumps({name: list(levels) for name, levels in coding.items()}),
-        model_feature_names=json.dumps(list(training.feature_names)),
-        standardized_features=json.dumps(
-            [
-                name
-                for name, kind in zip(coded.feature_names, coded.feature_kinds, strict=True)
-                if kind in standardized_kinds(standardize)
-            ]
+    scaled_kinds = standardized_kinds(standardize)
+    info = ResultInfo(
+        model=model,
+        method=method,
+        sampler_settings=dict(run.sampler_settings),
+        sampler_backend=run.sampler_backend,
+        random_seed=int(random_seed),
+        standardize_mode="all" if standardize == "all" else "continuous" if standardize else "none",
+        standardized_features=tuple(
+            name for name, kind in zip(coded.feature_names, coded.feature_kinds, strict=True) if kind in scaled_kinds
         ),
+        treatment_coding={name: tuple(levels) for name, levels in coding.items()},
+        model_feature_names=tuple(training.feature_names),
+        data=DataRecord(
+            name=data.name,
+            fingerprint=data.fingerprint(),
+            provenance=data.provenance,
+            origin=data.origin,
+            class_names=tuple(data.class_names),
+            feature_names=tuple(data.feature_names),
+            feature_kinds=tuple(data.feature_kinds),
+            category_names={name: tuple(levels) for name, levels in data.category_names.items()},
+        ),
+        point_estimate_status=status,
+        package_versions=_package_versions(),
+        created_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        compile_seconds=run.compile_seconds,
+        sampling_seconds=run.sampling_seconds,
+        compile_cache_hit=run.compile_cache_hit,
+        partial=run.partial,
+        partial_reason=_partial_reason(groups, sampler) if run.partial else "",
     )
-    tree.attrs.update(attrs)
-    return tree
+    return tree, info
+
+
+def _partial_reason(groups: dict[str, xr.Dataset], sampler: SamplerSettings) -> str:
+    """Why an interrupted sampler's kept draws are fewer than asked for."""
+    kept = groups["posterior"].sizes
+    return (
+        f"interrupted: {kept['draw']} of {sampler.draws} draws per chain in {kept['chain']} of "
+        f"{sampler.chains} chains were kept (keep_partial=True); the settings attr is what was asked for"
+    )
 
 
 def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings) -> str:
-    """``method``, or for ``"auto"`` the family's ``default_sampling_method`` ("nuts" where ``sampler`` names a
-    NUTS backend); a NUTS backend named for another sampler is an error (a named backend is never ignored)."""
+    """The method ``fit(method=...)`` runs.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance.
+    method : str
+        A method name or ``"auto"``.
+    sampler : SamplerSettings
+        The settings (a named NUTS backend makes ``"auto"`` mean NUTS).
+
+    Returns
+    -------
+    str
+        ``method``, or for ``"auto"`` the family's ``default_sampling_method`` ("nuts" where ``sampler`` names a
+        NUTS backend).
+
+    Raises
+    ------
+    ValueError
+        A NUTS backend named for a sampler that has none (a named backend is never ignored).
+    """
     if method == "auto":
         return "nuts" if sampler.backend != "auto" else model.default_sampling_method
-    if method == "gibbs" and sampler.backend != "auto":
+    if method in SAMPLERS and not SAMPLERS[method].uses_backend and sampler.backend != "auto":
         raise ValueError(
-            f"backend={sampler.backend!r} is a NUTS backend, but method='gibbs' is not NUTS: drop the backend or "
+            f"backend={sampler.backend!r} is a NUTS backend, but method={method!r} is not NUTS: drop the backend or "
             "use method='nuts'"
         )
     return method
-
-
-def _sample_gibbs(model, training: Dataset, sampler: SamplerSettings, random_seed: int):
-    """(posterior, sample_stats, attrs) of the data-augmentation Gibbs sampler.
-
-    See :mod:`bayesclass.inference.engines.gibbs`.
-    """
-    from bayesclass.inference.engines.gibbs import sample_gibbs
-
-    run = sample_gibbs(model.latent_gaussian_form(training), settings=sampler, random_seed=random_seed)
-    attrs: dict[str, object] = {  # nothing is compiled: no compile time or cache attrs
-        "sampling_seconds": run.sampling_seconds,
-        "partial": int(run.partial),
-    }
-    return model.with_coords(run.posterior, training), run.sample_stats, attrs
-
-
-def nuts_backend(model: ClassifierModel, sampler: SamplerSettings) -> str:
-    """The NUTS backend ``sampler`` asks for: the family's default for ``"auto"``, else the one named, which must
-    be one the family can run (a named backend is never switched)."""
-    if sampler.backend == "auto":
-        return model.nuts_backends[0]
-    if sampler.backend not in model.nuts_backends:
-        raise ValueError(
-            f"backend={sampler.backend!r} cannot sample the {model.name!r} model; choose one of "
-            f"{', '.join(map(repr, model.nuts_backends))} or 'auto' (its default, {model.nuts_backends[0]!r})"
-        )
-    return sampler.backend
-
-
-def model_of(result: xr.DataTree) -> ClassifierModel:
-    """The model a result was fitted with, rebuilt from its provenance attrs."""
-    from bayesclass.models import model_from_dict
-
-    try:
-        return model_from_dict(json.loads(result.attrs["model_hyperparameters"]))
-    except KeyError:
-        raise ValueError(
-            "this DataTree has no 'model_hyperparameters' attr: it was not produced by inference.fit"
-        ) from None
 
 
 def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
@@ -303,11 +265,11 @@ def model_inputs(result: xr.DataTree, X: Any) -> np.ndarray:
     ``X`` is an array (n_obs, n_features), one row, or a :class:`~bayesclass.data.Dataset`, with the
     columns of the training data (attr ``feature_names``).
     """
-    feature_names = tuple(json.loads(result.attrs["feature_names"]))
+    info = result_info(result)
+    feature_names = info.feature_names
     values = check_features(X, n_features=len(feature_names), feature_names=feature_names)
-    coding = json.loads(result.attrs.get("treatment_coding", "{}"))
-    if coding:
-        values, _, _ = treatment_code(values, feature_names, {name: tuple(levels) for name, levels in coding.items()})
+    if info.treatment_coding:
+        values, _, _ = treatment_code(values, feature_names, dict(info.treatment_coding))
     center, scale = standardization_of(result)
     return (values - center) / scale
 
@@ -370,39 +332,13 @@ def _apply_standardization(data: Dataset, center: np.ndarray, scale: np.ndarray,
     return dataclasses.replace(data, X=(data.X - center) / scale, feature_kinds=kinds, category_names=categories)
 
 
-def _provenance(model, data: Dataset, *, method, sampler, random_seed, standardize) -> dict[str, object]:
+def _package_versions() -> dict[str, str]:
     packages = {
         name: _version(name)
         for name in ("bayesclass", "pymc", "pytensor", "nutpie", "arviz", "numpy", "scipy", "xarray", "scikit-learn")
     }
     packages["python"] = sys.version.split()[0]
-    return {
-        "bayesclass_format": FORMAT_VERSION,
-        "model": model.name,
-        "model_hyperparameters": model.to_json(),
-        "method": method,
-        "sampler_settings": (
-            json.dumps(dataclasses.asdict(sampler))
-            if method == "nuts"
-            else json.dumps({"draws": sampler.draws, "tune": sampler.tune, "chains": sampler.chains})
-            if method == "gibbs"
-            else json.dumps({"draws": sampler.draws, "chains": sampler.chains})
-            if method == "exact"
-            else "{}"
-        ),
-        "random_seed": int(random_seed),
-        "standardize": int(bool(standardize)),
-        "standardize_mode": "all" if standardize == "all" else "continuous" if standardize else "none",
-        "data_name": data.name,
-        "data_fingerprint": data.fingerprint(),
-        "data_provenance": data.provenance,
-        "class_names": json.dumps(list(data.class_names)),
-        "feature_names": json.dumps(list(data.feature_names)),
-        "feature_kinds": json.dumps(list(data.feature_kinds)),
-        "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
-        "package_versions": json.dumps(packages),
-        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-    }
+    return packages
 
 
 def _version(name: str) -> str:

@@ -62,6 +62,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.engines._blackjax import _Progress
+from bayesclass.inference.engines.sampler import Sampler
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models._kernels import stationary_of_squared
 from bayesclass.models._links import bernoulli_log_proba
@@ -581,3 +582,29 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
         for process in processes:
             if process.pid is not None:
                 process.join()
+
+
+def _run(model, training, settings: SamplerSettings, random_seed: int):
+    """The ``gibbs`` method on a family that has a latent-Gaussian form (nothing is compiled)."""
+    from bayesclass.inference.engines.sampler import SamplerRun
+
+    run = sample_gibbs(model.latent_gaussian_form(training), settings=settings, random_seed=random_seed)
+    return SamplerRun(
+        posterior=run.posterior,
+        sample_stats=run.sample_stats,
+        sampler_settings={"draws": settings.draws, "tune": settings.tune, "chains": settings.chains},
+        sampling_seconds=run.sampling_seconds,
+        partial=run.partial,
+    )
+
+
+def _accepts(model) -> bool:
+    return hasattr(model, "latent_gaussian_form")
+
+
+SAMPLER = Sampler(
+    name="gibbs",
+    description="exact data-augmentation Gibbs sampler of a latent Gaussian model",
+    accepts=_accepts,
+    run=_run,
+)

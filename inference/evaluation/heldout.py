@@ -15,7 +15,6 @@ KL divergence to the truth and the coverage of the truth by the posterior interv
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,10 +22,11 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.engines.fit import model_inputs, model_of
+from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.result import model_of, result_info
 from bayesclass.models.baselines import BASELINES, FittedBaseline, get_baseline
 
 pd = lazy_import("pandas")
@@ -89,7 +89,7 @@ class Estimates:
 def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
     """``data``'s labels (and true probabilities) re-coded in ``result``'s class order; unknown classes are an
     error naming them."""
-    class_names = json.loads(result.attrs["class_names"])
+    class_names = list(result_info(result).class_names)
     unknown = sorted(set(data.class_names[code] for code in np.unique(data.y)) - set(class_names))
     if unknown:
         raise ValueError(
@@ -113,7 +113,7 @@ def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict
     unknown = [name for name in names if name not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; choose among {sorted(BASELINES)}")
-    class_names = tuple(json.loads(result.attrs["class_names"]))
+    class_names = result_info(result).class_names
     X = model_inputs(result, result["constant_data"]["X"].values)
     y = result["observed_data"]["y"].values
     fitted = {}
@@ -127,7 +127,7 @@ def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict
 
 def left_out_baselines(result, names: Sequence[str]) -> list[str]:
     """The baselines among ``names`` that cannot classify ``result``'s number of classes (e.g. two-class ones)."""
-    n_classes = len(json.loads(result.attrs["class_names"]))
+    n_classes = len(result_info(result).class_names)
     return [
         name
         for name in names
@@ -168,7 +168,7 @@ def heldout_estimates(
         decisions=decisions,
         intervals=intervals,
         y=y,
-        class_names=tuple(json.loads(result.attrs["class_names"])),
+        class_names=result_info(result).class_names,
         true_proba=truth,
     )
 

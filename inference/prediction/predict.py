@@ -20,7 +20,6 @@ by default of probability 0.89, ArviZ's default: the numbers of ``arviz_stats.et
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.engines.fit import model_inputs, model_of
+from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
 from bayesclass.inference.prediction.tiles import (
     draw_interval,
@@ -39,6 +38,7 @@ from bayesclass.inference.prediction.tiles import (
     map_row_chunks,
     tile_rows_for,
 )
+from bayesclass.inference.result import result_info
 from bayesclass.models.base import ClassProbaKernel
 
 scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
@@ -242,7 +242,8 @@ class Predictor:
             raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
         if not isinstance(return_draws, (bool, np.bool_)):
             raise ValueError(f"return_draws must be True or False, got {return_draws!r}")
-        model = model_of(result)
+        info = result_info(result)
+        model = info.model
         kernels: dict[str, ClassProbaKernel] = {}
         has_draws = "posterior" in result
         if has_draws:
@@ -252,8 +253,8 @@ class Predictor:
                 kind = group.removeprefix("point_estimate_")
                 kernels[f"class_proba_{kind}"] = model.class_proba_kernel(result[group].to_dataset())
         if not has_draws:
-            kernels = {"class_proba": kernels[f"class_proba_{result.attrs['method']}"], **kernels}
-        class_names = tuple(json.loads(result.attrs["class_names"]))
+            kernels = {"class_proba": kernels[f"class_proba_{info.method}"], **kernels}
+        class_names = info.class_names
         if loss is not None and not isinstance(loss, LossMatrix):
             raise ValueError(
                 f"loss must be a bayesclass.inference.prediction.decisions.LossMatrix, got {type(loss).__name__}"
@@ -353,12 +354,12 @@ class Predictor:
             decision = np.asarray(self.class_names, dtype=object)[np.maximum(chosen, 0)]
             decision[chosen < 0] = ""
             dataset["decision"] = ("obs", decision)
-        attrs = self.result.attrs
-        dataset.attrs.update(
+        info = result_info(self.result)
+        dataset.attrs.update(  # the prediction's own labels (a new dataset, not the result)
             interval=f"equal-tailed interval (ETI) of probability {self.interval_prob:g} over posterior draws",
-            point="posterior mean over draws" if self.has_draws else f"{attrs['method']} plug-in",
-            model=attrs["model"],
-            method=attrs["method"],
+            point="posterior mean over draws" if self.has_draws else f"{info.method} plug-in",
+            model=info.model.name,
+            method=info.method,
         )
         return dataset
 
@@ -376,7 +377,7 @@ class Predictor:
             return
         rows = np.flatnonzero(np.logical_or.reduce(list(undefined.values())))
         estimates = ", ".join(
-            ("the posterior draws" if self.has_draws else self.result.attrs["method"])
+            ("the posterior draws" if self.has_draws else result_info(self.result).method)
             if name == "class_proba"
             else name.removeprefix("class_proba_")
             for name in undefined

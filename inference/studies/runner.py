@@ -33,6 +33,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference.io import atomic_write
+from bayesclass.inference.result import result_info
 from bayesclass.inference.studies.spec import Cell, StudySpec, cells
 
 pd = lazy_import("pandas")
@@ -129,10 +130,9 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
             random_seed=cell.fit_seed(),
         )
         record["timings"]["fit_seconds"] = time.perf_counter() - fit_start
-        for name in ("compile_seconds", "sampling_seconds"):
-            if name in result.attrs:
-                record["timings"][name] = float(result.attrs[name])
-        record["point_estimate_status"] = json.loads(result.attrs["point_estimate_status"])
+        info = result_info(result)
+        record["timings"].update(info.timings)
+        record["point_estimate_status"] = dict(info.point_estimate_status)
         report = diagnose(result)
         record["diagnostics"] = {
             "max_r_hat": report.max_r_hat,

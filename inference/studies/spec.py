@@ -16,18 +16,19 @@ import hashlib
 import json
 import math
 import tomllib
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from bayesclass.data import Dataset, available, load
+from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
 __all__ = ["EXAMPLE_SPEC", "Cell", "StudyDataset", "StudyModel", "StudySpec", "cells", "read_spec"]
 
-PosteriorMethod = Literal["nuts", "gibbs", "exact"]
+#: a sampler of :data:`~bayesclass.inference.engines.methods.SAMPLERS` (the registry)
+PosteriorMethod = str
 
 #: the built-in example (``bayesclass study --write-example ex.toml``): the seeds' story on 2 cores in minutes
 EXAMPLE_SPEC = """\
@@ -428,10 +429,10 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
             problems.append(f"{where} ({family}): options {options!r}: {error}")
             model = get_model(family)  # the family's defaults, to check the rest of the entry
         method = entry.get("method", "nuts")
-        if method not in typing.get_args(PosteriorMethod) or method not in model.methods():
+        if method not in SAMPLERS or not SAMPLERS[method].accepts(model):
             problems.append(
                 f"{where} ({family}): method {method!r} cannot draw its posterior; choose "
-                f"{' or '.join(repr(m) for m in typing.get_args(PosteriorMethod) if m in model.methods())}"
+                f"{' or '.join(repr(name) for name, sampler in SAMPLERS.items() if sampler.accepts(model))}"
             )
         available_estimates = model.available_point_estimates()
         estimates = entry.get("point_estimates", list(available_estimates))

@@ -14,7 +14,7 @@ import pytest
 from bayesclass import data
 from bayesclass._cache import cache_directory
 from bayesclass.inference import SamplerSettings, fit
-from bayesclass.inference.engines.fit import nuts_backend
+from bayesclass.inference.engines.nuts import nuts_backend
 from bayesclass.models import REGISTRY, GaussianClassConditional, LogisticRegression, NaiveBayes, get_model
 
 SAMPLER = {"draws": 1000, "tune": 500, "chains": 2, "progressbar": False}

@@ -14,8 +14,8 @@ import xarray as xr
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings, predict
-from bayesclass.inference.prediction import tiles as chunks_module
 from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.prediction import tiles as chunks_module
 from bayesclass.inference.prediction.predict import Predictor, predict_chunks, predict_log_proba
 from bayesclass.inference.prediction.tiles import draw_interval, map_row_chunks, tile_rows_for
 from bayesclass.models import (

@@ -28,6 +28,7 @@ from bayesclass.inference.engines.gibbs import (
     sample_gibbs,
     univariate_slice,
 )
+from bayesclass.inference.engines.methods import methods_of
 from bayesclass.models import LatentGaussianProcess, LogisticRegression
 from bayesclass.models._kernels import kernel_matrix
 
@@ -298,7 +299,7 @@ def test_method_errors_name_the_fix():
         inference.fit(LogisticRegression(), data, method="gibbs")
     with pytest.raises(ValueError, match=r"backend='nutpie' is a NUTS backend, but method='gibbs' is not NUTS"):
         inference.fit("gp", data, method="gibbs", sampler=SamplerSettings(backend="nutpie"))
-    assert LatentGaussianProcess().methods() == ("nuts", "gibbs", "map")
+    assert methods_of(LatentGaussianProcess()) == ("nuts", "gibbs", "map")
     assert LogisticRegression().default_sampling_method == "nuts"
 
 

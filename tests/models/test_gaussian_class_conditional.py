@@ -24,6 +24,7 @@ import bayesclass.models.gaussian_class_conditional as gaussian_class_conditiona
 from bayesclass import data, inference
 from bayesclass.data import Dataset
 from bayesclass.inference import SamplerSettings
+from bayesclass.inference.engines.methods import methods_of
 from bayesclass.models import (
     GaussianClassConditional,
     GaussianClassConditionalPrior,
@@ -685,8 +686,8 @@ def test_exact_fit_stores_every_point_estimate(exact_iris_shared, iris):
     for kind in kinds:
         xr.testing.assert_identical(tree[f"point_estimate_{kind}"].to_dataset(), model.point_estimate(iris, kind))
     assert inference.model_of(tree) == model
-    assert model.methods() == ("nuts", "exact", *kinds)
-    assert GaussianClassConditional().methods() == ("nuts", "mle", "map", "unbiased")
+    assert methods_of(model) == ("nuts", "exact", *kinds)
+    assert methods_of(GaussianClassConditional()) == ("nuts", "mle", "map", "unbiased")
 
 
 def test_posterior_concentrates_at_rate_one_over_sqrt_n(seed001_by_size):

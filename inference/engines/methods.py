@@ -1,0 +1,59 @@
+"""The registry of fitting methods: every posterior sampler, declared once, and the point estimate kinds.
+
+Adding a sampling method is one module that defines a :class:`~bayesclass.inference.engines.sampler.Sampler`
+and one line in :data:`SAMPLERS` here. The CLI's ``--method`` choices, the result schema's checks and the study
+spec read :data:`METHODS`; a family says which samplers it accepts through the sampler's ``accepts``.
+"""
+
+from __future__ import annotations
+
+from bayesclass.inference.engines import exact, gibbs, nuts
+from bayesclass.inference.engines.sampler import Sampler
+from bayesclass.models.base import POINT_ESTIMATE_KINDS
+
+__all__ = ["METHODS", "SAMPLERS", "get_sampler", "methods_of"]
+
+#: every posterior sampling method, by name
+SAMPLERS: dict[str, Sampler] = {sampler.name: sampler for sampler in (nuts.SAMPLER, gibbs.SAMPLER, exact.SAMPLER)}
+#: every ``method`` value: "auto" (the family's default sampler), the samplers, and the point estimate kinds
+METHODS: tuple[str, ...] = ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
+
+
+def get_sampler(name: str) -> Sampler:
+    """The sampler registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SAMPLERS`.
+
+    Returns
+    -------
+    Sampler
+
+    Raises
+    ------
+    ValueError
+        An unknown name, listing the registered ones.
+    """
+    try:
+        return SAMPLERS[name]
+    except KeyError:
+        raise ValueError(f"unknown sampling method {name!r}; choose one of {', '.join(map(repr, SAMPLERS))}") from None
+
+
+def methods_of(model: object) -> tuple[str, ...]:
+    """The ``method`` values :func:`~bayesclass.inference.engines.fit.fit` accepts for a family instance.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance.
+
+    Returns
+    -------
+    tuple of str
+        The samplers that accept it (registry order), then its point estimate kinds.
+    """
+    samplers = tuple(name for name, sampler in SAMPLERS.items() if sampler.accepts(model))
+    return (*samplers, *model.available_point_estimates())  # type: ignore[attr-defined]

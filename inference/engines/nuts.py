@@ -1,0 +1,76 @@
+"""The ``nuts`` method: NUTS on the family's PyMC model with the backend the settings name
+(:mod:`bayesclass.inference.engines.sampling`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from bayesclass.data import Dataset
+from bayesclass.inference.engines.sampler import Sampler, SamplerRun
+from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
+
+__all__ = ["SAMPLER", "nuts_backend"]
+
+
+def nuts_backend(model: Any, sampler: SamplerSettings) -> str:
+    """The NUTS backend ``sampler`` asks for.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance to sample.
+    sampler : SamplerSettings
+        Its ``backend``: ``"auto"`` (the family's default) or a backend name.
+
+    Returns
+    -------
+    str
+        The family's default for ``"auto"``, else the one named.
+
+    Raises
+    ------
+    ValueError
+        A named backend the family cannot run (a named backend is never switched).
+    """
+    if sampler.backend == "auto":
+        return model.nuts_backends[0]
+    if sampler.backend not in model.nuts_backends:
+        raise ValueError(
+            f"backend={sampler.backend!r} cannot sample the {model.name!r} model; choose one of "
+            f"{', '.join(map(repr, model.nuts_backends))} or 'auto' (its default, {model.nuts_backends[0]!r})"
+        )
+    return sampler.backend
+
+
+def _run(model: Any, training: Dataset, settings: SamplerSettings, random_seed: int) -> SamplerRun:
+    backend = nuts_backend(model, settings)
+    pymc_model = model.build(training)
+    run = sample_nuts(
+        pymc_model,
+        cache_key=model.cache_key(training),
+        var_names=model.parameter_names(training),
+        jitter=tuple(rv.name for rv in pymc_model.free_RVs),
+        settings=settings,
+        random_seed=random_seed,
+        backend=backend,
+    )
+    return SamplerRun(
+        posterior=run.posterior,
+        sample_stats=run.sample_stats,
+        sampler_settings=dataclasses.asdict(settings),
+        sampler_backend=backend,
+        compile_seconds=run.compile_seconds,
+        sampling_seconds=run.sampling_seconds,
+        compile_cache_hit=run.compile_cache_hit,
+        partial=run.partial,
+    )
+
+
+SAMPLER = Sampler(
+    name="nuts",
+    description="the No-U-Turn sampler on the family's PyMC model (backend: blackjax, nutpie or pymc)",
+    accepts=lambda model: True,
+    run=_run,
+    uses_backend=True,
+)

@@ -1,0 +1,71 @@
+"""What a posterior sampling method is: its name, whether a family can use it, and how it runs.
+
+Each method is one module that defines a :class:`Sampler` (``SAMPLER``) and one line in
+:mod:`bayesclass.inference.engines.methods` registers it; :func:`~bayesclass.inference.engines.fit.fit`, the
+result schema, the CLI's ``--method`` choices and the study spec all read that registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Sampler", "SamplerRun"]
+
+
+@dataclass(frozen=True)
+class SamplerRun:
+    """What a sampling method returns to :func:`~bayesclass.inference.engines.fit.fit`.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The draws, dims ``(chain, draw, ...)``, with the model's variable names (coordinates are added by ``fit``).
+    sample_stats : xarray.Dataset or None
+        Per-draw sampler statistics, where the method has any.
+    sampler_settings : Mapping[str, object]
+        The :class:`~bayesclass.inference.engines.sampling.SamplerSettings` fields the method used (recorded).
+    sampler_backend : str or None
+        The NUTS backend, for NUTS.
+    compile_seconds, sampling_seconds : float or None
+        Timings, where they apply.
+    compile_cache_hit : bool or None
+        Whether a compiled sampler was reused (compiling methods only).
+    partial : bool
+        An interrupted run that kept its draws (``keep_partial``).
+    """
+
+    posterior: Any
+    sample_stats: Any = None
+    sampler_settings: Mapping[str, Any] = field(default_factory=dict)
+    sampler_backend: str | None = None
+    compile_seconds: float | None = None
+    sampling_seconds: float | None = None
+    compile_cache_hit: bool | None = None
+    partial: bool = False
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """One posterior sampling method.
+
+    Parameters
+    ----------
+    name : str
+        The ``method`` value (``fit(method=name)``, ``--method name``).
+    description : str
+        One line for help texts.
+    accepts : callable
+        ``accepts(model) -> bool``: whether the family instance can be sampled by this method.
+    run : callable
+        ``run(model, training, settings, random_seed) -> SamplerRun`` on the (coded, standardised) training data.
+    uses_backend : bool
+        Whether ``SamplerSettings.backend`` (a NUTS backend) applies to it.
+    """
+
+    name: str
+    description: str
+    accepts: Callable[[Any], bool]
+    run: Callable[..., SamplerRun]
+    uses_backend: bool = False

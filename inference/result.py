@@ -1,0 +1,565 @@
+"""The typed schema of a fitted result: every root attr, its type and range, and the format version.
+
+A result is an ``xarray.DataTree`` (see :mod:`bayesclass.inference.engines.fit` for its groups). Its root attrs
+record how it was made. This module is the only reader and writer of those attrs: :func:`result_info` parses
+them once into a frozen :class:`ResultInfo`, checked with the same validators as a user's input (the model's
+hyperparameters rebuild through their declared constraints, the sampler settings through
+:class:`~bayesclass.inference.engines.sampling.SamplerSettings`), and :func:`write_info` writes one back.
+Every other module (prediction, criticism, evaluation, studies, reports, the CLI) reads the typed object.
+
+Formats
+-------
+``bayesclass_format`` 2 (this version) adds ``data_origin``, the structured origin of the training rows
+(:class:`~bayesclass.data.origin.DataOrigin`: built-in source, generator arguments, split part). Formats 0
+(no version attr) and 1 are read too: their origin is recovered from the provenance text they wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.data import DataOrigin, SplitOrigin
+from bayesclass.data.dataset import FEATURE_KINDS
+from bayesclass.inference.engines.methods import METHODS, SAMPLERS
+from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
+from bayesclass.models import ClassifierModel, model_from_dict
+
+xr = lazy_import("xarray")
+
+__all__ = [
+    "FORMAT_VERSION",
+    "READABLE_FORMATS",
+    "DataRecord",
+    "ResultInfo",
+    "StandardizeMode",
+    "check_result",
+    "model_of",
+    "result_info",
+    "write_info",
+]
+
+#: the version of the result layout written by this bayesclass (attr ``bayesclass_format``)
+FORMAT_VERSION = 2
+#: the versions this bayesclass reads (0: written before the version attr)
+READABLE_FORMATS = (0, 1, 2)
+#: which columns ``fit(standardize=...)`` scaled: none, the continuous ones, or the binary ones too
+StandardizeMode = Literal["none", "continuous", "all"]
+#: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr)
+MAX_TEXT = 100_000
+
+
+@dataclass(frozen=True)
+class DataRecord:
+    """What a result records of its training data.
+
+    Parameters
+    ----------
+    name : str
+        The data set's name (``"breast_cancer[train]"``).
+    fingerprint : str
+        SHA-256 of its numbers and names (:meth:`bayesclass.data.Dataset.fingerprint`).
+    provenance : str
+        Where the numbers come from, as prose for readers.
+    origin : DataOrigin
+        The same, structured: built-in source, generator arguments, split part.
+    class_names, feature_names : tuple of str
+        The class names (code order) and the columns of the data as given (before any coding).
+    feature_kinds : tuple of str
+        The kind of each column.
+    category_names : Mapping[str, tuple[str, ...]]
+        Level names of text columns, by column.
+    """
+
+    name: str
+    fingerprint: str
+    provenance: str
+    origin: DataOrigin
+    class_names: tuple[str, ...]
+    feature_names: tuple[str, ...]
+    feature_kinds: tuple[str, ...]
+    category_names: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class ResultInfo:
+    """Everything a result's attrs say, typed and checked (see :func:`result_info`).
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family and hyperparameters it was fitted with (rebuilt and validated).
+    method : str
+        How: a sampler of :data:`~bayesclass.inference.engines.methods.SAMPLERS` or a point estimate kind.
+    sampler_settings : Mapping[str, object]
+        The sampler settings the method used (empty for a point estimate).
+    sampler_backend : str or None
+        The NUTS backend used (NUTS only).
+    random_seed : int
+        The seed of the fit.
+    standardize_mode : {"none", "continuous", "all"}
+        Which columns were standardised.
+    standardized_features : tuple of str
+        The model inputs that were standardised.
+    treatment_coding : Mapping[str, tuple[str, ...]]
+        Levels of each treatment-coded column (the first is the reference).
+    model_feature_names : tuple of str
+        The inputs the model sees (after treatment coding).
+    data : DataRecord
+        The training data's record.
+    point_estimate_status : Mapping[str, str]
+        For each point estimate kind: ``"exists"`` or why it does not.
+    package_versions : Mapping[str, str]
+        Versions of the packages that made the result.
+    created_at : str
+        ISO time of the fit (UTC).
+    fit_warnings : tuple of str
+        Every warning the fit raised, verbatim.
+    compile_seconds, sampling_seconds : float or None
+        Timings, where the method has them.
+    compile_cache_hit : bool or None
+        Whether the compiled sampler came from the cache (NUTS only).
+    partial : bool
+        Whether an interrupted sampler kept its draws (``keep_partial``).
+    partial_reason : str
+        Why the draws are partial ("" when not).
+    format_version : int
+        The layout version the attrs were written in.
+    """
+
+    model: ClassifierModel
+    method: str
+    sampler_settings: Mapping[str, Any]
+    sampler_backend: str | None
+    random_seed: int
+    standardize_mode: StandardizeMode
+    standardized_features: tuple[str, ...]
+    treatment_coding: Mapping[str, tuple[str, ...]]
+    model_feature_names: tuple[str, ...]
+    data: DataRecord
+    point_estimate_status: Mapping[str, str]
+    package_versions: Mapping[str, str]
+    created_at: str
+    fit_warnings: tuple[str, ...] = ()
+    compile_seconds: float | None = None
+    sampling_seconds: float | None = None
+    compile_cache_hit: bool | None = None
+    partial: bool = False
+    partial_reason: str = ""
+    format_version: int = field(default=FORMAT_VERSION)
+
+    @property
+    def has_draws(self) -> bool:
+        """Whether the method drew from the posterior (else the result holds one point estimate)."""
+        return self.method in SAMPLERS
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        """The class names in code order."""
+        return self.data.class_names
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        """The columns of the training data as given."""
+        return self.data.feature_names
+
+    @property
+    def mle_status(self) -> str:
+        """``"exists"``, why the MLE does not exist, or ``"not computed"``."""
+        return self.point_estimate_status.get("mle", "not computed")
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """The timings the method recorded, by attr name (seconds)."""
+        values = {"compile_seconds": self.compile_seconds, "sampling_seconds": self.sampling_seconds}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def to_attrs(self) -> dict[str, Any]:
+        """The root attrs of a result (netCDF-friendly: strings, numbers, JSON text).
+
+        Returns
+        -------
+        dict
+            Attr name -> value, in the current format.
+        """
+        data = self.data
+        attrs: dict[str, Any] = {
+            "bayesclass_format": FORMAT_VERSION,
+            "model": self.model.name,
+            "model_hyperparameters": self.model.to_json(),
+            "method": self.method,
+            "sampler_settings": json.dumps(dict(self.sampler_settings)),
+            "random_seed": int(self.random_seed),
+            "standardize": int(self.standardize_mode != "none"),
+            "standardize_mode": self.standardize_mode,
+            "standardized_features": json.dumps(list(self.standardized_features)),
+            "treatment_coding": json.dumps({name: list(levels) for name, levels in self.treatment_coding.items()}),
+            "model_feature_names": json.dumps(list(self.model_feature_names)),
+            "data_name": data.name,
+            "data_fingerprint": data.fingerprint,
+            "data_provenance": data.provenance,
+            "data_origin": json.dumps(data.origin.to_dict()),
+            "class_names": json.dumps(list(data.class_names)),
+            "feature_names": json.dumps(list(data.feature_names)),
+            "feature_kinds": json.dumps(list(data.feature_kinds)),
+            "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
+            "point_estimate_status": json.dumps(dict(self.point_estimate_status)),
+            "mle_status": self.mle_status,
+            "package_versions": json.dumps(dict(self.package_versions)),
+            "created_at": self.created_at,
+            "fit_warnings": json.dumps(list(self.fit_warnings)),
+            "partial": int(self.partial),
+        }
+        if self.sampler_backend is not None:
+            attrs["sampler_backend"] = self.sampler_backend
+        attrs.update(self.timings)
+        if self.compile_cache_hit is not None:
+            attrs["compile_cache_hit"] = int(self.compile_cache_hit)
+        if self.partial:
+            attrs["partial_reason"] = self.partial_reason
+        return attrs
+
+
+def result_info(result: Any) -> ResultInfo:
+    """The typed record of a result's attrs, checked as untrusted input.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result of :func:`bayesclass.fit` (in memory or read from a file).
+
+    Returns
+    -------
+    ResultInfo
+
+    Raises
+    ------
+    TypeError
+        ``result`` is not a DataTree.
+    ValueError
+        One line naming the attr that is missing, malformed or out of range, or a format this version
+        does not read.
+    """
+    if not isinstance(result, xr.DataTree):
+        raise TypeError(f"result must be a result DataTree (bayesclass.fit), got {type(result).__name__}")
+    return _parse(dict(result.attrs))
+
+
+def write_info(result: Any, info: ResultInfo) -> None:
+    """Write ``info`` as the root attrs of ``result`` (replacing them all), in the current format.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The result to label.
+    info : ResultInfo
+        What to record.
+    """
+    result.attrs.clear()
+    result.attrs.update(info.to_attrs())
+
+
+def model_of(result: Any) -> ClassifierModel:
+    """The model a result was fitted with, rebuilt from its attrs.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result of :func:`bayesclass.fit`.
+
+    Returns
+    -------
+    ClassifierModel
+    """
+    return result_info(result).model
+
+
+def check_result(result: Any) -> ResultInfo:
+    """Check a whole result read from a file: its attrs (:func:`result_info`) and the groups they imply.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The result to check.
+
+    Returns
+    -------
+    ResultInfo
+        Its parsed attrs.
+
+    Raises
+    ------
+    ValueError
+        One line naming what is wrong.
+    """
+    info = result_info(result)
+    needed = ["observed_data", "constant_data"]
+    needed += ["posterior"] if info.has_draws else [f"point_estimate_{info.method}"]
+    absent = [group for group in needed if group not in result.children]
+    if absent:
+        raise ValueError(f"group(s) {', '.join(absent)} are missing for method {info.method!r}")
+    constant = result["constant_data"]
+    for variable in ("X", "feature_center", "feature_scale"):
+        if variable not in constant:
+            raise ValueError(f"constant_data has no {variable}")
+    if constant["X"].ndim != 2 or constant["X"].shape[1] != len(info.feature_names):
+        raise ValueError("constant_data X has another number of columns than attr feature_names")
+    scale = constant["feature_scale"].values
+    if scale.shape != (len(info.model_feature_names),) or constant["feature_center"].shape != scale.shape:
+        raise ValueError("constant_data feature_center/feature_scale do not have one value per model input")
+    if not (np.isfinite(scale).all() and (scale > 0).all() and np.isfinite(constant["feature_center"].values).all()):
+        raise ValueError("constant_data feature_scale must be positive and finite, feature_center finite")
+    return info
+
+
+# -- parsing -------------------------------------------------------------------------------------------------------
+
+
+def _parse(attrs: dict[str, Any]) -> ResultInfo:
+    version = attrs.get("bayesclass_format", 0)  # results written before the version attr are format 0
+    if isinstance(version, bool) or not isinstance(version, (int, np.integer)):
+        raise ValueError(f"attr bayesclass_format should be an integer, got {str(version)[:40]!r}")
+    version = int(version)
+    if version > FORMAT_VERSION:
+        raise ValueError(f"result format {version} is newer than this bayesclass reads ({FORMAT_VERSION}); upgrade it")
+    if version not in READABLE_FORMATS:
+        raise ValueError(f"result format {version} is not one this bayesclass reads ({READABLE_FORMATS})")
+    missing = [
+        name
+        for name in ("model", "method", "model_hyperparameters", "class_names", "feature_names", "feature_kinds")
+        if name not in attrs
+    ]
+    if missing:
+        raise ValueError(f"attrs {', '.join(missing)} are missing: not written by bayesclass fit")
+    method = _text(attrs, "method")
+    if method not in METHODS:
+        raise ValueError(f"attr method {method!r} is not one of {', '.join(METHODS)}")
+    model = _model(attrs)
+    data = _data_record(attrs, version)
+    model_features = _names(attrs, "model_feature_names", default=None)
+    coding = {name: tuple(levels) for name, levels in _json(attrs, "treatment_coding", dict, {}).items()}
+    if not all(isinstance(level, str) for levels in coding.values() for level in levels):
+        raise ValueError("attr treatment_coding must map columns to lists of level names")
+    mode = attrs.get("standardize_mode", "continuous" if _flag(attrs, "standardize") else "none")
+    if mode not in get_args(StandardizeMode):
+        raise ValueError(f"attr standardize_mode must be one of {', '.join(get_args(StandardizeMode))}, got {mode!r}")
+    status = _json(attrs, "point_estimate_status", dict, {})
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in status.items()):
+        raise ValueError("attr point_estimate_status must map estimate kinds to text")
+    if "mle_status" in attrs and "mle" not in status and attrs["mle_status"] != "not computed":
+        status["mle"] = _text(attrs, "mle_status")  # format 0 kept the MLE's status alone
+    versions = _json(attrs, "package_versions", dict, {})
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in versions.items()):
+        raise ValueError("attr package_versions must map package names to version text")
+    warnings_ = _json(attrs, "fit_warnings", list, [])
+    if not all(isinstance(item, str) for item in warnings_):
+        raise ValueError("attr fit_warnings must list text")
+    partial = _flag(attrs, "partial")
+    backend = attrs.get("sampler_backend")
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"attr sampler_backend must be one of {', '.join(BACKENDS)}, got {str(backend)[:40]!r}")
+    cache_hit = _flag(attrs, "compile_cache_hit") if "compile_cache_hit" in attrs else None
+    return ResultInfo(
+        model=model,
+        method=method,
+        sampler_settings=MappingProxyType(_sampler_settings(attrs)),
+        sampler_backend=backend,
+        random_seed=_seed(attrs),
+        standardize_mode=mode,
+        standardized_features=_names(attrs, "standardized_features", default=()),
+        treatment_coding=MappingProxyType(coding),
+        model_feature_names=data.feature_names if model_features is None else model_features,
+        data=data,
+        point_estimate_status=MappingProxyType(status),
+        package_versions=MappingProxyType(versions),
+        created_at=_text(attrs, "created_at", default=""),
+        fit_warnings=tuple(warnings_),
+        compile_seconds=_seconds(attrs, "compile_seconds"),
+        sampling_seconds=_seconds(attrs, "sampling_seconds"),
+        compile_cache_hit=cache_hit,
+        partial=partial,
+        partial_reason=_text(attrs, "partial_reason", default="the run was interrupted") if partial else "",
+        format_version=version,
+    )
+
+
+def _model(attrs: dict[str, Any]) -> ClassifierModel:
+    values = _json(attrs, "model_hyperparameters", dict, None)
+    try:
+        model = model_from_dict(values)
+    except (ValueError, TypeError, KeyError) as error:
+        raise ValueError(f"attr model_hyperparameters does not describe a valid model ({error})") from None
+    if model.name != attrs["model"]:
+        raise ValueError(
+            f"attr model {str(attrs['model'])[:40]!r} disagrees with model_hyperparameters ({model.name!r})"
+        )
+    return model
+
+
+def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
+    feature_names = _names(attrs, "feature_names")
+    kinds = _names(attrs, "feature_kinds")
+    if len(kinds) != len(feature_names):
+        raise ValueError("attrs feature_names and feature_kinds differ in length")
+    unknown = sorted(set(kinds) - set(FEATURE_KINDS))
+    if unknown:
+        raise ValueError(f"attr feature_kinds holds unknown kinds {unknown}; kinds are {', '.join(FEATURE_KINDS)}")
+    categories = _json(attrs, "category_names", dict, {})
+    if not all(
+        isinstance(levels, list) and all(isinstance(level, str) for level in levels) for levels in categories.values()
+    ):
+        raise ValueError("attr category_names must map columns to lists of level names")
+    name = _text(attrs, "data_name", default="")
+    provenance = _text(attrs, "data_provenance", default="")
+    if version >= 2:
+        try:
+            origin = DataOrigin.from_dict(_json(attrs, "data_origin", dict, None))
+        except ValueError as error:
+            raise ValueError(f"attr data_origin: {error}") from None
+    else:
+        origin = _legacy_origin(name, provenance)
+    return DataRecord(
+        name=name,
+        fingerprint=_text(attrs, "data_fingerprint", default=""),
+        provenance=provenance,
+        origin=origin,
+        class_names=_names(attrs, "class_names"),
+        feature_names=feature_names,
+        feature_kinds=kinds,
+        category_names=MappingProxyType({column: tuple(levels) for column, levels in categories.items()}),
+    )
+
+
+def _sampler_settings(attrs: dict[str, Any]) -> dict[str, Any]:
+    settings = _json(attrs, "sampler_settings", dict, {})
+    known = {item.name for item in dataclasses.fields(SamplerSettings)}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(
+            f"attr sampler_settings has unknown settings {unknown}; settings are {', '.join(sorted(known))}"
+        )
+    for key in ("draws", "tune", "chains"):  # counts beyond any real run are a tampered file
+        value = settings.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 10**9):
+            raise ValueError(f"attr sampler_settings has {key} = {value!r}; expected a count")
+    try:
+        SamplerSettings(**{key: value for key, value in settings.items() if key != "backend" or value != "auto"})
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"attr sampler_settings: {error}") from None
+    return settings
+
+
+def _json(attrs: dict[str, Any], name: str, kind: type, default: Any) -> Any:
+    if name not in attrs:
+        if default is None:
+            raise ValueError(f"attr {name} is missing")
+        return default
+    text = attrs[name]
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise ValueError(f"attr {name} should be JSON text, got {type(text).__name__}")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"attr {name} is not valid JSON ({error})") from None
+    if not isinstance(value, kind):
+        raise ValueError(f"attr {name} should hold a JSON {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _names(attrs: dict[str, Any], name: str, *, default: tuple[str, ...] | None = ()) -> Any:
+    if name not in attrs and default != ():
+        return default
+    values = _json(attrs, name, list, [] if default == () else None)
+    if not all(isinstance(item, str) for item in values):
+        raise ValueError(f"attr {name} must list strings")
+    return tuple(values)
+
+
+def _text(attrs: dict[str, Any], name: str, *, default: str | None = None) -> str:
+    value = attrs.get(name, default)
+    if value is None:
+        raise ValueError(f"attr {name} is missing")
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise ValueError(f"attr {name} should be text, got {str(value)[:40]!r}")
+    return value
+
+
+def _flag(attrs: dict[str, Any], name: str) -> bool:
+    value = attrs.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value not in (0, 1):
+        raise ValueError(f"attr {name} = {str(value)[:40]!r} should be 0 or 1")
+    return bool(value)
+
+
+def _seed(attrs: dict[str, Any]) -> int:
+    seed = attrs.get("random_seed", 0)
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(seed))
+        or not float(seed).is_integer()
+        or not 0 <= int(seed) < 2**32
+    ):
+        raise ValueError(f"attr random_seed = {str(seed)[:40]!r} is not a seed (an integer in [0, 2**32))")
+    return int(seed)
+
+
+def _seconds(attrs: dict[str, Any], name: str) -> float | None:
+    if name not in attrs:
+        return None
+    value = attrs[name]
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"attr {name} should be a number of seconds, got {str(value)[:40]!r}") from None
+    if not 0 <= value < 1e9:
+        raise ValueError(f"attr {name} = {value!r} is not a plausible duration in seconds")
+    return value
+
+
+# -- formats 0 and 1: the origin from the provenance text they wrote -----------------------------------------------
+
+_LEGACY_SPLIT = re.compile(
+    r"(train|validation|test) part \((\d+) of (\d+) rows\) of train_validation_test_split\(fractions=(\([^)]*\)), "
+    r"random_seed=(\d+), stratify=(True|False)\)"
+)
+_LEGACY_GENERATED = re.compile(r"generated by data\.(\w+)\(([^)]*)\)")
+
+
+def _legacy_origin(name: str, provenance: str) -> DataOrigin:
+    """The structured origin of a format 0/1 result, read from the prose its data split and generators wrote."""
+    base = re.sub(r"\[(train|validation|test)\]$", "", name)
+    arguments: tuple[tuple[str, Any], ...] = ()
+    generated = _LEGACY_GENERATED.search(provenance)
+    if generated:
+        try:
+            call = ast.parse(f"f({generated.group(2)})", mode="eval").body
+            keywords = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}  # type: ignore[attr-defined]
+            arguments = tuple(sorted((str(key), value) for key, value in keywords.items()))
+        except (SyntaxError, ValueError):
+            return DataOrigin()
+    split = _LEGACY_SPLIT.search(provenance)
+    split_origin = None
+    if split:
+        try:
+            split_origin = SplitOrigin.from_dict(
+                {
+                    "part": split.group(1),
+                    "fractions": list(ast.literal_eval(split.group(4))),
+                    "random_seed": int(split.group(5)),
+                    "stratify": split.group(6) == "True",
+                }
+            )
+        except (SyntaxError, ValueError, TypeError):
+            split_origin = None
+    return DataOrigin(source=base, arguments=arguments, split=split_origin)
