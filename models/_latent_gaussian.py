@@ -31,7 +31,32 @@ import numpy as np
 from bayesclass.models._kernels import KernelName, spectral_density, stationary_kernel
 from bayesclass.models._links import Link
 
-__all__ = ["LatentGaussianForm"]
+__all__ = ["LatentGaussianForm", "LatentGaussianNames"]
+
+
+@dataclass(frozen=True)
+class LatentGaussianNames:
+    """The posterior variables a sampler of a :class:`LatentGaussianForm` writes, and their dims, as the family's
+    PyMC model names them (the family fills them in; a sampler never spells them).
+
+    Attributes
+    ----------
+    lengthscale, amplitude, constant : str
+        The hyperparameters: ``exp`` of ``log_theta[:d]``, ``log_theta[d]`` and ``log_theta[d + 1]``.
+    latent : str
+        The latents: f at the training inputs (exact) or the basis weights (HSGP).
+    feature_dim : str
+        The dim of the lengthscales (one per input).
+    latent_dim : str
+        The dim of the latents (one per training row, or one per basis function).
+    """
+
+    lengthscale: str
+    amplitude: str
+    constant: str
+    latent: str
+    feature_dim: str
+    latent_dim: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,8 +80,8 @@ class LatentGaussianForm:
     frequencies : array (p - 1, d) or None
         HSGP: the square roots of the Laplacian's eigenvalues.
     prior : GaussianProcessPrior
-    latent_name : str
-        The posterior variable of the latents: ``latent`` (exact) or ``basis_weight`` (HSGP).
+    names : LatentGaussianNames
+        The posterior variables (and dims) of the hyperparameters and the latents, as the family's model names them.
     """
 
     link: Link
@@ -65,7 +90,7 @@ class LatentGaussianForm:
     kernel: KernelName
     jitter: float
     prior: object
-    latent_name: str
+    names: LatentGaussianNames
     inputs: np.ndarray | None = None
     basis: np.ndarray | None = None
     frequencies: np.ndarray | None = None

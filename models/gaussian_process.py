@@ -101,7 +101,7 @@ from bayesclass.models._laplace import (
     laplace_predict,
     weight_laplace_fit,
 )
-from bayesclass.models._latent_gaussian import LatentGaussianForm
+from bayesclass.models._latent_gaussian import LatentGaussianForm, LatentGaussianNames
 from bayesclass.models._links import Link, bernoulli_log_likelihood, link_average
 from bayesclass.models.base import (
     ClassifierModel,
@@ -128,6 +128,24 @@ LatentGraph = Literal["fused", "pytensor"]
 EXACT_UP_TO = 500
 #: the most HSGP basis functions (hsgp_basis ** n_inputs) a model may have
 HSGP_MAX_BASIS = 2500
+#: the posterior variables (and dims) of :meth:`LatentGaussianProcess.build`, for latent-Gaussian samplers:
+#: exact GP (latent f at the training rows) and HSGP (basis weights)
+_EXACT_LATENT_NAMES = LatentGaussianNames(
+    lengthscale="lengthscale",
+    amplitude="amplitude",
+    constant="constant",
+    latent="latent",
+    feature_dim="feature",
+    latent_dim="obs",
+)
+_HSGP_LATENT_NAMES = LatentGaussianNames(
+    lengthscale="lengthscale",
+    amplitude="amplitude",
+    constant="constant",
+    latent="basis_weight",
+    feature_dim="feature",
+    latent_dim="basis",
+)
 
 # ---------------------------------------------------------------------------------------------
 # the family (registry name "gp"): PyMC model with whitened latents, Laplace point estimate
@@ -469,8 +487,8 @@ class LatentGaussianProcess(ClassifierModel):
         }
         if self.uses_hsgp(data):
             basis, frequencies = self._hsgp_features(data)
-            return LatentGaussianForm(**common, latent_name="basis_weight", basis=basis, frequencies=frequencies)
-        return LatentGaussianForm(**common, latent_name="latent", inputs=np.asarray(data.X, dtype=float))
+            return LatentGaussianForm(**common, names=_HSGP_LATENT_NAMES, basis=basis, frequencies=frequencies)
+        return LatentGaussianForm(**common, names=_EXACT_LATENT_NAMES, inputs=np.asarray(data.X, dtype=float))
 
     # -- Laplace point estimate -------------------------------------------------------------------
     def _covariance(self, a: np.ndarray, b: np.ndarray, lengthscale, amplitude: float, constant: float) -> np.ndarray:

@@ -366,8 +366,9 @@ def sample_gibbs(
     Returns
     -------
     GibbsRun
-        ``posterior``: ``lengthscale`` (chain, draw, feature), ``amplitude``, ``constant`` and ``latent`` (chain,
-        draw, obs) or ``basis_weight`` (chain, draw, basis); ``sample_stats``: :data:`STAT_NAMES`.
+        ``posterior``: the variables that ``form.names`` names (a ``LatentGaussianNames``, filled in by the
+        family): the lengthscales (chain, draw, feature dim), amplitude, constant and the latents (chain, draw,
+        latent dim); ``sample_stats``: :data:`STAT_NAMES`.
     """
     from threadpoolctl import threadpool_limits
 
@@ -383,7 +384,7 @@ def sample_gibbs(
     size = form.labels.size if form.exact else form.basis.shape[1]
     shapes = {
         "theta": (len(seeds), total, base.size),
-        "latent": (len(seeds), total, size),
+        "latents": (len(seeds), total, size),
         "stats": (len(seeds), total, len(STAT_NAMES)),
         "done": (len(seeds),),
         "stop": (1,),
@@ -416,16 +417,16 @@ def sample_gibbs(
         if memory is not None:
             arrays = {name: value.copy() for name, value in arrays.items()}
             memory.close()
-    theta, latent, stats, done = arrays["theta"], arrays["latent"], arrays["stats"], arrays["done"].astype(int)
+    theta, latent, stats, done = arrays["theta"], arrays["latents"], arrays["stats"], arrays["done"].astype(int)
     kept = slice(settings.tune, int(done.min()))
-    d = form.n_lengthscales
+    d, names = form.n_lengthscales, form.names
     coords = {"chain": np.arange(len(seeds)), "draw": np.arange(kept.stop - kept.start)}
     posterior = xr.Dataset(
         {
-            "lengthscale": (("chain", "draw", "feature"), theta[:, kept, :d]),
-            "amplitude": (("chain", "draw"), theta[:, kept, d]),
-            "constant": (("chain", "draw"), theta[:, kept, d + 1]),
-            form.latent_name: (("chain", "draw", "obs" if form.exact else "basis"), latent[:, kept]),
+            names.lengthscale: (("chain", "draw", names.feature_dim), theta[:, kept, :d]),
+            names.amplitude: (("chain", "draw"), theta[:, kept, d]),
+            names.constant: (("chain", "draw"), theta[:, kept, d + 1]),
+            names.latent: (("chain", "draw", names.latent_dim), latent[:, kept]),
         },
         coords=coords,
     )
@@ -454,7 +455,7 @@ def _record(arrays: dict, index: int, step: int, chain: _Chain) -> None:
     """One sweep of ``chain`` written to row ``step`` of chain ``index``."""
     arrays["stats"][index, step] = chain.sweep()
     arrays["theta"][index, step] = np.exp(chain.log_theta)
-    arrays["latent"][index, step] = chain.latent
+    arrays["latents"][index, step] = chain.latent
     arrays["done"][index] = step + 1
 
 

@@ -171,6 +171,10 @@ def test_latent_gaussian_form_is_the_pymc_model(approximation):
     model = LatentGaussianProcess(approximation=approximation, hsgp_basis=8)
     form = model.latent_gaussian_form(data)
     pymc_model = model.build(data)
+    form_names = form.names  # the posterior variables the sampler writes are the PyMC model's, with its dims
+    assert pymc_model.named_vars_to_dims[form_names.lengthscale] == (form_names.feature_dim,)
+    assert pymc_model.named_vars_to_dims[form_names.latent] == (form_names.latent_dim,)
+    assert {form_names.amplitude, form_names.constant} <= set(pymc_model.named_vars)
     names = ("lengthscale_log__", "amplitude_log__", "constant_log__")
     hyper = [pymc_model.rvs_to_values[pymc_model[name]] for name in HYPERPARAMETERS]
     prior_logp = pymc_model.compile_fn(pymc_model.logp(vars=[pymc_model[n] for n in HYPERPARAMETERS]), inputs=hyper)
