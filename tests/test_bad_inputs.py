@@ -266,7 +266,7 @@ CLI_CASES = [
     (
         "--seed negative",
         ("fit", "--data", "iris", "--method", "map", "--seed", "-1", "--out", "{dir}/r.nc"),
-        "--seed must be >= 0",
+        "--seed must be an integer >= 0",
     ),
     (
         "--method the family lacks",
