@@ -3,8 +3,10 @@
 Every field of a registered family's dataclass, and every field of its nested
 prior dataclass, becomes one flag ``--field-name``: its type from the annotation
 (``Literal`` -> choices, ``X | None`` -> X, ``bool`` -> ``--x/--no-x``), its help
-text from the numpydoc "Parameters" section of the dataclass docstring, its default
-from the dataclass. Nothing here names a family or a field: adding a family is one
+text from the numpydoc "Parameters" section of the dataclass docstring followed by
+the field's declared constraints (:mod:`bayesclass.data.constraints`: "(> 0)",
+"(integer >= 2)"), its default from the dataclass. The values themselves are checked
+by the dataclass, with the same declarations. Nothing here names a family or a field: adding a family is one
 module and one registry line.
 
 A field can declare, in its ``dataclasses.field(metadata=...)``:
@@ -20,11 +22,12 @@ import dataclasses
 import functools
 import inspect
 import re
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+
+from bayesclass.data.constraints import rule_of
 
 __all__ = [
     "FamilyField",
@@ -49,7 +52,8 @@ class FamilyField:
     choices : tuple or None
         The values of the field's ``Literal`` annotation; None for a free value.
     help : str
-        The field's description in its dataclass docstring ("" if undocumented).
+        The field's description in its dataclass docstring ("" if undocumented), then its
+        declared constraints in parentheses (``"(> 0)"``).
     """
 
     prior_field: str | None
@@ -110,18 +114,13 @@ def _plain(text: str) -> str:
 
 
 def _value_type(annotation: Any) -> tuple[type, tuple[Any, ...] | None]:
-    """(the Python type a flag parses to, the choices of a ``Literal``) of a field annotation."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        members = [member for member in typing.get_args(annotation) if member is not type(None)]
-        if len(members) != 1:
-            raise TypeError(f"cannot make a flag of the annotation {annotation!r}")
-        return _value_type(members[0])
-    if origin is Literal:
-        choices = typing.get_args(annotation)
-        return type(choices[0]), tuple(choices)
-    if annotation in (bool, int, float, str):
-        return annotation, None
+    """(the Python type a flag parses to, the choices of a ``Literal``) of a field annotation
+    (read through :func:`bayesclass.data.constraints.rule_of`: ``Annotated``, ``X | None``)."""
+    rule = rule_of(annotation)
+    if rule.choices is not None:
+        return type(rule.choices[0]), tuple(rule.choices)
+    if rule.base in (bool, int, float, str):
+        return rule.base, None
     raise TypeError(f"cannot make a flag of the annotation {annotation!r}")
 
 
@@ -137,12 +136,12 @@ class _Declared:
 def _declared_fields(family: type) -> tuple[_Declared, ...]:
     """Every flag field of ``family`` and of its prior dataclasses (each class's docstring is parsed once)."""
     found = []
-    hints = typing.get_type_hints(family)
+    hints = typing.get_type_hints(family, include_extras=True)
     documented = _documented_parameters(family)
     for field in dataclasses.fields(family):
         annotation = hints[field.name]
         if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-            nested_hints = typing.get_type_hints(annotation)
+            nested_hints = typing.get_type_hints(annotation, include_extras=True)
             nested_documented = _documented_parameters(annotation)
             found += [
                 _declaration(nested, nested_hints[nested.name], nested_documented, prior_field=field.name)
@@ -157,13 +156,15 @@ def _declared_fields(family: type) -> tuple[_Declared, ...]:
 def _declaration(field: dataclasses.Field, annotation: Any, documented: Mapping[str, str], *, prior_field: str | None):
     value_type, choices = _value_type(annotation)
     default = field.default if field.default is not dataclasses.MISSING else None
+    text = documented.get(field.name, "")
+    constraints = rule_of(annotation).describe()
+    if constraints:
+        text = f"{text} ({constraints})" if text else f"({constraints})"
     return _Declared(
         name=field.name,
         value_type=value_type,
         aliases=tuple(field.metadata.get("cli_aliases", ())),
-        family_field=FamilyField(
-            prior_field=prior_field, default=default, choices=choices, help=documented.get(field.name, "")
-        ),
+        family_field=FamilyField(prior_field=prior_field, default=default, choices=choices, help=text),
     )
 
 

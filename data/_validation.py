@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from bayesclass.data.constraints import Integer
 
 
 def require_int(value: object, *, argument: str, minimum: int) -> int:
-    """Return ``value`` as ``int`` if it is an integer >= ``minimum``; else ``ValueError``.
-
-    ``bool`` is rejected (``True`` is not a sample size) and floats are not
-    rounded: no silent coercion.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(
-            f"{argument} must be an integer, got {value!r} ({type(value).__name__}); "
-            f"pass a whole number such as {argument}={max(minimum, 0) or 1}"
-        )
-    if value < minimum:
-        raise ValueError(f"{argument} must be >= {minimum}, got {value}; pass a larger {argument}")
-    return int(value)
+    """Return ``value`` as ``int`` if it is an integer >= ``minimum``; else ``ValueError``
+    (:class:`bayesclass.data.constraints.Integer`: ``bool`` is rejected, floats are not rounded)."""
+    return Integer(minimum=minimum).check(value, argument=argument)
 
 
 #: seeds are stored in results as 64-bit signed integers (netCDF attrs): 0 <= seed < 2**63
@@ -49,18 +39,6 @@ def column_label(column: int, feature_names: tuple[str, ...] | None) -> str:
     if feature_names is not None and column < len(feature_names):
         return f"column {feature_names[column]!r}"
     return f"column {column}"
-
-
-def check_finite(X: np.ndarray, *, argument: str, feature_names: tuple[str, ...] | None, when: str) -> None:
-    """Raise ``ValueError`` naming the first NaN/inf cell of a 2-D float array."""
-    cell = first_true(~np.isfinite(X))
-    if cell is not None:
-        row, column = cell
-        value = "NaN" if np.isnan(X[row, column]) else X[row, column]
-        raise ValueError(
-            f"{argument} contains {value} at row {row}, {column_label(column, feature_names)}; "
-            f"remove or impute missing or infinite values before {when}"
-        )
 
 
 def numeric_2d(X: object, *, argument: str) -> np.ndarray:

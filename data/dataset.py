@@ -17,7 +17,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from bayesclass.data._validation import check_finite, column_label, first_true, numeric_2d
+from bayesclass.data._validation import column_label, first_true, numeric_2d
+from bayesclass.data.constraints import check_finite
 from bayesclass.data.origin import DataOrigin
 
 FeatureKind = Literal["continuous", "binary", "categorical", "count"]

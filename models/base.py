@@ -47,6 +47,14 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
+from bayesclass.data.constraints import (
+    InvalidValueError,
+    check_fields,
+    check_finite,
+    check_positive,
+    renamed_fields,
+    with_current_names,
+)
 
 scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
 pm = lazy_import("pymc")
@@ -67,6 +75,7 @@ __all__ = [
     "draws_last",
     "features_as_dataarray",
     "kernel_of",
+    "renamed_fields",
     "leading_dims_of",
     "softmax_over_classes",
 ]
@@ -83,35 +92,13 @@ class NoEstimateError(ValueError):
     reason beside the posterior instead of failing; asked for directly it is an error."""
 
 
-class InvalidHyperparameterError(ValueError, TypeError):
+class InvalidHyperparameterError(InvalidValueError):
     """A hyperparameter of the wrong type or value (a ValueError and a TypeError, as scikit-learn's
     ``InvalidParameterError``, so that either ``except`` clause catches it)."""
 
 
 class ConvergenceError(RuntimeError):
     """An iterative estimate (Newton's method, a MAP optimiser) did not reach its tolerance."""
-
-
-def check_positive(value: float, *, argument: str, allow_inf: bool = False) -> float:
-    """Return ``value`` as a float, or raise a ``ValueError`` naming ``argument``.
-
-    ``allow_inf`` admits ``math.inf``, which the priors use to mean a flat
-    (improper, unpenalised) prior.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):  # True is no scale, "1" no number
-        raise ValueError(f"{argument} must be a positive number, got {value!r} ({type(value).__name__})")
-    number = float(value)
-    if math.isnan(number) or number <= 0 or (math.isinf(number) and not allow_inf):
-        hint = " or inf for a flat prior" if allow_inf else ""
-        raise ValueError(f"{argument} must be a positive finite number{hint}, got {value!r}")
-    return number
-
-
-def check_finite(value: float, *, argument: str) -> float:
-    """Return ``value`` as a float, or raise a ``ValueError`` naming ``argument`` (booleans are refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
-        raise ValueError(f"{argument} must be a finite number, got {value!r}")
-    return float(value)
 
 
 class ReadOnlyArrays:
@@ -279,7 +266,9 @@ class ClassifierModel(abc.ABC):
     default_sampling_method: ClassVar[str] = "nuts"
 
     def __post_init__(self) -> None:
-        """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, and check its type."""
+        """Turn a dict given for a dataclass-typed field (the prior) into that dataclass (its fields' old
+        names, :func:`~bayesclass.data.constraints.renamed_fields`, accepted), check its type, then check every
+        field's declared constraints (:func:`~bayesclass.data.constraints.check_fields`)."""
         hints = typing.get_type_hints(type(self))
         for attribute in dataclasses.fields(self):  # type: ignore[arg-type]
             declared = hints.get(attribute.name)
@@ -288,8 +277,10 @@ class ClassifierModel(abc.ABC):
             value = getattr(self, attribute.name)
             if isinstance(value, dict):
                 try:
-                    value = declared(**value)
-                except TypeError as error:  # an unknown key
+                    value = declared(**with_current_names(declared, value))
+                except TypeError as error:
+                    if isinstance(error, ValueError):  # a refused value, not an unknown key
+                        raise
                     known = ", ".join(field.name for field in dataclasses.fields(declared))
                     raise InvalidHyperparameterError(
                         f"{attribute.name}={value!r}: {error}; its fields are {known}"
@@ -300,6 +291,7 @@ class ClassifierModel(abc.ABC):
                     f"{attribute.name} must be a {declared.__name__} (or a dict of its fields), "
                     f"got {type(value).__name__}: {value!r}"
                 )
+        check_fields(self)
 
     # -- hooks ---------------------------------------------------------------------
     @abc.abstractmethod
@@ -498,7 +490,11 @@ class ClassifierModel(abc.ABC):
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ClassifierModel:
-        """Inverse of :meth:`to_dict` (a nested prior given as a dict is rebuilt by ``__post_init__``)."""
+        """Inverse of :meth:`to_dict` (a nested prior given as a dict is rebuilt by ``__post_init__``).
+
+        The names of earlier versions (fields declared with ``metadata={"renamed_from": (...)}``, in the
+        family and in its prior) are accepted, so that results written before a rename keep loading."""
+        values = with_current_names(cls, values)
         names = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
         return cls(**{name: value for name, value in values.items() if name in names})
 

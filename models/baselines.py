@@ -47,14 +47,15 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import check_features
-from bayesclass.data._validation import require_int, require_seed
-from bayesclass.models.base import InvalidHyperparameterError, check_positive
+from bayesclass.data._validation import require_seed
+from bayesclass.data.constraints import Constrained, Integer, Positive
+from bayesclass.models.base import InvalidHyperparameterError
 
 sklearn_neighbors = lazy_import("sklearn.neighbors")
 sklearn_tree = lazy_import("sklearn.tree")
@@ -84,21 +85,6 @@ TreeCriterion = Literal["entropy", "gini"]
 ForestFeatures = Literal["sqrt", "all"]
 
 
-# -- option checks -----------------------------------------------------------------------------------
-def _check_choice(value: Any, *, argument: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{argument} must be one of {', '.join(map(repr, choices))}, got {value!r}; pick one of them")
-    return value
-
-
-def _check_optional_int(value: Any, *, argument: str, minimum: int) -> int | None:
-    return None if value is None else require_int(value, argument=argument, minimum=minimum)
-
-
-def _set(instance: Any, name: str, value: Any) -> None:
-    object.__setattr__(instance, name, value)
-
-
 def _read_only(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
@@ -107,11 +93,12 @@ def _read_only(value: Any) -> Any:
 
 # -- the contract ------------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
-class Baseline(abc.ABC):
+class Baseline(Constrained, abc.ABC):
     """A classical (non-Bayesian) classifier of the seeds, fitted on numeric inputs.
 
-    Subclasses are frozen, keyword-only dataclasses: their fields are the options, checked in
-    ``__post_init__`` (a ``ValueError`` naming the option, its value and the fix). They implement
+    Subclasses are frozen, keyword-only dataclasses: their fields are the options, their constraints
+    declared on the fields (:mod:`bayesclass.data.constraints`) and checked on construction (a
+    ``ValueError`` naming the option, its value and the fix). They implement
     :meth:`_fit` and either :meth:`_class_proba` (baselines with class probabilities) or
     :meth:`_predict` (decisions-only baselines).
     """
@@ -427,9 +414,6 @@ class FisherDiscriminant(Baseline):
 
     threshold: FisherThreshold = "gaussian"
 
-    def __post_init__(self) -> None:
-        _check_choice(self.threshold, argument="threshold", choices=("gaussian", "midpoint"))
-
     def _fit(self, X, y, *, n_classes, random_seed):
         groups = [X[y == code] for code in (0, 1)]
         means = [group.mean(axis=0) for group in groups]
@@ -513,10 +497,7 @@ class Perceptron(Baseline):
     gives_probabilities: ClassVar[bool] = False
     max_classes: ClassVar[int | None] = 2
 
-    max_epochs: int = PERCEPTRON_MAX_EPOCHS
-
-    def __post_init__(self) -> None:
-        _set(self, "max_epochs", require_int(self.max_epochs, argument="max_epochs", minimum=1))
+    max_epochs: Annotated[int, Integer(minimum=1)] = PERCEPTRON_MAX_EPOCHS
 
     def _fit(self, X, y, *, n_classes, random_seed):
         features = _augmented(X)
@@ -572,10 +553,6 @@ class _SklearnBaseline(Baseline):
         return _all_classes(state, state.predict_proba(X), n_classes)
 
 
-def _check_k(k: Any) -> int:
-    return require_int(k, argument="k", minimum=1)
-
-
 def _neighbours(X: np.ndarray, y: np.ndarray, k: int, weights: Any) -> Any:
     if k > X.shape[0]:
         raise ValueError(
@@ -608,10 +585,7 @@ class KNearestNeighbours(_SklearnBaseline):
     label: ClassVar[str] = "k nearest neighbours (seed 000 eq 9.3)"
     probabilities: ClassVar[str] = "the class frequencies among the k nearest training rows (Euclidean distance)"
 
-    k: int = 5
-
-    def __post_init__(self) -> None:
-        _set(self, "k", _check_k(self.k))
+    k: Annotated[int, Integer(minimum=1)] = 5
 
     def _fit(self, X, y, *, n_classes, random_seed):
         return _neighbours(X, y, self.k, "uniform"), {"k": self.k}
@@ -657,21 +631,17 @@ class WeightedKNearestNeighbours(_SklearnBaseline):
         "(inverse-distance or Gaussian weights)"
     )
 
-    k: int = 5
+    k: Annotated[int, Integer(minimum=1)] = 5
     weighting: NeighbourWeighting = "inverse_distance"
-    bandwidth: float | None = None
+    bandwidth: Annotated[float | None, Positive()] = None
 
     def __post_init__(self) -> None:
-        _set(self, "k", _check_k(self.k))
-        _check_choice(self.weighting, argument="weighting", choices=("inverse_distance", "gaussian"))
-        if self.weighting == "gaussian":
-            if self.bandwidth is None:
-                raise ValueError(
-                    "bandwidth is required with weighting='gaussian' (sigma of seed 000 eq 9.4); "
-                    "pass e.g. bandwidth=1.0"
-                )
-            _set(self, "bandwidth", check_positive(self.bandwidth, argument="bandwidth"))
-        elif self.bandwidth is not None:
+        super().__post_init__()
+        if self.weighting == "gaussian" and self.bandwidth is None:
+            raise ValueError(
+                "bandwidth is required with weighting='gaussian' (sigma of seed 000 eq 9.4); pass e.g. bandwidth=1.0"
+            )
+        if self.weighting != "gaussian" and self.bandwidth is not None:
             raise ValueError(
                 f"bandwidth={self.bandwidth!r} applies to weighting='gaussian' only; "
                 "drop it or set weighting='gaussian'"
@@ -690,12 +660,6 @@ class WeightedKNearestNeighbours(_SklearnBaseline):
 def _sklearn_random_state(random_seed: int) -> int:
     """scikit-learn's ``random_state`` (an integer below 2**32) derived from a bayesclass seed (below 2**63)."""
     return int(np.random.SeedSequence(random_seed).generate_state(1)[0])
-
-
-def _check_tree_options(instance: Any) -> None:
-    _check_choice(instance.criterion, argument="criterion", choices=("entropy", "gini"))
-    _set(instance, "max_depth", _check_optional_int(instance.max_depth, argument="max_depth", minimum=1))
-    _set(instance, "min_samples_leaf", require_int(instance.min_samples_leaf, argument="min_samples_leaf", minimum=1))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -731,11 +695,8 @@ class DecisionTree(_SklearnBaseline):
     uses_random_seed: ClassVar[bool] = True
 
     criterion: TreeCriterion = "entropy"
-    max_depth: int | None = None
-    min_samples_leaf: int = 1
-
-    def __post_init__(self) -> None:
-        _check_tree_options(self)
+    max_depth: Annotated[int | None, Integer(minimum=1)] = None
+    min_samples_leaf: Annotated[int, Integer(minimum=1)] = 1
 
     def _fit(self, X, y, *, n_classes, random_seed):
         state = _sklearn_random_state(random_seed)
@@ -787,16 +748,11 @@ class RandomForest(_SklearnBaseline):
     probabilities: ClassVar[str] = "the mean over the trees of their leaf class frequencies N_jc / N_j"
     uses_random_seed: ClassVar[bool] = True
 
-    n_trees: int = 100
+    n_trees: Annotated[int, Integer(minimum=1)] = 100
     max_features: ForestFeatures = "sqrt"
     criterion: TreeCriterion = "entropy"
-    max_depth: int | None = None
-    min_samples_leaf: int = 1
-
-    def __post_init__(self) -> None:
-        _set(self, "n_trees", require_int(self.n_trees, argument="n_trees", minimum=1))
-        _check_choice(self.max_features, argument="max_features", choices=("sqrt", "all"))
-        _check_tree_options(self)
+    max_depth: Annotated[int | None, Integer(minimum=1)] = None
+    min_samples_leaf: Annotated[int, Integer(minimum=1)] = 1
 
     def _fit(self, X, y, *, n_classes, random_seed):
         state = _sklearn_random_state(random_seed)

@@ -28,8 +28,8 @@ the means and covariances are offered (:class:`GaussianClassConditionalPrior`):
     the posterior predictive is a multivariate Student-t (below).
 
 By default (``autoscale=True``) the priors are stated in each feature's units:
-:math:`m_0` is the pooled training mean, :math:`s_0 = ` ``mean_scale`` and
-:math:`\tau = ` ``sd_scale`` times the pooled standard deviation, and
+:math:`m_0` is the pooled training mean, :math:`s_0 = ` ``mean_sigma`` and
+:math:`\tau = ` ``sd_sigma`` times the pooled standard deviation, and
 :math:`\boldsymbol\Psi_0 = ` ``wishart_scale`` :math:`\times \operatorname{diag}` (pooled variances).
 
 Posterior variables: ``class_prior`` (class), ``class_mean`` (class, feature),
@@ -151,12 +151,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.constraints import Constrained, Finite, InRange, Positive, renamed_from
 from bayesclass.models.base import (
     ClassProbaKernel,
     ConvergenceError,
@@ -165,8 +166,6 @@ from bayesclass.models.base import (
     ReadOnlyArrays,
     affine,
     check_class_codes,
-    check_finite,
-    check_positive,
     kernel_of,
 )
 
@@ -183,7 +182,7 @@ Likelihood = Literal["sufficient_statistics", "per_observation"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianClassConditionalPrior:
+class GaussianClassConditionalPrior(Constrained):
     """Hyperparameters of the Gaussian class-conditional priors (see the module docstring).
 
     Parameters
@@ -194,10 +193,10 @@ class GaussianClassConditionalPrior:
         (NUTS, exact draws, closed-form MAP, posterior mean and Student-t predictive).
     class_concentration : float
         :math:`\\alpha` of the symmetric Dirichlet prior on the class probabilities; 1 is uniform.
-    mean_scale : float
+    mean_sigma : float
         LKJ prior: standard deviation of the normal prior on every class mean, in
         pooled standard deviations (raw units without ``autoscale``).
-    sd_scale : float
+    sd_sigma : float
         LKJ prior: scale of the half-normal prior on each feature's standard
         deviation, in pooled standard deviations (raw units without ``autoscale``).
     lkj_eta : float
@@ -221,31 +220,17 @@ class GaussianClassConditionalPrior:
     """
 
     covariance_prior: CovariancePrior = "lkj"
-    class_concentration: float = 1.0
-    mean_scale: float = 10.0
-    sd_scale: float = 2.5
-    lkj_eta: float = 2.0
-    mean_strength: float = 0.01
-    wishart_dof_offset: float = 1.0
-    wishart_scale: float = 1.0
-    mean_center: float = 0.0
+    class_concentration: Annotated[float, Positive()] = 1.0
+    mean_sigma: Annotated[float, Positive()] = field(default=10.0, metadata=renamed_from("mean_scale"))
+    sd_sigma: Annotated[float, Positive()] = field(default=2.5, metadata=renamed_from("sd_scale"))
+    lkj_eta: Annotated[float, Positive()] = 2.0
+    mean_strength: Annotated[float, Positive()] = 0.01
+    wishart_dof_offset: Annotated[
+        float, Finite(), InRange(-2, None, closed="neither", fix="nu_0 = d + 1 + offset must exceed d - 1")
+    ] = 1.0
+    wishart_scale: Annotated[float, Positive()] = 1.0
+    mean_center: Annotated[float, Finite()] = 0.0
     autoscale: bool = True
-
-    def __post_init__(self) -> None:
-        if self.covariance_prior not in ("lkj", "inverse_wishart"):
-            raise ValueError(f"covariance_prior must be 'lkj' or 'inverse_wishart', got {self.covariance_prior!r}")
-        for name in ("class_concentration", "mean_scale", "sd_scale", "lkj_eta", "mean_strength", "wishart_scale"):
-            object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
-        for name in ("wishart_dof_offset", "mean_center"):
-            object.__setattr__(self, name, check_finite(getattr(self, name), argument=name))
-        if self.wishart_dof_offset <= -2:
-            raise ValueError(
-                "wishart_dof_offset must be > -2 (nu_0 = d + 1 + offset must exceed d - 1), got "
-                f"{self.wishart_dof_offset!r}"
-            )
-        if not isinstance(self.autoscale, (bool, np.bool_)):
-            raise ValueError(f"autoscale must be True or False, got {self.autoscale!r}")
-        object.__setattr__(self, "autoscale", bool(self.autoscale))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,20 +345,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     covariance: CovarianceKind = "shared"
     prior: GaussianClassConditionalPrior = field(default_factory=GaussianClassConditionalPrior)
-    regularization: float = 0.0
+    regularization: Annotated[float, InRange(0, 1, closed="left", fix="e.g. 0.1")] = 0.0
 
     name: ClassVar[str] = "gcc"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.covariance not in ("shared", "per-class"):
-            raise ValueError(
-                f"covariance must be 'shared' (LDA, linear boundaries) or 'per-class' (QDA), got {self.covariance!r}"
-            )
-        r = self.regularization
-        if isinstance(r, bool) or not isinstance(r, (int, float, np.number)) or not 0.0 <= r < 1.0:
-            raise ValueError(f"regularization must be a number in [0, 1), e.g. 0.1; got {r!r}")
-        object.__setattr__(self, "regularization", float(r))
 
     @property
     def _shared(self) -> bool:
@@ -398,8 +372,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
         if prior.covariance_prior == "lkj":
             return (
                 head,
-                f"class_mean[c, j] ~ Normal(m_0, ({prior.mean_scale:g} s_j)^2);  feature_sd{per}[j] ~ "
-                f"HalfNormal({prior.sd_scale:g} s_j);  correlation{per} ~ LKJ(eta = {prior.lkj_eta:g})",
+                f"class_mean[c, j] ~ Normal(m_0, ({prior.mean_sigma:g} s_j)^2);  feature_sd{per}[j] ~ "
+                f"HalfNormal({prior.sd_sigma:g} s_j);  correlation{per} ~ LKJ(eta = {prior.lkj_eta:g})",
                 units,
             )
         return (
@@ -479,8 +453,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
         constants = _PriorConstants(
             center=center,
             unit=unit,
-            mean_sd=prior.mean_scale * unit,
-            sd_scale=prior.sd_scale * unit,
+            mean_sd=prior.mean_sigma * unit,
+            sd_scale=prior.sd_sigma * unit,
             wishart_scale=prior.wishart_scale * unit**2,
             wishart_dof=d + 1 + prior.wishart_dof_offset,
         )
@@ -598,7 +572,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
             if likelihood == "per_observation":
                 model.add_coord("obs", np.arange(data.n_obs))
                 pm.Categorical("label", p=class_prior, observed=data.y, dims="obs")
-                y = pm.Data("class_code", data.y, dims="obs")
+                y = pm.Data("y", data.y, dims="obs")
                 pm.MvNormal(
                     "features",
                     mu=class_mean[y],

@@ -80,12 +80,13 @@ little mass (Riutort-Mayol et al.'s rule m >= 1.75 c / (l / S) gives 23 for l = 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.constraints import Constrained, InRange, Integer, Positive
 from bayesclass.models._kernels import (
     KernelName,
     hsgp_basis,
@@ -107,7 +108,6 @@ from bayesclass.models.base import (
     ClassifierModel,
     ClassProbaKernel,
     ConvergenceError,
-    check_positive,
     draws_last,
     features_as_dataarray,
     kernel_of,
@@ -152,7 +152,7 @@ _HSGP_LATENT_NAMES = LatentGaussianNames(
 
 
 @dataclass(frozen=True, kw_only=True)
-class GaussianProcessPrior:
+class GaussianProcessPrior(Constrained):
     """Weakly-informative priors of the covariance function, for STANDARDISED inputs (fit with ``standardize=True``).
 
     Parameters
@@ -168,14 +168,10 @@ class GaussianProcessPrior:
         HalfNormal scale of :math:`c`, the standard deviation of the constant term.
     """
 
-    lengthscale_alpha: float = 3.0
-    lengthscale_beta: float = 2.0
-    amplitude_sigma: float = 3.0
-    constant_sigma: float = 1.0
-
-    def __post_init__(self) -> None:
-        for name in ("lengthscale_alpha", "lengthscale_beta", "amplitude_sigma", "constant_sigma"):
-            object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
+    lengthscale_alpha: Annotated[float, Positive()] = 3.0
+    lengthscale_beta: Annotated[float, Positive()] = 2.0
+    amplitude_sigma: Annotated[float, Positive()] = 3.0
+    constant_sigma: Annotated[float, Positive()] = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,10 +231,14 @@ class LatentGaussianProcess(ClassifierModel):
     link: Link = "logit"
     kernel: KernelName = "exp_quad"
     prior: GaussianProcessPrior = field(default_factory=GaussianProcessPrior)
-    jitter: float = 1e-6
+    jitter: Annotated[float, Positive()] = 1e-6
     approximation: Approximation = "auto"
-    hsgp_basis: int | None = None
-    hsgp_boundary: float = 1.5
+    hsgp_basis: Annotated[int | None, Integer(minimum=2, fix="basis functions per input dimension, e.g. 30")] = None
+    hsgp_boundary: Annotated[
+        float,
+        Positive(),
+        InRange(1, None, closed="neither", fix="the basis box is c times the input half-range; 1.2 to 2 is usual"),
+    ] = 1.5
 
     name: ClassVar[str] = "gp"
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = ("lengthscale", "amplitude", "constant")
@@ -246,30 +246,6 @@ class LatentGaussianProcess(ClassifierModel):
     nuts_backends: ClassVar[tuple[str, ...]] = ("nutpie", "pymc")
     #: what ``method="auto"`` samples with (bench/README.md, issue 16: 5-8x the ESS/s of NUTS, no divergences)
     default_sampling_method: ClassVar[str] = "gibbs"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.link not in ("logit", "probit"):
-            raise ValueError(f"link must be 'logit' or 'probit', got {self.link!r}")
-        if self.kernel not in ("exp_quad", "matern52"):
-            raise ValueError(f"kernel must be 'exp_quad' or 'matern52', got {self.kernel!r}")
-        object.__setattr__(self, "jitter", check_positive(self.jitter, argument="jitter"))
-        if self.approximation not in ("auto", "exact", "hsgp"):
-            raise ValueError(f"approximation must be 'auto', 'exact' or 'hsgp', got {self.approximation!r}")
-        m = self.hsgp_basis
-        if m is not None:
-            if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
-                raise ValueError(
-                    f"hsgp_basis must be an integer >= 2 (basis functions per input dimension, e.g. 30), got {m!r}"
-                )
-            object.__setattr__(self, "hsgp_basis", int(m))
-        boundary = check_positive(self.hsgp_boundary, argument="hsgp_boundary")
-        if boundary <= 1.0:
-            raise ValueError(
-                "hsgp_boundary must be > 1 (the basis box is c times the input half-range; 1.2 to 2 is usual), got "
-                f"{self.hsgp_boundary!r}"
-            )
-        object.__setattr__(self, "hsgp_boundary", boundary)
 
     def basis_per_input(self, n_inputs: int) -> int:
         """m, the HSGP basis functions per input: ``hsgp_basis``, or by default 30 for one input, 15 for two,
@@ -375,7 +351,8 @@ class LatentGaussianProcess(ClassifierModel):
     def build(self, data: Dataset, *, latent_graph: LatentGraph = "fused") -> pm.Model:
         """The latent GP with whitened latents, or its HSGP approximation (class docstring).
 
-        Dims ``feature``, ``obs`` (+ ``basis``).
+        Dims ``feature``, ``obs`` (+ ``basis``); data containers ``y`` (the class codes) and, for the exact
+        GP, ``X`` (the training inputs), named as in every family (NAMING.md).
 
         ``latent_graph="pytensor"`` builds the exact latent from PyTensor's own kernel and
         ``cholesky(K) @ u`` instead of :class:`WhitenedLatent`: the same density, for tests and
@@ -385,7 +362,7 @@ class LatentGaussianProcess(ClassifierModel):
             raise ValueError(f"latent_graph must be 'fused' or 'pytensor', got {latent_graph!r}")
         self.check_training_data(data)
         with pm.Model(coords=self.model_coords(data)) as model:
-            labels = pm.Data("training_label", np.asarray(data.y, dtype=np.int64), dims="obs")
+            labels = pm.Data("y", np.asarray(data.y, dtype=np.int64), dims="obs")
             lengthscale = pm.InverseGamma(
                 "lengthscale", alpha=self.prior.lengthscale_alpha, beta=self.prior.lengthscale_beta, dims="feature"
             )
@@ -399,7 +376,7 @@ class LatentGaussianProcess(ClassifierModel):
         return model
 
     def _exact_latent(self, data: Dataset, lengthscale, amplitude, constant, latent_graph: LatentGraph):
-        inputs = pm.Data("training_input", np.asarray(data.X, dtype=float), dims=("obs", "feature"))
+        inputs = pm.Data("X", np.asarray(data.X, dtype=float), dims=("obs", "feature"))
         whitened = pm.Normal("latent_whitened", 0.0, 1.0, dims="obs")
         # the constant term stays inside K (module docstring: an explicit offset c * b made NUTS diverge)
         if latent_graph == "fused":

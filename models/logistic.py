@@ -65,12 +65,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.constraints import Constrained, Positive
 from bayesclass.models._laplace import newton_maximize
 from bayesclass.models._links import Link, bernoulli_terms, log_normal_cdf
 from bayesclass.models.base import (
@@ -79,7 +80,6 @@ from bayesclass.models.base import (
     ConvergenceError,
     NoEstimateError,
     affine,
-    check_positive,
     draws_last,
     kernel_of,
     leading_dims_of,
@@ -104,7 +104,7 @@ class SeparationError(NoEstimateError):
 
 
 @dataclass(frozen=True)
-class LogisticPrior:
+class LogisticPrior(Constrained):
     """Gaussian priors of logistic regression.
 
     Parameters
@@ -117,14 +117,8 @@ class LogisticPrior:
         unpenalised intercept (as scikit-learn's).
     """
 
-    weight_sigma: float = field(default=1.0, metadata={"cli_aliases": ("--prior-sigma",)})
-    intercept_sigma: float = 10.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "weight_sigma", check_positive(self.weight_sigma, argument="weight_sigma"))
-        object.__setattr__(
-            self, "intercept_sigma", check_positive(self.intercept_sigma, argument="intercept_sigma", allow_inf=True)
-        )
+    weight_sigma: Annotated[float, Positive()] = field(default=1.0, metadata={"cli_aliases": ("--prior-sigma",)})
+    intercept_sigma: Annotated[float, Positive(allow_inf=True)] = 10.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,13 +142,6 @@ class LogisticRegression(ClassifierModel):
     prior: LogisticPrior = field(default_factory=LogisticPrior)
     link: Link = "logit"
     parametrization: Parametrization = "whitened"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.link not in ("logit", "probit"):
-            raise ValueError(f"link must be 'logit' or 'probit', got {self.link!r}")
-        if self.parametrization not in ("whitened", "centered"):
-            raise ValueError(f"parametrization must be 'whitened' or 'centered', got {self.parametrization!r}")
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
         return ("intercept", "weights")

@@ -40,12 +40,12 @@ digits' pixel intensities) together form one multinomial per class, so that
 ``MultinomialNB``); the multinomial coefficient does not depend on the class
 and cancels in Bayes' rule.
 
-The Gaussian prior is, by default (``gaussian_autoscale=True``), stated in the
+The Gaussian prior is, by default (``autoscale=True``), stated in the
 units of each feature: :math:`m_0` is the feature's pooled training mean and
-:math:`b_0` is ``gaussian_variance_scale`` times its pooled training variance
+:math:`b_0` is ``variance_beta`` times its pooled training variance
 (the feature's scale enters only the prior's location and scale, as with
-rstanarm's ``autoscale``). With ``gaussian_autoscale=False`` the prior is
-:math:`m_0 = ` ``gaussian_mean_center`` and :math:`b_0 =` ``gaussian_variance_scale``
+rstanarm's ``autoscale``). With ``autoscale=False`` the prior is
+:math:`m_0 = ` ``mean_center`` and :math:`b_0 =` ``variance_beta``
 in raw units.
 
 Likelihood by sufficient statistics
@@ -168,12 +168,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.constraints import Constrained, Finite, Positive, renamed_from
 from bayesclass.models.base import (
     ClassProbaKernel,
     GenerativeClassifierModel,
@@ -181,8 +182,6 @@ from bayesclass.models.base import (
     ReadOnlyArrays,
     affine,
     check_class_codes,
-    check_finite,
-    check_positive,
     draws_last,
     features_as_dataarray,
     kernel_of,
@@ -197,7 +196,7 @@ __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class NaiveBayesPrior:
+class NaiveBayesPrior(Constrained):
     """Hyperparameters of the naive Bayes priors (see the module docstring).
 
     Parameters
@@ -214,48 +213,29 @@ class NaiveBayesPrior:
     count_concentration : float
         Symmetric Dirichlet prior on the word (count-feature) probabilities of a
         class; scikit-learn's ``MultinomialNB(alpha)`` is its posterior mean.
-    gaussian_mean_strength : float
-        :math:`\\kappa_0`: the prior on a class mean is worth this many observations.
-    gaussian_variance_shape : float
-        :math:`a_0` of the inverse-gamma prior on a class variance.
-    gaussian_variance_scale : float
-        :math:`b_0`, in units of the feature's pooled training variance when
-        ``gaussian_autoscale`` (default), else in raw units.
-    gaussian_mean_center : float
-        :math:`m_0` when ``gaussian_autoscale`` is off (otherwise the pooled mean).
-    gaussian_autoscale : bool
+    mean_strength : float
+        Continuous features: :math:`\\kappa_0`, the prior on a class mean is worth this many observations.
+    variance_alpha : float
+        Continuous features: :math:`a_0` of the inverse-gamma prior on a class variance.
+    variance_beta : float
+        Continuous features: :math:`b_0` of that prior, in units of the feature's pooled training
+        variance when ``autoscale`` (default), else in raw units.
+    mean_center : float
+        Continuous features: :math:`m_0` when ``autoscale`` is off (otherwise the pooled mean).
+    autoscale : bool
         State the Gaussian prior in each feature's own units (pooled mean and variance).
     """
 
-    class_concentration: float = 1.0
-    binary_alpha: float = 1.0
-    binary_beta: float = 1.0
-    category_concentration: float = 1.0
-    count_concentration: float = 1.0
-    gaussian_mean_strength: float = 0.01
-    gaussian_variance_shape: float = 1.0
-    gaussian_variance_scale: float = 0.01
-    gaussian_mean_center: float = 0.0
-    gaussian_autoscale: bool = True
-
-    def __post_init__(self) -> None:
-        for name in (
-            "class_concentration",
-            "binary_alpha",
-            "binary_beta",
-            "category_concentration",
-            "count_concentration",
-            "gaussian_mean_strength",
-            "gaussian_variance_shape",
-            "gaussian_variance_scale",
-        ):
-            object.__setattr__(self, name, check_positive(getattr(self, name), argument=name))
-        object.__setattr__(
-            self, "gaussian_mean_center", check_finite(self.gaussian_mean_center, argument="gaussian_mean_center")
-        )
-        if not isinstance(self.gaussian_autoscale, (bool, np.bool_)):
-            raise ValueError(f"gaussian_autoscale must be True or False, got {self.gaussian_autoscale!r}")
-        object.__setattr__(self, "gaussian_autoscale", bool(self.gaussian_autoscale))
+    class_concentration: Annotated[float, Positive()] = 1.0
+    binary_alpha: Annotated[float, Positive()] = 1.0
+    binary_beta: Annotated[float, Positive()] = 1.0
+    category_concentration: Annotated[float, Positive()] = 1.0
+    count_concentration: Annotated[float, Positive()] = 1.0
+    mean_strength: Annotated[float, Positive()] = field(default=0.01, metadata=renamed_from("gaussian_mean_strength"))
+    variance_alpha: Annotated[float, Positive()] = field(default=1.0, metadata=renamed_from("gaussian_variance_shape"))
+    variance_beta: Annotated[float, Positive()] = field(default=0.01, metadata=renamed_from("gaussian_variance_scale"))
+    mean_center: Annotated[float, Finite()] = field(default=0.0, metadata=renamed_from("gaussian_mean_center"))
+    autoscale: bool = field(default=True, metadata=renamed_from("gaussian_autoscale"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,8 +395,8 @@ class NaiveBayes(GenerativeClassifierModel):
         prior = self.prior
         units = (
             "m_0 = pooled mean of feature j, b_0 in units of its pooled variance"
-            if prior.gaussian_autoscale
-            else f"m_0 = {prior.gaussian_mean_center:g}, raw units"
+            if prior.autoscale
+            else f"m_0 = {prior.mean_center:g}, raw units"
         )
         return (
             f"class_prior ~ Dirichlet({prior.class_concentration:g}, ..., {prior.class_concentration:g});  "
@@ -427,9 +407,9 @@ class NaiveBayes(GenerativeClassifierModel):
             "x_j | c ~ Categorical(category_proba[c, j, :])",
             f"count: count_proba[c, :] ~ Dirichlet({prior.count_concentration:g}, ...);  "
             "counts | c ~ Multinomial(row total, count_proba[c, :])",
-            f"continuous: gaussian_variance[c, j] ~ InverseGamma({prior.gaussian_variance_shape:g}, "
-            f"{prior.gaussian_variance_scale:g} b_0);  gaussian_mean[c, j] ~ Normal(m_0, gaussian_variance / "
-            f"{prior.gaussian_mean_strength:g});  x_j | c ~ Normal(gaussian_mean, gaussian_variance)  ({units})",
+            f"continuous: gaussian_variance[c, j] ~ InverseGamma({prior.variance_alpha:g}, "
+            f"{prior.variance_beta:g} b_0);  gaussian_mean[c, j] ~ Normal(m_0, gaussian_variance / "
+            f"{prior.mean_strength:g});  x_j | c ~ Normal(gaussian_mean, gaussian_variance)  ({units})",
         )
 
     def available_point_estimates(self) -> tuple[str, ...]:
@@ -484,12 +464,12 @@ class NaiveBayes(GenerativeClassifierModel):
         stats = _statistics(data, layout)
         prior = self.prior
         n = stats.class_counts[:, np.newaxis]
-        if prior.gaussian_autoscale:
-            m0, b0 = stats.pooled_mean, prior.gaussian_variance_scale * stats.pooled_variance
+        if prior.autoscale:
+            m0, b0 = stats.pooled_mean, prior.variance_beta * stats.pooled_variance
         else:
-            m0 = np.full(layout.continuous.size, prior.gaussian_mean_center)
-            b0 = np.full(layout.continuous.size, prior.gaussian_variance_scale)
-        kappa0, a0 = prior.gaussian_mean_strength, prior.gaussian_variance_shape
+            m0 = np.full(layout.continuous.size, prior.mean_center)
+            b0 = np.full(layout.continuous.size, prior.variance_beta)
+        kappa0, a0 = prior.mean_strength, prior.variance_alpha
         kappa = kappa0 + n
         mean = (kappa0 * m0 + n * stats.continuous_mean) / kappa
         conjugate = _Conjugate(
@@ -558,11 +538,9 @@ class NaiveBayes(GenerativeClassifierModel):
                 )
                 class_mean = pm.Data("continuous_mean", stats.continuous_mean, dims=dims)
                 scatter = pm.Data("continuous_scatter", stats.continuous_scatter, dims=dims)
-                variance = pm.InverseGamma(
-                    "gaussian_variance", alpha=prior.gaussian_variance_shape, beta=prior_scale, dims=dims
-                )
+                variance = pm.InverseGamma("gaussian_variance", alpha=prior.variance_alpha, beta=prior_scale, dims=dims)
                 mean = pm.Normal(
-                    "gaussian_mean", mu=prior_mean, sigma=pt.sqrt(variance / prior.gaussian_mean_strength), dims=dims
+                    "gaussian_mean", mu=prior_mean, sigma=pt.sqrt(variance / prior.mean_strength), dims=dims
                 )
                 pm.Potential(
                     "continuous_likelihood",
@@ -650,7 +628,7 @@ class NaiveBayes(GenerativeClassifierModel):
             if (conjugate.variance_shape <= 1).any():
                 raise NoEstimateError(
                     "the posterior mean of a class variance is infinite when a_0 + N_j/2 <= 1; raise "
-                    f"gaussian_variance_shape above {1 - stats.class_counts.min() / 2:g} or use kind='map'"
+                    f"variance_alpha above {1 - stats.class_counts.min() / 2:g} or use kind='map'"
                 )
             variance = conjugate.variance_scale / (conjugate.variance_shape - 1)
         if layout.binary.size:

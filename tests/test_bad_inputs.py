@@ -266,7 +266,7 @@ CLI_CASES = [
     (
         "--seed negative",
         ("fit", "--data", "iris", "--method", "map", "--seed", "-1", "--out", "{dir}/r.nc"),
-        "--seed must be >= 0",
+        "--seed must be an integer >= 0",
     ),
     (
         "--method the family lacks",
@@ -277,7 +277,7 @@ CLI_CASES = [
     (
         "--target-accept 1.5",
         ("fit", "--data", "iris", "--target-accept", "1.5", "--out", "{dir}/r.nc"),
-        "target_accept must be in (0, 1)",
+        "target_accept must be a number in (0, 1)",
     ),
     ("--out not .nc", ("fit", "--data", "iris", "--method", "map", "--out", "{dir}/r.csv"), "must end in .nc"),
     ("--out folder missing", ("fit", "--data", "iris", "--method", "map", "--out", "{dir}/no/r.nc"), "does not exist"),

@@ -40,12 +40,13 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.constraints import Constrained, InRange, Integer
 
 pm = lazy_import("pymc")
 xr = lazy_import("xarray")
@@ -58,7 +59,7 @@ BACKENDS: tuple[str, ...] = ("blackjax", "nutpie", "pymc")
 
 
 @dataclass(frozen=True, kw_only=True)
-class SamplerSettings:
+class SamplerSettings(Constrained):
     """Settings of a posterior sampler: NUTS, or the latent GP's Gibbs sampler (``method="gibbs"``, which uses
     ``draws``, ``tune`` as burn-in sweeps, ``chains``, ``progressbar`` and ``keep_partial``).
 
@@ -84,34 +85,14 @@ class SamplerSettings:
         normal result, instead of discarding them and re-raising the interrupt.
     """
 
-    draws: int = 1000
-    tune: int = 1000
-    chains: int = 2
-    target_accept: float = 0.8
+    draws: Annotated[int, Integer(minimum=1)] = 1000
+    tune: Annotated[int, Integer(minimum=0)] = 1000
+    chains: Annotated[int, Integer(minimum=1)] = 2
+    target_accept: Annotated[float, InRange(0, 1, closed="neither", fix="e.g. 0.9 to cut divergences")] = 0.8
     backend: Backend = "auto"
     progressbar: bool = True
-    blas_threads: int | None = 1
+    blas_threads: Annotated[int | None, Integer(minimum=1, fix="None keeps the libraries' default")] = 1
     keep_partial: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("draws", "tune", "chains"):
-            value = getattr(self, name)
-            minimum = 0 if name == "tune" else 1
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-                raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-        if not 0.0 < float(self.target_accept) < 1.0:
-            raise ValueError(
-                f"target_accept must be in (0, 1), e.g. 0.9 to cut divergences; got {self.target_accept!r}"
-            )
-        threads = self.blas_threads
-        if threads is not None and (
-            isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
-        ):
-            raise ValueError(f"blas_threads must be an integer >= 1 or None (the libraries' default), got {threads!r}")
-        if not isinstance(self.keep_partial, bool):
-            raise ValueError(f"keep_partial must be True or False, got {self.keep_partial!r}")
-        if self.backend not in ("auto", *BACKENDS):
-            raise ValueError(f"backend must be one of 'auto', {', '.join(map(repr, BACKENDS))}, got {self.backend!r}")
 
 
 _COMPILED: dict[tuple, object] = {}

@@ -29,14 +29,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+
+from bayesclass.data.constraints import Constrained, NumericArray
 
 __all__ = ["LossMatrix", "decide", "expected_loss"]
 
 
 @dataclass(frozen=True)
-class LossMatrix:
+class LossMatrix(Constrained):
     """A loss matrix over named classes: ``values[k, j]`` is the loss of predicting ``class_names[j]`` when
     the truth is ``class_names[k]``.
 
@@ -48,16 +51,14 @@ class LossMatrix:
         The K class names, in the order of the rows and of the columns.
     """
 
-    values: np.ndarray
+    values: Annotated[np.ndarray, NumericArray(ndim=2, fix="one row (true class) and one column (predicted) per class")]
     class_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # values: a read-only 2-D float array
         names = tuple(str(name) for name in self.class_names)
         object.__setattr__(self, "class_names", names)
-        try:
-            values = np.array(self.values, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"loss matrix values must be numbers, got {self.values!r}") from None
+        values = self.values
         K = len(names)
         if K < 2 or len(set(names)) != K:
             raise ValueError(f"a loss matrix needs two or more distinct class names, got {list(names)}")
@@ -66,15 +67,13 @@ class LossMatrix:
                 f"loss matrix has shape {values.shape}; it must be {K} x {K}, one row (true class) and one column "
                 f"(predicted class) per class of {list(names)}"
             )
-        bad = ~np.isfinite(values) | (values < 0)
+        bad = ~np.isfinite(values) | (values < 0)  # each entry named by its two classes: a cross-field check
         if bad.any():
             k, j = np.argwhere(bad)[0]
             raise ValueError(
                 f"loss matrix entry [true {names[k]!r}, predicted {names[j]!r}] is {float(values[k, j])!r}; "
                 "losses must be finite and non-negative"
             )
-        values.flags.writeable = False
-        object.__setattr__(self, "values", values)
 
     @classmethod
     def zero_one(cls, class_names: tuple[str, ...]) -> LossMatrix:

@@ -19,9 +19,10 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from bayesclass.data import Dataset, available, load
+from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
@@ -82,7 +83,7 @@ _DATASET_KEYS = {"name", "path", "target", "generator", "models", "label"}
 
 
 @dataclass(frozen=True)
-class StudyModel:
+class StudyModel(Constrained):
     """One model of the grid: a family with its hyperparameters, how its posterior is drawn, what is scored."""
 
     label: str
@@ -123,14 +124,14 @@ class StudyDataset:
 
 
 @dataclass(frozen=True)
-class StudySpec:
+class StudySpec(Constrained):
     """A validated study (see the module docstring and :data:`EXAMPLE_SPEC`)."""
 
     name: str
-    seed: int
-    training_sizes: tuple[int, ...]
-    repeats: int
-    test_fraction: float
+    seed: Annotated[int, Integer(minimum=0)]
+    training_sizes: Annotated[tuple[int, ...], Each(Integer(minimum=2))]
+    repeats: Annotated[int, Integer(minimum=1)]
+    test_fraction: Annotated[float, InRange(0, 1, closed="neither")]
     metrics: tuple[str, ...] | None
     loss_matrix: str | None
     sampler: SamplerSettings
@@ -219,17 +220,14 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
     for key in sorted(set(raw) - _TOP_KEYS):
         problems.append(f"unknown key {key!r} (known: {', '.join(sorted(_TOP_KEYS))})")
     name = raw.get("name", Path(source).stem)
-    seed = _integer(raw.get("seed", 0), "seed", problems, minimum=0)
-    repeats = _integer(raw.get("repeats", 1), "repeats", problems, minimum=1)
+    seed = _declared("seed", raw.get("seed", 0), problems, fallback=0)
+    repeats = _declared("repeats", raw.get("repeats", 1), problems, fallback=1)
     sizes = raw.get("training_sizes")
     if not isinstance(sizes, list) or not sizes:
         problems.append(f"training_sizes must be a non-empty list of row counts, got {sizes!r}")
         sizes = []
-    sizes = tuple(_integer(size, "training_sizes", problems, minimum=2) for size in sizes)
-    test_fraction = raw.get("test_fraction", 0.3)
-    if not isinstance(test_fraction, (int, float)) or isinstance(test_fraction, bool) or not 0 < test_fraction < 1:
-        problems.append(f"test_fraction must be a number in (0, 1), got {test_fraction!r}")
-        test_fraction = 0.3
+    sizes = tuple(size for size in _declared("training_sizes", sizes, problems, fallback=()) if size >= 2)
+    test_fraction = _declared("test_fraction", raw.get("test_fraction", 0.3), problems, fallback=0.3)
     metrics = raw.get("metrics")
     if metrics is not None:
         from bayesclass.inference.evaluation.scores import METRICS
@@ -360,11 +358,14 @@ def cells(spec: StudySpec) -> list[Cell]:
 # -- validation helpers ---------------------------------------------------------------------------------------------
 
 
-def _integer(value: Any, name: str, problems: list[str], *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        problems.append(f"{name} must be an integer >= {minimum}, got {value!r}")
-        return minimum
-    return value
+def _declared(name: str, value: Any, problems: list[str], *, fallback: Any) -> Any:
+    """``value`` checked against the declaration of :class:`StudySpec`'s field ``name``, or ``fallback`` with
+    the refusal added to ``problems`` (so that every problem of a spec is reported at once)."""
+    try:
+        return check_field(StudySpec, name, value)
+    except InvalidValueError as error:
+        problems.append(str(error))
+        return fallback
 
 
 def _is_table(entry: Any, where: str, known: set[str], problems: list[str]) -> bool:
@@ -434,6 +435,7 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
                 f"{where} ({family}): method {method!r} cannot draw its posterior; choose "
                 f"{' or '.join(repr(name) for name, sampler in SAMPLERS.items() if sampler.accepts(model))}"
             )
+            method = "nuts"  # (a declared choice, so that the rest of the entry is still checked)
         available_estimates = model.available_point_estimates()
         estimates = entry.get("point_estimates", list(available_estimates))
         estimates = estimates if isinstance(estimates, list) else []

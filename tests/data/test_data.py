@@ -172,9 +172,9 @@ def test_seed000_separable_defeats_least_squares_like_figure_9_1():
 
 
 def test_generators_reject_bad_arguments():
-    with pytest.raises(ValueError, match=r"n must be >= 2, got 1"):
+    with pytest.raises(ValueError, match=r"n must be an integer >= 2, got 1"):
         data.seed001_gaussians(n=1)
-    with pytest.raises(ValueError, match=r"n must be an integer, got 10\.0"):
+    with pytest.raises(ValueError, match=r"n must be an integer >= 2, got 10\.0"):
         data.seed001_gaussians(n=10.0)
     with pytest.raises(ValueError, match=r"random_seed must be an integer"):
         data.seed000_separable(random_seed="a")

@@ -47,7 +47,7 @@ def _nb_template(n: int = NB_ROWS) -> data.Dataset:
 
 def _naive_bayes_sbc(method: str, n_simulations: int, sampler=None):
     # fixed-scale priors: autoscaled Gaussian priors depend on the data, which SBC cannot draw from first
-    model = NaiveBayes(prior=NaiveBayesPrior(gaussian_autoscale=False, gaussian_variance_scale=1.0))
+    model = NaiveBayes(prior=NaiveBayesPrior(autoscale=False, variance_beta=1.0))
     template = _nb_template()
     prior = prior_draws(model, template, n_simulations, random_seed=1)
     labels = template.y
@@ -137,8 +137,8 @@ def test_logistic_nuts_is_calibrated(link):
 
 def test_sbc_detects_a_wrong_posterior():
     """The check can fail: ranking the truth against draws of a prior twice as wide is flagged."""
-    model = NaiveBayes(prior=NaiveBayesPrior(gaussian_autoscale=False, gaussian_variance_scale=1.0))
-    wide = NaiveBayes(prior=NaiveBayesPrior(gaussian_autoscale=False, gaussian_variance_scale=1.0, binary_alpha=5.0))
+    model = NaiveBayes(prior=NaiveBayesPrior(autoscale=False, variance_beta=1.0))
+    wide = NaiveBayes(prior=NaiveBayesPrior(autoscale=False, variance_beta=1.0, binary_alpha=5.0))
     template = _nb_template()
     prior = prior_draws(model, template, 200, random_seed=5)
 
@@ -229,7 +229,7 @@ def test_gaussian_class_conditional_exact_niw_draws_are_calibrated(covariance):
 def test_gaussian_class_conditional_lkj_nuts_is_calibrated():
     from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
 
-    prior = GaussianClassConditionalPrior(autoscale=False, mean_scale=3.0, sd_scale=1.0)
+    prior = GaussianClassConditionalPrior(autoscale=False, mean_sigma=3.0, sd_sigma=1.0)
     model = GaussianClassConditional(covariance="shared", prior=prior)
     template = _gcc_dataset(np.random.default_rng(0).normal(size=(GCC_ROWS, GCC_FEATURES)), np.arange(GCC_ROWS) % 2)
     draws = prior_draws(model, template, 50, random_seed=8)

@@ -317,11 +317,11 @@ def test_fit_rejects_unknown_model(gaussians_small):
 
 
 def test_fit_rejects_bad_seed_and_data(gaussians_small):
-    with pytest.raises(ValueError, match="random_seed must be >= 0, got -1"):
+    with pytest.raises(ValueError, match="random_seed must be an integer >= 0, got -1"):
         fit("logistic", gaussians_small, method="map", random_seed=-1)
     with pytest.raises(ValueError, match=r"random_seed must be below 2\*\*63 .*got 1180591620717411303424"):
         fit("logistic", gaussians_small, method="map", random_seed=2**70)
-    with pytest.raises(ValueError, match=r"random_seed must be an integer, got True"):
+    with pytest.raises(ValueError, match=r"random_seed must be an integer >= 0, got True"):
         fit("logistic", gaussians_small, method="map", random_seed=True)
     with pytest.raises(TypeError, match="data must be a bayesclass.data.Dataset"):
         fit("logistic", gaussians_small.X, method="map")
@@ -339,11 +339,11 @@ def test_fit_rejects_multiclass_probit(iris):
         ({"chains": 0}, r"chains must be an integer >= 1, got 0"),
         ({"tune": -1}, r"tune must be an integer >= 0, got -1"),
         ({"draws": 10.5}, r"draws must be an integer >= 1, got 10.5"),
-        ({"target_accept": 1.5}, r"target_accept must be in \(0, 1\).*1.5"),
-        ({"target_accept": 0.0}, r"target_accept must be in \(0, 1\).*0.0"),
-        ({"backend": "stan"}, r"backend must be one of 'auto', 'blackjax', 'nutpie', 'pymc', got 'stan'"),
-        ({"blas_threads": 0}, r"blas_threads must be an integer >= 1 or None .*got 0"),
-        ({"blas_threads": True}, r"blas_threads must be an integer >= 1 or None .*got True"),
+        ({"target_accept": 1.5}, r"target_accept must be a number in \(0, 1\).*1.5"),
+        ({"target_accept": 0.0}, r"target_accept must be a number in \(0, 1\).*0.0"),
+        ({"backend": "stan"}, r"backend must be 'auto', 'blackjax', 'nutpie' or 'pymc', got 'stan'"),
+        ({"blas_threads": 0}, r"blas_threads must be an integer >= 1 or None.*got 0"),
+        ({"blas_threads": True}, r"blas_threads must be an integer >= 1 or None.*got True"),
     ],
 )
 def test_sampler_settings_are_validated(arguments, pattern):

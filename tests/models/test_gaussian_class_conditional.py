@@ -50,7 +50,7 @@ ODD_IW = GaussianClassConditionalPrior(
 #: the same in raw units: m_0 = mean_center, Psi_0 = wishart_scale * I
 ODD_IW_RAW = dataclasses.replace(ODD_IW, autoscale=False, mean_center=4.0, wishart_scale=0.3)
 #: an LKJ prior strong enough to move the MAP visibly away from the MLE on iris
-STRONG_LKJ = GaussianClassConditionalPrior(lkj_eta=3.0, sd_scale=0.5, mean_scale=0.3, class_concentration=2.0)
+STRONG_LKJ = GaussianClassConditionalPrior(lkj_eta=3.0, sd_sigma=0.5, mean_sigma=0.3, class_concentration=2.0)
 
 
 # --------------------------------------------------------------------------- data and fits
@@ -213,9 +213,9 @@ def log_likelihood(dataset: Dataset, mean: np.ndarray, sigma: np.ndarray) -> flo
 def lkj_log_density(dataset: Dataset, prior, mean: np.ndarray, sigma: np.ndarray, shared: bool) -> float:
     """log p(D | mu, Sigma) + log p(mu) + log p(Sigma) under the LKJ prior, from the module docstring:
     mu_ki ~ N(m_0i, s_0i^2), log p(Sigma) = (eta - 1) log|Sigma| - (eta - 1 + d/2) sum_i log Sigma_ii
-    - sum_i Sigma_ii / (2 tau_i^2), with autoscaled s_0 = mean_scale * sd, tau = sd_scale * sd."""
+    - sum_i Sigma_ii / (2 tau_i^2), with autoscaled s_0 = mean_sigma * sd, tau = sd_sigma * sd."""
     sd = dataset.X.std(axis=0)
-    m0, s0, tau, eta, d = dataset.X.mean(axis=0), prior.mean_scale * sd, prior.sd_scale * sd, prior.lkj_eta, len(sd)
+    m0, s0, tau, eta, d = dataset.X.mean(axis=0), prior.mean_sigma * sd, prior.sd_sigma * sd, prior.lkj_eta, len(sd)
     groups = sigma[:1] if shared else sigma
     log_prior_sigma = sum(
         (eta - 1) * np.linalg.slogdet(s)[1]
@@ -1319,7 +1319,7 @@ def test_non_continuous_features_are_rejected():
 @pytest.mark.parametrize(
     ("arguments", "pattern"),
     [
-        ({"covariance": "diagonal"}, r"covariance must be 'shared' .* or 'per-class' .*got 'diagonal'"),
+        ({"covariance": "diagonal"}, r"covariance must be 'shared' or 'per-class', got 'diagonal'"),
         ({"regularization": 1.0}, r"regularization must be a number in \[0, 1\).*got 1\.0"),
         ({"regularization": -0.1}, r"regularization must be a number in \[0, 1\).*got -0\.1"),
         ({"regularization": True}, r"regularization must be a number"),

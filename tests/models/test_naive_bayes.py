@@ -48,11 +48,11 @@ ODD_PRIOR = NaiveBayesPrior(
     binary_beta=1.3,
     category_concentration=1.4,
     count_concentration=0.6,
-    gaussian_mean_strength=0.8,
-    gaussian_variance_shape=2.5,
-    gaussian_variance_scale=0.4,
-    gaussian_mean_center=3.0,
-    gaussian_autoscale=False,
+    mean_strength=0.8,
+    variance_alpha=2.5,
+    variance_beta=0.4,
+    mean_center=3.0,
+    autoscale=False,
 )
 
 
@@ -174,12 +174,12 @@ def words_per_class(dataset: Dataset) -> np.ndarray:
 def nig_posterior(dataset: Dataset, prior: NaiveBayesPrior) -> dict[str, np.ndarray]:
     """Normal-Inverse-Gamma update per (class, continuous feature), row by row from the textbook formulas."""
     X = dataset.X[:, columns_of(dataset, "continuous")]
-    if prior.gaussian_autoscale:
-        m0, b0 = X.mean(axis=0), prior.gaussian_variance_scale * X.var(axis=0)
+    if prior.autoscale:
+        m0, b0 = X.mean(axis=0), prior.variance_beta * X.var(axis=0)
     else:
-        m0 = np.full(X.shape[1], prior.gaussian_mean_center)
-        b0 = np.full(X.shape[1], prior.gaussian_variance_scale)
-    kappa0, a0 = prior.gaussian_mean_strength, prior.gaussian_variance_shape
+        m0 = np.full(X.shape[1], prior.mean_center)
+        b0 = np.full(X.shape[1], prior.variance_beta)
+    kappa0, a0 = prior.mean_strength, prior.variance_alpha
     result = {name: np.zeros((dataset.n_classes, X.shape[1])) for name in ("m", "kappa", "a", "b")}
     for j in range(dataset.n_classes):
         for i in range(X.shape[1]):
@@ -367,7 +367,7 @@ def test_categorical_and_count_closed_forms_match_the_hand_formulas(mixed):
     "prior",
     [
         NaiveBayesPrior(),
-        NaiveBayesPrior(gaussian_mean_strength=2.0, gaussian_variance_shape=1.5, gaussian_variance_scale=0.3),
+        NaiveBayesPrior(mean_strength=2.0, variance_alpha=1.5, variance_beta=0.3),
         ODD_PRIOR,
     ],
     ids=["default_autoscale", "autoscale", "raw_units"],
@@ -385,17 +385,17 @@ def test_gaussian_closed_forms_are_the_normal_inverse_gamma_update(name, prior):
     np.testing.assert_allclose(map_["gaussian_variance"].values, hand["b"] / (hand["a"] + 1.5), rtol=1e-12)
 
 
-def test_gaussian_autoscale_uses_the_pooled_mean_and_variance(transport):
+def test_autoscale_uses_the_pooled_mean_and_variance(transport):
     """With autoscale, the prior of transport equals the raw-units prior at m0 = pooled mean,
     b0 = scale * pooled var."""
     scale = 0.3
     distance = transport.X[:, 0]
-    autoscaled = NaiveBayes(prior=NaiveBayesPrior(gaussian_variance_scale=scale))
+    autoscaled = NaiveBayes(prior=NaiveBayesPrior(variance_beta=scale))
     raw = NaiveBayes(
         prior=NaiveBayesPrior(
-            gaussian_variance_scale=scale * distance.var(),
-            gaussian_mean_center=distance.mean(),
-            gaussian_autoscale=False,
+            variance_beta=scale * distance.var(),
+            mean_center=distance.mean(),
+            autoscale=False,
         )
     )
     for kind in ("map", "posterior_mean"):
@@ -501,14 +501,14 @@ def per_observation_model(dataset: Dataset, prior: NaiveBayesPrior) -> pm.Model:
             pm.Multinomial("count_rows", n=counts.sum(axis=1), p=count_proba[y], observed=counts)
         if kinds["continuous"].size:
             x = X[:, kinds["continuous"]]
-            if prior.gaussian_autoscale:
-                m0, b0 = x.mean(axis=0), prior.gaussian_variance_scale * x.var(axis=0)
+            if prior.autoscale:
+                m0, b0 = x.mean(axis=0), prior.variance_beta * x.var(axis=0)
             else:
-                m0 = np.full(x.shape[1], prior.gaussian_mean_center)
-                b0 = np.full(x.shape[1], prior.gaussian_variance_scale)
+                m0 = np.full(x.shape[1], prior.mean_center)
+                b0 = np.full(x.shape[1], prior.variance_beta)
             dims = ("class", "continuous_feature")
-            variance = pm.InverseGamma("gaussian_variance", alpha=prior.gaussian_variance_shape, beta=b0, dims=dims)
-            mean = pm.Normal("gaussian_mean", mu=m0, sigma=pt.sqrt(variance / prior.gaussian_mean_strength), dims=dims)
+            variance = pm.InverseGamma("gaussian_variance", alpha=prior.variance_alpha, beta=b0, dims=dims)
+            mean = pm.Normal("gaussian_mean", mu=m0, sigma=pt.sqrt(variance / prior.mean_strength), dims=dims)
             pm.Normal("continuous_cells", mu=mean[y], sigma=pt.sqrt(variance[y]), observed=x)
     return model
 
@@ -667,11 +667,11 @@ def test_class_log_proba_of_every_feature_kind_matches_the_hand_formula(mixed):
 
 @pytest.mark.parametrize(("shift", "scale", "atol"), [(-3e3, 250.0, 1e-13), (1e4, 1.0, 1e-10), (5.0, 1e-3, 1e-10)])
 def test_autoscaled_gaussian_predictions_are_invariant_to_the_units(shift, scale, atol):
-    """With gaussian_autoscale the prior moves with each feature's pooled mean and variance, so an affine
+    """With autoscale the prior moves with each feature's pooled mean and variance, so an affine
     change of units leaves every estimate's class probabilities unchanged (seed 003 Gaussian naive Bayes)."""
     iris = data.load("iris")
     moved = dataclasses.replace(iris, X=iris.X * scale + shift)
-    model = NaiveBayes(prior=NaiveBayesPrior(gaussian_mean_strength=1.0, gaussian_variance_scale=0.5))
+    model = NaiveBayes(prior=NaiveBayesPrior(mean_strength=1.0, variance_beta=0.5))
     for kind in model.available_point_estimates():
         original = model.class_proba(model.point_estimate(iris, kind), iris.X)
         changed = model.class_proba(model.point_estimate(moved, kind), moved.X)
@@ -812,7 +812,7 @@ def test_exact_gaussian_draws_match_the_normal_inverse_gamma_posterior(name, mix
     """sigma^2 ~ InvGamma(a_n, b_n): mean b_n/(a_n - 1), var b_n^2/((a_n - 1)^2 (a_n - 2));
     mu ~ Student-t(2 a_n) around m_n with variance b_n/((a_n - 1) kappa_n)."""
     dataset = mixed if name == "mixed" else data.load(name)
-    prior = NaiveBayesPrior(gaussian_variance_shape=2.0)  # a_n > 2: finite variance of the variance draws
+    prior = NaiveBayesPrior(variance_alpha=2.0)  # a_n > 2: finite variance of the variance draws
     hand = nig_posterior(dataset, prior)
     draws = NaiveBayes(prior=prior).exact_posterior(dataset, draws=5000, chains=2, random_seed=12)
     m, kappa, a, b = hand["m"], hand["kappa"], hand["a"], hand["b"]
@@ -902,9 +902,9 @@ def test_exact_method_needs_a_conjugate_family(transport):
         ({"binary_alpha": -1}, r"binary_alpha.*positive.*got -1"),
         ({"binary_alpha": math.nan}, r"binary_alpha.*positive.*got nan"),
         ({"class_concentration": "x"}, r"class_concentration.*positive.*'x'"),
-        ({"gaussian_variance_scale": math.inf}, r"gaussian_variance_scale.*inf"),
-        ({"gaussian_mean_center": math.nan}, r"gaussian_mean_center.*finite.*nan"),
-        ({"gaussian_autoscale": "yes"}, r"gaussian_autoscale.*True or False.*'yes'"),
+        ({"variance_beta": math.inf}, r"variance_beta.*inf"),
+        ({"mean_center": math.nan}, r"mean_center.*finite.*nan"),
+        ({"autoscale": "yes"}, r"autoscale.*True or False.*'yes'"),
     ],
 )
 def test_prior_rejects_bad_hyperparameters(arguments, pattern):
@@ -1077,8 +1077,8 @@ def test_posterior_mean_variance_needs_a_shape_above_one():
         class_names=("a", "b", "c"),
         feature_kinds=("continuous",),
     )
-    model = NaiveBayes(prior=NaiveBayesPrior(gaussian_variance_shape=0.4))
-    with pytest.raises(NoEstimateError, match=r"gaussian_variance_shape above 0\.5 or use kind='map'"):
+    model = NaiveBayes(prior=NaiveBayesPrior(variance_alpha=0.4))
+    with pytest.raises(NoEstimateError, match=r"variance_alpha above 0\.5 or use kind='map'"):
         model.point_estimate(dataset, "posterior_mean")
     assert np.isfinite(model.point_estimate(dataset, "map")["gaussian_variance"].values).all()
 
