@@ -375,7 +375,7 @@ def _setup(args: argparse.Namespace):
             data = data.select_features(args.features)
         model.check_training_data(data)
         if args.method == "nuts":
-            from bayesclass.inference.engines.fit import nuts_backend
+            from bayesclass.inference.engines.nuts import nuts_backend
 
             nuts_backend(model, sampler)  # a backend the family cannot run is a usage error, before any work
         if args.seed is not None:
