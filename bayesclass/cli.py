@@ -81,10 +81,25 @@ def _terminate_as_interrupt():
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bayesclass", description="Bayesian classifiers beside their MLE/MAP.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    _add_datasets_command(commands)
+    _add_fit_command(commands)
+    _add_compare_command(commands)
+    _add_report_command(commands)
+    _add_study_command(commands)
+    _add_study_report_command(commands)
+    _add_loo_command(commands)
+    _add_predict_command(commands)
+    _add_check_command(commands)
+    _add_diagnose_command(commands)
+    return parser
 
+
+def _add_datasets_command(commands) -> None:
     datasets = commands.add_parser("datasets", help="list the built-in datasets")
     datasets.set_defaults(command=_datasets, name="datasets")
 
+
+def _add_fit_command(commands) -> None:
     fit = commands.add_parser("fit", help="fit a model and save the result as netCDF")
     _model_arguments(fit)
     fit.add_argument(
@@ -101,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
     fit.set_defaults(command=_fit, name="fit")
 
+
+def _add_compare_command(commands) -> None:
     compare = commands.add_parser(
         "compare", help="fit the posterior and every point estimate on a training split and print the comparison"
     )
@@ -132,6 +149,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.set_defaults(command=_compare, name="compare")
 
+
+def _add_report_command(commands) -> None:
     report = commands.add_parser(
         "report",
         help="one self-contained HTML page (opens offline) for saved results: convergence, posterior vs point "
@@ -165,6 +184,8 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
     report.set_defaults(command=_report, name="report")
 
+
+def _add_study_command(commands) -> None:
     study = commands.add_parser(
         "study",
         help="run a comparison study (models x data x training sizes x repeats) on Dask, resumably; "
@@ -179,17 +200,23 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     study.set_defaults(command=_study, name="study")
 
+
+def _add_study_report_command(commands) -> None:
     study_report = commands.add_parser("study-report", help="the HTML page of a study's results folder")
     study_report.add_argument("results", type=Path, help="the folder given to 'bayesclass study --out'")
     study_report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
     study_report.set_defaults(command=_study_report, name="study-report")
 
+
+def _add_loo_command(commands) -> None:
     loo = commands.add_parser(
         "loo", help="PSIS-LOO of saved NUTS/exact results; with several runs on the same data, their comparison"
     )
     loo.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat to compare)")
     loo.set_defaults(command=_loo, name="loo")
 
+
+def _add_predict_command(commands) -> None:
     predict = commands.add_parser(
         "predict",
         help="class probabilities for new rows, written as CSV; a CSV file is streamed (read, predicted and written "
@@ -222,6 +249,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     predict.set_defaults(command=_predict, name="predict")
 
+
+def _add_check_command(commands) -> None:
     check = commands.add_parser(
         "check",
         help="posterior predictive check of a saved generative fit (naive_bayes, gcc): "
@@ -232,10 +261,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="seed of the replicates (default 0)")
     check.set_defaults(command=_check, name="check")
 
+
+def _add_diagnose_command(commands) -> None:
     diagnose = commands.add_parser("diagnose", help="convergence verdict of a saved NUTS result")
     diagnose.add_argument("--run", required=True, type=Path)
     diagnose.set_defaults(command=_diagnose, name="diagnose")
-    return parser
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
