@@ -8,15 +8,11 @@ Exit codes: 0 success; 2 invalid arguments or input (one line on stderr);
 from __future__ import annotations
 
 import argparse
-import contextlib
-import csv
 import signal
 import sys
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
 
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
@@ -85,10 +81,25 @@ def _terminate_as_interrupt():
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bayesclass", description="Bayesian classifiers beside their MLE/MAP.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    _add_datasets_command(commands)
+    _add_fit_command(commands)
+    _add_compare_command(commands)
+    _add_report_command(commands)
+    _add_study_command(commands)
+    _add_study_report_command(commands)
+    _add_loo_command(commands)
+    _add_predict_command(commands)
+    _add_check_command(commands)
+    _add_diagnose_command(commands)
+    return parser
 
+
+def _add_datasets_command(commands) -> None:
     datasets = commands.add_parser("datasets", help="list the built-in datasets")
     datasets.set_defaults(command=_datasets, name="datasets")
 
+
+def _add_fit_command(commands) -> None:
     fit = commands.add_parser("fit", help="fit a model and save the result as netCDF")
     _model_arguments(fit)
     fit.add_argument(
@@ -105,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
     fit.set_defaults(command=_fit, name="fit")
 
+
+def _add_compare_command(commands) -> None:
     compare = commands.add_parser(
         "compare", help="fit the posterior and every point estimate on a training split and print the comparison"
     )
@@ -136,6 +149,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.set_defaults(command=_compare, name="compare")
 
+
+def _add_report_command(commands) -> None:
     report = commands.add_parser(
         "report",
         help="one self-contained HTML page (opens offline) for saved results: convergence, posterior vs point "
@@ -169,6 +184,8 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
     report.set_defaults(command=_report, name="report")
 
+
+def _add_study_command(commands) -> None:
     study = commands.add_parser(
         "study",
         help="run a comparison study (models x data x training sizes x repeats) on Dask, resumably; "
@@ -183,17 +200,23 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     study.set_defaults(command=_study, name="study")
 
+
+def _add_study_report_command(commands) -> None:
     study_report = commands.add_parser("study-report", help="the HTML page of a study's results folder")
     study_report.add_argument("results", type=Path, help="the folder given to 'bayesclass study --out'")
     study_report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
     study_report.set_defaults(command=_study_report, name="study-report")
 
+
+def _add_loo_command(commands) -> None:
     loo = commands.add_parser(
         "loo", help="PSIS-LOO of saved NUTS/exact results; with several runs on the same data, their comparison"
     )
     loo.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat to compare)")
     loo.set_defaults(command=_loo, name="loo")
 
+
+def _add_predict_command(commands) -> None:
     predict = commands.add_parser(
         "predict",
         help="class probabilities for new rows, written as CSV; a CSV file is streamed (read, predicted and written "
@@ -226,6 +249,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     predict.set_defaults(command=_predict, name="predict")
 
+
+def _add_check_command(commands) -> None:
     check = commands.add_parser(
         "check",
         help="posterior predictive check of a saved generative fit (naive_bayes, gcc): "
@@ -236,10 +261,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="seed of the replicates (default 0)")
     check.set_defaults(command=_check, name="check")
 
+
+def _add_diagnose_command(commands) -> None:
     diagnose = commands.add_parser("diagnose", help="convergence verdict of a saved NUTS result")
     diagnose.add_argument("--run", required=True, type=Path)
     diagnose.set_defaults(command=_diagnose, name="diagnose")
-    return parser
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -379,7 +405,7 @@ def _setup(args: argparse.Namespace):
             data = data.select_features(args.features)
         model.check_training_data(data)
         if args.method == "nuts":
-            from bayesclass.inference.engines.fit import nuts_backend
+            from bayesclass.inference.engines.nuts import nuts_backend
 
             nuts_backend(model, sampler)  # a backend the family cannot run is a usage error, before any work
         if args.seed is not None:
@@ -458,10 +484,9 @@ def _save(result, path: Path) -> None:
 
 def _datasets(args: argparse.Namespace) -> None:
     from bayesclass.data import available
+    from bayesclass.reports.text import format_datasets
 
-    print(f"{'name':<20} {'rows':>9} {'features':>8} {'classes':>7}  description")
-    for info in available():
-        print(f"{info.name:<20} {info.n_obs!s:>9} {info.n_features:>8} {info.n_classes:>7}  {info.description}")
+    print(format_datasets(available()))
 
 
 def _fit(args: argparse.Namespace) -> None:
@@ -611,6 +636,7 @@ def _study_report(args: argparse.Namespace) -> None:
 def _loo(args: argparse.Namespace) -> None:
     from bayesclass.inference import load as load_result
     from bayesclass.inference.criticism.loo import compare, loo
+    from bayesclass.reports.text import format_loo
 
     results = {}
     for path in args.run:
@@ -623,30 +649,19 @@ def _loo(args: argparse.Namespace) -> None:
         table = compare(results) if len(results) > 1 else None
     except (TypeError, ValueError) as error:
         raise UsageError(error) from None
-    for name, summary in summaries.items():
-        result = results[name]
-        info = result_info(result)
-        print(f"{name} ({info.model.name}, {info.method}, data {info.data.name}):")
-        print(f"  {summary}")
-        print(
-            f"  rows with Pareto k > 0.7: {summary.n_high_k} of {summary.n_rows} (ArviZ's threshold for "
-            f"{summary.n_samples} draws: {summary.good_k:.2f})"
-        )
-    if table is not None:
-        columns = [column for column in ("rank", "elpd", "se", "p", "elpd_diff", "dse", "weight") if column in table]
-        print("\ncomparison (arviz_stats.compare, stacking weights; best first):")
-        print(table[columns].to_string(float_format=lambda value: f"{value:.3f}"))
+    print(format_loo(results, summaries, table))
 
 
 def _predict(args: argparse.Namespace) -> None:
-    """Stream the new rows through the chunked engine: read a chunk, predict its tiles, append their rows to a
-    temporary CSV (and the per-draw probabilities to a temporary netCDF file), rename at the end. An error or an
-    interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier file is left as it was."""
+    """Stream the new rows through the chunked engine
+    (:func:`~bayesclass.inference.prediction.writers.write_predictions`): read a chunk, predict its tiles, append
+    their rows to a temporary CSV (and the per-draw probabilities to a temporary netCDF file), rename at the end.
+    An error or an interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier file is
+    left as it was."""
     from bayesclass.data.csvfile import CSV_CHUNK_ROWS
     from bayesclass.inference import load as load_result
-    from bayesclass.inference.engines.sampling import interrupt_guard
-    from bayesclass.inference.io import atomic_write
     from bayesclass.inference.prediction.predict import Predictor
+    from bayesclass.inference.prediction.writers import PredictionRows, write_predictions
     from bayesclass.models import ConvergenceError
 
     _check_output(args.out, ".csv")
@@ -668,320 +683,45 @@ def _predict(args: argparse.Namespace) -> None:
         predictor = Predictor.of(
             result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
         )
-        source = _PredictionRows.open(args, result, chunk_rows)
+        csv_format = _csv_format(args) if _is_csv(args.data) else None
+        rows = PredictionRows.open(args.data, result, chunk_rows=chunk_rows, target=args.target, csv_format=csv_format)
     except (ValueError, TypeError, KeyError, ConvergenceError) as error:
         raise UsageError(error) from None
-    header = _prediction_header(predictor, labelled=source.labelled)
-    written = 0
     try:
-        with (
-            interrupt_guard(),
-            atomic_write(args.out) as temporary,
-            open(temporary, "w", newline="") as stream,
-            _DrawsFile.open(args.draws_out, predictor, result, args.run) as draws,
-            _progress(source.total_rows, hide=args.no_progress) as advance,
-        ):
-            writer = csv.writer(stream)
-            writer.writerow(header)
-            for tile in predictor.predict_chunks(source.features()):
-                writer.writerows(zip(*_prediction_columns(predictor, tile, source), strict=True))
-                draws.append(tile)
-                written += tile.sizes["obs"]
-                advance(tile.sizes["obs"])
-            undefined = source.undefined
+        summary = write_predictions(
+            predictor,
+            rows,
+            args.out,
+            draws_out=args.draws_out,
+            result=result,
+            run=args.run,
+            progress=not args.no_progress,
+        )
     except (ValueError, TypeError, KeyError, ConvergenceError) as error:
         raise UsageError(error) from None
     except OSError as error:
         raise UsageError(f"could not write {args.out}: {error}") from None
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
-    print(f"wrote {written} predictions to {args.out}{extra} ({point})")
-    if undefined:
+    print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
+    if summary.undefined:
         print(
-            f"warning: {undefined} row(s) have probability 0 under every class under some estimate (NaN "
+            f"warning: {summary.undefined} row(s) have probability 0 under every class under some estimate (NaN "
             "probabilities; empty 'predicted' where that is the reported estimate)",
             file=sys.stderr,
         )
 
 
-class _PredictionRows:
-    """The new rows of ``bayesclass predict``: a CSV file read in chunks, or a built-in dataset cut in chunks;
-    with their labels when there are any."""
-
-    def __init__(self, chunks, total_rows: int, labelled: bool, class_names: tuple[str, ...]) -> None:
-        self._chunks = chunks
-        self.total_rows = total_rows
-        self.labelled = labelled
-        self.class_names = np.asarray(class_names, dtype=object)
-        self._labels: list[np.ndarray] = []  # labels of rows read but not yet written, in order
-        self.undefined = 0
-
-    @classmethod
-    def open(cls, args: argparse.Namespace, result, chunk_rows: int) -> _PredictionRows:
-        from bayesclass.data import count_csv_rows, load, read_csv_chunks
-        from bayesclass.inference.prediction.predict import _check_labels
-
-        info = result_info(result)
-        feature_names, class_names = info.feature_names, info.class_names
-        if _is_csv(args.data):
-            csv_format = _csv_format(args)
-            chunks = read_csv_chunks(
-                args.data,
-                feature_names=feature_names,
-                category_names=dict(info.data.category_names),
-                target=args.target,
-                class_names=class_names,
-                csv_format=csv_format,
-                chunk_rows=chunk_rows,
-            )
-            first = next(chunks)  # the header, the columns and the first rows are checked before anything is written
-            rest = chunks
-
-            def pieces():
-                yield first.X, first.y
-                for chunk in rest:
-                    yield chunk.X, chunk.y
-
-            return cls(pieces(), count_csv_rows(args.data), args.target is not None, class_names)
-        if args.target:
-            raise ValueError(f"--target applies to CSV files; {args.data!r} is a built-in dataset with its labels")
-        new = load(args.data)
-        if new.feature_names != feature_names:
-            new = new.select_features(feature_names)  # the fitted slice (--features)
-        _check_labels(new, class_names)
-        fitted_code = {name: code for code, name in enumerate(class_names)}  # every label present is fitted (checked)
-        observed = np.asarray([fitted_code.get(name, -1) for name in new.class_names])[new.y]
-
-        def slices():
-            for start in range(0, new.n_obs, chunk_rows):
-                yield new.X[start : start + chunk_rows], observed[start : start + chunk_rows]
-
-        return cls(slices(), new.n_obs, True, class_names)
-
-    def features(self):
-        """The feature chunks, for the predictor; their labels are queued for :meth:`take_labels`."""
-        for X, labels in self._chunks:
-            if labels is not None:
-                self._labels.append(labels)
-            yield X
-
-    def take_labels(self, n: int) -> np.ndarray:
-        """The observed class names of the next ``n`` rows written."""
-        taken, needed = [], n
-        while needed:
-            head = self._labels[0]
-            taken.append(head[:needed])
-            if len(head) <= needed:
-                self._labels.pop(0)
-            else:
-                self._labels[0] = head[needed:]
-            needed -= len(taken[-1])
-        return self.class_names[np.concatenate(taken)]
-
-
-def _prediction_header(predictor, *, labelled: bool) -> list[str]:
-    header = []
-    for name in predictor.class_names:
-        header.append(f"p_{name}")
-        if predictor.has_draws:
-            header += [f"p_{name}_low", f"p_{name}_high"]
-            header += [f"p_{name}_{variable.removeprefix('class_proba_')}" for variable in _plug_ins(predictor)]
-    header.append("predicted")
-    if predictor.loss is not None:
-        header.append("decision")
-        for name in predictor.class_names:
-            header.append(f"expected_loss_{name}")
-            if predictor.has_draws:
-                header += [f"expected_loss_{name}_low", f"expected_loss_{name}_high"]
-    return [*header, *(["observed"] if labelled else [])]
-
-
-def _plug_ins(predictor) -> list[str]:
-    """The point-estimate variables written beside the posterior mean (only when there are draws)."""
-    return [name for name in predictor.kernels if name != "class_proba"] if predictor.has_draws else []
-
-
-def _prediction_columns(predictor, tile, source: _PredictionRows) -> list[list[str]]:
-    """The CSV cells of one tile of predictions, column by column, in the order of :func:`_prediction_header`."""
-    columns = []
-    for index in range(len(predictor.class_names)):
-        columns.append(_cells(tile["class_proba"].values[:, index]))
-        if predictor.has_draws:
-            columns.append(_cells(tile["class_proba_low"].values[:, index]))
-            columns.append(_cells(tile["class_proba_high"].values[:, index]))
-            columns += [_cells(tile[variable].values[:, index]) for variable in _plug_ins(predictor)]
-    columns.append(_cells(tile["predicted"].values))
-    if predictor.loss is not None:
-        columns.append(_cells(tile["decision"].values))
-        for index in range(len(predictor.class_names)):
-            columns.append(_cells(tile["expected_loss"].values[:, index]))
-            if predictor.has_draws:
-                columns.append(_cells(tile["expected_loss_low"].values[:, index]))
-                columns.append(_cells(tile["expected_loss_high"].values[:, index]))
-    if source.labelled:
-        columns.append(_cells(source.take_labels(tile.sizes["obs"])))
-    source.undefined += int(
-        np.logical_or.reduce([np.isnan(tile[name].values).any(axis=1) for name in predictor.kernels]).sum()
-    )
-    return columns
-
-
-class _DrawsFile:
-    """``--draws-out``: the per-draw probabilities appended tile by tile to a netCDF4 file (``obs`` unlimited),
-    written to a temporary file renamed at the end; without ``--draws-out``, nothing."""
-
-    def __init__(self, dataset=None) -> None:
-        self.dataset = dataset
-        self.rows = 0
-
-    @classmethod
-    @contextlib.contextmanager
-    def open(cls, path: Path | None, predictor, result, run: Path):
-        if path is None:
-            yield cls()
-            return
-        import netCDF4
-
-        from bayesclass.inference.io import atomic_write
-
-        kernel = predictor.kernels["class_proba"]
-        chains, draws = kernel.leading_shape  # the posterior's (chain, draw)
-        with atomic_write(path) as temporary:
-            dataset = netCDF4.Dataset(temporary, "w", format="NETCDF4")
-            try:
-                dataset.createDimension("chain", chains)
-                dataset.createDimension("draw", draws)
-                dataset.createDimension("obs", None)
-                dataset.createDimension("class", len(predictor.class_names))
-                names = dataset.createVariable("class", str, ("class",))
-                for index, name in enumerate(predictor.class_names):
-                    names[index] = name
-                for dim, size in (("chain", chains), ("draw", draws)):
-                    dataset.createVariable(dim, "i8", (dim,))[:] = kernel.leading_coords.get(dim, np.arange(size))
-                dataset.createVariable("obs", "i8", ("obs",))
-                variable = dataset.createVariable(
-                    "class_proba_draws",
-                    "f8",
-                    ("chain", "draw", "obs", "class"),
-                    chunksizes=(1, draws, predictor.tile_rows, len(predictor.class_names)),
-                )
-                variable.long_name = "P(class | x, theta_s) per posterior draw"
-                dataset.setncatts(
-                    {
-                        "model": result_info(result).model.name,
-                        "method": result_info(result).method,
-                        "run": str(run),
-                        "description": "per-draw class probabilities written by bayesclass predict; the CSV holds "
-                        "their mean and equal-tailed interval per row",
-                    }
-                )
-                yield cls(dataset)
-            finally:
-                dataset.close()
-
-    def append(self, tile) -> None:
-        if self.dataset is None:
-            return
-        values = tile["class_proba_draws"].transpose("chain", "draw", "obs", "class").values
-        start, stop = self.rows, self.rows + values.shape[2]
-        self.dataset["class_proba_draws"][:, :, start:stop, :] = values
-        self.dataset["obs"][start:stop] = np.arange(start, stop)
-        self.rows = stop
-
-
-def _progress_console():
-    """The console of the progress bar: stderr (stdout keeps the summary line)."""
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-@contextlib.contextmanager
-def _progress(total: int, *, hide: bool):
-    """A progress bar over rows (rich) on a terminal, yielding ``advance(n)``; with ``hide`` or when stderr is not a
-    terminal (a log file, a pipe), nothing is drawn. On an error the bar is cleared, so that the error is the one
-    line left."""
-    console = None if hide else _progress_console()
-    if console is None or not console.is_terminal:
-        yield lambda n: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("predicting"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("rows"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    ) as progress:
-        task = progress.add_task("rows", total=max(total, 1))
-        done = 0
-
-        def advance(n: int) -> None:
-            nonlocal done
-            done += n
-            if done > total:  # the total was counted from lines: a cell with a line break makes it low
-                progress.update(task, total=done)
-            progress.update(task, completed=done)
-
-        try:
-            yield advance
-        except BaseException:
-            progress.live.transient = True
-            raise
-        progress.update(task, total=max(done, 1), completed=done)
-
-
 def _check(args: argparse.Namespace) -> None:
     from bayesclass.inference import load as load_result
     from bayesclass.inference import posterior_predictive_check
+    from bayesclass.reports.text import format_predictive_check
 
     try:
         check = posterior_predictive_check(load_result(args.run), n_replicates=args.replicates, random_seed=args.seed)
     except (ValueError, KeyError) as error:
         raise UsageError(error) from None
-    print(
-        f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
-        "p = P(T_rep > T_obs) + P(T_rep = T_obs)/2, * outside [0.025, 0.975]"
-    )
-    cells = []  # (class, feature or level, statistic, observed, p)
-    for name in check.data_vars:
-        if not name.startswith("p_value_"):
-            continue
-        statistic = name.removeprefix("p_value_")
-        other = next(dim for dim in check[name].dims if dim != "class")
-        p_values = check[name].transpose("class", other).values
-        observed = check[f"observed_{statistic}"].transpose("class", other).values
-        applies = ~np.isnan(p_values)  # NaN: the statistic does not apply to this feature's kind
-        if other == "feature":
-            kinds = sorted(set(check["feature_kind"].values[applies.any(axis=0)].tolist()))
-        else:
-            kinds = ["categorical"]
-        n_flagged = int((applies & ((p_values < 0.025) | (p_values > 0.975))).sum())
-        print(f"{statistic} ({', '.join(kinds)}): {int(applies.sum())} class x feature statistics, {n_flagged} flagged")
-        for k, j in np.argwhere(applies):
-            class_name, label = str(check["class"].values[k]), str(check[other].values[j])
-            cells.append((class_name, label, statistic, float(observed[k, j]), float(p_values[k, j])))
-    flagged = [cell for cell in cells if not 0.025 <= cell[4] <= 0.975]
-    longest = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lists the flagged statistics only
-    shown = cells if len(cells) <= longest else sorted(flagged, key=lambda cell: min(cell[4], 1 - cell[4]))
-    if len(cells) > longest:
-        print(f"the flagged statistics, most extreme first (first {longest}):" if flagged else "none flagged")
-    if shown:
-        print(f"{'class':<16} {'feature':<28} {'statistic':<16} {'observed':>11} {'p':>7}")
-    for class_name, label, statistic, value, p in shown[:longest]:
-        mark = "*" if not 0.025 <= p <= 0.975 else ""
-        print(f"{class_name[:16]:<16} {label[:28]:<28} {statistic:<16} {value:>11.4g} {p:>7.3f}{mark}")
-    print(f"{len(flagged)} of {len(cells)} statistics flagged")
+    print(format_predictive_check(check))
 
 
 def _diagnose(args: argparse.Namespace) -> None:
@@ -1001,13 +741,6 @@ def result_info(result):
     from bayesclass.inference.result import result_info as typed_attrs
 
     return typed_attrs(result)
-
-
-def _cells(values: np.ndarray) -> list[str]:
-    """CSV cells: floats as their shortest round-trip text (``repr``: 0.1, 1e-05, nan), the rest as ``str``."""
-    if values.dtype.kind == "f":
-        return list(map(repr, values.tolist()))
-    return [str(value) for value in values]
 
 
 if __name__ == "__main__":

@@ -211,14 +211,14 @@ def test_progress_bar_over_rows_on_a_terminal(fitted, tmp_path, capsys, monkeypa
 
     from rich.console import Console
 
-    import bayesclass.cli
+    from bayesclass.inference.prediction import writers
 
     run_file, _, _ = fitted
     new = write_rows(tmp_path / "new.csv", synthetic_rows(25, seed=8))
     out = tmp_path / "p.csv"
     terminal = io.StringIO()
     console = Console(file=terminal, force_terminal=True, color_system=None)
-    monkeypatch.setattr(bayesclass.cli, "_progress_console", lambda: console)
+    monkeypatch.setattr(writers, "_progress_console", lambda: console)
     assert run("predict", "--run", str(run_file), "--data", str(new), "--out", str(out)) == 0
     assert "predicting" in terminal.getvalue() and "25/25 rows" in terminal.getvalue()
     assert "wrote 25 predictions to" in capsys.readouterr().out

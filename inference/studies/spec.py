@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from bayesclass.data import Dataset, available, load
 from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field

@@ -1,0 +1,89 @@
+"""Plain-text renderings of computed evaluations, for the terminal (the command line prints them).
+
+Each function formats what it is given and computes nothing: no fitting, no sampling, no random numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from bayesclass.inference.result import result_info
+
+__all__ = ["format_datasets", "format_loo", "format_predictive_check"]
+
+_FLAG_LOW, _FLAG_HIGH = 0.025, 0.975  # a p-value outside [0.025, 0.975] is flagged
+_LONGEST_TABLE = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lists the flagged statistics only
+
+
+def format_datasets(datasets: Iterable) -> str:
+    """The table of built-in datasets (:func:`bayesclass.data.available`): name, rows, features, classes and
+    description."""
+    lines = [f"{'name':<20} {'rows':>9} {'features':>8} {'classes':>7}  description"]
+    for info in datasets:
+        lines.append(f"{info.name:<20} {info.n_obs!s:>9} {info.n_features:>8} {info.n_classes:>7}  {info.description}")
+    return "\n".join(lines)
+
+
+def format_predictive_check(check) -> str:
+    """The text of a posterior predictive check (:func:`bayesclass.inference.posterior_predictive_check`): per
+    statistic, how many class x feature statistics apply and how many are flagged (p outside [0.025, 0.975]);
+    then the table of (class, feature, statistic, observed value, p), or only its flagged rows, most extreme first,
+    when it is longer than 60 rows."""
+    lines = [
+        f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
+        "p = P(T_rep > T_obs) + P(T_rep = T_obs)/2, * outside [0.025, 0.975]"
+    ]
+    cells = []  # (class, feature or level, statistic, observed, p)
+    for name in check.data_vars:
+        if not name.startswith("p_value_"):
+            continue
+        statistic = name.removeprefix("p_value_")
+        other = next(dim for dim in check[name].dims if dim != "class")
+        p_values = check[name].transpose("class", other).values
+        observed = check[f"observed_{statistic}"].transpose("class", other).values
+        applies = ~np.isnan(p_values)  # NaN: the statistic does not apply to this feature's kind
+        if other == "feature":
+            kinds = sorted(set(check["feature_kind"].values[applies.any(axis=0)].tolist()))
+        else:
+            kinds = ["categorical"]
+        n_flagged = int((applies & ((p_values < _FLAG_LOW) | (p_values > _FLAG_HIGH))).sum())
+        lines.append(
+            f"{statistic} ({', '.join(kinds)}): {int(applies.sum())} class x feature statistics, {n_flagged} flagged"
+        )
+        for k, j in np.argwhere(applies):
+            class_name, label = str(check["class"].values[k]), str(check[other].values[j])
+            cells.append((class_name, label, statistic, float(observed[k, j]), float(p_values[k, j])))
+    flagged = [cell for cell in cells if not _FLAG_LOW <= cell[4] <= _FLAG_HIGH]
+    longest = _LONGEST_TABLE
+    shown = cells if len(cells) <= longest else sorted(flagged, key=lambda cell: min(cell[4], 1 - cell[4]))
+    if len(cells) > longest:
+        lines.append(f"the flagged statistics, most extreme first (first {longest}):" if flagged else "none flagged")
+    if shown:
+        lines.append(f"{'class':<16} {'feature':<28} {'statistic':<16} {'observed':>11} {'p':>7}")
+    for class_name, label, statistic, value, p in shown[:longest]:
+        mark = "*" if not _FLAG_LOW <= p <= _FLAG_HIGH else ""
+        lines.append(f"{class_name[:16]:<16} {label[:28]:<28} {statistic:<16} {value:>11.4g} {p:>7.3f}{mark}")
+    lines.append(f"{len(flagged)} of {len(cells)} statistics flagged")
+    return "\n".join(lines)
+
+
+def format_loo(results: Mapping[str, object], summaries: Mapping[str, object], table=None) -> str:
+    """PSIS-LOO of saved results: per result (by name), its model, method and data, its
+    :class:`~bayesclass.inference.criticism.loo.LooSummary` and its rows of high Pareto k; then, given, the
+    comparison ``table`` (:func:`bayesclass.inference.criticism.loo.compare`), best first."""
+    lines = []
+    for name, summary in summaries.items():
+        info = result_info(results[name])
+        lines.append(f"{name} ({info.model.name}, {info.method}, data {info.data.name}):")
+        lines.append(f"  {summary}")
+        lines.append(
+            f"  rows with Pareto k > 0.7: {summary.n_high_k} of {summary.n_rows} (ArviZ's threshold for "
+            f"{summary.n_samples} draws: {summary.good_k:.2f})"
+        )
+    if table is not None:
+        columns = [column for column in ("rank", "elpd", "se", "p", "elpd_diff", "dse", "weight") if column in table]
+        lines.append("\ncomparison (arviz_stats.compare, stacking weights; best first):")
+        lines.append(table[columns].to_string(float_format=lambda value: f"{value:.3f}"))
+    return "\n".join(lines)
