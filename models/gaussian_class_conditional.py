@@ -363,6 +363,12 @@ class GaussianClassConditional(GenerativeClassifierModel):
     regularization: float = 0.0
 
     name: ClassVar[str] = "gcc"
+    derived_quantities_title: ClassVar[str] = (
+        "Linear discriminants of the shared covariance: a_k(x) = w_k . x + w_k0 (seed 001 §D, seed 002)"
+    )
+    reparametrisation_advice: ClassVar[tuple[str, ...]] = (
+        "the conjugate covariance prior (--covariance-prior inverse_wishart), which also allows --method exact",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
