@@ -878,6 +878,13 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
         return kernel_of(params, evaluate, leading_dims=leading)
 
+    def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
+        """The base advice; the conjugate covariance prior only where it is not the prior already."""
+        advice = super().convergence_advice(integrates_trajectories=integrates_trajectories)
+        if self.prior.covariance_prior == "inverse_wishart":
+            return tuple(item for item in advice if item not in self.reparametrisation_advice)
+        return advice
+
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance
         Gaussian parameter set, so that reports show the boundary with its credible band; else empty."""
