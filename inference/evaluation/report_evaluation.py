@@ -206,7 +206,7 @@ def _default_label(result) -> str:
     try:
         info = result_info(result)
     except (TypeError, ValueError):
-        return "? (?)"  # labelled_results then refuses it, naming what is wrong
+        return "unreadable result"  # labelled_results then refuses it, naming what is wrong
     return f"{info.model.name} ({info.method})"
 
 

@@ -8,7 +8,8 @@ import pytest
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
-from bayesclass.reports.comparison import format_comparison, parameter_comparison
+from bayesclass import format_comparison
+from bayesclass.inference.evaluation.parameters import parameter_comparison
 
 CONJUGATE = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
 
