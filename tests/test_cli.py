@@ -15,8 +15,8 @@ import pytest
 
 from bayesclass.cli import main
 from bayesclass.inference import load as load_result
-from bayesclass.models import REGISTRY
-from bayesclass.models.base import POINT_ESTIMATE_KINDS, LogisticRegression
+from bayesclass.models import REGISTRY, LogisticRegression
+from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
 
 def run(*argv: str) -> int:

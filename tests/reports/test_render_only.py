@@ -16,6 +16,7 @@ from bayesclass import data, inference
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.inference.evaluation.report_evaluation import evaluate_comparison, evaluate_for_report
 from bayesclass.inference.prediction.decisions import LossMatrix
+from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
 
 REPORTS = Path(bayesclass.reports.__file__).parent
 #: what reports may not import: the engines (fitting, sampling), prediction, criticism (checks that draw)
@@ -97,7 +98,10 @@ def _plain(value, where: str) -> None:
 def gcc_evaluation():
     dataset = data.seed001_gaussians(80, random_seed=3)
     train, validation, _ = data.train_validation_test_split(dataset, random_seed=0)
-    result = inference.fit("gcc", train, method="exact", random_seed=1)
+    model = GaussianClassConditional(
+        covariance="shared", prior=GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
+    )
+    result = inference.fit(model, train, method="exact", random_seed=1)
     loss = LossMatrix([[0, 1], [3, 0]], train.class_names)
     return result, evaluate_for_report(result, loss=loss, baselines=("knn",))
 
@@ -111,6 +115,7 @@ def test_the_evaluation_data_is_plain_and_picklable(gcc_evaluation):
     assert run.heldout and run.heldout[0].split == "validation"  # reproduced from the typed origin
     assert run.decisions is not None and run.generative is not None and run.convergence is not None
     assert isinstance(run.boundary, rd.Boundary) and run.boundary.numeric
+    assert run.boundary.derived is not None and run.boundary.derived.title.startswith("Linear discriminants")
     np.testing.assert_array_equal(run.heldout[0].table.values, evaluation.runs[0].heldout[0].table.values)
     comparison = evaluate_comparison(result)
     _plain(comparison, "comparison")
