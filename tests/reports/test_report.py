@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayesclass import data, inference
+from bayesclass import data, inference, report
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.prediction.decisions import LossMatrix
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior, LatentGaussianProcess
-from bayesclass import report
 from bayesclass.reports.html import SECTION_TITLES, write_report
 
 SAMPLER = SamplerSettings(draws=200, tune=300, chains=2, progressbar=False)
