@@ -40,8 +40,8 @@ _EXPORTS = {
     "NoEstimateError": "bayesclass.models",
     "SeparationError": "bayesclass.models",
     "get_model": "bayesclass.models",
-    "format_comparison": "bayesclass.reports.comparison",
-    "report": "bayesclass.reports.html",
+    "format_comparison": "bayesclass._report",
+    "report": "bayesclass._report",
     "write_report": "bayesclass.reports.html",
 }
 

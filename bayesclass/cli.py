@@ -507,8 +507,8 @@ def _fit(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> None:
+    from bayesclass._report import format_comparison
     from bayesclass.data import train_validation_test_split
-    from bayesclass.reports.comparison import format_comparison
 
     if args.out is not None:
         _check_output(args.out, ".nc")
@@ -532,7 +532,7 @@ def _compare(args: argparse.Namespace) -> None:
     heldout = {"validation": validation, "test": test}
     print(format_comparison(result, heldout, baselines=baselines, loss=loss))
     if args.report is not None:
-        from bayesclass.reports.html import report
+        from bayesclass._report import report
 
         page = report(result, heldout, loss=loss, baselines=baselines, random_seed=seed)
         _write_page(page, args.report)
@@ -552,9 +552,9 @@ def _feature_list(value: str) -> tuple[str, ...]:
 
 
 def _report(args: argparse.Namespace) -> None:
+    from bayesclass._report import report
     from bayesclass.data import load
     from bayesclass.inference import load as load_result
-    from bayesclass.reports.html import report
 
     _check_output(args.out, ".html")
     baselines = _baselines(args.baselines)

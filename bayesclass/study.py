@@ -19,7 +19,7 @@ from bayesclass.inference.studies.runner import load, run_cell
 from bayesclass.inference.studies.runner import run_study as run
 from bayesclass.inference.studies.spec import EXAMPLE_SPEC, StudySpec, cells, read_spec
 from bayesclass.reports.html import write_report
-from bayesclass.reports.study_report import study_report as report
+from bayesclass.reports.study_report import study_report
 
 __all__ = [
     "EXAMPLE_SPEC",
@@ -33,6 +33,13 @@ __all__ = [
     "write_example",
     "write_report",
 ]
+
+
+def report(out: str | Path, *, title: str | None = None) -> str:
+    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``)."""
+    from bayesclass import __version__
+
+    return study_report(out, title=title, version=__version__)
 
 
 def write_example(path: str | Path) -> Path:

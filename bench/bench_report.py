@@ -71,8 +71,8 @@ page = bc.report(result, loss=LossMatrix.zero_one(classes) if loss else None)
 bc.write_report(out, page)
 done = time.perf_counter()
 # the baseline: what the plain-text comparison costs in the same (now warm) process
-from bayesclass.reports.html import _validation_rows
-heldout, _ = _validation_rows(result)
+from bayesclass.inference.evaluation.report_evaluation import validation_rows
+heldout, _ = validation_rows(result)
 t0 = time.perf_counter()
 text = bc.format_comparison(result, heldout)
 baseline = time.perf_counter() - t0

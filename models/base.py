@@ -264,6 +264,15 @@ class ClassifierModel(abc.ABC):
     nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
     #: what ``fit(method="auto")`` samples the posterior with
     default_sampling_method: ClassVar[str] = "nuts"
+    #: the input figure of a report for one input: ``True`` when the family has a latent function of its inputs
+    #: that :meth:`latent_predictive` predicts (a latent GP: the latent curve and P(class 1 | x) along the input);
+    #: otherwise reports draw the decision boundary over two numeric inputs
+    latent_curve: ClassVar[bool] = False
+    #: what :meth:`derived_quantities` are, as a report's table title (empty: the family derives none)
+    derived_quantities_title: ClassVar[str] = ""
+    #: reparametrisations or priors of the family that help a sampler that fails its convergence checks
+    #: (CLI flags; :meth:`convergence_advice`)
+    reparametrisation_advice: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass (its fields' old
@@ -358,6 +367,36 @@ class ClassifierModel(abc.ABC):
         linear discriminants of a shared-covariance Gaussian model), for draws and point estimates alike.
         Empty by default."""
         return xr.Dataset()
+
+    def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
+        """What to try when posterior draws of this family fail the convergence checks, one suggestion each.
+
+        Parameters
+        ----------
+        integrates_trajectories : bool
+            Whether the sampler integrates Hamiltonian trajectories (NUTS: it can diverge, and a higher target
+            acceptance helps); a Gibbs or exact sampler cannot diverge and is not told to raise it.
+
+        Returns
+        -------
+        tuple of str
+            More tuning and draws; a higher target acceptance (trajectories only); the family's
+            :attr:`reparametrisation_advice`; standardised features.
+        """
+        advice = ["more tuning steps (--tune, e.g. 2000) and draws (--draws)"]
+        if integrates_trajectories:
+            advice.append("a higher target acceptance (--target-accept 0.95) where there are divergences")
+        return (*advice, *self.reparametrisation_advice, "standardised features (--standardize)")
+
+    def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
+        """The latent function's predictive moments ``latent_mean`` and ``latent_variance`` at the inputs ``X``
+        (families with :attr:`latent_curve` only)."""
+        raise NotImplementedError(f"{type(self).__name__} has no latent function (latent_curve is False)")
+
+    def latent_from_proba(self, proba: np.ndarray) -> np.ndarray:
+        """The latent value whose inverse link is P(class 1 | x) = ``proba`` (families with :attr:`latent_curve`
+        only)."""
+        raise NotImplementedError(f"{type(self).__name__} has no latent function (latent_curve is False)")
 
     def unavailable_hint(self, method: str) -> str:
         """Text appended to the error for a ``method`` this instance lacks but another configuration has."""

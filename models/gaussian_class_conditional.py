@@ -348,6 +348,12 @@ class GaussianClassConditional(GenerativeClassifierModel):
     regularization: Annotated[float, InRange(0, 1, closed="left", fix="e.g. 0.1")] = 0.0
 
     name: ClassVar[str] = "gcc"
+    derived_quantities_title: ClassVar[str] = (
+        "Linear discriminants of the shared covariance: a_k(x) = w_k . x + w_k0 (seed 001 §D, seed 002)"
+    )
+    reparametrisation_advice: ClassVar[tuple[str, ...]] = (
+        "the conjugate covariance prior (--covariance-prior inverse_wishart), which also allows --method exact",
+    )
 
     @property
     def _shared(self) -> bool:
@@ -845,6 +851,13 @@ class GaussianClassConditional(GenerativeClassifierModel):
             )
 
         return kernel_of(params, evaluate, leading_dims=leading)
+
+    def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
+        """The base advice; the conjugate covariance prior only where it is not the prior already."""
+        advice = super().convergence_advice(integrates_trajectories=integrates_trajectories)
+        if self.prior.covariance_prior == "inverse_wishart":
+            return tuple(item for item in advice if item not in self.reparametrisation_advice)
+        return advice
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance

@@ -246,6 +246,8 @@ class LatentGaussianProcess(ClassifierModel):
     nuts_backends: ClassVar[tuple[str, ...]] = ("nutpie", "pymc")
     #: what ``method="auto"`` samples with (bench/README.md, issue 16: 5-8x the ESS/s of NUTS, no divergences)
     default_sampling_method: ClassVar[str] = "gibbs"
+    #: one input: reports draw the latent f and P(class 1 | x) along it (:meth:`latent_predictive`)
+    latent_curve: ClassVar[bool] = True
 
     def basis_per_input(self, n_inputs: int) -> int:
         """m, the HSGP basis functions per input: ``hsgp_basis``, or by default 30 for one input, 15 for two,
@@ -588,6 +590,14 @@ class LatentGaussianProcess(ClassifierModel):
             },
             coords=coords,
         )
+
+    def latent_from_proba(self, proba: np.ndarray) -> np.ndarray:
+        """The latent f with :math:`g^{-1}(f) =` ``proba`` (the logit, or the normal quantile for probit), e.g. the
+        generator's true latent from its true P(class 1 | x); ``proba`` is clipped to [1e-12, 1 - 1e-12]."""
+        import scipy.special
+
+        p = np.clip(np.asarray(proba, dtype=float), 1e-12, 1 - 1e-12)
+        return scipy.special.logit(p) if self.link == "logit" else scipy.special.ndtri(p)
 
     def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """P(class | x*): the link averaged over :meth:`latent_predictive` (exact for probit, Gauss-Hermite

@@ -138,6 +138,9 @@ class LogisticRegression(ClassifierModel):
     name: ClassVar[str] = "logistic"
     #: a categorical column enters as treatment-coded dummies ("colour=green"), never as its codes
     categorical_coding: ClassVar[Literal["native", "treatment"]] = "treatment"
+    reparametrisation_advice: ClassVar[tuple[str, ...]] = (
+        "the other parametrisation (--parametrization centered or whitened)",
+    )
 
     prior: LogisticPrior = field(default_factory=LogisticPrior)
     link: Link = "logit"

@@ -36,8 +36,9 @@ CURVE_METRICS = {
 DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
 
 
-def study_report(out: str | Path, *, title: str | None = None) -> str:
-    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``)."""
+def study_report(out: str | Path, *, title: str | None = None, version: str = "") -> str:
+    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``);
+    ``version``: the bayesclass that renders it (shown in the page's provenance line)."""
     started = time.perf_counter()
     table = load(out, keys=current_keys(out))  # the last spec's cells (an earlier spec's records stay on disk)
     if table.empty:
@@ -59,7 +60,7 @@ def study_report(out: str | Path, *, title: str | None = None) -> str:
     failed = table.loc[table["status"] == "error", "key"].nunique()
     if failed:
         alerts.append(f"{failed} cell(s) failed; their errors are listed under 'Convergence and failures'.")
-    return render_page(title, sections, alerts=alerts, started=started)
+    return render_page(title, sections, alerts=alerts, started=started, version=version)
 
 
 def estimate_colors(labels) -> dict[str, str]:

@@ -32,7 +32,7 @@ from bayesclass.models.baselines import BASELINES, FittedBaseline, get_baseline
 pd = lazy_import("pandas")
 
 __all__ = [
-    "ESTIMATE_LABELS",
+    "ESTIMATE_NAMES",
     "Estimates",
     "estimate_label",
     "evaluate",
@@ -43,8 +43,9 @@ __all__ = [
     "score_estimates",
 ]
 
-#: how each point estimate kind is labelled in tables and reports
-ESTIMATE_LABELS = {
+#: the stem of each point estimate kind's row name in score tables and study records ("MAP plug-in"); how a page
+#: labels the kinds is the reports' business (:data:`bayesclass.reports.labels.ESTIMATE_LABELS`)
+ESTIMATE_NAMES = {
     "map": "MAP",
     "mle": "MLE",
     "posterior_mean": "post. mean",
@@ -54,8 +55,8 @@ ESTIMATE_LABELS = {
 
 
 def estimate_label(kind: str, *, predictive: bool = False) -> str:
-    """``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...: the table label of a point-estimate kind."""
-    label = ESTIMATE_LABELS.get(kind, kind)
+    """``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...: the score-table row name of a point-estimate kind."""
+    label = ESTIMATE_NAMES.get(kind, kind)
     return label if predictive else f"{label} plug-in"
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesclass import data, inference
+from bayesclass import data, format_comparison, inference
 from bayesclass.inference import SamplerSettings
+from bayesclass.inference.evaluation.parameters import parameter_comparison
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
-from bayesclass.reports.comparison import format_comparison, parameter_comparison
 
 CONJUGATE = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
 

@@ -12,8 +12,8 @@ import xarray as xr
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
+from bayesclass.inference.evaluation.parameters import parameter_comparison
 from bayesclass.reports import figures
-from bayesclass.reports.comparison import parameter_comparison
 
 SAMPLER = SamplerSettings(draws=200, tune=200, chains=2, progressbar=False)
 

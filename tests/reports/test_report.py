@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayesclass import data, inference
+from bayesclass import data, inference, report
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.prediction.decisions import LossMatrix
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior, LatentGaussianProcess
-from bayesclass.reports.html import SECTION_TITLES, report, write_report
+from bayesclass.reports.html import SECTION_TITLES, write_report
 
 SAMPLER = SamplerSettings(draws=200, tune=300, chains=2, progressbar=False)
 GENERATED_LINE = re.compile(r'<p class="generated">[^<]*</p>')
@@ -222,7 +222,7 @@ def test_tampered_results_are_refused(separable):
         "compile_seconds": (1e300, "not a plausible duration"),
         "random_seed": (10**30, "is not a seed"),
         "sampler_settings": ('{"draws": 1e400}', "expected a count"),
-        "fit_warnings": ("[unterminated", "fit_warnings of the result is not valid JSON"),
+        "fit_warnings": ("[unterminated", "fit_warnings is not valid JSON"),
     }
     for name, (value, message) in cases.items():
         tampered = result.copy()

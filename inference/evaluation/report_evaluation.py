@@ -1,0 +1,532 @@
+"""One evaluation step for reports: everything a page shows, computed once into plain records.
+
+:func:`evaluate_for_report` takes fitted results (and held-out rows) and returns a
+:class:`~bayesclass.inference.evaluation.report_data.ReportData`: the facts of each run, its convergence
+diagnostics and the family's advice, the posterior beside every point estimate, held-out scores with standard
+errors (:func:`heldout_estimates`, :func:`score_estimates`), PSIS-LOO, calibration inputs, the decision boundary
+or latent curve over evenly thinned draws, the generative check, the decisions, and the LOO comparison of
+several runs. :mod:`bayesclass.reports` renders it. Everything that draws random numbers takes ``random_seed``.
+
+Without held-out rows the validation part of the split a run was fitted on is reproduced from its typed
+origin (:class:`~bayesclass.data.DataOrigin`) and checked against the training rows' fingerprint.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.data import Dataset
+from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, diagnose
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
+from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
+from bayesclass.inference.evaluation import report_data as rd
+from bayesclass.inference.evaluation.heldout import (
+    Estimates as PredictedEstimates,
+)
+from bayesclass.inference.evaluation.heldout import (
+    fit_baselines,
+    heldout_estimates,
+    result_codes,
+    score_estimates,
+)
+from bayesclass.inference.evaluation.parameters import derived_names, parameter_comparison, point_estimate_kinds
+from bayesclass.inference.evaluation.report_plots import boundary, latent_curve, thinned
+from bayesclass.inference.io import check_result
+from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
+from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
+from bayesclass.inference.result import ResultInfo, result_info
+from bayesclass.models.base import GenerativeClassifierModel
+
+xr = lazy_import("xarray")
+
+__all__ = ["evaluate_comparison", "evaluate_for_report", "labelled_results", "validation_rows"]
+
+
+def evaluate_for_report(
+    results,
+    heldout: Dataset | Mapping[str, Dataset] | None = None,
+    *,
+    loss: LossMatrix | None = None,
+    features: Sequence[str] | None = None,
+    baselines: Sequence[str] = (),
+    interval_prob: float = DEFAULT_INTERVAL_PROB,
+    random_seed: int = 0,
+    bayesclass_version: str = "",
+) -> rd.ReportData:
+    """Everything the report of ``results`` shows, computed.
+
+    Parameters
+    ----------
+    results : xarray.DataTree, sequence of them, or mapping of label to DataTree
+        Fitted results; labels default to ``"<model> (<method>)"``, numbered where they repeat.
+    heldout : Dataset or mapping of split name to Dataset, optional
+        Held-out rows; without them the validation rows of each run's split where it can be reproduced.
+    loss, features, baselines, interval_prob
+        As :func:`bayesclass.report`.
+    random_seed : int
+        Seed of the replicated data (generative checks, calibration bands) and randomised baselines.
+    bayesclass_version : str
+        The version of the bayesclass that renders the page (shown in its provenance line).
+
+    Returns
+    -------
+    ReportData
+
+    Raises
+    ------
+    ValueError
+        A result that does not pass :func:`bayesclass.inference.io.check_result`, held-out data of other classes,
+        bad ``features``, ``interval_prob`` outside (0, 1).
+    """
+    runs = labelled_results(results)
+    if not 0 < interval_prob < 1:
+        raise ValueError(f"interval_prob={interval_prob!r} must be in (0, 1), e.g. 0.89")
+    given = _heldout(heldout)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        comparison = _loo_comparison(runs) if len(runs) > 1 else None
+        evaluations = []
+        for label, result in runs.items():
+            rows, reason = (given, "") if given is not None else validation_rows(result)
+            evaluations.append(
+                evaluate_run(
+                    result,
+                    label=label,
+                    heldout=rows,
+                    no_heldout_reason=reason,
+                    loss=loss,
+                    features=features,
+                    baselines=baselines,
+                    interval_prob=interval_prob,
+                    random_seed=random_seed,
+                )
+            )
+    raised = tuple(f"{w.category.__name__}: {w.message}" for w in caught)
+    return rd.ReportData(tuple(evaluations), comparison, interval_prob, raised, bayesclass_version)
+
+
+def evaluate_run(
+    result, *, label, heldout, no_heldout_reason, loss, features, baselines, interval_prob, random_seed
+) -> rd.RunEvaluation:
+    """One run's :class:`RunEvaluation` (see :func:`evaluate_for_report`)."""
+    info = result_info(result)
+    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
+    predicted = {  # every estimate predicted once per split, shared by the scores and the decisions
+        split: (data, heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob))
+        for split, data in heldout.items()
+    }
+    scores = tuple(
+        _scores(result, split, data, estimates, baselines=baselines, loss=loss)
+        for split, (data, estimates) in predicted.items()
+    )
+    which, calibration_rows = next(iter(heldout.items()), (None, None))
+    if calibration_rows is None:
+        calibration_rows, which = training_rows(result), "the training rows (no held-out rows)"
+    return rd.RunEvaluation(
+        summary=run_summary(result, info, label=label),
+        convergence=convergence(result, info) if "posterior" in result.children else None,
+        estimates=estimates(result, info, interval_prob=interval_prob),
+        heldout=scores,
+        no_heldout_reason=no_heldout_reason,
+        loo=loo(result) if "log_likelihood" in result.children else None,
+        pareto_k_limit=PARETO_K_LIMIT,
+        calibration=calibration(result, info, calibration_rows, which=which, random_seed=random_seed),
+        boundary=_input_figure(result, info, features=features, interval_prob=interval_prob, random_seed=random_seed),
+        generative=generative_check(result, info, random_seed=random_seed),
+        decisions=decisions(info, predicted, loss=loss) if loss is not None else None,
+        fit_warnings=info.fit_warnings,
+    )
+
+
+def evaluate_comparison(
+    result,
+    heldout: Mapping[str, Dataset] | None = None,
+    *,
+    baselines: Sequence[str] = (),
+    loss: LossMatrix | None = None,
+    interval_prob: float = DEFAULT_INTERVAL_PROB,
+    random_seed: int = 0,
+) -> rd.ComparisonData:
+    """What ``bayesclass compare`` prints of ``result``: its facts, convergence, parameters beside the point
+    estimates, and the held-out scores of every estimate and baseline on each split of ``heldout``."""
+    info = result_info(result)
+    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
+    scores = []
+    for split, data in (heldout or {}).items():
+        predicted = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
+        scores.append(_scores(result, split, data, predicted, baselines=baselines, loss=loss))
+    return rd.ComparisonData(
+        summary=run_summary(result, info, label=""),
+        convergence=str(diagnose(result)) if "posterior" in result.children else None,
+        estimates=estimates(result, info, interval_prob=interval_prob),
+        interval_prob=interval_prob,
+        heldout=tuple(scores),
+    )
+
+
+# -- inputs ----------------------------------------------------------------------------------------------------------
+
+
+def labelled_results(results) -> dict[str, object]:
+    """``results`` as label -> checked result DataTree (labels ``"<model> (<method>)"``, numbered on repeats)."""
+    if isinstance(results, xr.DataTree):
+        results = [results]
+    if isinstance(results, Mapping):
+        runs = {str(label): result for label, result in results.items()}
+    elif isinstance(results, Sequence) and not isinstance(results, str):
+        runs = {}
+        for result in results:
+            base = _default_label(result)
+            label, n = base, 2
+            while label in runs:
+                label, n = f"{base} #{n}", n + 1
+            runs[label] = result
+    else:
+        raise TypeError(
+            f"results must be a result DataTree, a list of them or a dict label -> result, got {type(results)}"
+        )
+    if not runs:
+        raise ValueError("results is empty; pass one or more fitted results")
+    for label, result in runs.items():
+        if not isinstance(result, xr.DataTree):
+            raise TypeError(f"result {label!r} is a {type(result).__name__}, not a result DataTree (bayesclass.fit)")
+        try:
+            check_result(result)
+        except ValueError as error:
+            raise ValueError(f"cannot report result {label!r}: {error}") from None
+    return runs
+
+
+def _default_label(result) -> str:
+    try:
+        info = result_info(result)
+    except (TypeError, ValueError):
+        return "unreadable result"  # labelled_results then refuses it, naming what is wrong
+    return f"{info.model.name} ({info.method})"
+
+
+def _heldout(data) -> dict[str, Dataset] | None:
+    if data is None:
+        return None
+    if isinstance(data, Dataset):
+        return {"held-out data": data}
+    if isinstance(data, Mapping) and all(isinstance(value, Dataset) for value in data.values()):
+        return {str(name): value for name, value in data.items()}
+    raise TypeError(f"data must be a Dataset or a dict of split name -> Dataset, got {type(data).__name__}")
+
+
+def validation_rows(result) -> tuple[dict[str, Dataset], str]:
+    """The validation part of the split ``result``'s training rows came from, and "" — or no rows and why.
+
+    Reproduced from the result's typed origin (a built-in source, its arguments, the split's fractions, seed and
+    stratification); the reproduced training part must have the training rows' fingerprint.
+    """
+    from bayesclass.data import available, load, train_validation_test_split
+
+    record = result_info(result).data
+    origin = record.origin
+    if origin.split is None or origin.split.part != "train":
+        return {}, (
+            f"the run was fitted on {record.name!r}, not on the training part of a split; give held-out rows "
+            "(--data NAME_OR_CSV), or see PSIS-LOO below"
+        )
+    base = origin.source or record.name.removesuffix("[train]")
+    if origin.source not in {info.name for info in available()}:
+        return {}, f"the split of {base!r} (not a built-in data set) cannot be reproduced; give --data"
+    split = origin.split
+    try:
+        full = load(origin.source, **dict(origin.arguments))
+        train, validation, _ = train_validation_test_split(
+            full, fractions=split.fractions, random_seed=split.random_seed, stratify=split.stratify
+        )
+    except (ValueError, TypeError) as error:
+        return {}, f"the split of {base!r} could not be reproduced ({error}); give --data"
+    if train.fingerprint() != record.fingerprint:
+        return {}, f"the reproduced split of {base!r} does not match the training rows' fingerprint; give --data"
+    return {"validation": validation}, ""
+
+
+def training_rows(result) -> Dataset:
+    """The training rows stored in a result, as a Dataset in its classes (calibration without held-out rows)."""
+    record = result_info(result).data
+    return Dataset(
+        name=record.name or "training rows",
+        X=result["constant_data"]["X"].values,
+        y=result["observed_data"]["y"].values,
+        feature_names=record.feature_names,
+        class_names=record.class_names,
+        feature_kinds=record.feature_kinds,
+        category_names={name: tuple(levels) for name, levels in record.category_names.items()},
+    )
+
+
+# -- sections --------------------------------------------------------------------------------------------------------
+
+
+def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
+    """The facts of a run (:class:`RunSummary`)."""
+    model, record = info.model, info.data
+    draws = "point" if "posterior" not in result.children else "sampler" if "sample_stats" in result else "exact"
+    return rd.RunSummary(
+        label=label,
+        family=model.name,
+        family_class=type(model).__name__,
+        hyperparameters=model.to_dict(),
+        prior_formulas=tuple(model.prior_formulas(n_classes=len(record.class_names))),
+        data_name=record.name,
+        data_fingerprint=record.fingerprint,
+        data_provenance=record.provenance,
+        n_rows=int(result["observed_data"]["y"].size),
+        feature_names=record.feature_names,
+        class_names=record.class_names,
+        standardized_features=info.standardized_features,
+        method=info.method,
+        draws=draws,
+        sampler_settings=dict(info.sampler_settings),
+        sampler_backend=info.sampler_backend,
+        random_seed=info.random_seed,
+        timings=tuple(info.timings.items()),
+        compile_cache_hit=info.compile_cache_hit,
+        package_versions=tuple(sorted(info.package_versions.items())),
+        created_at=info.created_at,
+    )
+
+
+def convergence(result, info: ResultInfo) -> rd.Convergence:
+    """r_hat, ESS and MCSE per parameter element, the verdict, the family's advice, the sampler's statistics and
+    the draws of the family's summary parameters."""
+    report = diagnose(result)
+    stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
+    posterior = result["posterior"].to_dataset()
+    shown = info.model.summary_parameter_names
+    names = tuple(name for name in posterior.data_vars if shown is None or name in shown)
+    trajectories = stats is None or "diverging" in stats
+    return rd.Convergence(
+        independent=stats is None,
+        passed=report.passed,
+        failures=report.failures,
+        worst=str(report).split("\n", 1)[-1].strip(),
+        table=report.table,
+        max_r_hat=MAX_R_HAT,
+        min_ess=MIN_ESS,
+        advice=info.model.convergence_advice(integrates_trajectories=stats is not None and "diverging" in stats),
+        integrates_trajectories=trajectories,
+        statistics=None if stats is None else sampler_statistics(result, stats),
+        draws=posterior[list(names)],
+        parameter_names=names,
+    )
+
+
+def sampler_statistics(result, stats) -> rd.SamplerStatistics:
+    """The sampler's own statistics: divergences, tree depth, E-BFMI, step size, Gibbs slice evaluations."""
+    values: dict = {"divergences": int(stats["diverging"].sum()) if "diverging" in stats else None}
+    if "hyperparameter_evaluations" in stats:
+        values["hyperparameter_evaluations"] = float(stats["hyperparameter_evaluations"].mean())
+        low, high = np.quantile(stats["scale_factor"].values, [0.05, 0.95])
+        values["scale_factor_range"] = (float(low), float(high))
+    for name in ("reached_max_treedepth", "maxdepth_reached"):
+        if name in stats:
+            values["max_treedepth_hits"] = int(stats[name].sum())
+            break
+    if "tree_depth" in stats:
+        values["max_tree_depth"] = int(stats["tree_depth"].max())
+    if "energy" in stats:
+        import arviz_stats as azs
+
+        values["bfmi"] = tuple(float(v) for v in np.atleast_1d(azs.bfmi(result)["energy"].values))
+    if "step_size" in stats:
+        values["step_size"] = float(stats["step_size"].mean())
+    return rd.SamplerStatistics(**values)
+
+
+def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates:
+    """The posterior beside every stored point estimate (:func:`parameter_comparison`)."""
+    return rd.Estimates(
+        rows=tuple(parameter_comparison(result, interval_prob=interval_prob)),
+        kinds=tuple(point_estimate_kinds(result)),
+        status=tuple(info.point_estimate_status.items()),
+        has_posterior="posterior" in result.children,
+    )
+
+
+def _scores(result, split, data: Dataset, predicted: PredictedEstimates, *, baselines, loss) -> rd.HeldoutScores:
+    table = score_estimates(result, predicted, baselines=baselines, loss=loss)
+    descriptions = tuple(table.attrs.get("descriptions", {}).items())
+    left_out = str(table.attrs.get("left_out_baselines", ""))
+    table.attrs.clear()  # lifted into the record's fields
+    return rd.HeldoutScores(
+        split=split,
+        data_name=data.name,
+        n_rows=data.n_obs,
+        table=table,
+        descriptions=descriptions,
+        left_out_baselines=left_out,
+        standard_errors=standard_errors(predicted),
+    )
+
+
+def standard_errors(predicted: PredictedEstimates) -> dict[str, dict[str, float | None]]:
+    """Standard error of the mean over rows of each per-row score (log loss, Brier, 0-1 accuracy)."""
+    errors = {}
+    y = predicted.y
+    n = y.size
+    for label, proba in predicted.proba.items():
+        if proba is None or n < 2:
+            continue
+        defined = ~np.isnan(proba).any(axis=1)
+        p = proba[defined]
+        observed = p[np.arange(p.shape[0]), y[defined]]
+        onehot = np.eye(p.shape[1])[y[defined]]
+        per_row = {
+            "log_loss": -np.log(observed, where=observed > 0, out=np.full(observed.shape, np.inf)),
+            "brier": ((p - onehot) ** 2).sum(axis=1),
+            "accuracy": (p.argmax(axis=1) == y[defined]).astype(float),
+        }
+        errors[label] = {
+            name: float(values.std(ddof=1) / np.sqrt(values.size)) if np.isfinite(values).all() else None
+            for name, values in per_row.items()
+        }
+    return errors
+
+
+def calibration(result, info: ResultInfo, rows: Dataset, *, which: str, random_seed: int) -> rd.Calibration:
+    """Posterior predictive draws (evenly thinned) and each point estimate's plug-in probabilities on ``rows``."""
+    figure_result = thinned(result)
+    prediction = predict(figure_result, rows, return_draws="posterior" in figure_result.children)
+    proba: dict[str, np.ndarray] = {}
+    skipped = []
+    if "class_proba_draws" in prediction:
+        draws = prediction["class_proba_draws"].transpose("chain", "draw", "obs", "class").values
+        proba["posterior"] = draws.reshape(-1, *draws.shape[2:])
+    for kind in point_estimate_kinds(result):
+        values = prediction[f"class_proba_{kind}"].transpose("obs", "class").values
+        if np.isnan(values).any():
+            skipped.append(kind)
+            continue
+        proba[kind] = values
+    y, _ = result_codes(result, rows)
+    return rd.Calibration(proba, y, info.class_names, which, rows.n_obs, tuple(skipped), random_seed)
+
+
+def _input_figure(
+    result, info: ResultInfo, *, features, interval_prob, random_seed
+) -> rd.Boundary | rd.LatentCurve | None:
+    """The decision boundary over two features, the latent curve of a one-input latent family, or None."""
+    feature_names = info.feature_names
+    if features is None:
+        if len(feature_names) == 1 and info.model.latent_curve:
+            return latent_curve(result, info, random_seed=random_seed)
+        if len(feature_names) != 2:
+            return None
+        features = feature_names
+    features = list(features)
+    unknown = [name for name in features if name not in feature_names]
+    if len(features) != 2 or unknown:
+        shown = ", ".join(feature_names[:20]) + (
+            f", ... ({len(feature_names) - 20} more)" if len(feature_names) > 20 else ""
+        )
+        raise ValueError(
+            f"features={features!r}: name two of the fitted features ({shown}), e.g. "
+            f"--features {','.join(feature_names[:2])}"
+        )
+    result_boundary = boundary(result, info, (features[0], features[1]))
+    derived = derived_quantities(result, info, interval_prob=interval_prob) if result_boundary.numeric else None
+    if derived is None:
+        return result_boundary
+    from dataclasses import replace
+
+    return replace(result_boundary, derived=derived)
+
+
+def derived_quantities(result, info: ResultInfo, *, interval_prob: float) -> rd.DerivedQuantities | None:
+    """The family's derived quantities (gcc with a shared covariance: its linear discriminants), or None."""
+    names = derived_names(result)
+    if not names:
+        return None
+    rows = tuple(
+        row
+        for row in parameter_comparison(result, interval_prob=interval_prob)
+        if str(row["parameter"]).split("[")[0] in names
+    )
+    return rd.DerivedQuantities(
+        title=info.model.derived_quantities_title,
+        rows=rows,
+        kinds=tuple(point_estimate_kinds(result)),
+        standardized=info.standardize_mode != "none",
+    )
+
+
+def generative_check(result, info: ResultInfo, *, random_seed: int, n_replicates: int = 200):
+    """Replicated vs observed per-class feature statistics and their p-values (generative families), or None."""
+    if not isinstance(info.model, GenerativeClassifierModel):
+        return None
+    check = posterior_predictive_check(result, n_replicates=n_replicates, random_seed=random_seed)
+    cells = []
+    for name in check.data_vars:
+        if not name.startswith("p_value_"):
+            continue
+        statistic = name.removeprefix("p_value_")
+        other = next(dim for dim in check[name].dims if dim != "class")
+        p_values = check[name].transpose("class", other).values
+        observed = check[f"observed_{statistic}"].transpose("class", other).values
+        for k, j in np.argwhere(~np.isnan(p_values)):
+            cells.append(
+                (
+                    str(check["class"].values[k]),
+                    str(check[other].values[j]),
+                    statistic,
+                    float(observed[k, j]),
+                    float(p_values[k, j]),
+                )
+            )
+    cells.sort(key=lambda cell: min(cell[4], 1 - cell[4]))
+    return rd.GenerativeCheck(
+        check=check,
+        cells=tuple(cells),
+        n_replicates=int(check.attrs.get("n_replicates", n_replicates)),
+        source=str(check.attrs.get("source", "posterior")),
+    )
+
+
+def decisions(info: ResultInfo, predicted, *, loss: LossMatrix) -> rd.Decisions:
+    """Each estimate's decisions by least expected loss on every held-out split, their mean loss, the posterior
+    expected loss of each rule's decisions, and their confusion matrices."""
+    from sklearn.metrics import confusion_matrix
+
+    class_names = info.class_names
+    matrix = loss.aligned(class_names)
+    splits = []
+    for split, (data, predicted_split) in predicted.items():
+        rows = []
+        posterior = predicted_split.proba.get("posterior")
+        y = predicted_split.y
+        for label, proba in predicted_split.proba.items():
+            chosen = decide(expected_loss(proba, matrix)) if proba is not None else predicted_split.decisions.get(label)
+            if chosen is None:
+                continue
+            defined = chosen >= 0
+            mean_loss = float(matrix[y[defined], chosen[defined]].mean()) if defined.any() else math.nan
+            risk = None
+            if posterior is not None:  # what the posterior expects each rule's decisions to lose
+                expected = expected_loss(posterior[defined], matrix)[np.arange(int(defined.sum())), chosen[defined]]
+                risk = float(expected.mean()) if defined.any() else math.nan
+            counts = confusion_matrix(y[defined], chosen[defined], labels=np.arange(len(class_names)))
+            rows.append(rd.DecisionRow(label, mean_loss, risk, int((~defined).sum()), counts))
+        splits.append(rd.SplitDecisions(split, data.n_obs, tuple(rows), posterior is not None))
+    return rd.Decisions(class_names, np.asarray(matrix), tuple(splits))
+
+
+def _loo_comparison(runs: Mapping[str, object]) -> rd.LooComparison:
+    """PSIS-LOO comparison of several runs fitted on the same rows (arviz_stats.compare), or why there is none."""
+    with_draws = {label: result for label, result in runs.items() if "log_likelihood" in result.children}
+    if len(with_draws) < 2:
+        return rd.LooComparison(None, "fewer than two runs have draws")
+    try:
+        return rd.LooComparison(compare(with_draws))
+    except ValueError as error:
+        return rd.LooComparison(None, str(error))
