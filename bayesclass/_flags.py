@@ -105,7 +105,7 @@ _SYMBOLS = {"sim": "~", "le": "<=", "leq": "<=", "ge": ">=", "geq": ">=", "times
 
 
 def _plain(text: str) -> str:
-    """reStructuredText markup of a docstring as plain terminal text."""
+    """ReStructuredText markup of a docstring as plain terminal text."""
     text = re.sub(r":\w+:`([^`]*)`", r"\1", text).replace("``", "")  # :math:`x`, ``code``
     text = re.sub(r"\\(?:boldsymbol|mathbf|mathrm|operatorname)\s*", "", text)  # typography only
     text = re.sub(r"\\hat\s*\{([^{}]*)\}", r"\1_hat", text)  # \hat{\Sigma} -> Sigma_hat
@@ -115,7 +115,8 @@ def _plain(text: str) -> str:
 
 def _value_type(annotation: Any) -> tuple[type, tuple[Any, ...] | None]:
     """(the Python type a flag parses to, the choices of a ``Literal``) of a field annotation
-    (read through :func:`bayesclass.data.constraints.rule_of`: ``Annotated``, ``X | None``)."""
+    (read through :func:`bayesclass.data.constraints.rule_of`: ``Annotated``, ``X | None``).
+    """
     rule = rule_of(annotation)
     if rule.choices is not None:
         return type(rule.choices[0]), tuple(rule.choices)

@@ -33,5 +33,6 @@ class _LazyModule(types.ModuleType):
 
 def lazy_import(name: str) -> types.ModuleType:
     """The module ``name``: the module itself if it is imported already, else a stand-in that imports it on
-    first attribute access."""
+    first attribute access.
+    """
     return sys.modules.get(name) or _LazyModule(name)

@@ -97,7 +97,8 @@ def format_comparison(
 ) -> str:
     """The plain-text comparison printed by ``bayesclass compare``: parameters side by side, then for each
     held-out split the scores of every estimate and baseline
-    (:func:`bayesclass.inference.evaluation.heldout.evaluate`)."""
+    (:func:`bayesclass.inference.evaluation.heldout.evaluate`).
+    """
     from bayesclass.reports.comparison import format_comparison as render
 
     data = evaluate_comparison(

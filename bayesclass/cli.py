@@ -64,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _terminate_as_interrupt():
     """SIGTERM is handled as Ctrl-C for the whole command (exit 130, nothing half-written), not only while a
-    sampler runs; returns the previous handler (None off the main thread, where handlers cannot be set)."""
+    sampler runs; returns the previous handler (None off the main thread, where handlers cannot be set).
+    """
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
@@ -657,7 +658,8 @@ def _predict(args: argparse.Namespace) -> None:
     (:func:`~bayesclass.inference.prediction.writers.write_predictions`): read a chunk, predict its tiles, append
     their rows to a temporary CSV (and the per-draw probabilities to a temporary netCDF file), rename at the end.
     An error or an interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier file is
-    left as it was."""
+    left as it was.
+    """
     from bayesclass.data.csvfile import CSV_CHUNK_ROWS
     from bayesclass.inference import load as load_result
     from bayesclass.inference.prediction.predict import Predictor

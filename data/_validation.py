@@ -9,7 +9,8 @@ from bayesclass.data.constraints import Integer
 
 def require_int(value: object, *, argument: str, minimum: int) -> int:
     """Return ``value`` as ``int`` if it is an integer >= ``minimum``; else ``ValueError``
-    (:class:`bayesclass.data.constraints.Integer`: ``bool`` is rejected, floats are not rounded)."""
+    (:class:`bayesclass.data.constraints.Integer`: ``bool`` is rejected, floats are not rounded).
+    """
     return Integer(minimum=minimum).check(value, argument=argument)
 
 

@@ -70,7 +70,8 @@ __all__ = [
 
 class InvalidValueError(ValueError, TypeError):
     """A value of the wrong type or out of its declared range (a ``ValueError`` and a ``TypeError``, as
-    scikit-learn's ``InvalidParameterError``, so that either ``except`` clause catches it)."""
+    scikit-learn's ``InvalidParameterError``, so that either ``except`` clause catches it).
+    """
 
 
 def _is_number(value: Any) -> bool:
@@ -92,7 +93,8 @@ class Constraint:
     def check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
         """Return ``value`` (possibly converted: ``float``, ``int``) or raise :class:`InvalidValueError`.
 
-        ``optional`` says that the field also admits ``None`` (the message says so)."""
+        ``optional`` says that the field also admits ``None`` (the message says so).
+        """
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -116,7 +118,8 @@ class Finite(Constraint):
 @dataclasses.dataclass(frozen=True)
 class Positive(Constraint):
     """A number > 0 and finite (``allow_inf``: ``math.inf`` too, which the priors use to mean a flat,
-    improper prior); stored as ``float``."""
+    improper prior); stored as ``float``.
+    """
 
     allow_inf: bool = False
     fix: str = ""
@@ -141,7 +144,8 @@ def _interval(low: float | None, high: float | None, closed: str) -> str:
 @dataclasses.dataclass(frozen=True)
 class InRange(Constraint):
     """A real number between ``low`` and ``high`` (None: unbounded on that side); ``closed`` says which
-    bounds are admitted: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Stored as ``float``."""
+    bounds are admitted: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Stored as ``float``.
+    """
 
     low: float | None = None
     high: float | None = None
@@ -166,7 +170,8 @@ class InRange(Constraint):
 @dataclasses.dataclass(frozen=True)
 class Integer(Constraint):
     """An integer (Python or NumPy; no boolean, no float however whole) in ``minimum..maximum``
-    (None: unbounded); stored as ``int``."""
+    (None: unbounded); stored as ``int``.
+    """
 
     minimum: int | None = None
     maximum: int | None = None
@@ -195,7 +200,8 @@ class Integer(Constraint):
 @dataclasses.dataclass(frozen=True)
 class OneOf(Constraint):
     """One of ``choices`` (what a ``Literal[...]`` annotation declares; the same type as the choice, so that
-    ``True`` is not the choice ``1``)."""
+    ``True`` is not the choice ``1``).
+    """
 
     choices: tuple[Any, ...]
     fix: str = ""
@@ -261,7 +267,8 @@ def check_positive(
     value: Any, *, argument: str, allow_inf: bool = False, fix: str = "", optional: bool = False
 ) -> float:
     """Return ``value`` as a float if it is a number > 0 (finite unless ``allow_inf``), else raise
-    :class:`InvalidValueError` naming ``argument``."""
+    :class:`InvalidValueError` naming ``argument``.
+    """
     if not _is_number(value):
         _refuse(argument, "a positive number", value, fix=fix, optional=optional, kind=True)
     number = float(value)
@@ -318,7 +325,8 @@ def check_finite(
 @dataclasses.dataclass(frozen=True)
 class FieldRule:
     """What a field admits: its constraints in order (a ``Literal``'s :class:`OneOf` and a ``bool``'s
-    :class:`Boolean` first), whether it admits ``None``, and the plain type underneath."""
+    :class:`Boolean` first), whether it admits ``None``, and the plain type underneath.
+    """
 
     constraints: tuple[Constraint, ...]
     optional: bool
@@ -374,7 +382,8 @@ def field_rules(cls: type) -> tuple[tuple[str, FieldRule], ...]:
 
 def check_field(cls: type, name: str, value: Any, *, argument: str | None = None) -> Any:
     """``value`` checked against the declaration of field ``name`` of ``cls`` (for code that validates
-    a value before building the dataclass, e.g. to collect every problem of a file at once)."""
+    a value before building the dataclass, e.g. to collect every problem of a file at once).
+    """
     rule = dict(field_rules(cls))[name]
     return rule.check(value, argument=argument or name)
 
@@ -397,7 +406,8 @@ def check_fields(instance: Any) -> None:
 
 class Constrained:
     """Dataclass mixin: the declared constraints of the fields are checked on construction
-    (:func:`check_fields`). A subclass with cross-field checks calls ``super().__post_init__()`` first."""
+    (:func:`check_fields`). A subclass with cross-field checks calls ``super().__post_init__()`` first.
+    """
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -405,7 +415,8 @@ class Constrained:
 
 def renamed_from(*old_names: str, cli: bool = True) -> dict[str, tuple[str, ...]]:
     """Field metadata declaring the names a field had in earlier versions: :meth:`from_dict` (saved results)
-    reads them (:func:`renamed_fields`) and, with ``cli``, the command line keeps them as flag aliases."""
+    reads them (:func:`renamed_fields`) and, with ``cli``, the command line keeps them as flag aliases.
+    """
     metadata: dict[str, tuple[str, ...]] = {"renamed_from": old_names}
     if cli:
         metadata["cli_aliases"] = tuple("--" + name.replace("_", "-") for name in old_names)
@@ -414,13 +425,15 @@ def renamed_from(*old_names: str, cli: bool = True) -> dict[str, tuple[str, ...]
 
 def renamed_fields(cls: type) -> dict[str, str]:
     """``{old name: field name}`` from the fields' ``metadata={"renamed_from": (...)}`` declarations: the
-    spellings of earlier versions that :meth:`from_dict` and the command line still accept."""
+    spellings of earlier versions that :meth:`from_dict` and the command line still accept.
+    """
     return {old: field.name for field in dataclasses.fields(cls) for old in field.metadata.get("renamed_from", ())}
 
 
 def with_current_names(cls: type, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` with the old names of :func:`renamed_fields` replaced by the current ones (a value given
-    under both names keeps the current name's)."""
+    under both names keeps the current name's).
+    """
     renames = renamed_fields(cls)
     return {
         renames.get(name, name): value

@@ -11,13 +11,17 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data.dataset import Dataset, FeatureKind
 
-pd = lazy_import("pandas")
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_import("pandas")
 
 MISSING_TOKENS = frozenset({"", "na", "n/a", "nan"})
 """Cell texts (case-insensitive, after stripping blanks) that mean "missing"; they are rejected, never imputed."""
@@ -351,7 +355,8 @@ def read_csv_chunks(
 
 def count_csv_rows(path: str | os.PathLike[str]) -> int:
     """The number of non-blank lines after the first non-blank one (the header): the data rows of a CSV file
-    whose cells hold no line breaks (an estimate otherwise), for progress bars. Reads the file once, in blocks."""
+    whose cells hold no line breaks (an estimate otherwise), for progress bars. Reads the file once, in blocks.
+    """
     count = 0
     with open(Path(path).expanduser(), "rb") as stream:
         for line in stream:
@@ -447,7 +452,8 @@ def _stripped(text: np.ndarray, file: Path, column: str, lines: list[int]) -> np
 
 def _numeric_column(text: np.ndarray, file: Path, column: str, lines: list[int], decimal: str) -> np.ndarray:
     """The cells of a column fitted as numbers, as float64; the first cell that is not a finite number under the
-    decimal mark ``decimal`` is an error saying why (missing, text, the other decimal mark, not finite)."""
+    decimal mark ``decimal`` is an error saying why (missing, text, the other decimal mark, not finite).
+    """
     numbers = _numbers(text, decimal)
     bad = ~np.isfinite(numbers)
     if not bad.any():
@@ -663,7 +669,8 @@ def _codes_of(
 ) -> np.ndarray:
     """Codes of ``text`` in the given ``levels`` (numbers matched by value when ``decimal`` is given and every
     label and level is a number); anything else is an error naming the first unseen value and its line
-    (``lines[row]``, or ``row + 2`` for a whole file without blank lines)."""
+    (``lines[row]``, or ``row + 2`` for a whole file without blank lines).
+    """
     known = np.asarray(levels, dtype=object)
     if decimal is not None and _parses(text, decimal).all() and _parses(known, decimal).all():
         values, reference = _numbers(text, decimal), _numbers(known, decimal)

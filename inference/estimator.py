@@ -9,7 +9,7 @@ so it works inside ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -24,7 +24,10 @@ from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
 from bayesclass.models import ClassifierModel
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["BayesianClassifier"]
 
@@ -128,7 +131,8 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB, return_draws: bool = True
     ) -> xr.Dataset:
         """Everything :func:`bayesclass.inference.prediction.predict` returns (interval, point estimates and, unless
-        ``return_draws=False``, the per-draw probabilities: rows x draws x classes x 8 bytes)."""
+        ``return_draws=False``, the per-draw probabilities: rows x draws x classes x 8 bytes).
+        """
         X = self._validated(X)
         return predict(self.result_, X, interval_prob=interval_prob, return_draws=return_draws)
 
@@ -138,7 +142,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         return predict(self.result_, X)["class_proba"].values
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """log of :meth:`predict_proba`, computed in the log domain (finite where probabilities underflow)."""
+        """Log of :meth:`predict_proba`, computed in the log domain (finite where probabilities underflow)."""
         X = self._validated(X)
         return predict_log_proba(self.result_, X).values
 

@@ -7,11 +7,15 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.result import check_result as check
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["atomic_write", "check_result", "load", "save"]
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -35,7 +35,10 @@ from bayesclass.inference.engines.methods import METHODS, SAMPLERS
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = [
     "FORMAT_VERSION",

@@ -10,13 +10,16 @@ the kernels' power spectral densities (Solin & Saerkkae 2020, Riutort-Mayol et a
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 
-pm = lazy_import("pymc")
+if TYPE_CHECKING:
+    import pymc as pm
+else:
+    pm = lazy_import("pymc")
 
 __all__ = [
     "KernelName",

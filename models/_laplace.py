@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -32,7 +32,10 @@ from bayesclass._lazy import lazy_import
 from bayesclass.models._links import Link, bernoulli_terms, bernoulli_third_derivative, check_link, link_average
 from bayesclass.models.base import ConvergenceError
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+if TYPE_CHECKING:
+    import scipy
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
 
 __all__ = [
     "LaplaceFit",
@@ -274,7 +277,7 @@ def laplace_predict(
 
 
 def laplace_evidence_gradient(fit: LaplaceFit, covariance: np.ndarray, gradients: np.ndarray) -> np.ndarray:
-    """d log q(y | theta) / d theta_j for the Laplace evidence of ``fit`` (GPML Algorithm 5.1).
+    """D log q(y | theta) / d theta_j for the Laplace evidence of ``fit`` (GPML Algorithm 5.1).
 
     ``gradients`` holds dK/d theta_j, shape (p, n, n); the implicit dependence of the
     mode on theta (lines 9-14) is included. B^-1 comes from its Cholesky factor (LAPACK potri) and the

@@ -115,7 +115,7 @@ class LatentGaussianForm:
         return {"lengthscale": theta[..., :d], "amplitude": theta[..., d], "constant": theta[..., d + 1]}
 
     def log_prior(self, log_theta, xp=np):
-        """log p(log theta): InverseGamma lengthscales, HalfNormal amplitude and constant, with the Jacobian of exp."""
+        """Log p(log theta): InverseGamma lengthscales, HalfNormal amplitude and constant, with the Jacobian of exp."""
         prior = self.prior
         d = self.n_lengthscales
         log_lengthscale, log_amplitude, log_constant = log_theta[:d], log_theta[d], log_theta[d + 1]

@@ -10,6 +10,7 @@ nutpie compiles are registered with PyTensor at first use
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pytensor.gradient import DisconnectedType
@@ -19,8 +20,12 @@ from pytensor.graph.op import Op
 from bayesclass._lazy import lazy_import
 from bayesclass.models._kernels import KernelName, kernel_matrix
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pt = lazy_import("pytensor.tensor")
+if TYPE_CHECKING:
+    import pytensor.tensor as pt
+    import scipy
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pt = lazy_import("pytensor.tensor")
 
 __all__ = ["WhitenedLatent", "WhitenedLatentGradient", "register_numba_kernels"]
 
@@ -139,7 +144,7 @@ class WhitenedLatentGradient(Op):
 
 @functools.cache
 def register_numba_kernels() -> None:
-    """numba implementations for nutpie: LAPACK potrf through PyTensor's numba wrapper, trtri through SciPy's
+    """Numba implementations for nutpie: LAPACK potrf through PyTensor's numba wrapper, trtri through SciPy's
     cython_lapack in the same way; without them PyTensor's numba backend would run ``perform`` in object mode.
 
     Runs once, when the first Op is built or unpickled (not when ``bayesclass`` is imported): it imports
@@ -190,7 +195,8 @@ def register_numba_kernels() -> None:
     @numba_basic.numba_njit
     def lower_transpose_times(lower, matrix):
         """lower^T @ matrix for a lower-triangular, Fortran-ordered ``lower``;
-        ``matrix`` (Fortran-ordered) is overwritten."""
+        ``matrix`` (Fortran-ordered) is overwritten.
+        """
         size = val_to_int_ptr(np.int32(lower.shape[0]))
         alpha = np.ones(1)
         trmm(

@@ -17,14 +17,18 @@ gradient needs (GPML Algorithm 5.1), both stable in the tails (the probit terms 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pt = lazy_import("pytensor.tensor")
+if TYPE_CHECKING:
+    import pytensor.tensor as pt
+    import scipy
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pt = lazy_import("pytensor.tensor")
 
 __all__ = [
     "Link",
@@ -58,7 +62,8 @@ def _inverse_mills(t: np.ndarray) -> np.ndarray:
 
 def bernoulli_log_proba(eta: np.ndarray, sign: np.ndarray, link: Link) -> np.ndarray:
     """``log p(y_i | eta_i)`` elementwise in NumPy, with ``sign = 2 y - 1``: ``log sigmoid(s eta)`` (logit) or
-    ``log Phi(s eta)`` (probit); :func:`bernoulli_log_likelihood` is its sum in PyTensor."""
+    ``log Phi(s eta)`` (probit); :func:`bernoulli_log_likelihood` is its sum in PyTensor.
+    """
     margin = sign * eta
     return scipy.special.log_expit(margin) if link == "logit" else scipy.special.log_ndtr(margin)
 
@@ -88,7 +93,8 @@ def bernoulli_third_derivative(eta: np.ndarray, y: np.ndarray, link: Link) -> np
 
 def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarray:
     """``E[g^-1(f)]`` for ``f ~ N(mean, variance)``: ``Phi(mean / sqrt(1 + variance))`` for the probit link
-    (exact), 64-point Gauss-Hermite quadrature for the logistic (seed 004, GPML eq 3.25)."""
+    (exact), 64-point Gauss-Hermite quadrature for the logistic (seed 004, GPML eq 3.25).
+    """
     if link == "probit":
         return scipy.special.ndtr(mean / np.sqrt(1.0 + variance))
     if not np.any(variance):  # a point value of f
@@ -105,13 +111,14 @@ def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarr
 
 def bernoulli_log_likelihood(eta: Any, sign: Any, link: Link) -> Any:
     """``sum_i log p(y_i | eta_i)`` in PyTensor, with ``sign = 2 y - 1``:
-    ``-softplus(-s eta)`` (logit) or ``log Phi(s eta)`` (probit)."""
+    ``-softplus(-s eta)`` (logit) or ``log Phi(s eta)`` (probit).
+    """
     margin = sign * eta
     return -pt.sum(pt.softplus(-margin)) if link == "logit" else pt.sum(log_normal_cdf(margin))
 
 
 def log_normal_cdf(x: Any) -> Any:
-    """log Phi(x) in PyTensor, accurate in both tails, with finite gradients in both branches."""
+    """Log Phi(x) in PyTensor, accurate in both tails, with finite gradients in both branches."""
     left = pt.minimum(x, -1.0)
     right = pt.maximum(x, -1.0)
     lower_tail = pt.log(0.5 * pt.erfcx(-left / math.sqrt(2.0))) - 0.5 * left**2

@@ -41,7 +41,7 @@ import math
 import typing
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -56,9 +56,14 @@ from bayesclass.data.constraints import (
     with_current_names,
 )
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pm = lazy_import("pymc")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pm = lazy_import("pymc")
+    xr = lazy_import("xarray")
 
 __all__ = [
     "ClassProbaKernel",
@@ -89,12 +94,14 @@ POINT_ESTIMATE_KINDS: tuple[str, ...] = ("map", "mle", "posterior_mean", "unbias
 class NoEstimateError(ValueError):
     """A point estimate that does not exist for these data (an MLE at infinity, a zero
     variance, a posterior mode on the boundary ...). :func:`inference.fit` records the
-    reason beside the posterior instead of failing; asked for directly it is an error."""
+    reason beside the posterior instead of failing; asked for directly it is an error.
+    """
 
 
 class InvalidHyperparameterError(InvalidValueError):
     """A hyperparameter of the wrong type or value (a ValueError and a TypeError, as scikit-learn's
-    ``InvalidParameterError``, so that either ``except`` clause catches it)."""
+    ``InvalidParameterError``, so that either ``except`` clause catches it).
+    """
 
 
 class ConvergenceError(RuntimeError):
@@ -196,7 +203,8 @@ def kernel_of(
     setup_rows: int = 1,
 ) -> ClassProbaKernel:
     """A :class:`ClassProbaKernel` labelled from ``params`` (its ``class`` and ``feature`` coordinates and the
-    sizes and coordinates of ``leading_dims``)."""
+    sizes and coordinates of ``leading_dims``).
+    """
     return ClassProbaKernel(
         evaluate=evaluate,
         class_names=tuple(str(name) for name in params.coords["class"].values),
@@ -211,7 +219,8 @@ def kernel_of(
 
 def affine(*blocks: np.ndarray) -> np.ndarray:
     """The columns ``blocks`` side by side and a column of ones, so that one matrix product with coefficients
-    stacked over an offset row computes ``phi @ A + c`` without a second pass over the result."""
+    stacked over an offset row computes ``phi @ A + c`` without a second pass over the result.
+    """
     rows = blocks[0].shape[0]
     return np.hstack([*blocks, np.ones((rows, 1))])
 
@@ -219,7 +228,8 @@ def affine(*blocks: np.ndarray) -> np.ndarray:
 def softmax_over_classes(values: np.ndarray) -> np.ndarray:
     """``scipy.special.softmax(values, axis=1)`` computed in place (the same operations in the same order:
     ``exp(v - max) / sum``), so that a tile of ``(obs, class, draws)`` values is not copied three times.
-    A row of ``-inf`` under every class becomes NaN."""
+    A row of ``-inf`` under every class becomes NaN.
+    """
     with np.errstate(invalid="ignore"):
         values -= values.max(axis=1, keepdims=True)
         np.exp(values, out=values)
@@ -234,7 +244,8 @@ def leading_dims_of(variable: xr.DataArray, *own: str) -> tuple[str, ...]:
 
 def draws_last(variable: xr.DataArray, leading: tuple[str, ...], *own: str) -> np.ndarray:
     """``variable`` as an array of shape ``(*own sizes, n_draws)``: its own dims first, the leading (draw)
-    dims flattened last (size 1 for a point estimate), C-contiguous."""
+    dims flattened last (size 1 for a point estimate), C-contiguous.
+    """
     values = variable.transpose(*own, *leading).values
     shape = values.shape[: len(own)]
     return np.ascontiguousarray(values.reshape(*shape, -1))
@@ -277,7 +288,8 @@ class ClassifierModel(abc.ABC):
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass (its fields' old
         names, :func:`~bayesclass.data.constraints.renamed_fields`, accepted), check its type, then check every
-        field's declared constraints (:func:`~bayesclass.data.constraints.check_fields`)."""
+        field's declared constraints (:func:`~bayesclass.data.constraints.check_fields`).
+        """
         hints = typing.get_type_hints(type(self))
         for attribute in dataclasses.fields(self):  # type: ignore[arg-type]
             declared = hints.get(attribute.name)
@@ -311,7 +323,8 @@ class ClassifierModel(abc.ABC):
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
         """The parameters of the model of ``data``, as named in the PyMC model, the posterior and every
         point estimate (exactly those this model has: e.g. naive Bayes only has ``binary_proba`` when
-        ``data`` has binary features)."""
+        ``data`` has binary features).
+        """
 
     @abc.abstractmethod
     def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
@@ -320,7 +333,8 @@ class ClassifierModel(abc.ABC):
     @abc.abstractmethod
     def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """The prediction function of ``params`` (posterior draws, any leading dims, or one point estimate),
-        its parameter work done once; see :class:`ClassProbaKernel`."""
+        its parameter work done once; see :class:`ClassProbaKernel`.
+        """
 
     def coords(self, data: Dataset) -> dict[str, Any]:
         """The coordinates of the model of ``data`` and of its parameter sets.
@@ -336,17 +350,20 @@ class ClassifierModel(abc.ABC):
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
         """The prior and likelihood of this instance as plain-text formulas, one statement per line, in the
         PyMC variable names (reports show them in the model summary); ``n_classes`` keeps only the statements
-        that apply to that many classes (all when None)."""
+        that apply to that many classes (all when None).
+        """
         raise NotImplementedError(f"{type(self).__name__} states no prior_formulas")
 
     def available_point_estimates(self) -> tuple[str, ...]:
         """The point estimate kinds of this instance (they may depend on its hyperparameters,
-        e.g. on the choice of prior)."""
+        e.g. on the choice of prior).
+        """
         return ("mle", "map")
 
     def predictive_kinds(self) -> tuple[str, ...]:
         """The kinds among :meth:`available_point_estimates` that are exact posterior predictive
-        distributions (e.g. a Student-t predictive), not parameter plug-ins: reports label them so."""
+        distributions (e.g. a Student-t predictive), not parameter plug-ins: reports label them so.
+        """
         return ()
 
     def has_exact(self) -> bool:
@@ -365,7 +382,8 @@ class ClassifierModel(abc.ABC):
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """Quantities computed from a parameter set that reports show beside the parameters (e.g. the
         linear discriminants of a shared-covariance Gaussian model), for draws and point estimates alike.
-        Empty by default."""
+        Empty by default.
+        """
         return xr.Dataset()
 
     def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
@@ -390,12 +408,14 @@ class ClassifierModel(abc.ABC):
 
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
         """The latent function's predictive moments ``latent_mean`` and ``latent_variance`` at the inputs ``X``
-        (families with :attr:`latent_curve` only)."""
+        (families with :attr:`latent_curve` only).
+        """
         raise NotImplementedError(f"{type(self).__name__} has no latent function (latent_curve is False)")
 
     def latent_from_proba(self, proba: np.ndarray) -> np.ndarray:
         """The latent value whose inverse link is P(class 1 | x) = ``proba`` (families with :attr:`latent_curve`
-        only)."""
+        only).
+        """
         raise NotImplementedError(f"{type(self).__name__} has no latent function (latent_curve is False)")
 
     def unavailable_hint(self, method: str) -> str:
@@ -454,7 +474,7 @@ class ClassifierModel(abc.ABC):
         return estimate
 
     def class_log_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
-        """log P(class | x) for every row of ``X``, computed in the log domain (:meth:`class_proba_kernel`).
+        """Log P(class | x) for every row of ``X``, computed in the log domain (:meth:`class_proba_kernel`).
 
         Parameters
         ----------
@@ -474,7 +494,8 @@ class ClassifierModel(abc.ABC):
 
     def class_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
         """P(class | x), equal to ``exp(class_log_proba)`` up to rounding; sums to 1 over ``class``.
-        Same parameters and layout as :meth:`class_log_proba`."""
+        Same parameters and layout as :meth:`class_log_proba`.
+        """
         return self._class_proba_array(params, X, log=False)
 
     def _class_proba_array(self, params: xr.Dataset, X: Any, *, log: bool) -> xr.DataArray:
@@ -532,7 +553,8 @@ class ClassifierModel(abc.ABC):
         """Inverse of :meth:`to_dict` (a nested prior given as a dict is rebuilt by ``__post_init__``).
 
         The names of earlier versions (fields declared with ``metadata={"renamed_from": (...)}``, in the
-        family and in its prior) are accepted, so that results written before a rename keep loading."""
+        family and in its prior) are accepted, so that results written before a rename keep loading.
+        """
         values = with_current_names(cls, values)
         names = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
         return cls(**{name: value for name, value in values.items() if name in names})
@@ -585,7 +607,8 @@ class GenerativeClassifierModel(ClassifierModel):
     def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """Bayes' rule: :meth:`_joint_log_likelihood_kernel` normalised over ``class`` in the log domain
         (``logsumexp``; seed 000 eqs 9.24-9.26, seed 001 eq 1), or as a ``softmax`` for probabilities.
-        A row impossible under every class gets NaN."""
+        A row impossible under every class gets NaN.
+        """
         joint = self._joint_log_likelihood_kernel(params)
 
         def evaluate(X: np.ndarray, log: bool) -> np.ndarray:

@@ -47,7 +47,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -57,9 +57,14 @@ from bayesclass.data._validation import require_seed
 from bayesclass.data.constraints import Constrained, Integer, Positive
 from bayesclass.models.base import InvalidHyperparameterError
 
-sklearn_neighbors = lazy_import("sklearn.neighbors")
-sklearn_tree = lazy_import("sklearn.tree")
-sklearn_ensemble = lazy_import("sklearn.ensemble")
+if TYPE_CHECKING:
+    import sklearn.ensemble as sklearn_ensemble
+    import sklearn.neighbors as sklearn_neighbors
+    import sklearn.tree as sklearn_tree
+else:
+    sklearn_neighbors = lazy_import("sklearn.neighbors")
+    sklearn_tree = lazy_import("sklearn.tree")
+    sklearn_ensemble = lazy_import("sklearn.ensemble")
 
 __all__ = [
     "BASELINES",
@@ -239,7 +244,8 @@ class FittedBaseline:
 
     def predict(self, X: Any) -> np.ndarray:
         """Class codes ``0..K-1``: the argmax of :meth:`class_proba` (ties to the lowest code) where the
-        baseline has probabilities, otherwise its own decision rule (module docstring)."""
+        baseline has probabilities, otherwise its own decision rule (module docstring).
+        """
         features = self._features(X)
         proba = self.baseline._class_proba(self.state, features, len(self.class_names))
         if proba is None:

@@ -151,7 +151,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -169,10 +169,16 @@ from bayesclass.models.base import (
     kernel_of,
 )
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pm = lazy_import("pymc")
-pt = lazy_import("pytensor.tensor")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pm = lazy_import("pymc")
+    pt = lazy_import("pytensor.tensor")
+    xr = lazy_import("xarray")
 
 __all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
 
@@ -437,7 +443,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     def coords(self, data: Dataset) -> dict[str, Any]:
         """``class``, ``feature``, ``other_feature`` (second axis of a covariance); the model also has
-        ``scatter_column`` and ``feature_pair``."""
+        ``scatter_column`` and ``feature_pair``.
+        """
         names = list(data.feature_names)
         lower = np.tril_indices(len(names), -1)
         return {
@@ -754,7 +761,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
+        """Log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
         for posterior draws (any leading dims) or a point estimate; with ``predictive_dof`` (the
         ``posterior_predictive`` kind) the class densities are multivariate Student-t.
 
@@ -861,7 +868,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance
-        Gaussian parameter set, so that reports show the boundary with its credible band; else empty."""
+        Gaussian parameter set, so that reports show the boundary with its credible band; else empty.
+        """
         if "class" in params["covariance"].dims or "predictive_dof" in params:
             return xr.Dataset()
         lda = self.linear_discriminant(params)

@@ -80,7 +80,7 @@ little mass (Riutort-Mayol et al.'s rule m >= 1.75 c / (l / S) gives 23 for l = 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -114,10 +114,16 @@ from bayesclass.models.base import (
     leading_dims_of,
 )
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pm = lazy_import("pymc")
-pt = lazy_import("pytensor.tensor")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pm = lazy_import("pymc")
+    pt = lazy_import("pytensor.tensor")
+    xr = lazy_import("xarray")
 
 __all__ = ["EXACT_UP_TO", "HSGP_MAX_BASIS", "Approximation", "GaussianProcessPrior", "LatentGaussianProcess"]
 
@@ -251,7 +257,8 @@ class LatentGaussianProcess(ClassifierModel):
 
     def basis_per_input(self, n_inputs: int) -> int:
         """m, the HSGP basis functions per input: ``hsgp_basis``, or by default 30 for one input, 15 for two,
-        8 for three and 5 beyond (m^d stays in the hundreds)."""
+        8 for three and 5 beyond (m^d stays in the hundreds).
+        """
         if self.hsgp_basis is not None:
             return self.hsgp_basis
         return {1: 30, 2: 15, 3: 8}.get(n_inputs, 5)
@@ -312,7 +319,8 @@ class LatentGaussianProcess(ClassifierModel):
     def coords(self, data: Dataset) -> dict[str, Any]:
         """``class``, ``feature``, ``obs`` (+ ``basis``, ``other_basis`` for HSGP), plus what prediction at new
         inputs needs: the training inputs and labels (``training_input``, ``training_label``; exact GP) or
-        the basis geometry (``hsgp_center``, ``hsgp_half_width``, ``hsgp_frequency``; HSGP)."""
+        the basis geometry (``hsgp_center``, ``hsgp_half_width``, ``hsgp_frequency``; HSGP).
+        """
         coords: dict[str, Any] = {
             "class": list(data.class_names),
             "feature": list(data.feature_names),
@@ -454,7 +462,8 @@ class LatentGaussianProcess(ClassifierModel):
     def latent_gaussian_form(self, data: Dataset) -> LatentGaussianForm:
         """The model as a latent Gaussian model (:class:`~bayesclass.models._latent_gaussian.LatentGaussianForm`):
         the same priors, kernel, jitter and HSGP basis as :meth:`build`, for samplers that use the structure
-        (``method="gibbs"``)."""
+        (``method="gibbs"``).
+        """
         self.check_training_data(data)
         common = {
             "link": self.link,
@@ -516,7 +525,7 @@ class LatentGaussianProcess(ClassifierModel):
 
     @staticmethod
     def _type2_maximum_likelihood(objective, d: int, *, jac: bool) -> np.ndarray:
-        """argmax of the Laplace evidence over log theta = (log l, log a, log c), from l = 1, a = 1, c = 0.5."""
+        """Argmax of the Laplace evidence over log theta = (log l, log a, log c), from l = 1, a = 1, c = 0.5."""
         start = np.concatenate([np.zeros(d), [0.0, np.log(0.5)]])
         found = scipy.optimize.minimize(objective, start, jac=jac, method="L-BFGS-B", bounds=[(-5.0, 5.0)] * (d + 2))
         if not np.isfinite(found.fun):
@@ -593,7 +602,8 @@ class LatentGaussianProcess(ClassifierModel):
 
     def latent_from_proba(self, proba: np.ndarray) -> np.ndarray:
         """The latent f with :math:`g^{-1}(f) =` ``proba`` (the logit, or the normal quantile for probit), e.g. the
-        generator's true latent from its true P(class 1 | x); ``proba`` is clipped to [1e-12, 1 - 1e-12]."""
+        generator's true latent from its true P(class 1 | x); ``proba`` is clipped to [1e-12, 1 - 1e-12].
+        """
         import scipy.special
 
         p = np.clip(np.asarray(proba, dtype=float), 1e-12, 1 - 1e-12)

@@ -65,7 +65,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -86,10 +86,16 @@ from bayesclass.models.base import (
     softmax_over_classes,
 )
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pm = lazy_import("pymc")
-pt = lazy_import("pytensor.tensor")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pm = lazy_import("pymc")
+    pt = lazy_import("pytensor.tensor")
+    xr = lazy_import("xarray")
 
 __all__ = ["ConvergenceError", "LogisticPrior", "LogisticRegression", "SeparationError"]
 
@@ -151,7 +157,8 @@ class LogisticRegression(ClassifierModel):
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
         """Two classes: independent normal priors; more classes: the zero-sum normal of the multinomial logit
-        (module docstring)."""
+        (module docstring).
+        """
         prior = self.prior
         intercept = (
             "flat (improper)" if math.isinf(prior.intercept_sigma) else f"Normal(0, {prior.intercept_sigma:g}^2)"

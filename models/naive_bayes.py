@@ -168,7 +168,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
 
@@ -188,9 +188,14 @@ from bayesclass.models.base import (
     leading_dims_of,
 )
 
-pm = lazy_import("pymc")
-pt = lazy_import("pytensor.tensor")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+    import xarray as xr
+else:
+    pm = lazy_import("pymc")
+    pt = lazy_import("pytensor.tensor")
+    xr = lazy_import("xarray")
 
 __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
@@ -444,7 +449,8 @@ class NaiveBayes(GenerativeClassifierModel):
 
     def coords(self, data: Dataset) -> dict[str, Any]:
         """``class``, ``feature``, one dim per feature kind present in ``data``, and the
-        ``category_feature`` / ``category_code`` labels of each categorical level."""
+        ``category_feature`` / ``category_code`` labels of each categorical level.
+        """
         layout = _layout(data)
         coords: dict[str, Any] = _coords(data, layout)
         if layout.categorical.size:
@@ -644,7 +650,7 @@ class NaiveBayes(GenerativeClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for posterior draws (any leading
+        """Log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for posterior draws (any leading
         dims) or a point estimate; ``-inf`` where a row has a value of probability 0 under the class.
 
         Every factor is linear in a feature map of the row, so the joint is ONE matrix product

@@ -18,7 +18,8 @@ __all__ = ["format_comparison", "format_scores", "zero_probability_notes"]
 
 def format_scores(scores: HeldoutScores, *, title: str) -> list[str]:
     """Lines of a score table: one row per estimate; ``-`` where a metric does not apply (a baseline without
-    probabilities), ``inf`` kept, and a note per estimate whose log loss is infinite."""
+    probabilities), ``inf`` kept, and a note per estimate whose log loss is infinite.
+    """
     table = scores.table
     columns = [(name, header, spec) for name, header, spec in SCORE_COLUMNS if name in table.columns]
     columns = [column for column in columns if not table[column[0]].isna().all()]
@@ -44,7 +45,8 @@ def format_scores(scores: HeldoutScores, *, title: str) -> list[str]:
 
 def zero_probability_notes(table) -> list[str]:
     """One line per estimate of a score table whose log loss is infinite (rows giving the observed class
-    probability 0) or that leaves rows undefined (probability 0 under every class)."""
+    probability 0) or that leaves rows undefined (probability 0 under every class).
+    """
     notes = []
     for label, row in table.iterrows():
         if row.get("n_zero_probability", 0) > 0:
@@ -59,7 +61,8 @@ def zero_probability_notes(table) -> list[str]:
 
 def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
     """The plain-text comparison printed by ``bayesclass compare``: the run, its convergence, parameters side by
-    side (at most ``max_rows``), then for each held-out split the scores of every estimate and baseline."""
+    side (at most ``max_rows``), then for each held-out split the scores of every estimate and baseline.
+    """
     facts = data.summary
     lines = [
         f"model {facts.family} {json.dumps(facts.hyperparameters, sort_keys=True)}",

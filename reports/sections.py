@@ -102,7 +102,8 @@ def _interval_cell(row) -> str:
 
 def summary_section(run: rd.RunEvaluation) -> Section:
     """Model family and hyperparameters (priors as formulas), data, method and sampler, seed, versions, timings,
-    and the convergence verdict in one line."""
+    and the convergence verdict in one line.
+    """
     facts = run.summary
     rows = [
         ("run", facts.label),
@@ -160,7 +161,8 @@ EXACT_NOTE = (
 def convergence_section(run: rd.RunEvaluation) -> Section | None:
     """r_hat, bulk/tail ESS and MCSE per parameter element (the worst 20 when there are more), divergences, tree
     depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert with what
-    the family says to try."""
+    the family says to try.
+    """
     convergence = run.convergence
     if convergence is None:
         return None
@@ -261,7 +263,8 @@ def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str) -> tuple[t
 
 def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section:
     """Forest plot of the posterior (mean and interval) with every stored point estimate as a marker, the same as a
-    table, and one explicit line for each estimate that does not exist, with why."""
+    table, and one explicit line for each estimate that does not exist, with why.
+    """
     estimates = run.estimates
     rows, kinds = list(estimates.rows), estimates.kinds
     interval = f"{interval_prob:.0%} ETI"
@@ -300,7 +303,8 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
 
 def performance_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section:
     """Held-out scores of every estimate (and baseline) as a table and bars with standard errors; PSIS-LOO with
-    the Pareto k of every training row."""
+    the Pareto k of every training row.
+    """
     from bayesclass.reports.comparison import zero_probability_notes
 
     blocks: list = []
@@ -383,7 +387,8 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
 
 def calibration_section(run: rd.RunEvaluation) -> Section:
     """PAV reliability diagrams with consistency bands: posterior predictive draws and replicates of each point
-    estimate's plug-in probabilities, side by side."""
+    estimate's plug-in probabilities, side by side.
+    """
     calibration = run.calibration
     proba = {estimate_label(kind): values for kind, values in calibration.proba.items()}
     class_names = list(calibration.class_names)
@@ -410,7 +415,8 @@ def calibration_section(run: rd.RunEvaluation) -> Section:
 def decision_boundary_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section | None:
     """Two features: posterior mean P(class | x) on a grid, the boundary and its credible band, point-estimate
     boundaries, the training points, and the family's derived quantities. One input of a latent family: the
-    latent f and the probability curve with their bands. None where neither applies."""
+    latent f and the probability curve with their bands. None where neither applies.
+    """
     figure = run.boundary
     if figure is None:
         return None
@@ -500,7 +506,8 @@ def _latent_curve_section(curve: rd.LatentCurve, *, interval_prob: float) -> Sec
 
 def generative_section(run: rd.RunEvaluation) -> Section | None:
     """Replicated vs observed per-class feature statistics and their posterior predictive p-values (generative
-    families). None for a discriminative family."""
+    families). None for a discriminative family.
+    """
     check = run.generative
     if check is None:
         return None
@@ -541,7 +548,8 @@ def generative_section(run: rd.RunEvaluation) -> Section | None:
 
 def decisions_section(run: rd.RunEvaluation) -> Section | None:
     """The loss matrix, the mean loss of the Bayes decisions of every estimate on the held-out rows, and each
-    estimate's confusion matrix. None without a loss matrix."""
+    estimate's confusion matrix. None without a loss matrix.
+    """
     decisions = run.decisions
     if decisions is None:
         return None

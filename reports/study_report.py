@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +21,10 @@ from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
 
-pd = lazy_import("pandas")
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_import("pandas")
 
 __all__ = ["CURVE_METRICS", "study_report"]
 
@@ -38,7 +42,8 @@ DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
 
 def study_report(out: str | Path, *, title: str | None = None, version: str = "") -> str:
     """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``);
-    ``version``: the bayesclass that renders it (shown in the page's provenance line)."""
+    ``version``: the bayesclass that renders it (shown in the page's provenance line).
+    """
     started = time.perf_counter()
     table = load(out, keys=current_keys(out))  # the last spec's cells (an earlier spec's records stay on disk)
     if table.empty:
@@ -65,7 +70,8 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
 
 def estimate_colors(labels) -> dict[str, str]:
     """One colour per estimate label on every figure of the page: the posterior first, then the plug-ins, then
-    the baselines, each group in alphabetical order."""
+    the baselines, each group in alphabetical order.
+    """
     order = sorted(set(map(str, labels)), key=lambda label: (label != "posterior", label.startswith("baseline"), label))
     return {label: f"C{index % 10}" for index, label in enumerate(order)}
 

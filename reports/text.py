@@ -19,7 +19,8 @@ _LONGEST_TABLE = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lis
 
 def format_datasets(datasets: Iterable) -> str:
     """The table of built-in datasets (:func:`bayesclass.data.available`): name, rows, features, classes and
-    description."""
+    description.
+    """
     lines = [f"{'name':<20} {'rows':>9} {'features':>8} {'classes':>7}  description"]
     for info in datasets:
         lines.append(f"{info.name:<20} {info.n_obs!s:>9} {info.n_features:>8} {info.n_classes:>7}  {info.description}")
@@ -30,7 +31,8 @@ def format_predictive_check(check) -> str:
     """The text of a posterior predictive check (:func:`bayesclass.inference.posterior_predictive_check`): per
     statistic, how many class x feature statistics apply and how many are flagged (p outside [0.025, 0.975]);
     then the table of (class, feature, statistic, observed value, p), or only its flagged rows, most extreme first,
-    when it is longer than 60 rows."""
+    when it is longer than 60 rows.
+    """
     lines = [
         f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
         "p = P(T_rep > T_obs) + P(T_rep = T_obs)/2, * outside [0.025, 0.975]"
@@ -72,7 +74,8 @@ def format_predictive_check(check) -> str:
 def format_loo(results: Mapping[str, object], summaries: Mapping[str, object], table=None) -> str:
     """PSIS-LOO of saved results: per result (by name), its model, method and data, its
     :class:`~bayesclass.inference.criticism.loo.LooSummary` and its rows of high Pareto k; then, given, the
-    comparison ``table`` (:func:`bayesclass.inference.criticism.loo.compare`), best first."""
+    comparison ``table`` (:func:`bayesclass.inference.criticism.loo.compare`), best first.
+    """
     lines = []
     for name, summary in summaries.items():
         info = result_info(results[name])

@@ -11,15 +11,21 @@ Every number comes from ArviZ (``arviz_stats.rhat``, ``ess``, ``mcse``,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.result import result_info
 
-azs = lazy_import("arviz_stats")
-pd = lazy_import("pandas")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import arviz_stats as azs
+    import pandas as pd
+    import xarray as xr
+else:
+    azs = lazy_import("arviz_stats")
+    pd = lazy_import("pandas")
+    xr = lazy_import("xarray")
 
 __all__ = ["ConvergenceReport", "MAX_R_HAT", "MIN_ESS", "diagnose"]
 
@@ -85,5 +91,6 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
 
 def _worst(statistics: xr.Dataset, reduce) -> float:
     """``np.max``/``np.min`` over every element of every variable; a NaN (e.g. the r_hat of a
-    parameter frozen in every draw) propagates and so fails the verdict."""
+    parameter frozen in every draw) propagates and so fails the verdict.
+    """
     return float(reduce(np.concatenate([var.values.ravel() for var in statistics.data_vars.values()])))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,8 +26,12 @@ from bayesclass._lazy import lazy_import
 from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 from bayesclass.inference.result import result_info
 
-azs = lazy_import("arviz_stats")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import arviz_stats as azs
+    import xarray as xr
+else:
+    azs = lazy_import("arviz_stats")
+    xr = lazy_import("xarray")
 
 __all__ = ["PARETO_K_LIMIT", "LooSummary", "compare", "loo", "pointwise_log_likelihood"]
 

@@ -26,6 +26,8 @@ near 0 or 1 flags a statistic the model cannot reproduce.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bayesclass._lazy import lazy_import
@@ -34,7 +36,10 @@ from bayesclass.inference.result import result_info
 from bayesclass.models import REGISTRY
 from bayesclass.models.base import GenerativeClassifierModel
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["PPC_STATISTICS", "PPC_STATISTICS_BY_KIND", "posterior_predictive_check"]
 

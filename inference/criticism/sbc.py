@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,9 +26,14 @@ from bayesclass.inference.engines.fit import fit
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models.base import ClassifierModel
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pm = lazy_import("pymc")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pm = lazy_import("pymc")
+    xr = lazy_import("xarray")
 
 __all__ = ["SbcResult", "prior_draws", "simulation_based_calibration"]
 
@@ -56,7 +62,8 @@ class SbcResult:
 def prior_draws(model: ClassifierModel, template: Dataset, n: int, *, random_seed: int) -> xr.Dataset:
     """``n`` draws (dim ``draw``) of the parameters of ``model`` from its prior, through PyMC's prior sampling
     of ``model.build(template)`` (the data only fix the layout; likelihood terms are not sampled). Valid for
-    a family whose PyMC model states its prior as random variables (naive Bayes with fixed-scale priors)."""
+    a family whose PyMC model states its prior as random variables (naive Bayes with fixed-scale priors).
+    """
     names = list(model.parameter_names(template))
     draws = pm.sample_prior_predictive(draws=n, model=model.build(template), var_names=names, random_seed=random_seed)
     return model.with_coords(draws["prior"].to_dataset().isel(chain=0, drop=True)[names], template)
@@ -109,7 +116,8 @@ def simulation_based_calibration(
 
 def _uniform_ranks_p_value(ranks: np.ndarray, edges: np.ndarray) -> float:
     """Bonferroni-combined chi-square p-value of the rank histograms of the distinct columns of ``ranks``
-    (n_simulations, n_elements); valid whatever the dependence between the elements of one simulation."""
+    (n_simulations, n_elements); valid whatever the dependence between the elements of one simulation.
+    """
     # an element that repeats another in every simulation (the mirror half of a covariance) is counted once
     distinct = np.unique(ranks, axis=1)
     counts = np.stack([np.histogram(column, bins=edges)[0] for column in distinct.T], axis=1)  # (bins, elements)

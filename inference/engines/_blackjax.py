@@ -109,7 +109,8 @@ class CompiledDensity:
 
 def structure(model) -> tuple:
     """What of ``model``'s data shapes its JAX graph: its dimension lengths and the shapes of its data
-    containers (part of a compiled density's cache key beside the family's own structure key)."""
+    containers (part of a compiled density's cache key beside the family's own structure key).
+    """
     lengths = tuple(
         sorted((name, int(var.get_value())) for name, var in model.dim_lengths.items() if hasattr(var, "get_value"))
     )
@@ -154,7 +155,8 @@ def compile_density(model, var_names: tuple[str, ...], point: dict[str, np.ndarr
     """Translate ``model``'s log density (with Jacobians) and ``var_names`` to JAX, data as arguments.
 
     ``point`` is the model's initial point (``model.initial_point()``, which compiles a function of its own:
-    computed once per fit by the caller)."""
+    computed once per fit by the caller).
+    """
     import pytensor.tensor as pt
     from pymc.sampling.jax import get_jaxified_graph
     from pytensor.compile.sharedvalue import SharedVariable
@@ -235,7 +237,8 @@ STAT_NAMES = ("diverging", "energy", "acceptance_rate", "n_steps", "tree_depth",
 def schedule(tune: int, total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per step of the whole run (warm-up then draws, ``total`` steps): the stage (:data:`FAST`, :data:`SLOW`,
     :data:`SAMPLING`), whether a slow window ends there, and whether the warm-up ends there (the step size
-    becomes dual averaging's average)."""
+    becomes dual averaging's average).
+    """
     from blackjax.adaptation.window_adaptation import build_schedule
 
     stage = np.full(total, SAMPLING, dtype=np.int32)
@@ -334,7 +337,8 @@ def _executables(density: CompiledDensity, *, segment: int, parallel: int, data,
 
 def _initial_carry(positions: np.ndarray, mass_init) -> tuple:
     """(positions, dual-averaging state, mass-matrix state, step size, inverse mass) for chains starting at
-    ``positions`` (one row per chain): step size 1 and a unit diagonal mass matrix, as blackjax's warm-up."""
+    ``positions`` (one row per chain): step size 1 and a unit diagonal mass matrix, as blackjax's warm-up.
+    """
     import jax
     from blackjax.adaptation.step_size import dual_averaging_adaptation
 

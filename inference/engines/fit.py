@@ -28,7 +28,7 @@ import datetime
 import sys
 import warnings
 from importlib import metadata
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -44,7 +44,10 @@ from bayesclass.inference.result import DataRecord, ResultInfo, model_of, result
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["METHODS", "Method", "fit", "model_inputs", "model_of", "standardization_of"]
 

@@ -57,6 +57,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -67,8 +68,12 @@ from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models._kernels import stationary_of_squared
 from bayesclass.models._links import bernoulli_log_proba
 
-scipy = lazy_import("scipy")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")
+    xr = lazy_import("xarray")
 
 __all__ = [
     "GibbsRun",
@@ -213,7 +218,8 @@ class _Chain:
     # -- pieces ------------------------------------------------------------------------------------
     def _stationary(self, log_theta: np.ndarray) -> np.ndarray:
         """k(X, X) for the lengthscales of ``log_theta``, kept while they do not change (the amplitude and
-        constant slices reuse it)."""
+        constant slices reuse it).
+        """
         key = log_theta[: self.d].tobytes()
         if key != self._stationary_key:
             scale = np.exp(-2.0 * log_theta[: self.d])
@@ -251,7 +257,8 @@ class _Chain:
 
             def along_constant(log_theta):
                 """``collapsed`` along the log constant: C + D = c^2 1 1' + M, M fixed, so one factor of M and
-                the matrix determinant lemma and Sherman-Morrison give every value in O(1)."""
+                the matrix determinant lemma and Sherman-Morrison give every value in O(1).
+                """
                 rest = log_theta.copy()
                 rest[self.d + 1] = -np.inf  # c = 0: M alone
                 factor = _cholesky(self._covariance(rest, variance))
@@ -445,7 +452,8 @@ def sample_gibbs(
 def _load_lapack() -> None:
     """Load SciPy's LAPACK (and the special functions) now: ``threadpool_limits`` holds only the BLAS libraries
     already loaded to one thread, and SciPy's own OpenBLAS loads with ``scipy.linalg`` (imported lazily). Left to
-    load inside the limit, it ran every chain process at two threads on two cores: 14 s instead of 8 s."""
+    load inside the limit, it ran every chain process at two threads on two cores: 14 s instead of 8 s.
+    """
     import scipy.linalg
     import scipy.special
     import scipy.stats  # noqa: F401
@@ -463,7 +471,8 @@ def _parallel(form, sweeps: int) -> bool:
     """Whether the chains run in parallel processes: where a chain's work outweighs starting a process (about
     1 s: a fresh interpreter imports NumPy, SciPy and this module). Threads do not help: the Python between
     LAPACK calls holds the GIL (2 chains of 2,000 sweeps at n = 200: 15.8 s one after another, 19.5 s in two
-    threads)."""
+    threads).
+    """
     rows = form.labels.size
     work = rows * rows if form.exact else rows * form.basis.shape[1]  # the dominant cost per evaluation
     return work * sweeps >= PARALLEL_WORK
@@ -531,7 +540,8 @@ def _chain_process(form, seed, log_theta, total, update, shapes, names, index, e
 def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays, progress) -> None:
     """Run the first chain here and each other one in a process of its own (``spawn``: nothing inherited from
     this process's threads), at most one per core at a time, showing progress; on an interrupt, stop them all
-    and keep what they wrote."""
+    and keep what they wrote.
+    """
     import multiprocessing
 
     from threadpoolctl import threadpool_limits

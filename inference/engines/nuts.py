@@ -1,5 +1,6 @@
 """The ``nuts`` method: NUTS on the family's PyMC model with the backend the settings name
-(:mod:`bayesclass.inference.engines.sampling`)."""
+(:mod:`bayesclass.inference.engines.sampling`).
+"""
 
 from __future__ import annotations
 

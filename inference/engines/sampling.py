@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -48,8 +48,12 @@ from threadpoolctl import threadpool_limits
 from bayesclass._lazy import lazy_import
 from bayesclass.data.constraints import Constrained, InRange, Integer
 
-pm = lazy_import("pymc")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import pymc as pm
+    import xarray as xr
+else:
+    pm = lazy_import("pymc")
+    xr = lazy_import("xarray")
 
 __all__ = ["BACKENDS", "SamplerSettings", "clear_compile_cache", "interrupt_guard", "sample_nuts"]
 
@@ -117,7 +121,8 @@ class _Interrupt:
 
     def check(self) -> None:
         """Raise the interrupt that arrived where it could not be raised (a ctypes callback swallowed it,
-        or the guard defers interrupts to such checks)."""
+        or the guard defers interrupts to such checks).
+        """
         if self.received is not None:
             raise KeyboardInterrupt(f"signal {signal.Signals(self.received).name}")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,7 +30,10 @@ from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predi
 from bayesclass.inference.result import model_of, result_info
 from bayesclass.models.baselines import BASELINES, FittedBaseline, get_baseline
 
-pd = lazy_import("pandas")
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_import("pandas")
 
 __all__ = [
     "ESTIMATE_NAMES",
@@ -89,7 +93,8 @@ class Estimates:
 
 def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
     """``data``'s labels (and true probabilities) re-coded in ``result``'s class order; unknown classes are an
-    error naming them."""
+    error naming them.
+    """
     class_names = list(result_info(result).class_names)
     unknown = sorted(set(data.class_names[code] for code in np.unique(data.y)) - set(class_names))
     if unknown:
@@ -110,7 +115,8 @@ def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
 
 def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict[str, FittedBaseline]:
     """The baselines ``names`` fitted on ``result``'s training rows, in the model's inputs (its coding and
-    standardisation), with its classes."""
+    standardisation), with its classes.
+    """
     unknown = [name for name in names if name not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; choose among {sorted(BASELINES)}")
@@ -220,7 +226,8 @@ def score_estimates(
 ):
     """:func:`evaluate`'s table from estimates already predicted (:func:`heldout_estimates`), for callers that
     also use the estimates themselves (the HTML report: standard errors, decisions). ``baselines`` are the names
-    asked for (those that cannot classify the result's classes are noted in ``attrs``)."""
+    asked for (those that cannot classify the result's classes are noted in ``attrs``).
+    """
     table = score_table(
         estimates.proba,
         estimates.y,

@@ -7,14 +7,20 @@ each estimate alike.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB
 from bayesclass.inference.result import model_of
 
-azs = lazy_import("arviz_stats")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import arviz_stats as azs
+    import xarray as xr
+else:
+    azs = lazy_import("arviz_stats")
+    xr = lazy_import("xarray")
 
 __all__ = ["derived_names", "parameter_comparison", "point_estimate_kinds"]
 

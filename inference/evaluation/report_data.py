@@ -105,7 +105,8 @@ class Convergence:
 @dataclass(frozen=True)
 class Estimates:
     """The posterior beside every stored point estimate: rows of ``parameter_comparison`` (dicts ``parameter``,
-    ``mean``, ``sd``, ``low``, ``high`` and one key per kind), the kinds, and why an estimate is absent."""
+    ``mean``, ``sd``, ``low``, ``high`` and one key per kind), the kinds, and why an estimate is absent.
+    """
 
     rows: tuple[dict[str, Any], ...]
     kinds: tuple[str, ...]
@@ -166,7 +167,8 @@ class HeldoutScores:
 class Calibration:
     """Inputs of the reliability diagrams: "posterior" or a point estimate kind -> probabilities ((S, n, K)
     posterior predictive draws or (n, K) plug-ins), the rows' class codes, and the seed of the replicated
-    outcomes of the consistency bands."""
+    outcomes of the consistency bands.
+    """
 
     proba: dict[str, np.ndarray]
     y: np.ndarray
@@ -190,7 +192,8 @@ class DerivedQuantities:
 @dataclass(frozen=True)
 class Boundary:
     """P(class | x) over a grid of two features: per-draw probabilities (S, G, G, K), each point estimate's
-    (G, G, K), the training points. ``numeric`` False: the features are not both numeric (nothing drawn)."""
+    (G, G, K), the training points. ``numeric`` False: the features are not both numeric (nothing drawn).
+    """
 
     features: tuple[str, str]
     kinds: tuple[str, str]
@@ -208,7 +211,8 @@ class Boundary:
 @dataclass(frozen=True)
 class LatentCurve:
     """One input of a latent-function family: latent f and P(class 1 | x) per draw along ``x``, each point
-    estimate's curves, the training points and, where the generator is known, its true latent."""
+    estimate's curves, the training points and, where the generator is known, its true latent.
+    """
 
     x: np.ndarray
     latent_draws: np.ndarray
@@ -225,7 +229,8 @@ class LatentCurve:
 @dataclass(frozen=True)
 class GenerativeCheck:
     """The posterior predictive check of the features (``check``: its Dataset, as the figure takes it) and its
-    cells (class, feature, statistic, observed, p-value), most extreme first."""
+    cells (class, feature, statistic, observed, p-value), most extreme first.
+    """
 
     check: Any  # xarray.Dataset
     cells: tuple[tuple[str, str, str, float, float], ...]
@@ -262,7 +267,8 @@ class LooComparison:
 @dataclass(frozen=True)
 class ReportData:
     """What a report page shows: one :class:`RunEvaluation` per run, their LOO comparison (several runs), and
-    every warning the evaluation raised, verbatim."""
+    every warning the evaluation raised, verbatim.
+    """
 
     runs: tuple[RunEvaluation, ...]
     comparison: LooComparison | None
@@ -274,7 +280,8 @@ class ReportData:
 @dataclass(frozen=True)
 class ComparisonData:
     """What ``bayesclass compare`` prints: the run's facts, its convergence line, the parameters side by side
-    and the held-out scores of every estimate."""
+    and the held-out scores of every estimate.
+    """
 
     summary: RunSummary
     convergence: str | None

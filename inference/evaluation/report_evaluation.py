@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,7 +43,10 @@ from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predi
 from bayesclass.inference.result import ResultInfo, result_info
 from bayesclass.models.base import GenerativeClassifierModel
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["evaluate_comparison", "evaluate_for_report", "labelled_results", "validation_rows"]
 
@@ -153,7 +157,8 @@ def evaluate_comparison(
     random_seed: int = 0,
 ) -> rd.ComparisonData:
     """What ``bayesclass compare`` prints of ``result``: its facts, convergence, parameters beside the point
-    estimates, and the held-out scores of every estimate and baseline on each split of ``heldout``."""
+    estimates, and the held-out scores of every estimate and baseline on each split of ``heldout``.
+    """
     info = result_info(result)
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
     scores = []
@@ -299,7 +304,8 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
 
 def convergence(result, info: ResultInfo) -> rd.Convergence:
     """r_hat, ESS and MCSE per parameter element, the verdict, the family's advice, the sampler's statistics and
-    the draws of the family's summary parameters."""
+    the draws of the family's summary parameters.
+    """
     report = diagnose(result)
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
     posterior = result["posterior"].to_dataset()
@@ -495,7 +501,8 @@ def generative_check(result, info: ResultInfo, *, random_seed: int, n_replicates
 
 def decisions(info: ResultInfo, predicted, *, loss: LossMatrix) -> rd.Decisions:
     """Each estimate's decisions by least expected loss on every held-out split, their mean loss, the posterior
-    expected loss of each rule's decisions, and their confusion matrices."""
+    expected loss of each rule's decisions, and their confusion matrices.
+    """
     from sklearn.metrics import confusion_matrix
 
     class_names = info.class_names

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,7 +20,10 @@ from bayesclass.inference.evaluation.parameters import point_estimate_kinds
 from bayesclass.inference.prediction.predict import predict
 from bayesclass.inference.result import ResultInfo
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["FIGURE_DRAWS", "GRID_POINTS", "boundary", "latent_curve", "thinned"]
 
@@ -47,7 +51,8 @@ def thinned(result, max_draws: int = FIGURE_DRAWS):
 
 def boundary(result, info: ResultInfo, features: tuple[str, str]) -> rd.Boundary:
     """P(class | x) over a grid of the two ``features`` (names of the fitted features), per thinned draw and for
-    each point estimate, with the training points; not drawn unless both features are numeric."""
+    each point estimate, with the training points; not drawn unless both features are numeric.
+    """
     feature_names = list(info.feature_names)
     kinds = list(info.data.feature_kinds)
     columns = [feature_names.index(name) for name in features]
@@ -103,7 +108,8 @@ def _typical_row(X: np.ndarray, kinds: Sequence[str]) -> np.ndarray:
 
 def latent_curve(result, info: ResultInfo, *, random_seed: int = 0) -> rd.LatentCurve:
     """Latent f (conditional mean plus its spread, one draw of f* per posterior draw, seeded by ``random_seed``)
-    and P(class 1 | x) along the one input, per thinned draw and for each point estimate."""
+    and P(class 1 | x) along the one input, per thinned draw and for each point estimate.
+    """
     model = info.model
     X = result["constant_data"]["X"].values
     y = result["observed_data"]["y"].values

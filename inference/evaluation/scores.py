@@ -103,8 +103,12 @@ from bayesclass._lazy import lazy_import
 if TYPE_CHECKING:
     import pandas
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-pd = lazy_import("pandas")
+if TYPE_CHECKING:
+    import pandas as pd
+    import scipy
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    pd = lazy_import("pandas")
 
 __all__ = [
     "COUNTS",

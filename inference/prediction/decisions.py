@@ -133,7 +133,8 @@ class LossMatrix(Constrained):
 
     def aligned(self, class_names: tuple[str, ...] | list[str]) -> np.ndarray:
         """The losses ordered by ``class_names`` (a fitted result's classes); a ValueError names the classes
-        that are missing or unknown."""
+        that are missing or unknown.
+        """
         names = [str(name) for name in class_names]
         unknown = sorted(set(self.class_names) - set(names))
         missing = sorted(set(names) - set(self.class_names))
@@ -173,7 +174,8 @@ def expected_loss(proba: np.ndarray, loss: np.ndarray) -> np.ndarray:
 
 def decide(losses: np.ndarray) -> np.ndarray:
     """The action of least expected loss along the last axis; ties to the first class in order; -1 where the
-    losses are NaN (no decision)."""
+    losses are NaN (no decision).
+    """
     losses = np.asarray(losses, dtype=float)
     undefined = np.isnan(losses).any(axis=-1)
     decisions = np.where(undefined[..., np.newaxis], 0.0, losses).argmin(axis=-1)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,9 +41,14 @@ from bayesclass.inference.prediction.tiles import (
 from bayesclass.inference.result import result_info
 from bayesclass.models.base import ClassProbaKernel
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
-azs = lazy_import("arviz_stats")
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import arviz_stats as azs
+    import scipy
+    import xarray as xr
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+    azs = lazy_import("arviz_stats")
+    xr = lazy_import("xarray")
 
 __all__ = ["DEFAULT_INTERVAL_PROB", "Predictor", "predict", "predict_chunks", "predict_log_proba"]
 
@@ -170,7 +175,7 @@ def predict_chunks(
 
 
 def predict_log_proba(result: xr.DataTree, X: Any, *, workers: int | None = None) -> xr.DataArray:
-    """log P(class | x) of the estimate :func:`predict` reports as ``class_proba``, in the log domain.
+    """Log P(class | x) of the estimate :func:`predict` reports as ``class_proba``, in the log domain.
 
     With posterior draws it is the log of the posterior mean probability,
     ``logsumexp_s log P(class | x, theta_s) - log S`` over the S draws; otherwise the
@@ -274,7 +279,8 @@ class Predictor:
 
     def inputs(self, chunks: Iterable[Any]) -> Iterator[np.ndarray]:
         """Each chunk of new rows as model inputs (:func:`model_inputs`), checked by every kernel (rows
-        numbered over all chunks); empty chunks are skipped, and no rows at all is an error."""
+        numbered over all chunks); empty chunks are skipped, and no rows at all is an error.
+        """
         first_row = 0
         for chunk in chunks:
             if isinstance(chunk, np.ndarray) and chunk.ndim == 2 and chunk.shape[0] == 0:
@@ -366,7 +372,8 @@ class Predictor:
     def warn_undefined(self, dataset: xr.Dataset, *, first_row: int) -> None:
         """One ``RuntimeWarning`` naming the estimates under which some rows have NaN probabilities (rows
         impossible under every class, e.g. a value never seen in training under an MLE), the count and the
-        first such row (numbered from ``first_row``)."""
+        first such row (numbered from ``first_row``).
+        """
         distinct = {id(kernel): name for name, kernel in reversed(self.kernels.items())}.values()  # each estimate once
         undefined = {
             name: np.isnan(dataset[name].values).any(axis=1)

@@ -33,13 +33,17 @@ import collections
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bayesclass._lazy import lazy_import
 
-scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
+if TYPE_CHECKING:
+    import scipy
+else:
+    scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
 
 __all__ = [
     "MAX_TILE_ROWS",
@@ -266,7 +270,8 @@ def draw_interval(values: np.ndarray, prob: float, *, sorted_in_place: bool = Fa
 def _type7_of_sorted(ordered: np.ndarray, quantile: float) -> np.ndarray:
     """``numpy.quantile(ordered, quantile, axis=-1, method="linear")`` for values already sorted along the last
     axis: numpy's virtual index ``(n - 1) q`` and its ``_lerp`` (``a + (b - a) t``, or ``b - (b - a)(1 - t)`` when
-    ``t >= 0.5``), operation for operation, so that the floats are numpy's."""
+    ``t >= 0.5``), operation for operation, so that the floats are numpy's.
+    """
     n = ordered.shape[-1]
     virtual = (n - 1) * np.float64(quantile)
     if virtual >= n - 1:  # numpy takes the last value

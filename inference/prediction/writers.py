@@ -47,7 +47,8 @@ def _is_csv(data: str | os.PathLike) -> bool:
 
 class PredictionRows:
     """The new rows to predict: a CSV file read in chunks, or a built-in dataset cut in chunks; with their labels
-    when there are any (``labelled``). Open with :meth:`open`."""
+    when there are any (``labelled``). Open with :meth:`open`.
+    """
 
     def __init__(self, chunks, total_rows: int, labelled: bool, class_names: tuple[str, ...]) -> None:
         self._chunks = chunks
@@ -70,7 +71,8 @@ class PredictionRows:
         """The rows of ``data`` (a CSV file, or a built-in dataset's name) with the features ``result`` was
         fitted on; ``target`` names a CSV file's label column (optional), ``csv_format`` its
         :class:`~bayesclass.data.CsvFormat`. A CSV file's header, columns and first chunk are checked here,
-        before anything is written (``ValueError`` otherwise)."""
+        before anything is written (``ValueError`` otherwise).
+        """
         from bayesclass.data import count_csv_rows, load, read_csv_chunks
         from bayesclass.inference.prediction.predict import _check_labels
 
@@ -133,7 +135,8 @@ class PredictionRows:
 
 def prediction_header(predictor, *, labelled: bool) -> list[str]:
     """The CSV header of the predictions: ``p_<class>`` (with ``_low``/``_high`` and the plug-in estimates when
-    there are draws), ``predicted``, the decisions under a loss matrix, and ``observed`` when ``labelled``."""
+    there are draws), ``predicted``, the decisions under a loss matrix, and ``observed`` when ``labelled``.
+    """
     header = []
     for name in predictor.class_names:
         header.append(f"p_{name}")
@@ -157,7 +160,8 @@ def _plug_ins(predictor) -> list[str]:
 
 def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]:
     """The CSV cells of one tile of predictions, column by column, in the order of :func:`prediction_header`;
-    counts the rows with undefined (NaN) probabilities in ``rows.undefined``."""
+    counts the rows with undefined (NaN) probabilities in ``rows.undefined``.
+    """
     columns = []
     for index in range(len(predictor.class_names)):
         columns.append(csv_cells(tile["class_proba"].values[:, index]))
@@ -190,7 +194,8 @@ def csv_cells(values: np.ndarray) -> list[str]:
 
 class DrawsFile:
     """The per-draw probabilities appended tile by tile to a netCDF4 file (``obs`` unlimited), written to a
-    temporary file renamed at the end; without a path, nothing."""
+    temporary file renamed at the end; without a path, nothing.
+    """
 
     def __init__(self, dataset=None) -> None:
         self.dataset = dataset
@@ -200,7 +205,8 @@ class DrawsFile:
     @contextlib.contextmanager
     def open(cls, path: str | os.PathLike | None, predictor, result, run: str | os.PathLike | None = None):
         """Variable ``class_proba_draws`` (chain, draw, obs, class) of the predictor's posterior draws; ``run``
-        (the result's file) is recorded in the file's attributes."""
+        (the result's file) is recorded in the file's attributes.
+        """
         if path is None:
             yield cls()
             return
@@ -266,7 +272,8 @@ def _progress_console():
 def progress_over_rows(total: int, *, hide: bool = False) -> Iterator[Callable[[int], None]]:
     """A progress bar over rows (rich) on a terminal, yielding ``advance(n)``; with ``hide`` or when stderr is not a
     terminal (a log file, a pipe), nothing is drawn. On an error the bar is cleared, so that the error is the one
-    line left."""
+    line left.
+    """
     console = None if hide else _progress_console()
     if console is None or not console.is_terminal:
         yield lambda n: None
@@ -310,7 +317,8 @@ def progress_over_rows(total: int, *, hide: bool = False) -> Iterator[Callable[[
 @dataclass(frozen=True)
 class PredictionSummary:
     """What :func:`write_predictions` wrote: ``written`` rows, of which ``undefined`` have probability 0 under
-    every class under some estimate (NaN probabilities)."""
+    every class under some estimate (NaN probabilities).
+    """
 
     written: int
     undefined: int
@@ -330,7 +338,8 @@ def write_predictions(
     tile's predictions are appended to a temporary CSV (and, with ``draws_out``, the per-draw probabilities to a
     temporary netCDF file; ``result`` is then the fitted result and ``run`` its file), renamed to ``out`` at the
     end. An error or an interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier
-    file is left as it was. ``progress``: a bar over rows on a terminal (stderr)."""
+    file is left as it was. ``progress``: a bar over rows on a terminal (stderr).
+    """
     from bayesclass.inference.engines.sampling import interrupt_guard
     from bayesclass.inference.io import atomic_write
 

@@ -27,6 +27,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,7 +37,10 @@ from bayesclass.inference.io import atomic_write
 from bayesclass.inference.result import result_info
 from bayesclass.inference.studies.spec import Cell, StudySpec, cells
 
-pd = lazy_import("pandas")
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_import("pandas")
 
 __all__ = ["RECORD_FORMAT", "cell_data", "current_keys", "load", "run_cell", "run_study"]
 
@@ -55,7 +59,8 @@ WORKER_ENV = {
 def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
     """(training subsample of ``cell.size`` rows, test split) of the cell's data set: the test split is
     stratified with ``cell.test_fraction`` of the rows, seeded by the study seed and the repeat; the training rows
-    a stratified subsample of the rest, seeded likewise (the same rows for every model of that repeat and size)."""
+    a stratified subsample of the rest, seeded likewise (the same rows for every model of that repeat and size).
+    """
     from dataclasses import replace
 
     from sklearn.model_selection import train_test_split
@@ -364,7 +369,8 @@ COLUMNS = (
 def load(out: str | Path, *, keys: set[str] | None = None):
     """The tidy results table of a study folder: a row per cell x estimate x metric (a failed cell: one row with
     its error and no metric), with each cell's diagnostics and timings. ``keys`` keeps those cells only (e.g.
-    :func:`current_keys`, the last spec's; records of an earlier spec stay on disk)."""
+    :func:`current_keys`, the last spec's; records of an earlier spec stay on disk).
+    """
     folder = Path(out) / "cells"
     if not folder.is_dir():
         raise ValueError(f"{str(out)!r} holds no study results (no cells/ folder); run 'bayesclass study SPEC --out'")

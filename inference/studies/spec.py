@@ -360,7 +360,8 @@ def cells(spec: StudySpec) -> list[Cell]:
 
 def _declared(name: str, value: Any, problems: list[str], *, fallback: Any) -> Any:
     """``value`` checked against the declaration of :class:`StudySpec`'s field ``name``, or ``fallback`` with
-    the refusal added to ``problems`` (so that every problem of a spec is reported at once)."""
+    the refusal added to ``problems`` (so that every problem of a spec is reported at once).
+    """
     try:
         return check_field(StudySpec, name, value)
     except InvalidValueError as error:

@@ -1,16 +1,21 @@
 """The shared machinery of the report figures: style, :func:`to_svg`, colours and markers, input checks,
-subsampling and intervals."""
+subsampling and intervals.
+"""
 
 from __future__ import annotations
 
 import io
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 
-mpl = lazy_import("matplotlib")
+if TYPE_CHECKING:
+    import matplotlib as mpl
+else:
+    mpl = lazy_import("matplotlib")
 
 __all__ = ["MAX_POINTS", "MAX_VECTOR_POINTS", "SVG_HASH_SALT", "to_svg"]
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.reports.figures._svg import _style, to_svg
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["capped_posterior", "rank_plot", "trace_plot"]
 
@@ -117,7 +121,8 @@ def trace_plot(posterior, var_names: Sequence[str], *, max_elements: int = 12) -
 
 def _arviz_plot(plot: str, dense_lines: str, posterior, var_names: Sequence[str], *, max_elements: int) -> str:
     """An arviz_plots figure of the capped posterior (``plot``: its function name), one-line panel titles, the
-    ``dense_lines`` visual rasterized, and the cap note in the title."""
+    ``dense_lines`` visual rasterized, and the cap note in the title.
+    """
     import arviz_plots as azp
 
     selection, capped = capped_posterior(posterior, var_names, max_elements=max_elements)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.reports.figures._svg import ESTIMATE_COLORS, _figure, _style, to_svg
 
-xr = lazy_import("xarray")
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
 
 __all__ = ["check_panels", "generative_check_plot"]
 
