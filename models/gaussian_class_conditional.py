@@ -189,7 +189,7 @@ Likelihood = Literal["sufficient_statistics", "per_observation"]
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianClassConditionalPrior(Constrained):
-    """Hyperparameters of the Gaussian class-conditional priors (see the module docstring).
+    r"""Hyperparameters of the Gaussian class-conditional priors (see the module docstring).
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ class GaussianClassConditionalPrior(Constrained):
         normal means (NUTS only), or the conjugate Normal-Inverse-Wishart prior
         (NUTS, exact draws, closed-form MAP, posterior mean and Student-t predictive).
     class_concentration : float
-        :math:`\\alpha` of the symmetric Dirichlet prior on the class probabilities; 1 is uniform.
+        :math:`\alpha` of the symmetric Dirichlet prior on the class probabilities; 1 is uniform.
     mean_sigma : float
         LKJ prior: standard deviation of the normal prior on every class mean, in
         pooled standard deviations (raw units without ``autoscale``).
@@ -206,17 +206,17 @@ class GaussianClassConditionalPrior(Constrained):
         LKJ prior: scale of the half-normal prior on each feature's standard
         deviation, in pooled standard deviations (raw units without ``autoscale``).
     lkj_eta : float
-        LKJ prior: :math:`\\eta` of the correlations; 1 is uniform over correlation
+        LKJ prior: :math:`\eta` of the correlations; 1 is uniform over correlation
         matrices, larger values favour weak correlations.
     mean_strength : float
-        Inverse-Wishart prior: :math:`\\kappa_0`, the prior on a class mean is worth
+        Inverse-Wishart prior: :math:`\kappa_0`, the prior on a class mean is worth
         this many observations.
     wishart_dof_offset : float
-        Inverse-Wishart prior: :math:`\\nu_0 = d + 1 + ` offset (> -2, so that
-        :math:`\\nu_0 > d - 1`); the default 1 gives the weakest prior whose mean
-        :math:`\\boldsymbol\\Psi_0 / (\\nu_0 - d - 1)` exists.
+        Inverse-Wishart prior: :math:`\nu_0 = d + 1 + ` offset (> -2, so that
+        :math:`\nu_0 > d - 1`); the default 1 gives the weakest prior whose mean
+        :math:`\boldsymbol\Psi_0 / (\nu_0 - d - 1)` exists.
     wishart_scale : float
-        Inverse-Wishart prior: :math:`\\boldsymbol\\Psi_0` = this times the diagonal of the pooled
+        Inverse-Wishart prior: :math:`\boldsymbol\Psi_0` = this times the diagonal of the pooled
         feature variances (the identity in raw units without ``autoscale``).
     mean_center : float
         :math:`m_0` of every feature without ``autoscale`` (otherwise the pooled mean).
@@ -327,7 +327,7 @@ def _scatter_root(scatter: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianClassConditional(GenerativeClassifierModel):
-    """Gaussian class-conditional classifier (LDA / QDA), registry name ``gcc``.
+    r"""Gaussian class-conditional classifier (LDA / QDA), registry name ``gcc``.
 
     Parameters
     ----------
@@ -338,7 +338,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
         Priors; the default is the LKJ prior with weak autoscaled scales.
     regularization : float
         In [0, 1): the ``"mle"`` and ``"unbiased"`` covariances become
-        :math:`(1 - r)\\hat{\\boldsymbol\\Sigma} + r \\operatorname{diag}(s^2)` with
+        :math:`(1 - r)\hat{\boldsymbol\Sigma} + r \operatorname{diag}(s^2)` with
         :math:`s^2` the pooled feature variances, which makes them exist when
         a class has fewer rows than features, a feature is constant within a
         class, or features are collinear. 0 (default) is the textbook estimate.
@@ -493,7 +493,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- PyMC model -------------------------------------------------------------------------------
     def build(self, data: Dataset, *, likelihood: Likelihood = "sufficient_statistics") -> pm.Model:
-        """The PyMC model (module docstring).
+        r"""The PyMC model (module docstring).
 
         Parameters
         ----------
@@ -508,19 +508,19 @@ class GaussianClassConditional(GenerativeClassifierModel):
         -----
         Every data-derived array is a ``pm.Data`` container, so a compiled model is
         reused for new data of the same shape (see ``inference.sampling``). Every
-        trace term :math:`\\operatorname{tr}(\\boldsymbol\\Sigma^{-1}\\mathbf{B}\\mathbf{B}^\\top)` of the
+        trace term :math:`\operatorname{tr}(\boldsymbol\Sigma^{-1}\mathbf{B}\mathbf{B}^\top)` of the
         model (scatter, class means, and under the inverse-Wishart prior
-        :math:`\\boldsymbol\\Psi_0` and the prior of the means) is a block of columns of
-        ONE triangular solve :math:`\\mathbf{L}^{-1}[\\mathbf{B}_1, \\mathbf{B}_2, \\dots]`:
+        :math:`\boldsymbol\Psi_0` and the prior of the means) is a block of columns of
+        ONE triangular solve :math:`\mathbf{L}^{-1}[\mathbf{B}_1, \mathbf{B}_2, \dots]`:
         each solve adds seconds to nutpie's compilation.
 
         Under the inverse-Wishart prior the free variables are ``class_mean`` and
-        the Cholesky factor :math:`\\mathbf{L} = \\operatorname{diag}(u)\\tilde{\\mathbf{L}}` of
-        :math:`\\boldsymbol\\Sigma` (``cholesky_log_diagonal`` = :math:`\\log\\tilde L_{ii}`,
-        ``cholesky_lower`` = the strict lower triangle of :math:`\\tilde{\\mathbf{L}}`, :math:`u` the
-        feature units), with the log Jacobian :math:`\\sum_i (d - i + 1)\\log L_{ii}`
-        (0-based :math:`i`) of that map to :math:`\\boldsymbol\\Sigma`; the density terms are
-        ``pm.Potential``\\ s.
+        the Cholesky factor :math:`\mathbf{L} = \operatorname{diag}(u)\tilde{\mathbf{L}}` of
+        :math:`\boldsymbol\Sigma` (``cholesky_log_diagonal`` = :math:`\log\tilde L_{ii}`,
+        ``cholesky_lower`` = the strict lower triangle of :math:`\tilde{\mathbf{L}}`, :math:`u` the
+        feature units), with the log Jacobian :math:`\sum_i (d - i + 1)\log L_{ii}`
+        (0-based :math:`i`) of that map to :math:`\boldsymbol\Sigma`; the density terms are
+        ``pm.Potential``\ s.
         """
         if likelihood not in ("sufficient_statistics", "per_observation"):
             raise ValueError(f"likelihood must be 'sufficient_statistics' or 'per_observation', got {likelihood!r}")
@@ -611,12 +611,12 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- exact posterior --------------------------------------------------------------------------
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
-        """Independent draws from the Normal-Inverse-Wishart posterior, dims ``(chain, draw, ...)``.
+        r"""Independent draws from the Normal-Inverse-Wishart posterior, dims ``(chain, draw, ...)``.
 
-        :math:`\\boldsymbol\\Sigma^{-1} \\sim \\text{Wishart}(\\boldsymbol\\Psi^{-1}, \\nu)` by the Bartlett
-        decomposition (batched over draws and classes), :math:`\\boldsymbol\\mu_k \\mid \\boldsymbol\\Sigma
-        \\sim \\mathcal{N}(\\mathbf{m}_k, \\boldsymbol\\Sigma/\\kappa_k)`, :math:`\\pi \\sim
-        \\text{Dirichlet}(\\alpha + N_k)`.
+        :math:`\boldsymbol\Sigma^{-1} \sim \text{Wishart}(\boldsymbol\Psi^{-1}, \nu)` by the Bartlett
+        decomposition (batched over draws and classes), :math:`\boldsymbol\mu_k \mid \boldsymbol\Sigma
+        \sim \mathcal{N}(\mathbf{m}_k, \boldsymbol\Sigma/\kappa_k)`, :math:`\pi \sim
+        \text{Dirichlet}(\alpha + N_k)`.
         """
         if not self._conjugate_prior:
             raise ValueError(
@@ -761,14 +761,14 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """Log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
+        r"""Log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
         for posterior draws (any leading dims) or a point estimate; with ``predictive_dof`` (the
         ``posterior_predictive`` kind) the class densities are multivariate Student-t.
 
         Notes
         -----
         A shared-covariance Gaussian uses the linear discriminants
-        :math:`a_k(\\mathbf{x}) = \\mathbf{w}_k^\\top\\mathbf{x} + w_{k0}` (the quadratic term cancels): one
+        :math:`a_k(\mathbf{x}) = \mathbf{w}_k^\top\mathbf{x} + w_{k0}` (the quadratic term cancels): one
         matrix product with the weights of every class and draw. Otherwise the Mahalanobis distances
         :math:`q_k` come, with many draws, from the precisions contracted with the products
         :math:`x_i x_j` (i <= j) and with x (again one matrix product), or, for few parameter sets,
@@ -876,9 +876,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
         return xr.Dataset({"discriminant_weight": lda["weight"], "discriminant_bias": lda["bias"]})
 
     def linear_discriminant(self, params: xr.Dataset) -> xr.Dataset:
-        """The linear discriminants (seed 001 §D, seed 002):
-        :math:`\\mathbf{w}_k = \\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k`,
-        :math:`w_{k0} = -\\tfrac12\\boldsymbol\\mu_k^\\top\\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k + \\log\\pi_k`,
+        r"""The linear discriminants (seed 001 §D, seed 002):
+        :math:`\mathbf{w}_k = \boldsymbol\Sigma^{-1}\boldsymbol\mu_k`,
+        :math:`w_{k0} = -\tfrac12\boldsymbol\mu_k^\top\boldsymbol\Sigma^{-1}\boldsymbol\mu_k + \log\pi_k`,
         for a shared-covariance point estimate or every posterior draw.
 
         Returns
@@ -900,9 +900,9 @@ class GaussianClassConditional(GenerativeClassifierModel):
         )
 
     def decision_boundary(self, params: xr.Dataset, positive: str, negative: str) -> xr.Dataset:
-        """The hyperplane :math:`\\mathbf{w}^\\top\\mathbf{x} + w_0 = 0` between two classes (seed 001 eq 14):
-        :math:`\\mathbf{w} = \\mathbf{w}_{pos} - \\mathbf{w}_{neg}`, :math:`w_0 = w_{pos,0} - w_{neg,0}`,
-        and :math:`\\log P(pos \\mid \\mathbf{x}) / P(neg \\mid \\mathbf{x}) = \\mathbf{w}^\\top\\mathbf{x} + w_0`.
+        r"""The hyperplane :math:`\mathbf{w}^\top\mathbf{x} + w_0 = 0` between two classes (seed 001 eq 14):
+        :math:`\mathbf{w} = \mathbf{w}_{pos} - \mathbf{w}_{neg}`, :math:`w_0 = w_{pos,0} - w_{neg,0}`,
+        and :math:`\log P(pos \mid \mathbf{x}) / P(neg \mid \mathbf{x}) = \mathbf{w}^\top\mathbf{x} + w_0`.
 
         Returns
         -------
@@ -920,7 +920,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
     def sample_features(
         self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
     ) -> xr.DataArray:
-        """Draw :math:`\\mathbf{x}_n \\sim \\mathcal{N}(\\boldsymbol\\mu_{t_n}, \\boldsymbol\\Sigma_{t_n})`
+        r"""Draw :math:`\mathbf{x}_n \sim \mathcal{N}(\boldsymbol\mu_{t_n}, \boldsymbol\Sigma_{t_n})`
         for the given class codes,
         under every parameter set of ``params`` (each posterior draw, or one point estimate).
 

@@ -182,7 +182,7 @@ class GaussianProcessPrior(Constrained):
 
 @dataclass(frozen=True, kw_only=True)
 class LatentGaussianProcess(ClassifierModel):
-    """Binary latent-GP classifier (registry name ``gp``), seed 004.
+    r"""Binary latent-GP classifier (registry name ``gp``), seed 004.
 
     Parameters
     ----------
@@ -208,29 +208,29 @@ class LatentGaussianProcess(ClassifierModel):
 
     Notes
     -----
-    NUTS samples the whitened latents :math:`\\mathbf u \\sim \\mathcal N(0, I)` with
-    :math:`\\mathbf z = L_\\theta \\mathbf u`, :math:`L_\\theta L_\\theta^\\top = K_\\theta(X, X)`
-    (non-centred), jointly with :math:`\\theta`; the centred form has the funnel between
-    :math:`\\theta` and :math:`\\mathbf z` that makes NUTS diverge. The ``map`` point
-    estimate is the Laplace approximation with :math:`\\theta` by type-II maximum
-    likelihood (the Laplace approximation of :math:`\\log p(\\mathbf y \\mid \\theta)`
-    maximised by L-BFGS over :math:`\\log\\theta` with its exact gradient, GPML Algorithm
+    NUTS samples the whitened latents :math:`\mathbf u \sim \mathcal N(0, I)` with
+    :math:`\mathbf z = L_\theta \mathbf u`, :math:`L_\theta L_\theta^\top = K_\theta(X, X)`
+    (non-centred), jointly with :math:`\theta`; the centred form has the funnel between
+    :math:`\theta` and :math:`\mathbf z` that makes NUTS diverge. The ``map`` point
+    estimate is the Laplace approximation with :math:`\theta` by type-II maximum
+    likelihood (the Laplace approximation of :math:`\log p(\mathbf y \mid \theta)`
+    maximised by L-BFGS over :math:`\log\theta` with its exact gradient, GPML Algorithm
     5.1). Prediction at new inputs: per posterior draw,
-    :math:`f_* \\mid \\mathbf z, \\theta` is Gaussian with mean
-    :math:`K_{*}^\\top K^{-1}\\mathbf z` and variance :math:`k_{**} - K_*^\\top K^{-1} K_*`, and
-    :math:`P(y_* = 1 \\mid \\mathbf z, \\theta)` averages the link over it (exact for probit,
+    :math:`f_* \mid \mathbf z, \theta` is Gaussian with mean
+    :math:`K_{*}^\top K^{-1}\mathbf z` and variance :math:`k_{**} - K_*^\top K^{-1} K_*`, and
+    :math:`P(y_* = 1 \mid \mathbf z, \theta)` averages the link over it (exact for probit,
     Gauss-Hermite for logit); the class probability is the average over draws (seed 004:
     "make a prediction for a test case at x* by averaging"). Binary labels only: a
     multiclass dataset is an error.
 
-    HSGP (``approximation="hsgp"``): :math:`f(x) \\approx \\beta_0 + \\sum_j \\beta_j \\phi_j(x)`
-    with the Dirichlet Laplacian eigenfunctions :math:`\\phi_j` on :math:`[-L, L]^d` and
-    :math:`\\beta_j \\sim \\mathcal N(0, a^2 S_\\ell(\\omega_j))`, :math:`S_\\ell` the spectral
-    density of the stationary kernel, and :math:`\\beta_0 \\sim \\mathcal N(0, c^2)` the constant
+    HSGP (``approximation="hsgp"``): :math:`f(x) \approx \beta_0 + \sum_j \beta_j \phi_j(x)`
+    with the Dirichlet Laplacian eigenfunctions :math:`\phi_j` on :math:`[-L, L]^d` and
+    :math:`\beta_j \sim \mathcal N(0, a^2 S_\ell(\omega_j))`, :math:`S_\ell` the spectral
+    density of the stationary kernel, and :math:`\beta_0 \sim \mathcal N(0, c^2)` the constant
     term (``basis_weight``, dims ``basis``, first entry ``"constant"``; sampled whitened).
     Its ``map`` is the Laplace approximation in weight space (:func:`weight_laplace_fit`),
     again with type-II maximum-likelihood hyperparameters. A draw predicts
-    :math:`g^{-1}(\\beta_0 + \\boldsymbol\\phi(x_*)^\\top\\boldsymbol\\beta)` (f* is a function of the
+    :math:`g^{-1}(\beta_0 + \boldsymbol\phi(x_*)^\top\boldsymbol\beta)` (f* is a function of the
     weights).
     """
 
@@ -574,11 +574,11 @@ class LatentGaussianProcess(ClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
-        """Mean and variance of the latent f(x*) at new inputs, per parameter draw (or for the Laplace fit).
+        r"""Mean and variance of the latent f(x*) at new inputs, per parameter draw (or for the Laplace fit).
 
-        Exact GP draws: :math:`f_* \\mid \\mathbf z, \\theta` (class docstring); the ``map`` estimate:
+        Exact GP draws: :math:`f_* \mid \mathbf z, \theta` (class docstring); the ``map`` estimate:
         the Laplace predictive (GPML Algorithm 3.2, or its weight-space form for HSGP); HSGP draws:
-        :math:`\\beta_0 + \\boldsymbol\\phi(x_*)^\\top\\boldsymbol\\beta` with variance 0.
+        :math:`\beta_0 + \boldsymbol\phi(x_*)^\top\boldsymbol\beta` with variance 0.
 
         Returns
         -------

@@ -111,12 +111,12 @@ class SeparationError(NoEstimateError):
 
 @dataclass(frozen=True)
 class LogisticPrior(Constrained):
-    """Gaussian priors of logistic regression.
+    r"""Gaussian priors of logistic regression.
 
     Parameters
     ----------
     weight_sigma : float
-        Prior standard deviation of every weight, :math:`w_j \\sim N(0, \\sigma_w^2)`
+        Prior standard deviation of every weight, :math:`w_j \sim N(0, \sigma_w^2)`
         (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2).
     intercept_sigma : float
         Prior standard deviation of the intercept(s); ``math.inf`` gives a flat,

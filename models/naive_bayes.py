@@ -202,12 +202,12 @@ __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
 @dataclass(frozen=True, kw_only=True)
 class NaiveBayesPrior(Constrained):
-    """Hyperparameters of the naive Bayes priors (see the module docstring).
+    r"""Hyperparameters of the naive Bayes priors (see the module docstring).
 
     Parameters
     ----------
     class_concentration : float
-        :math:`\\beta_c` of the Dirichlet prior on the class probabilities (eq 9.30);
+        :math:`\beta_c` of the Dirichlet prior on the class probabilities (eq 9.30);
         1 is uniform.
     binary_alpha, binary_beta : float
         Beta(alpha, beta) prior of P(F_i = 1 | c = j); 1, 1 is uniform (posterior
@@ -219,7 +219,7 @@ class NaiveBayesPrior(Constrained):
         Symmetric Dirichlet prior on the word (count-feature) probabilities of a
         class; scikit-learn's ``MultinomialNB(alpha)`` is its posterior mean.
     mean_strength : float
-        Continuous features: :math:`\\kappa_0`, the prior on a class mean is worth this many observations.
+        Continuous features: :math:`\kappa_0`, the prior on a class mean is worth this many observations.
     variance_alpha : float
         Continuous features: :math:`a_0` of the inverse-gamma prior on a class variance.
     variance_beta : float
