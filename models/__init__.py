@@ -52,10 +52,45 @@ def _family(name: str) -> type[ClassifierModel]:
 
 
 def get_model(name: str, **hyperparameters: Any) -> ClassifierModel:
-    """The family registered as ``name`` with the given hyperparameters."""
+    """The family registered as ``name`` with the given hyperparameters.
+
+    Parameters
+    ----------
+    name : str
+        Registry name of the family (a key of ``REGISTRY``, also the CLI's ``--model``).
+    **hyperparameters
+        Keyword hyperparameters of that family (its dataclass fields; a prior may be a dict of its fields).
+
+    Returns
+    -------
+    ClassifierModel
+        The family instance, validated on construction.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a registered family.
+    """
     return _family(name)(**hyperparameters)
 
 
 def model_from_dict(values: dict[str, Any]) -> ClassifierModel:
-    """Rebuild a model from :meth:`ClassifierModel.to_dict` output (``values["model"]`` is the name)."""
+    """Rebuild a model from :meth:`ClassifierModel.to_dict` output.
+
+    Parameters
+    ----------
+    values : dict
+        Output of :meth:`ClassifierModel.to_dict`: ``values["model"]`` is the registry name, the other
+        entries the hyperparameters (names of earlier versions accepted).
+
+    Returns
+    -------
+    ClassifierModel
+        The family instance those values describe.
+
+    Raises
+    ------
+    ValueError
+        If ``values["model"]`` is not a registered family.
+    """
     return _family(values["model"]).from_dict(values)

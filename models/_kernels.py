@@ -63,8 +63,9 @@ def kernel_matrix(
 
 
 def stationary_kernel(scaled1, scaled2, kernel: KernelName, xp=np):
-    """k(r) between the rows of two arrays of inputs already divided by the lengthscales: ``exp(-r^2 / 2)``
-    or ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)``.
+    """k(r) between the rows of two arrays of inputs already divided by the lengthscales.
+
+    ``exp(-r^2 / 2)`` (exp_quad) or ``(1 + sqrt5 r + 5 r^2 / 3) exp(-sqrt5 r)`` (matern52).
 
     ``xp`` is the array namespace (NumPy, or ``jax.numpy`` inside a traced sampler: one formula for both).
     """

@@ -190,7 +190,7 @@ def laplace_fit(
     max_iter: int = 100,
     start: LaplaceFit | None = None,
 ) -> LaplaceFit:
-    """Mode of p(z | y) and the Gaussian approximation around it, by Newton's method (GPML Alg. 3.1).
+    r"""Mode of p(z | y) and the Gaussian approximation around it, by Newton's method (GPML Alg. 3.1).
 
     Parameters
     ----------
@@ -210,7 +210,7 @@ def laplace_fit(
     Notes
     -----
     Newton runs over a, with z = K a and the objective
-    :math:`\\Psi = \\log p(\\mathbf y \\mid \\mathbf z) - \\tfrac12 \\mathbf a^\\top \\mathbf z`
+    :math:`\Psi = \log p(\mathbf y \mid \mathbf z) - \tfrac12 \mathbf a^\top \mathbf z`
     (the step of GPML Algorithm 3.1 is the full Newton point). The factor of :math:`B`
     returned is computed at the mode.
     """

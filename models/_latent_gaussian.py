@@ -25,19 +25,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass.models._kernels import KernelName, spectral_density, stationary_kernel
 from bayesclass.models._links import Link
 
+if TYPE_CHECKING:
+    from bayesclass.models.gaussian_process import GaussianProcessPrior
+
 __all__ = ["LatentGaussianForm", "LatentGaussianNames"]
 
 
 @dataclass(frozen=True)
 class LatentGaussianNames:
-    """The posterior variables a sampler of a :class:`LatentGaussianForm` writes, and their dims, as the family's
-    PyMC model names them (the family fills them in; a sampler never spells them).
+    """The posterior variables a sampler of a :class:`LatentGaussianForm` writes, and their dims.
+
+    They are named as the family's PyMC model names them (the family fills them in; a sampler never spells them).
 
     Attributes
     ----------
@@ -89,7 +94,7 @@ class LatentGaussianForm:
     n_lengthscales: int
     kernel: KernelName
     jitter: float
-    prior: object
+    prior: GaussianProcessPrior
     names: LatentGaussianNames
     inputs: np.ndarray | None = None
     basis: np.ndarray | None = None

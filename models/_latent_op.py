@@ -10,6 +10,7 @@ nutpie compiles are registered with PyTensor at first use
 from __future__ import annotations
 
 import functools
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -144,21 +145,40 @@ class WhitenedLatentGradient(Op):
 
 @functools.cache
 def register_numba_kernels() -> None:
-    """Numba implementations for nutpie: LAPACK potrf through PyTensor's numba wrapper, trtri through SciPy's
-    cython_lapack in the same way; without them PyTensor's numba backend would run ``perform`` in object mode.
+    """Register the numba implementations of :class:`WhitenedLatent` and its gradient, for nutpie.
+
+    LAPACK potrf runs through PyTensor's numba wrapper, trtri through SciPy's cython_lapack in the same way;
+    without them PyTensor's numba backend would run ``perform`` in object mode.
 
     Runs once, when the first Op is built or unpickled (not when ``bayesclass`` is imported): it imports
     numba and private PyTensor modules, which a fit of any other family never needs.
     """
-    import math
+    from pytensor.link.numba.dispatch import basic as numba_basic
 
+    lower_inverse, lower_transpose_times = _numba_triangular_routines()
+
+    @numba_basic.numba_funcify.register(WhitenedLatent)
+    def _numba_whitened_latent(op, node, **kwargs):
+        return _whitened_latent_kernel(op.kernel == "matern52", op.jitter)
+
+    @numba_basic.numba_funcify.register(WhitenedLatentGradient)
+    def _numba_whitened_latent_gradient(op, node, **kwargs):
+        return _whitened_latent_gradient_kernel(op.kernel == "matern52", lower_inverse, lower_transpose_times)
+
+
+def _numba_triangular_routines():
+    """The numba triangular routines of the gradient kernel: ``(lower_inverse, lower_transpose_times)``.
+
+    ``lower_inverse(factor)`` is LAPACK trtri of a lower-triangular factor (NaN where it fails);
+    ``lower_transpose_times(lower, matrix)`` is BLAS trmm, ``lower^T @ matrix``. Both call SciPy's cython
+    LAPACK/BLAS through function pointers.
+    """
     import numba
     from numba.core import types
     from numba.core.extending import get_cython_function_address
     from pytensor.link.numba.cache import _call_cached_ptr
     from pytensor.link.numba.dispatch import basic as numba_basic
     from pytensor.link.numba.dispatch.linalg._LAPACK import int_ptr_to_val, nb_f64p, nb_i32p, val_to_int_ptr
-    from pytensor.link.numba.dispatch.linalg.decomposition.cholesky import _cholesky
 
     @numba_basic.numba_njit
     def trtri_pointer():
@@ -194,7 +214,8 @@ def register_numba_kernels() -> None:
 
     @numba_basic.numba_njit
     def lower_transpose_times(lower, matrix):
-        """lower^T @ matrix for a lower-triangular, Fortran-ordered ``lower``;
+        """lower^T @ matrix for a lower-triangular, Fortran-ordered ``lower``.
+
         ``matrix`` (Fortran-ordered) is overwritten.
         """
         size = val_to_int_ptr(np.int32(lower.shape[0]))
@@ -231,101 +252,116 @@ def register_numba_kernels() -> None:
             inverse[:] = np.nan
         return inverse
 
-    def make_kernels(matern: bool):
-        sqrt5 = math.sqrt(5.0)
+    return lower_inverse, lower_transpose_times
 
-        @numba_basic.numba_njit
-        def stationary(r2):
-            if matern:
-                r = sqrt5 * math.sqrt(r2)
-                return (1.0 + r + r * r / 3.0) * math.exp(-r)
-            return math.exp(-0.5 * r2)
 
-        @numba_basic.numba_njit
-        def radial(r2):  # d k / d log l_j = radial * (x_j - x'_j)^2 / l_j^2
-            if matern:
-                r = sqrt5 * math.sqrt(r2)
-                return 5.0 / 3.0 * (1.0 + r) * math.exp(-r)
-            return math.exp(-0.5 * r2)
+def _numba_radial_functions(matern: bool):
+    """The numba functions ``(stationary, radial)`` of the squared scaled distance r2 for one kernel.
 
-        return stationary, radial
+    ``stationary(r2)`` is k(r); ``radial(r2)`` is the factor of d k / d log l_j = radial * (x_j - x'_j)^2 / l_j^2.
+    """
+    from pytensor.link.numba.dispatch import basic as numba_basic
 
-    @numba_basic.numba_funcify.register(WhitenedLatent)
-    def _numba_whitened_latent(op, node, **kwargs):
-        stationary, _ = make_kernels(op.kernel == "matern52")
-        jitter = op.jitter
+    sqrt5 = math.sqrt(5.0)
 
-        @numba_basic.numba_njit
-        def whitened_latent_kernel(x, lengthscale, amplitude, constant, whitened):
-            n, d = x.shape
-            a2, c2 = amplitude.item() ** 2, constant.item() ** 2
-            covariance = np.empty((n, n))
-            for i in range(n):
-                covariance[i, i] = c2 + a2 * (1.0 + jitter)
-                for k in range(i):
-                    r2 = 0.0
-                    for j in range(d):
-                        difference = (x[i, j] - x[k, j]) / lengthscale[j]
-                        r2 += difference * difference
-                    value = c2 + a2 * stationary(r2)
-                    covariance[i, k] = value
-                    covariance[k, i] = value
-            factor = _cholesky(covariance, lower=True, overwrite_a=True)
-            latent = np.zeros(n)  # L u over the lower triangle (the factor's layout is not known to numba)
-            for i in range(n):
-                for k in range(i + 1):
-                    latent[i] += factor[i, k] * whitened[k]
-            return latent, factor
+    @numba_basic.numba_njit
+    def stationary(r2):
+        if matern:
+            r = sqrt5 * math.sqrt(r2)
+            return (1.0 + r + r * r / 3.0) * math.exp(-r)
+        return math.exp(-0.5 * r2)
 
-        return whitened_latent_kernel
+    @numba_basic.numba_njit
+    def radial(r2):  # d k / d log l_j = radial * (x_j - x'_j)^2 / l_j^2
+        if matern:
+            r = sqrt5 * math.sqrt(r2)
+            return 5.0 / 3.0 * (1.0 + r) * math.exp(-r)
+        return math.exp(-0.5 * r2)
 
-    @numba_basic.numba_funcify.register(WhitenedLatentGradient)
-    def _numba_whitened_latent_gradient(op, node, **kwargs):
-        _, radial = make_kernels(op.kernel == "matern52")
+    return stationary, radial
 
-        @numba_basic.numba_njit
-        def whitened_latent_gradient_kernel(x, lengthscale, amplitude, constant, whitened, factor, latent_gradient):
-            n, d = x.shape
-            a, c = amplitude.item(), constant.item()
-            u_bar = np.zeros(n)  # L^T z_bar
-            for i in range(n):
-                for k in range(i + 1):
-                    u_bar[k] += factor[i, k] * latent_gradient[i]
-            ones_solved = np.empty(n)  # v = L^-1 1 by forward substitution
-            for i in range(n):
-                total = 1.0
-                for k in range(i):
-                    total -= factor[i, k] * ones_solved[k]
-                ones_solved[i] = total / factor[i, i]
-            quadratic, running, trace = 0.0, 0.0, 0.0
-            for i in range(n):
-                term = whitened[i] * ones_solved[i]
-                quadratic += ones_solved[i] * u_bar[i] * (running + 0.5 * term)
+
+def _whitened_latent_kernel(matern: bool, jitter: float):
+    """The numba form of :meth:`WhitenedLatent.perform`: K built in one loop over pairs, then its factor."""
+    from pytensor.link.numba.dispatch import basic as numba_basic
+    from pytensor.link.numba.dispatch.linalg.decomposition.cholesky import _cholesky
+
+    stationary, _ = _numba_radial_functions(matern)
+
+    @numba_basic.numba_njit
+    def whitened_latent_kernel(x, lengthscale, amplitude, constant, whitened):
+        n, d = x.shape
+        a2, c2 = amplitude.item() ** 2, constant.item() ** 2
+        covariance = np.empty((n, n))
+        for i in range(n):
+            covariance[i, i] = c2 + a2 * (1.0 + jitter)
+            for k in range(i):
+                r2 = 0.0
+                for j in range(d):
+                    difference = (x[i, j] - x[k, j]) / lengthscale[j]
+                    r2 += difference * difference
+                value = c2 + a2 * stationary(r2)
+                covariance[i, k] = value
+                covariance[k, i] = value
+        factor = _cholesky(covariance, lower=True, overwrite_a=True)
+        latent = np.zeros(n)  # L u over the lower triangle (the factor's layout is not known to numba)
+        for i in range(n):
+            for k in range(i + 1):
+                latent[i] += factor[i, k] * whitened[k]
+        return latent, factor
+
+    return whitened_latent_kernel
+
+
+def _whitened_latent_gradient_kernel(matern: bool, lower_inverse, lower_transpose_times):
+    """The numba form of :meth:`WhitenedLatentGradient.perform` (the derivation in the comment above)."""
+    from pytensor.link.numba.dispatch import basic as numba_basic
+
+    _, radial = _numba_radial_functions(matern)
+
+    @numba_basic.numba_njit
+    def whitened_latent_gradient_kernel(x, lengthscale, amplitude, constant, whitened, factor, latent_gradient):
+        n, d = x.shape
+        a, c = amplitude.item(), constant.item()
+        u_bar = np.zeros(n)  # L^T z_bar
+        for i in range(n):
+            for k in range(i + 1):
+                u_bar[k] += factor[i, k] * latent_gradient[i]
+        ones_solved = np.empty(n)  # v = L^-1 1 by forward substitution
+        for i in range(n):
+            total = 1.0
+            for k in range(i):
+                total -= factor[i, k] * ones_solved[k]
+            ones_solved[i] = total / factor[i, i]
+        quadratic, running, trace = 0.0, 0.0, 0.0
+        for i in range(n):
+            term = whitened[i] * ones_solved[i]
+            quadratic += ones_solved[i] * u_bar[i] * (running + 0.5 * term)
+            running += term
+            trace += 0.5 * u_bar[i] * whitened[i]
+        inverse = lower_inverse(factor)
+        rows = np.zeros((n, n)).T  # Fortran order: the loops run down columns
+        for k in range(n):  # column k of X = Phi(u_bar u^T) L^-1: prefix sums down the column
+            running = 0.0
+            for i in range(k, n):
+                term = whitened[i] * inverse[i, k]
+                rows[i, k] = u_bar[i] * (running + 0.5 * term)
                 running += term
-                trace += 0.5 * u_bar[i] * whitened[i]
-            inverse = lower_inverse(factor)
-            rows = np.zeros((n, n)).T  # Fortran order: the loops run down columns
-            for k in range(n):  # column k of X = Phi(u_bar u^T) L^-1: prefix sums down the column
-                running = 0.0
-                for i in range(k, n):
-                    term = whitened[i] * inverse[i, k]
-                    rows[i, k] = u_bar[i] * (running + 0.5 * term)
-                    running += term
-            s = lower_transpose_times(inverse, rows)  # triangular times triangular: BLAS trmm
-            lengthscale_bar = np.zeros(d)
-            for i in range(n):
-                for k in range(i):
-                    r2 = 0.0
-                    for j in range(d):
-                        difference = (x[i, j] - x[k, j]) / lengthscale[j]
-                        r2 += difference * difference
-                    weight = (s[i, k] + s[k, i]) * radial(r2)
-                    for j in range(d):
-                        difference = (x[i, j] - x[k, j]) / lengthscale[j]
-                        lengthscale_bar[j] += weight * difference * difference
-            lengthscale_bar *= a * a / lengthscale
-            amplitude_bar = np.asarray(2.0 / a * (trace - c * c * quadratic))
-            constant_bar = np.asarray(2.0 * c * quadratic)
-            return lengthscale_bar, amplitude_bar, constant_bar, u_bar
+        s = lower_transpose_times(inverse, rows)  # triangular times triangular: BLAS trmm
+        lengthscale_bar = np.zeros(d)
+        for i in range(n):
+            for k in range(i):
+                r2 = 0.0
+                for j in range(d):
+                    difference = (x[i, j] - x[k, j]) / lengthscale[j]
+                    r2 += difference * difference
+                weight = (s[i, k] + s[k, i]) * radial(r2)
+                for j in range(d):
+                    difference = (x[i, j] - x[k, j]) / lengthscale[j]
+                    lengthscale_bar[j] += weight * difference * difference
+        lengthscale_bar *= a * a / lengthscale
+        amplitude_bar = np.asarray(2.0 / a * (trace - c * c * quadratic))
+        constant_bar = np.asarray(2.0 * c * quadratic)
+        return lengthscale_bar, amplitude_bar, constant_bar, u_bar
 
-        return whitened_latent_gradient_kernel
+    return whitened_latent_gradient_kernel

@@ -61,8 +61,10 @@ def _inverse_mills(t: np.ndarray) -> np.ndarray:
 
 
 def bernoulli_log_proba(eta: np.ndarray, sign: np.ndarray, link: Link) -> np.ndarray:
-    """``log p(y_i | eta_i)`` elementwise in NumPy, with ``sign = 2 y - 1``: ``log sigmoid(s eta)`` (logit) or
-    ``log Phi(s eta)`` (probit); :func:`bernoulli_log_likelihood` is its sum in PyTensor.
+    """``log p(y_i | eta_i)`` elementwise in NumPy, with ``sign = 2 y - 1``.
+
+    ``log sigmoid(s eta)`` (logit) or ``log Phi(s eta)`` (probit); :func:`bernoulli_log_likelihood` is its sum
+    in PyTensor.
     """
     margin = sign * eta
     return scipy.special.log_expit(margin) if link == "logit" else scipy.special.log_ndtr(margin)
@@ -92,8 +94,10 @@ def bernoulli_third_derivative(eta: np.ndarray, y: np.ndarray, link: Link) -> np
 
 
 def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarray:
-    """``E[g^-1(f)]`` for ``f ~ N(mean, variance)``: ``Phi(mean / sqrt(1 + variance))`` for the probit link
-    (exact), 64-point Gauss-Hermite quadrature for the logistic (seed 004, GPML eq 3.25).
+    """``E[g^-1(f)]`` for ``f ~ N(mean, variance)``.
+
+    ``Phi(mean / sqrt(1 + variance))`` for the probit link (exact), 64-point Gauss-Hermite quadrature for the
+    logistic (seed 004, GPML eq 3.25).
     """
     if link == "probit":
         return scipy.special.ndtr(mean / np.sqrt(1.0 + variance))
@@ -110,7 +114,8 @@ def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarr
 
 
 def bernoulli_log_likelihood(eta: Any, sign: Any, link: Link) -> Any:
-    """``sum_i log p(y_i | eta_i)`` in PyTensor, with ``sign = 2 y - 1``:
+    """``sum_i log p(y_i | eta_i)`` in PyTensor, with ``sign = 2 y - 1``.
+
     ``-softplus(-s eta)`` (logit) or ``log Phi(s eta)`` (probit).
     """
     margin = sign * eta

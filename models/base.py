@@ -41,12 +41,12 @@ import math
 import typing
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.data import Dataset, check_features
+from bayesclass.data import Dataset, FeatureKind, check_features
 from bayesclass.data.constraints import (
     InvalidValueError,
     check_fields,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     import pymc as pm
     import scipy
     import xarray as xr
+    from _typeshed import DataclassInstance
 else:
     scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
     pm = lazy_import("pymc")
@@ -92,15 +93,18 @@ POINT_ESTIMATE_KINDS: tuple[str, ...] = ("map", "mle", "posterior_mean", "unbias
 
 
 class NoEstimateError(ValueError):
-    """A point estimate that does not exist for these data (an MLE at infinity, a zero
-    variance, a posterior mode on the boundary ...). :func:`inference.fit` records the
+    """A point estimate that does not exist for these data.
+
+    An MLE at infinity, a zero variance, a posterior mode on the boundary ... :func:`inference.fit` records the
     reason beside the posterior instead of failing; asked for directly it is an error.
     """
 
 
 class InvalidHyperparameterError(InvalidValueError):
-    """A hyperparameter of the wrong type or value (a ValueError and a TypeError, as scikit-learn's
-    ``InvalidParameterError``, so that either ``except`` clause catches it).
+    """A hyperparameter of the wrong type or value.
+
+    A ValueError and a TypeError, as scikit-learn's ``InvalidParameterError``, so that either ``except``
+    clause catches it.
     """
 
 
@@ -121,13 +125,35 @@ class ReadOnlyArrays:
 def features_as_dataarray(X: Any, params: xr.Dataset, *, argument: str = "X") -> xr.DataArray:
     """Validate new inputs against the fitted features and label them ``(obs, feature)``.
 
-    ``X`` may be an array of shape (n_obs, n_features), one row of shape
-    (n_features,), or a :class:`data.Dataset`. The feature names come from the
-    ``feature`` coordinate of ``params``.
+    Parameters
+    ----------
+    X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
+        New model inputs: an array, one row, or a :class:`data.Dataset`.
+    params : xarray.Dataset
+        A fitted parameter set; the feature names come from its ``feature`` coordinate.
+    argument : str, default "X"
+        The name error messages give the input.
+
+    Returns
+    -------
+    xarray.DataArray
+        The checked float inputs, dims ``(obs, feature)``, labelled with the feature names.
     """
     feature_names = tuple(str(name) for name in params.coords["feature"].values)
     values = check_features(X, n_features=len(feature_names), feature_names=feature_names, argument=argument)
     return xr.DataArray(values, dims=("obs", "feature"), coords={"feature": list(feature_names)})
+
+
+def _accept_every_row(X: np.ndarray, first_row: int) -> None:
+    """Accept every row: the ``check`` of a kernel whose model takes any finite input.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_obs, n_features)
+        Model inputs (unused).
+    first_row : int
+        Position of the first row of ``X`` in the caller's input (unused).
+    """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,22 +173,26 @@ class ClassProbaKernel:
     :mod:`bayesclass.inference.prediction.tiles` therefore always evaluates fixed tiles of
     rows, so that predictions are the same floats however the rows are chunked.
 
-    Attributes
+    Parameters
     ----------
     evaluate : callable ``(X, log) -> array``
         ``X`` float64 of shape (n_obs, n_features), model inputs already checked
-        (finite, the fitted number of columns, :attr:`check` passed).
-    class_names, feature_names : tuple of str
-        The classes (second axis of the result) and the model inputs (columns of ``X``).
-    leading_dims, leading_shape : tuple
-        The dims of the parameter draws (``("chain", "draw")``; ``()`` for a point
-        estimate) and their sizes; the result's last axis is their C-order flattening.
-    leading_coords : Mapping[str, numpy.ndarray]
+        (finite, the fitted number of columns, :attr:`check` passed); ``log`` asks for log P.
+    class_names : tuple of str
+        The classes (second axis of the result).
+    feature_names : tuple of str
+        The model inputs (columns of ``X``).
+    leading_dims : tuple of str
+        The dims of the parameter draws (``("chain", "draw")``; ``()`` for a point estimate).
+    leading_shape : tuple of int
+        The sizes of ``leading_dims``; the result's last axis is their C-order flattening.
+    leading_coords : Mapping[str, numpy.ndarray], optional
         Coordinate values of the leading dims that have them.
-    check : callable ``(X, first_row) -> None``
+    check : callable ``(X, first_row) -> None``, optional
         Raises a ``ValueError`` naming row ``first_row + i`` for a value this model
         cannot take (a binary feature that is not 0/1, an unseen category code ...).
-    setup_rows : int
+        By default every row is accepted.
+    setup_rows : int, default 1
         Rows below which one call costs mostly its per-call setup (e.g. one Cholesky
         factor per draw for an exact GP): callers evaluate at least this many rows at once.
     """
@@ -173,7 +203,7 @@ class ClassProbaKernel:
     leading_dims: tuple[str, ...]
     leading_shape: tuple[int, ...]
     leading_coords: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
-    check: Callable[[np.ndarray, int], None] = lambda X, first_row: None
+    check: Callable[[np.ndarray, int], None] = _accept_every_row
     setup_rows: int = 1
 
     @property
@@ -183,6 +213,7 @@ class ClassProbaKernel:
 
     @property
     def n_classes(self) -> int:
+        """The number of classes (second axis of the result)."""
         return len(self.class_names)
 
     def __call__(self, X: np.ndarray, *, log: bool = False) -> np.ndarray:
@@ -202,8 +233,28 @@ def kernel_of(
     check: Callable[[np.ndarray, int], None] | None = None,
     setup_rows: int = 1,
 ) -> ClassProbaKernel:
-    """A :class:`ClassProbaKernel` labelled from ``params`` (its ``class`` and ``feature`` coordinates and the
-    sizes and coordinates of ``leading_dims``).
+    """A :class:`ClassProbaKernel` labelled from ``params``.
+
+    The kernel takes its class and feature names from the ``class`` and ``feature`` coordinates of
+    ``params``, and the sizes and coordinates of ``leading_dims`` from ``params`` too.
+
+    Parameters
+    ----------
+    params : xarray.Dataset
+        The parameter set (posterior draws or one point estimate) the kernel evaluates.
+    evaluate : callable ``(X, log) -> array``
+        The family's computation, see :class:`ClassProbaKernel`.
+    leading_dims : tuple of str
+        The draw dims of ``params`` (``()`` for a point estimate), flattened in this order.
+    check : callable ``(X, first_row) -> None``, optional
+        Rejects values the model cannot take; None accepts every row.
+    setup_rows : int, default 1
+        Rows below which one call costs mostly its per-call setup.
+
+    Returns
+    -------
+    ClassProbaKernel
+        The labelled kernel.
     """
     return ClassProbaKernel(
         evaluate=evaluate,
@@ -212,23 +263,46 @@ def kernel_of(
         leading_dims=tuple(leading_dims),
         leading_shape=tuple(int(params.sizes[dim]) for dim in leading_dims),
         leading_coords={dim: params[dim].values for dim in leading_dims if dim in params.coords},
-        check=check or (lambda X, first_row: None),
+        check=check or _accept_every_row,
         setup_rows=setup_rows,
     )
 
 
 def affine(*blocks: np.ndarray) -> np.ndarray:
-    """The columns ``blocks`` side by side and a column of ones, so that one matrix product with coefficients
-    stacked over an offset row computes ``phi @ A + c`` without a second pass over the result.
+    """The columns ``blocks`` side by side and a column of ones.
+
+    One matrix product with coefficients stacked over an offset row then computes ``phi @ A + c`` without a
+    second pass over the result.
+
+    Parameters
+    ----------
+    *blocks : numpy.ndarray of shape (n_obs, k_i)
+        Column blocks with the same number of rows.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_obs, sum(k_i) + 1)
+        The blocks side by side, then a column of ones.
     """
     rows = blocks[0].shape[0]
     return np.hstack([*blocks, np.ones((rows, 1))])
 
 
 def softmax_over_classes(values: np.ndarray) -> np.ndarray:
-    """``scipy.special.softmax(values, axis=1)`` computed in place (the same operations in the same order:
-    ``exp(v - max) / sum``), so that a tile of ``(obs, class, draws)`` values is not copied three times.
-    A row of ``-inf`` under every class becomes NaN.
+    """``scipy.special.softmax(values, axis=1)`` computed in place.
+
+    The same operations in the same order (``exp(v - max) / sum``), so that a tile of ``(obs, class, draws)``
+    values is not copied three times. A row of ``-inf`` under every class becomes NaN.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of shape (n_obs, n_class, n_draws)
+        Unnormalised log probabilities; overwritten.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``values`` itself, now probabilities that sum to 1 over axis 1.
     """
     with np.errstate(invalid="ignore"):
         values -= values.max(axis=1, keepdims=True)
@@ -238,13 +312,39 @@ def softmax_over_classes(values: np.ndarray) -> np.ndarray:
 
 
 def leading_dims_of(variable: xr.DataArray, *own: str) -> tuple[str, ...]:
-    """The dims of ``variable`` other than ``own``: the draw dims of a parameter (``()`` for a point estimate)."""
-    return tuple(dim for dim in variable.dims if dim not in own)
+    """The dims of ``variable`` other than ``own``: the draw dims of a parameter.
+
+    Parameters
+    ----------
+    variable : xarray.DataArray
+        One parameter of a parameter set.
+    *own : str
+        The parameter's own dims (``"class"``, ``"feature"`` ...).
+
+    Returns
+    -------
+    tuple of str
+        The remaining dims in their order (``()`` for a point estimate).
+    """
+    return tuple(str(dim) for dim in variable.dims if dim not in own)
 
 
 def draws_last(variable: xr.DataArray, leading: tuple[str, ...], *own: str) -> np.ndarray:
-    """``variable`` as an array of shape ``(*own sizes, n_draws)``: its own dims first, the leading (draw)
-    dims flattened last (size 1 for a point estimate), C-contiguous.
+    """``variable`` as an array of shape ``(*own sizes, n_draws)``, C-contiguous.
+
+    Parameters
+    ----------
+    variable : xarray.DataArray
+        One parameter of a parameter set.
+    leading : tuple of str
+        Its draw dims (:func:`leading_dims_of`), flattened last in C order.
+    *own : str
+        Its own dims, first and in this order.
+
+    Returns
+    -------
+    numpy.ndarray of shape (*own sizes, n_draws)
+        The values, the leading (draw) dims flattened last (size 1 for a point estimate).
     """
     values = variable.transpose(*own, *leading).values
     shape = values.shape[: len(own)]
@@ -286,9 +386,11 @@ class ClassifierModel(abc.ABC):
     reparametrisation_advice: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
-        """Turn a dict given for a dataclass-typed field (the prior) into that dataclass (its fields' old
-        names, :func:`~bayesclass.data.constraints.renamed_fields`, accepted), check its type, then check every
-        field's declared constraints (:func:`~bayesclass.data.constraints.check_fields`).
+        """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, then check every field.
+
+        Old names of the prior's fields (:func:`~bayesclass.data.constraints.renamed_fields`) are accepted;
+        the converted value's type is checked, then every field's declared constraints
+        (:func:`~bayesclass.data.constraints.check_fields`).
         """
         hints = typing.get_type_hints(type(self))
         for attribute in dataclasses.fields(self):  # type: ignore[arg-type]
@@ -317,13 +419,33 @@ class ClassifierModel(abc.ABC):
     # -- hooks ---------------------------------------------------------------------
     @abc.abstractmethod
     def build(self, data: Dataset) -> pm.Model:
-        """The PyMC model of ``data`` (dims ``class``, ``feature``, ``obs``; coords from :meth:`model_coords`)."""
+        """The PyMC model of ``data``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (already checked by :meth:`check_training_data`).
+
+        Returns
+        -------
+        pymc.Model
+            The model, dims ``class``, ``feature``, ``obs``; coords from :meth:`model_coords`.
+        """
 
     @abc.abstractmethod
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
-        """The parameters of the model of ``data``, as named in the PyMC model, the posterior and every
-        point estimate (exactly those this model has: e.g. naive Bayes only has ``binary_proba`` when
-        ``data`` has binary features).
+        """The parameters of the model of ``data``, as named in the PyMC model, the posterior and every point estimate.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        tuple of str
+            Exactly the parameters this model has (e.g. naive Bayes only has ``binary_proba`` when ``data``
+            has binary features).
         """
 
     @abc.abstractmethod
@@ -332,8 +454,17 @@ class ClassifierModel(abc.ABC):
 
     @abc.abstractmethod
     def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """The prediction function of ``params`` (posterior draws, any leading dims, or one point estimate),
-        its parameter work done once; see :class:`ClassProbaKernel`.
+        """The prediction function of ``params``, its parameter work done once.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims) or one point estimate.
+
+        Returns
+        -------
+        ClassProbaKernel
+            P(class | x) (or its log) of new rows per parameter set; see :class:`ClassProbaKernel`.
         """
 
     def coords(self, data: Dataset) -> dict[str, Any]:
@@ -344,45 +475,113 @@ class ClassifierModel(abc.ABC):
         prediction). :meth:`model_coords` gives the PyMC model the dimension coordinates;
         :meth:`with_coords` labels a parameter set with those that apply to it. Families
         extend the default ``class`` and ``feature``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        dict
+            Coordinate name to a list of labels (dimension coordinates) or a ``(dims, values)`` tuple.
         """
         return {"class": list(data.class_names), "feature": list(data.feature_names)}
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
-        """The prior and likelihood of this instance as plain-text formulas, one statement per line, in the
-        PyMC variable names (reports show them in the model summary); ``n_classes`` keeps only the statements
-        that apply to that many classes (all when None).
+        """The prior and likelihood of this instance as plain-text formulas, one statement per line.
+
+        The formulas use the PyMC variable names; reports show them in the model summary.
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            Keep only the statements that apply to that many classes (all when None).
+
+        Returns
+        -------
+        tuple of str
+            One statement per element.
         """
         raise NotImplementedError(f"{type(self).__name__} states no prior_formulas")
 
     def available_point_estimates(self) -> tuple[str, ...]:
-        """The point estimate kinds of this instance (they may depend on its hyperparameters,
-        e.g. on the choice of prior).
+        """The point estimate kinds of this instance.
+
+        Returns
+        -------
+        tuple of str
+            Kinds among ``POINT_ESTIMATE_KINDS``; they may depend on the hyperparameters (e.g. on the
+            choice of prior).
         """
         return ("mle", "map")
 
     def predictive_kinds(self) -> tuple[str, ...]:
-        """The kinds among :meth:`available_point_estimates` that are exact posterior predictive
-        distributions (e.g. a Student-t predictive), not parameter plug-ins: reports label them so.
+        """The kinds among :meth:`available_point_estimates` that are exact posterior predictive distributions.
+
+        Returns
+        -------
+        tuple of str
+            Kinds that are predictive distributions (e.g. a Student-t predictive), not parameter plug-ins:
+            reports label them so.
         """
         return ()
 
     def has_exact(self) -> bool:
-        """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters."""
+        """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters.
+
+        Returns
+        -------
+        bool
+            True when this instance has a conjugate posterior.
+        """
         return False
 
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
-        """Independent draws from the exact (conjugate) posterior, dims ``(chain, draw, ...)``.
+        """Independent draws from the exact (conjugate) posterior.
 
         Only instances whose :meth:`has_exact` is true implement it.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+        draws : int
+            Draws per chain.
+        chains : int
+            Number of chains (independent blocks of draws, laid out as a sampler's).
+        random_seed : int
+            Seed of the draws.
+
+        Returns
+        -------
+        xarray.Dataset
+            The parameters with dims ``(chain, draw, ...)``.
+
+        Raises
+        ------
+        ValueError
+            Always here: the family has no conjugate posterior.
         """
         raise ValueError(
             f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
         )
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
-        """Quantities computed from a parameter set that reports show beside the parameters (e.g. the
-        linear discriminants of a shared-covariance Gaussian model), for draws and point estimates alike.
-        Empty by default.
+        """Quantities computed from a parameter set that reports show beside the parameters.
+
+        For example the linear discriminants of a shared-covariance Gaussian model; for draws and point
+        estimates alike.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws or one point estimate.
+
+        Returns
+        -------
+        xarray.Dataset
+            The derived quantities (empty by default).
         """
         return xr.Dataset()
 
@@ -407,28 +606,91 @@ class ClassifierModel(abc.ABC):
         return (*advice, *self.reparametrisation_advice, "standardised features (--standardize)")
 
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
-        """The latent function's predictive moments ``latent_mean`` and ``latent_variance`` at the inputs ``X``
-        (families with :attr:`latent_curve` only).
+        """The latent function's predictive moments at the inputs ``X`` (families with :attr:`latent_curve` only).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws or one point estimate.
+        X : array-like of shape (n_obs, n_features)
+            Model inputs.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``latent_mean`` and ``latent_variance``.
+
+        Raises
+        ------
+        NotImplementedError
+            Here: the family has no latent function.
         """
         raise NotImplementedError(f"{type(self).__name__} has no latent function (latent_curve is False)")
 
     def latent_from_proba(self, proba: np.ndarray) -> np.ndarray:
-        """The latent value whose inverse link is P(class 1 | x) = ``proba`` (families with :attr:`latent_curve`
-        only).
+        """The latent value whose inverse link is P(class 1 | x) = ``proba`` (families with :attr:`latent_curve` only).
+
+        Parameters
+        ----------
+        proba : numpy.ndarray
+            Probabilities of class 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            The link function of ``proba``, elementwise.
+
+        Raises
+        ------
+        NotImplementedError
+            Here: the family has no latent function.
         """
         raise NotImplementedError(f"{type(self).__name__} has no latent function (latent_curve is False)")
 
     def unavailable_hint(self, method: str) -> str:
-        """Text appended to the error for a ``method`` this instance lacks but another configuration has."""
+        """Text appended to the error for a ``method`` this instance lacks but another configuration has.
+
+        Parameters
+        ----------
+        method : str
+            The fit method or point estimate kind asked for.
+
+        Returns
+        -------
+        str
+            A hint beginning with its own separator, or ``""`` (the default).
+        """
         return ""
 
     def cache_key(self, data: Dataset) -> tuple:
-        """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key)."""
+        """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        tuple
+            Hashable key: the hyperparameters as JSON and the names and kinds of the features and classes.
+        """
         return (self.to_json(), data.feature_names, data.feature_kinds, data.class_names)
 
     # -- shared behaviour ------------------------------------------------------------
     def model_coords(self, data: Dataset) -> dict[str, list]:
-        """The dimension coordinates of :meth:`coords`, for ``pm.Model(coords=...)``."""
+        """The dimension coordinates of :meth:`coords`, for ``pm.Model(coords=...)``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        dict of str to list
+            The coordinates of :meth:`coords` that are not ``(dims, values)`` tuples.
+        """
         return {name: value for name, value in self.coords(data).items() if not isinstance(value, tuple)}
 
     def with_coords(self, params: xr.Dataset, data: Dataset) -> xr.Dataset:
@@ -437,6 +699,18 @@ class ClassifierModel(abc.ABC):
         ``class`` and ``feature`` always (every parameter set names its classes and
         features, even binary logistic regression whose parameters have no ``class``
         dim); any other coordinate when ``params`` has all of its dims.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws or one point estimate of the model of ``data``.
+        data : Dataset
+            The training data.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``params`` with those coordinates assigned.
         """
         dims = set(params.dims)
         labels = {}
@@ -494,7 +768,18 @@ class ClassifierModel(abc.ABC):
 
     def class_proba(self, params: xr.Dataset, X: Any) -> xr.DataArray:
         """P(class | x), equal to ``exp(class_log_proba)`` up to rounding; sums to 1 over ``class``.
-        Same parameters and layout as :meth:`class_log_proba`.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims such as ``chain``, ``draw``) or one point estimate.
+        X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
+            Model inputs, as for :meth:`class_log_proba`.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(*leading, obs, class)``, the layout of :meth:`class_log_proba`.
         """
         return self._class_proba_array(params, X, log=False)
 
@@ -523,7 +808,20 @@ class ClassifierModel(abc.ABC):
         )
 
     def check_training_data(self, data: Dataset) -> None:
-        """Reject data no model of this family can be fitted to (fewer than 2 classes, empty classes)."""
+        """Reject data no model of this family can be fitted to (fewer than 2 classes, empty classes).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not a :class:`~bayesclass.data.Dataset`.
+        ValueError
+            If ``data`` has rows of fewer than 2 classes, or a class without rows.
+        """
         if not isinstance(data, Dataset):
             raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
         counts = data.class_counts
@@ -542,10 +840,23 @@ class ClassifierModel(abc.ABC):
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """Hyperparameters as plain JSON-able values (for provenance attrs)."""
-        return {"model": self.name, **dataclasses.asdict(self)}
+        """Hyperparameters as plain JSON-able values (for provenance attrs).
+
+        Returns
+        -------
+        dict
+            ``"model"`` (the registry name) and every dataclass field, nested priors as dicts.
+        """
+        return {"model": self.name, **dataclasses.asdict(cast("DataclassInstance", self))}
 
     def to_json(self) -> str:
+        """The hyperparameters of :meth:`to_dict` as one JSON string, keys sorted.
+
+        Returns
+        -------
+        str
+            A canonical JSON text (a compile-cache key).
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
@@ -554,6 +865,16 @@ class ClassifierModel(abc.ABC):
 
         The names of earlier versions (fields declared with ``metadata={"renamed_from": (...)}``, in the
         family and in its prior) are accepted, so that results written before a rename keep loading.
+
+        Parameters
+        ----------
+        values : dict
+            Output of :meth:`to_dict`; keys that are not fields (``"model"``) are ignored.
+
+        Returns
+        -------
+        ClassifierModel
+            An instance of this family.
         """
         values = with_current_names(cls, values)
         names = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
@@ -574,10 +895,11 @@ class GenerativeClassifierModel(ClassifierModel):
 
     @abc.abstractmethod
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """A kernel whose ``evaluate(X, log)`` returns ``log p(x, class | theta)`` for every row, class and draw,
-        ``(n_obs, n_class, n_draws)``, up to a term that is the same for every class, whatever ``log`` says.
+        """A kernel whose ``evaluate(X, log)`` returns ``log p(x, class | theta)`` for every row, class and draw.
 
-        ``-inf`` where a row is impossible under a class (e.g. a level an MLE gives probability 0).
+        The result has shape ``(n_obs, n_class, n_draws)``, up to a term that is the same for every class,
+        whatever ``log`` says. ``-inf`` where a row is impossible under a class (e.g. a level an MLE gives
+        probability 0).
         """
 
     @abc.abstractmethod
@@ -605,9 +927,20 @@ class GenerativeClassifierModel(ClassifierModel):
         """
 
     def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """Bayes' rule: :meth:`_joint_log_likelihood_kernel` normalised over ``class`` in the log domain
-        (``logsumexp``; seed 000 eqs 9.24-9.26, seed 001 eq 1), or as a ``softmax`` for probabilities.
-        A row impossible under every class gets NaN.
+        """Bayes' rule: :meth:`_joint_log_likelihood_kernel` normalised over ``class``.
+
+        In the log domain (``logsumexp``; seed 000 eqs 9.24-9.26, seed 001 eq 1), or as a ``softmax`` for
+        probabilities. A row impossible under every class gets NaN.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims) or one point estimate.
+
+        Returns
+        -------
+        ClassProbaKernel
+            The joint kernel with its ``evaluate`` normalised over classes.
         """
         joint = self._joint_log_likelihood_kernel(params)
 
@@ -632,8 +965,9 @@ class GenerativeClassifierModel(ClassifierModel):
     def simulate(
         self, params: xr.Dataset, n: int, *, random_seed: int, name: str = "simulated", reference: Any = None
     ) -> Dataset:
-        """Synthetic labelled data from one parameter set, as seed 001 §B.1 describes: a class with
-        probability ``class_prior``, then features from :meth:`sample_features`.
+        """Synthetic labelled data from one parameter set, as seed 001 §B.1 describes.
+
+        Each row draws a class with probability ``class_prior``, then features from :meth:`sample_features`.
 
         Parameters
         ----------
@@ -648,6 +982,11 @@ class GenerativeClassifierModel(ClassifierModel):
         reference : array of shape (n, n_features), optional
             Passed on to :meth:`sample_features`: rows whose totals the simulated count
             features keep (naive Bayes with count features needs it).
+
+        Returns
+        -------
+        Dataset
+            ``n`` rows with the classes and feature names and kinds of ``params``.
 
         Raises
         ------
@@ -677,13 +1016,43 @@ class GenerativeClassifierModel(ClassifierModel):
             provenance=f"{type(self).__name__}.simulate(n={n}, random_seed={random_seed})",
         )
 
-    def feature_kinds_of(self, params: xr.Dataset) -> tuple[str, ...]:
-        """The feature kinds of the data ``params`` were fitted to (continuous unless a family says otherwise)."""
-        return ("continuous",) * params.sizes["feature"]
+    def feature_kinds_of(self, params: xr.Dataset) -> tuple[FeatureKind, ...]:
+        """The feature kinds of the data ``params`` were fitted to (continuous unless a family says otherwise).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            A parameter set of this family.
+
+        Returns
+        -------
+        tuple of str
+            One kind per feature.
+        """
+        continuous: tuple[FeatureKind, ...] = ("continuous",)
+        return continuous * params.sizes["feature"]
 
 
 def check_class_codes(class_codes: Any, n_classes: int) -> np.ndarray:
-    """``class_codes`` as a 1-D integer array of codes in ``0..n_classes-1``, or a ``ValueError``."""
+    """``class_codes`` as a 1-D integer array of codes in ``0..n_classes-1``, or a ``ValueError``.
+
+    Parameters
+    ----------
+    class_codes : array-like of int
+        Class codes.
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    numpy.ndarray
+        The codes as an array.
+
+    Raises
+    ------
+    ValueError
+        If the codes are not 1-D integers in range.
+    """
     codes = np.asarray(class_codes)
     if codes.ndim != 1 or codes.dtype.kind not in "iu" or (codes < 0).any() or (codes >= n_classes).any():
         raise ValueError(f"class_codes must be a 1-D array of integer codes in 0..{n_classes - 1}, got {class_codes!r}")

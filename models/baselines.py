@@ -147,6 +147,7 @@ class Baseline(Constrained, abc.ABC):
         Returns
         -------
         FittedBaseline
+            The fitted form: class probabilities (where the method has them) and decisions for new rows.
 
         Raises
         ------
@@ -170,6 +171,7 @@ class Baseline(Constrained, abc.ABC):
                 f"({', '.join(map(repr, names))}); use least_squares, knn, knn_distance, tree or forest for K > 2, "
                 "or merge classes into two"
             )
+        seed: int | None
         if self.uses_random_seed:
             if random_seed is None:
                 raise ValueError(
@@ -202,7 +204,13 @@ class Baseline(Constrained, abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} must implement _predict or _class_proba")
 
     def to_dict(self) -> dict[str, Any]:
-        """The options as plain JSON-able values, with ``"baseline"``: the registry name (for provenance)."""
+        """The options as plain JSON-able values, with ``"baseline"``: the registry name (for provenance).
+
+        Returns
+        -------
+        dict
+            ``"baseline"`` (the registry name) and every option field.
+        """
         return {"baseline": self.name, **dataclasses.asdict(self)}
 
 
@@ -210,7 +218,7 @@ class Baseline(Constrained, abc.ABC):
 class FittedBaseline:
     """A fitted baseline: class probabilities (where it has them) and decisions for new rows.
 
-    Attributes
+    Parameters
     ----------
     baseline : Baseline
         The baseline and its options.
@@ -234,17 +242,37 @@ class FittedBaseline:
         return check_features(X, n_features=self.n_features, argument="X")
 
     def class_proba(self, X: Any) -> np.ndarray | None:
-        """P(class | x) for every row of ``X``, shape (n, K), rows summing to 1; ``None`` for a decisions-only
-        baseline (:attr:`Baseline.gives_probabilities` is false; see :attr:`Baseline.probabilities`).
+        """P(class | x) for every row of ``X``.
 
-        ``X`` is validated as at fit (numeric, finite, ``n_features`` columns; one 1-D row is allowed).
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features) or (n_features,)
+            New inputs, validated as at fit (numeric, finite, ``n_features`` columns; one 1-D row is allowed).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n, K) or None
+            Rows summing to 1; ``None`` for a decisions-only baseline (:attr:`Baseline.gives_probabilities`
+            is false; see :attr:`Baseline.probabilities`).
         """
         features = self._features(X)
         return self.baseline._class_proba(self.state, features, len(self.class_names))
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class codes ``0..K-1``: the argmax of :meth:`class_proba` (ties to the lowest code) where the
-        baseline has probabilities, otherwise its own decision rule (module docstring).
+        """Class codes ``0..K-1`` of the rows of ``X``.
+
+        The argmax of :meth:`class_proba` (ties to the lowest code) where the baseline has probabilities,
+        otherwise its own decision rule (module docstring).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features) or (n_features,)
+            New inputs, validated as at fit.
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (n,)
+            The decided class code of every row.
         """
         features = self._features(X)
         proba = self.baseline._class_proba(self.state, features, len(self.class_names))
@@ -793,6 +821,18 @@ BASELINES: dict[str, type[Baseline]] = {
 
 def get_baseline(name: str, **options: Any) -> Baseline:
     """The baseline registered as ``name`` (:data:`BASELINES`) with the given options.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (a key of :data:`BASELINES`, e.g. ``"knn"``).
+    **options
+        The baseline's options (its dataclass fields).
+
+    Returns
+    -------
+    Baseline
+        The baseline, its options validated.
 
     Raises
     ------

@@ -189,7 +189,7 @@ Likelihood = Literal["sufficient_statistics", "per_observation"]
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianClassConditionalPrior(Constrained):
-    """Hyperparameters of the Gaussian class-conditional priors (see the module docstring).
+    r"""Hyperparameters of the Gaussian class-conditional priors (see the module docstring).
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ class GaussianClassConditionalPrior(Constrained):
         normal means (NUTS only), or the conjugate Normal-Inverse-Wishart prior
         (NUTS, exact draws, closed-form MAP, posterior mean and Student-t predictive).
     class_concentration : float
-        :math:`\\alpha` of the symmetric Dirichlet prior on the class probabilities; 1 is uniform.
+        :math:`\alpha` of the symmetric Dirichlet prior on the class probabilities; 1 is uniform.
     mean_sigma : float
         LKJ prior: standard deviation of the normal prior on every class mean, in
         pooled standard deviations (raw units without ``autoscale``).
@@ -206,17 +206,17 @@ class GaussianClassConditionalPrior(Constrained):
         LKJ prior: scale of the half-normal prior on each feature's standard
         deviation, in pooled standard deviations (raw units without ``autoscale``).
     lkj_eta : float
-        LKJ prior: :math:`\\eta` of the correlations; 1 is uniform over correlation
+        LKJ prior: :math:`\eta` of the correlations; 1 is uniform over correlation
         matrices, larger values favour weak correlations.
     mean_strength : float
-        Inverse-Wishart prior: :math:`\\kappa_0`, the prior on a class mean is worth
+        Inverse-Wishart prior: :math:`\kappa_0`, the prior on a class mean is worth
         this many observations.
     wishart_dof_offset : float
-        Inverse-Wishart prior: :math:`\\nu_0 = d + 1 + ` offset (> -2, so that
-        :math:`\\nu_0 > d - 1`); the default 1 gives the weakest prior whose mean
-        :math:`\\boldsymbol\\Psi_0 / (\\nu_0 - d - 1)` exists.
+        Inverse-Wishart prior: :math:`\nu_0 = d + 1 + ` offset (> -2, so that
+        :math:`\nu_0 > d - 1`); the default 1 gives the weakest prior whose mean
+        :math:`\boldsymbol\Psi_0 / (\nu_0 - d - 1)` exists.
     wishart_scale : float
-        Inverse-Wishart prior: :math:`\\boldsymbol\\Psi_0` = this times the diagonal of the pooled
+        Inverse-Wishart prior: :math:`\boldsymbol\Psi_0` = this times the diagonal of the pooled
         feature variances (the identity in raw units without ``autoscale``).
     mean_center : float
         :math:`m_0` of every feature without ``autoscale`` (otherwise the pooled mean).
@@ -327,7 +327,7 @@ def _scatter_root(scatter: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianClassConditional(GenerativeClassifierModel):
-    """Gaussian class-conditional classifier (LDA / QDA), registry name ``gcc``.
+    r"""Gaussian class-conditional classifier (LDA / QDA), registry name ``gcc``.
 
     Parameters
     ----------
@@ -338,7 +338,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
         Priors; the default is the LKJ prior with weak autoscaled scales.
     regularization : float
         In [0, 1): the ``"mle"`` and ``"unbiased"`` covariances become
-        :math:`(1 - r)\\hat{\\boldsymbol\\Sigma} + r \\operatorname{diag}(s^2)` with
+        :math:`(1 - r)\hat{\boldsymbol\Sigma} + r \operatorname{diag}(s^2)` with
         :math:`s^2` the pooled feature variances, which makes them exist when
         a class has fewer rows than features, a feature is constant within a
         class, or features are collinear. 0 (default) is the textbook estimate.
@@ -370,6 +370,19 @@ class GaussianClassConditional(GenerativeClassifierModel):
         return self.prior.covariance_prior == "inverse_wishart"
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        """The prior and likelihood as plain-text formulas, one statement per line (module docstring).
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            Unused: the statements are the same for any number of classes.
+
+        Returns
+        -------
+        tuple of str
+            The class prior and likelihood, the prior of the means and covariance(s) (LKJ or
+            inverse-Wishart), and the units of the prior scales.
+        """
         prior = self.prior
         per = "[class]" if self.covariance == "per-class" else ""
         units = (
@@ -397,22 +410,67 @@ class GaussianClassConditional(GenerativeClassifierModel):
         )
 
     def available_point_estimates(self) -> tuple[str, ...]:
-        """All kinds under the inverse-Wishart prior; ``mle``, ``map``, ``unbiased`` under LKJ."""
+        """The point estimate kinds of this instance, which depend on the covariance prior.
+
+        Returns
+        -------
+        tuple of str
+            All kinds under the inverse-Wishart prior; ``mle``, ``map``, ``unbiased`` under LKJ.
+        """
         if self._conjugate_prior:
             return ("mle", "map", "unbiased", "posterior_mean", "posterior_predictive")
         return ("mle", "map", "unbiased")
 
     def predictive_kinds(self) -> tuple[str, ...]:
-        """``posterior_predictive`` (the exact Student-t predictive) under the inverse-Wishart prior."""
+        """The kinds that are exact posterior predictive distributions, not parameter plug-ins.
+
+        Returns
+        -------
+        tuple of str
+            ``("posterior_predictive",)`` (the exact Student-t predictive) under the inverse-Wishart prior,
+            none under LKJ.
+        """
         return ("posterior_predictive",) if self._conjugate_prior else ()
 
     def has_exact(self) -> bool:
+        """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters.
+
+        Returns
+        -------
+        bool
+            True under the conjugate (inverse-Wishart) covariance prior.
+        """
         return self._conjugate_prior
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        """The parameters of the model of ``data``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (the names are the same for any data).
+
+        Returns
+        -------
+        tuple of str
+            ``("class_prior", "class_mean", "covariance")``.
+        """
         return ("class_prior", "class_mean", "covariance")
 
     def unavailable_hint(self, method: str) -> str:
+        """How to get a ``method`` that only the conjugate prior offers.
+
+        Parameters
+        ----------
+        method : str
+            The fit method or point estimate kind asked for.
+
+        Returns
+        -------
+        str
+            Under the LKJ prior, for ``exact``, ``posterior_mean`` or ``posterior_predictive``: the prior to
+            choose instead (``"; it needs ..."``); otherwise ``""``.
+        """
         if not self._conjugate_prior and method in ("exact", "posterior_mean", "posterior_predictive"):
             return (
                 "; it needs the conjugate prior GaussianClassConditionalPrior(covariance_prior='inverse_wishart') "
@@ -422,7 +480,18 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- data -------------------------------------------------------------------------------------
     def check_training_data(self, data: Dataset) -> None:
-        """The base checks, plus: every feature continuous, none constant over the training rows."""
+        """The base checks, plus: every feature continuous, none constant over the training rows.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Raises
+        ------
+        ValueError
+            If the base checks fail, a feature is not continuous, or a feature is constant.
+        """
         super().check_training_data(data)
         other = [
             f"{name!r} ({kind})"
@@ -442,8 +511,18 @@ class GaussianClassConditional(GenerativeClassifierModel):
             )
 
     def coords(self, data: Dataset) -> dict[str, Any]:
-        """``class``, ``feature``, ``other_feature`` (second axis of a covariance); the model also has
-        ``scatter_column`` and ``feature_pair``.
+        """The coordinates of the model of ``data`` and of its parameter sets.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        dict
+            ``class``, ``feature``, ``other_feature`` (second axis of a covariance); the model also has
+            ``scatter_column`` and ``feature_pair``.
         """
         names = list(data.feature_names)
         lower = np.tril_indices(len(names), -1)
@@ -493,7 +572,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- PyMC model -------------------------------------------------------------------------------
     def build(self, data: Dataset, *, likelihood: Likelihood = "sufficient_statistics") -> pm.Model:
-        """The PyMC model (module docstring).
+        r"""The PyMC model (module docstring).
 
         Parameters
         ----------
@@ -504,23 +583,33 @@ class GaussianClassConditional(GenerativeClassifierModel):
             cost independent of the number of rows), or the textbook per-row model
             with the same priors and the same posterior (for tests and benchmarks).
 
+        Returns
+        -------
+        pymc.Model
+            The model, dims as in :meth:`coords` (and ``obs`` for the per-row likelihood).
+
+        Raises
+        ------
+        ValueError
+            If ``likelihood`` is not one of the two forms, or the data fail :meth:`check_training_data`.
+
         Notes
         -----
         Every data-derived array is a ``pm.Data`` container, so a compiled model is
         reused for new data of the same shape (see ``inference.sampling``). Every
-        trace term :math:`\\operatorname{tr}(\\boldsymbol\\Sigma^{-1}\\mathbf{B}\\mathbf{B}^\\top)` of the
+        trace term :math:`\operatorname{tr}(\boldsymbol\Sigma^{-1}\mathbf{B}\mathbf{B}^\top)` of the
         model (scatter, class means, and under the inverse-Wishart prior
-        :math:`\\boldsymbol\\Psi_0` and the prior of the means) is a block of columns of
-        ONE triangular solve :math:`\\mathbf{L}^{-1}[\\mathbf{B}_1, \\mathbf{B}_2, \\dots]`:
+        :math:`\boldsymbol\Psi_0` and the prior of the means) is a block of columns of
+        ONE triangular solve :math:`\mathbf{L}^{-1}[\mathbf{B}_1, \mathbf{B}_2, \dots]`:
         each solve adds seconds to nutpie's compilation.
 
         Under the inverse-Wishart prior the free variables are ``class_mean`` and
-        the Cholesky factor :math:`\\mathbf{L} = \\operatorname{diag}(u)\\tilde{\\mathbf{L}}` of
-        :math:`\\boldsymbol\\Sigma` (``cholesky_log_diagonal`` = :math:`\\log\\tilde L_{ii}`,
-        ``cholesky_lower`` = the strict lower triangle of :math:`\\tilde{\\mathbf{L}}`, :math:`u` the
-        feature units), with the log Jacobian :math:`\\sum_i (d - i + 1)\\log L_{ii}`
-        (0-based :math:`i`) of that map to :math:`\\boldsymbol\\Sigma`; the density terms are
-        ``pm.Potential``\\ s.
+        the Cholesky factor :math:`\mathbf{L} = \operatorname{diag}(u)\tilde{\mathbf{L}}` of
+        :math:`\boldsymbol\Sigma` (``cholesky_log_diagonal`` = :math:`\log\tilde L_{ii}`,
+        ``cholesky_lower`` = the strict lower triangle of :math:`\tilde{\mathbf{L}}`, :math:`u` the
+        feature units), with the log Jacobian :math:`\sum_i (d - i + 1)\log L_{ii}`
+        (0-based :math:`i`) of that map to :math:`\boldsymbol\Sigma`; the density terms are
+        ``pm.Potential``\ s.
         """
         if likelihood not in ("sufficient_statistics", "per_observation"):
             raise ValueError(f"likelihood must be 'sufficient_statistics' or 'per_observation', got {likelihood!r}")
@@ -536,49 +625,11 @@ class GaussianClassConditional(GenerativeClassifierModel):
             class_prior = pm.Dirichlet("class_prior", a=np.full(K, prior.class_concentration), dims="class")
             center = pm.Data("mean_prior_center", constants.center, dims="feature")
             if prior.covariance_prior == "lkj":
-                mean_sd = pm.Data("mean_prior_sd", constants.mean_sd, dims="feature")
-                sd_scale = pm.Data("sd_prior_scale", constants.sd_scale, dims="feature")
-                class_mean = pm.Normal("class_mean", mu=center, sigma=mean_sd, dims=("class", "feature"))
-                feature_sd = pm.HalfNormal("feature_sd", sigma=sd_scale, dims=(*group, "feature"))
-                if d > 1:
-                    correlation = pm.LKJCorr(  # a fixed shape: LKJCorr's sampler cannot size from a coord
-                        "correlation_cholesky",
-                        n=d,
-                        eta=prior.lkj_eta,
-                        shape=(*batch, d, d),
-                        dims=(*group, "feature", "other_feature"),
-                    )
-                    cholesky = feature_sd[..., :, np.newaxis] * correlation
-                else:
-                    cholesky = feature_sd[..., :, np.newaxis]
-                log_diagonal = pt.log(pt.diagonal(cholesky, axis1=-2, axis2=-1))
+                class_mean, cholesky, log_diagonal = self._lkj_cholesky(constants, center, d, group, batch)
             else:
-                unit = pm.Data("cholesky_unit", constants.unit, dims="feature")
-                psi_root = pm.Data("wishart_scale_root", np.sqrt(constants.wishart_scale), dims="feature")
-                raw_log_diagonal = pm.Flat("cholesky_log_diagonal", dims=(*group, "feature"))
-                raw = pt.zeros((*batch, d, d))
-                rows, columns = np.diag_indices(d)
-                raw = pt.set_subtensor(raw[..., rows, columns], pt.exp(raw_log_diagonal))
-                if d > 1:
-                    rows, columns = np.tril_indices(d, -1)
-                    raw = pt.set_subtensor(
-                        raw[..., rows, columns], pm.Flat("cholesky_lower", dims=(*group, "feature_pair"))
-                    )
-                cholesky = unit[:, np.newaxis] * raw
-                log_diagonal = pt.log(unit) + raw_log_diagonal
-                class_mean = pm.Flat("class_mean", dims=("class", "feature"))
-                # Sigma ~ InvWishart(Psi_0, nu_0): |Sigma|^{-(nu_0 + d + 1)/2} exp(-tr(Psi_0 Sigma^-1)/2), and the
-                # Jacobian
-                exponent = -(constants.wishart_dof + d + 1) + (d + 1 - np.arange(d))
-                blocks["covariance_prior"] = (
-                    pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)),
-                    None,
-                    pt.sum(exponent * log_diagonal),
+                class_mean, cholesky, log_diagonal = self._inverse_wishart_cholesky(
+                    constants, center, d, K, group, batch, blocks
                 )
-                # mu_k | Sigma ~ N(m_0, Sigma / kappa_0): |Sigma|^{-1/2} per class
-                offset = np.sqrt(prior.mean_strength) * (class_mean - center)
-                mean_columns = offset.T if self._shared else offset[:, :, np.newaxis]
-                blocks["class_mean_prior"] = (mean_columns, -float(K) if self._shared else -1.0, None)
             pm.Deterministic(
                 "covariance", cholesky @ cholesky.swapaxes(-1, -2), dims=(*group, "feature", "other_feature")
             )
@@ -609,14 +660,106 @@ class GaussianClassConditional(GenerativeClassifierModel):
             _trace_potentials(cholesky, log_diagonal, blocks)
         return model
 
+    def _lkj_cholesky(
+        self, constants: _PriorConstants, center: Any, d: int, group: tuple[str, ...], batch: tuple[int, ...]
+    ) -> tuple[Any, Any, Any]:
+        """The LKJ prior's variables in the current model: ``(class_mean, cholesky, log_diagonal)``.
+
+        Normal class means, half-normal feature standard deviations and LKJ correlations; ``cholesky`` is the
+        factor of the covariance (``group``/``batch``: one per class, or none for a shared covariance) and
+        ``log_diagonal`` the log of its diagonal.
+        """
+        prior = self.prior
+        mean_sd = pm.Data("mean_prior_sd", constants.mean_sd, dims="feature")
+        sd_scale = pm.Data("sd_prior_scale", constants.sd_scale, dims="feature")
+        class_mean = pm.Normal("class_mean", mu=center, sigma=mean_sd, dims=("class", "feature"))
+        feature_sd = pm.HalfNormal("feature_sd", sigma=sd_scale, dims=(*group, "feature"))
+        if d > 1:
+            correlation = pm.LKJCorr(  # a fixed shape: LKJCorr's sampler cannot size from a coord
+                "correlation_cholesky",
+                n=d,
+                eta=prior.lkj_eta,
+                shape=(*batch, d, d),
+                dims=(*group, "feature", "other_feature"),
+            )
+            cholesky = feature_sd[..., :, np.newaxis] * correlation
+        else:
+            cholesky = feature_sd[..., :, np.newaxis]
+        log_diagonal = pt.log(pt.diagonal(cholesky, axis1=-2, axis2=-1))
+        return class_mean, cholesky, log_diagonal
+
+    def _inverse_wishart_cholesky(
+        self,
+        constants: _PriorConstants,
+        center: Any,
+        d: int,
+        K: int,
+        group: tuple[str, ...],
+        batch: tuple[int, ...],
+        blocks: dict[str, Any],
+    ) -> tuple[Any, Any, Any]:
+        """The inverse-Wishart prior's variables in the current model: ``(class_mean, cholesky, log_diagonal)``.
+
+        The free variables are ``class_mean`` and the scaled Cholesky factor (:meth:`build`); the prior's
+        trace terms and log-determinant multiples are added to ``blocks`` (``covariance_prior`` and
+        ``class_mean_prior``), which :func:`_trace_potentials` turns into potentials.
+        """
+        prior = self.prior
+        unit = pm.Data("cholesky_unit", constants.unit, dims="feature")
+        psi_root = pm.Data("wishart_scale_root", np.sqrt(constants.wishart_scale), dims="feature")
+        raw_log_diagonal = pm.Flat("cholesky_log_diagonal", dims=(*group, "feature"))
+        raw = pt.zeros((*batch, d, d))
+        rows, columns = np.diag_indices(d)
+        raw = pt.set_subtensor(raw[..., rows, columns], pt.exp(raw_log_diagonal))
+        if d > 1:
+            rows, columns = np.tril_indices(d, -1)
+            raw = pt.set_subtensor(raw[..., rows, columns], pm.Flat("cholesky_lower", dims=(*group, "feature_pair")))
+        cholesky = unit[:, np.newaxis] * raw
+        log_diagonal = pt.log(unit) + raw_log_diagonal
+        class_mean = pm.Flat("class_mean", dims=("class", "feature"))
+        # Sigma ~ InvWishart(Psi_0, nu_0): |Sigma|^{-(nu_0 + d + 1)/2} exp(-tr(Psi_0 Sigma^-1)/2), and the
+        # Jacobian
+        exponent = -(constants.wishart_dof + d + 1) + (d + 1 - np.arange(d))
+        blocks["covariance_prior"] = (
+            pt.broadcast_to(pt.diag(psi_root), (*batch, d, d)),
+            None,
+            pt.sum(exponent * log_diagonal),
+        )
+        # mu_k | Sigma ~ N(m_0, Sigma / kappa_0): |Sigma|^{-1/2} per class
+        offset = np.sqrt(prior.mean_strength) * (class_mean - center)
+        mean_columns = offset.T if self._shared else offset[:, :, np.newaxis]
+        blocks["class_mean_prior"] = (mean_columns, -float(K) if self._shared else -1.0, None)
+        return class_mean, cholesky, log_diagonal
+
     # -- exact posterior --------------------------------------------------------------------------
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
-        """Independent draws from the Normal-Inverse-Wishart posterior, dims ``(chain, draw, ...)``.
+        r"""Independent draws from the Normal-Inverse-Wishart posterior, dims ``(chain, draw, ...)``.
 
-        :math:`\\boldsymbol\\Sigma^{-1} \\sim \\text{Wishart}(\\boldsymbol\\Psi^{-1}, \\nu)` by the Bartlett
-        decomposition (batched over draws and classes), :math:`\\boldsymbol\\mu_k \\mid \\boldsymbol\\Sigma
-        \\sim \\mathcal{N}(\\mathbf{m}_k, \\boldsymbol\\Sigma/\\kappa_k)`, :math:`\\pi \\sim
-        \\text{Dirichlet}(\\alpha + N_k)`.
+        :math:`\boldsymbol\Sigma^{-1} \sim \text{Wishart}(\boldsymbol\Psi^{-1}, \nu)` by the Bartlett
+        decomposition (batched over draws and classes), :math:`\boldsymbol\mu_k \mid \boldsymbol\Sigma
+        \sim \mathcal{N}(\mathbf{m}_k, \boldsymbol\Sigma/\kappa_k)`, :math:`\pi \sim
+        \text{Dirichlet}(\alpha + N_k)`.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+        draws : int
+            Draws per chain.
+        chains : int
+            Number of chains (independent blocks of draws, laid out as a sampler's).
+        random_seed : int
+            Seed of the draws.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``class_prior``, ``class_mean`` and ``covariance``, dims ``(chain, draw, ...)``.
+
+        Raises
+        ------
+        ValueError
+            Under the LKJ prior, which has no conjugate posterior.
         """
         if not self._conjugate_prior:
             raise ValueError(
@@ -624,7 +767,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 "'inverse_wishart') (CLI --covariance-prior inverse_wishart), or method='nuts'"
             )
         self.check_training_data(data)
-        _, _, conjugate = self._fitted(data)
+        conjugate = _required(self._fitted(data)[2])
         rng = np.random.default_rng(random_seed)
         size = (chains, draws)
         covariance = _inverse_wishart_draws(rng, conjugate.scale, conjugate.dof, size)  # (c, t, G, d, d)
@@ -650,7 +793,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- closed forms -----------------------------------------------------------------------------
     def _point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
-        stats, constants, conjugate = self._fitted(data)
+        stats, constants, fitted_conjugate = self._fitted(data)
         n, K = stats.class_counts, data.n_classes
         alpha = self.prior.class_concentration
         extra: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
@@ -662,6 +805,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 n.sum() + K * alpha - K
             )  # every N_k >= 1: the mode exists for any alpha > 0
             if self._conjugate_prior:
+                conjugate = _required(fitted_conjugate)
                 d = data.n_features
                 extra_means = K if self._shared else 1
                 mean = np.array(conjugate.mean)
@@ -670,6 +814,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 self._check_scatter(stats, data, estimate="LKJ-prior MAP")
                 mean, covariance = _lkj_map(stats, constants, self.prior.lkj_eta, shared=self._shared)
         elif kind == "posterior_mean":
+            conjugate = _required(fitted_conjugate)
             d = data.n_features
             if (conjugate.dof <= d + 1).any():
                 raise NoEstimateError(
@@ -680,6 +825,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
             mean = np.array(conjugate.mean)
             covariance = conjugate.scale / (conjugate.dof - d - 1)[:, np.newaxis, np.newaxis]
         else:  # posterior_predictive: Student-t per class
+            conjugate = _required(fitted_conjugate)
             d = data.n_features
             class_prior = conjugate.class_concentration / conjugate.class_concentration.sum()
             mean = np.array(conjugate.mean)
@@ -761,14 +907,15 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """Log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16),
-        for posterior draws (any leading dims) or a point estimate; with ``predictive_dof`` (the
+        r"""Log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16).
+
+        For posterior draws (any leading dims) or a point estimate; with ``predictive_dof`` (the
         ``posterior_predictive`` kind) the class densities are multivariate Student-t.
 
         Notes
         -----
         A shared-covariance Gaussian uses the linear discriminants
-        :math:`a_k(\\mathbf{x}) = \\mathbf{w}_k^\\top\\mathbf{x} + w_{k0}` (the quadratic term cancels): one
+        :math:`a_k(\mathbf{x}) = \mathbf{w}_k^\top\mathbf{x} + w_{k0}` (the quadratic term cancels): one
         matrix product with the weights of every class and draw. Otherwise the Mahalanobis distances
         :math:`q_k` come, with many draws, from the precisions contracted with the products
         :math:`x_i x_j` (i <= j) and with x (again one matrix product), or, for few parameter sets,
@@ -799,11 +946,11 @@ class GaussianClassConditional(GenerativeClassifierModel):
             offset = -0.5 * np.sum(mean * weight, axis=-1) + log_prior
             coefficients = by_column(np.concatenate([weight, offset[..., np.newaxis]], axis=-1))
 
-            def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
+            def evaluate_discriminants(X: np.ndarray, log: bool) -> np.ndarray:
                 joint = affine(X - center) @ coefficients
                 return joint.reshape(X.shape[0], K, n_draws)
 
-            return kernel_of(params, evaluate, leading_dims=leading)
+            return kernel_of(params, evaluate_discriminants, leading_dims=leading)
 
         log_det = 2 * np.log(np.diagonal(cholesky, axis1=-2, axis2=-1)).sum(axis=-1)  # (draws, G)
         log_det = np.broadcast_to(log_det, (n_draws, K))
@@ -860,15 +1007,37 @@ class GaussianClassConditional(GenerativeClassifierModel):
         return kernel_of(params, evaluate, leading_dims=leading)
 
     def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
-        """The base advice; the conjugate covariance prior only where it is not the prior already."""
+        """What to try when posterior draws fail the convergence checks, one suggestion each.
+
+        Parameters
+        ----------
+        integrates_trajectories : bool
+            Whether the sampler integrates Hamiltonian trajectories (NUTS), as for the base method.
+
+        Returns
+        -------
+        tuple of str
+            The base advice; the conjugate covariance prior only where it is not the prior already.
+        """
         advice = super().convergence_advice(integrates_trajectories=integrates_trajectories)
         if self.prior.covariance_prior == "inverse_wishart":
             return tuple(item for item in advice if item not in self.reparametrisation_advice)
         return advice
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
-        """``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a shared-covariance
-        Gaussian parameter set, so that reports show the boundary with its credible band; else empty.
+        """The linear discriminants of a shared-covariance Gaussian parameter set, for reports.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws or one point estimate.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``discriminant_weight`` and ``discriminant_bias`` (:meth:`linear_discriminant`) for a
+            shared-covariance Gaussian parameter set, so that reports show the boundary with its credible
+            band; empty for per-class covariances or the Student-t predictive.
         """
         if "class" in params["covariance"].dims or "predictive_dof" in params:
             return xr.Dataset()
@@ -876,15 +1045,26 @@ class GaussianClassConditional(GenerativeClassifierModel):
         return xr.Dataset({"discriminant_weight": lda["weight"], "discriminant_bias": lda["bias"]})
 
     def linear_discriminant(self, params: xr.Dataset) -> xr.Dataset:
-        """The linear discriminants (seed 001 §D, seed 002):
-        :math:`\\mathbf{w}_k = \\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k`,
-        :math:`w_{k0} = -\\tfrac12\\boldsymbol\\mu_k^\\top\\boldsymbol\\Sigma^{-1}\\boldsymbol\\mu_k + \\log\\pi_k`,
+        r"""The linear discriminants of a shared-covariance Gaussian (seed 001 §D, seed 002).
+
+        :math:`\mathbf{w}_k = \boldsymbol\Sigma^{-1}\boldsymbol\mu_k`,
+        :math:`w_{k0} = -\tfrac12\boldsymbol\mu_k^\top\boldsymbol\Sigma^{-1}\boldsymbol\mu_k + \log\pi_k`,
         for a shared-covariance point estimate or every posterior draw.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            A shared-covariance Gaussian parameter set: posterior draws or one point estimate.
 
         Returns
         -------
         xarray.Dataset
             ``weight`` (*leading, class, feature) and ``bias`` (*leading, class).
+
+        Raises
+        ------
+        ValueError
+            For per-class covariances or the Student-t predictive.
         """
         if "class" in params["covariance"].dims or "predictive_dof" in params:
             raise ValueError(
@@ -900,14 +1080,30 @@ class GaussianClassConditional(GenerativeClassifierModel):
         )
 
     def decision_boundary(self, params: xr.Dataset, positive: str, negative: str) -> xr.Dataset:
-        """The hyperplane :math:`\\mathbf{w}^\\top\\mathbf{x} + w_0 = 0` between two classes (seed 001 eq 14):
-        :math:`\\mathbf{w} = \\mathbf{w}_{pos} - \\mathbf{w}_{neg}`, :math:`w_0 = w_{pos,0} - w_{neg,0}`,
-        and :math:`\\log P(pos \\mid \\mathbf{x}) / P(neg \\mid \\mathbf{x}) = \\mathbf{w}^\\top\\mathbf{x} + w_0`.
+        r"""The hyperplane :math:`\mathbf{w}^\top\mathbf{x} + w_0 = 0` between two classes (seed 001 eq 14).
+
+        :math:`\mathbf{w} = \mathbf{w}_{pos} - \mathbf{w}_{neg}`, :math:`w_0 = w_{pos,0} - w_{neg,0}`,
+        and :math:`\log P(pos \mid \mathbf{x}) / P(neg \mid \mathbf{x}) = \mathbf{w}^\top\mathbf{x} + w_0`.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            A shared-covariance Gaussian parameter set: posterior draws or one point estimate.
+        positive : str
+            The class on the positive side of the hyperplane.
+        negative : str
+            The class on the negative side.
 
         Returns
         -------
         xarray.Dataset
             ``weight`` (*leading, feature) and ``bias`` (*leading).
+
+        Raises
+        ------
+        ValueError
+            If ``positive`` or ``negative`` is not a class of ``params``, or :meth:`linear_discriminant` refuses
+            ``params``.
         """
         classes = [str(name) for name in params["class"].values]
         for argument, name in (("positive", positive), ("negative", negative)):
@@ -920,14 +1116,32 @@ class GaussianClassConditional(GenerativeClassifierModel):
     def sample_features(
         self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
     ) -> xr.DataArray:
-        """Draw :math:`\\mathbf{x}_n \\sim \\mathcal{N}(\\boldsymbol\\mu_{t_n}, \\boldsymbol\\Sigma_{t_n})`
-        for the given class codes,
-        under every parameter set of ``params`` (each posterior draw, or one point estimate).
+        r"""Draw :math:`\mathbf{x}_n \sim \mathcal{N}(\boldsymbol\mu_{t_n}, \boldsymbol\Sigma_{t_n})` per row.
+
+        :math:`t_n` is the given class code of row n; the rows are drawn under every parameter set of ``params``
+        (each posterior draw, or one point estimate).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Gaussian posterior draws (leading dims such as ``replicate``) or one Gaussian point estimate (not
+            the Student-t predictive).
+        class_codes : array of int, shape (n_obs,)
+            The class of every row to draw.
+        random_seed : int
+            Seed of the draws.
+        reference : array of shape (n_obs, n_features), optional
+            Ignored: Gaussian features need no observed rows.
 
         Returns
         -------
         xarray.DataArray
             Dims ``(*leading, obs, feature)``.
+
+        Raises
+        ------
+        ValueError
+            If ``params`` is the Student-t predictive, or a covariance is not positive definite.
         """
         codes = check_class_codes(class_codes, params.sizes["class"])
         if "predictive_dof" in params:
@@ -943,7 +1157,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
             draws = mean[..., codes, :] + noise @ factor.swapaxes(-1, -2)
         else:
             draws = mean[..., codes, :] + (factor @ noise[..., np.newaxis])[..., 0]
-        coords = {dim: params[dim].values for dim in leading if dim in params.coords}
+        coords: dict[str, Any] = {dim: params[dim].values for dim in leading if dim in params.coords}
         coords["feature"] = params["feature"].values
         return xr.DataArray(draws, dims=(*leading, "obs", "feature"), coords=coords)
 
@@ -980,7 +1194,7 @@ def _trace_potentials(cholesky, log_diagonal, blocks: dict[str, tuple[Any, Any, 
 def _arrays(params: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
     """(log class_prior (..., K), class_mean (..., K, d), covariance (..., G, d, d), leading dims)."""
     mean_da = params["class_mean"]
-    leading = tuple(dim for dim in mean_da.dims if dim not in ("class", "feature"))
+    leading = tuple(str(dim) for dim in mean_da.dims if dim not in ("class", "feature"))
     with np.errstate(divide="ignore"):
         log_prior = np.log(params["class_prior"].transpose(*leading, "class").values)
     mean = mean_da.transpose(*leading, "class", "feature").values
@@ -990,6 +1204,16 @@ def _arrays(params: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, tup
     else:
         covariance = covariance_da.transpose(*leading, "feature", "other_feature").values[..., np.newaxis, :, :]
     return log_prior, mean, covariance, leading
+
+
+def _required(conjugate: _Conjugate | None) -> _Conjugate:
+    """The Normal-Inverse-Wishart posterior of :meth:`GaussianClassConditional._fitted`, present under that prior.
+
+    Only the inverse-Wishart prior's methods and kinds ask for it, so None here is a bug.
+    """
+    if conjugate is None:
+        raise AssertionError("the Normal-Inverse-Wishart posterior exists under the inverse-Wishart prior only")
+    return conjugate
 
 
 def _cholesky(covariance: np.ndarray) -> np.ndarray:

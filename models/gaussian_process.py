@@ -80,7 +80,7 @@ little mass (Riutort-Mayol et al.'s rule m >= 1.75 c / (l / S) gives 23 for l = 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
 
 import numpy as np
 
@@ -182,7 +182,7 @@ class GaussianProcessPrior(Constrained):
 
 @dataclass(frozen=True, kw_only=True)
 class LatentGaussianProcess(ClassifierModel):
-    """Binary latent-GP classifier (registry name ``gp``), seed 004.
+    r"""Binary latent-GP classifier (registry name ``gp``), seed 004.
 
     Parameters
     ----------
@@ -208,29 +208,29 @@ class LatentGaussianProcess(ClassifierModel):
 
     Notes
     -----
-    NUTS samples the whitened latents :math:`\\mathbf u \\sim \\mathcal N(0, I)` with
-    :math:`\\mathbf z = L_\\theta \\mathbf u`, :math:`L_\\theta L_\\theta^\\top = K_\\theta(X, X)`
-    (non-centred), jointly with :math:`\\theta`; the centred form has the funnel between
-    :math:`\\theta` and :math:`\\mathbf z` that makes NUTS diverge. The ``map`` point
-    estimate is the Laplace approximation with :math:`\\theta` by type-II maximum
-    likelihood (the Laplace approximation of :math:`\\log p(\\mathbf y \\mid \\theta)`
-    maximised by L-BFGS over :math:`\\log\\theta` with its exact gradient, GPML Algorithm
+    NUTS samples the whitened latents :math:`\mathbf u \sim \mathcal N(0, I)` with
+    :math:`\mathbf z = L_\theta \mathbf u`, :math:`L_\theta L_\theta^\top = K_\theta(X, X)`
+    (non-centred), jointly with :math:`\theta`; the centred form has the funnel between
+    :math:`\theta` and :math:`\mathbf z` that makes NUTS diverge. The ``map`` point
+    estimate is the Laplace approximation with :math:`\theta` by type-II maximum
+    likelihood (the Laplace approximation of :math:`\log p(\mathbf y \mid \theta)`
+    maximised by L-BFGS over :math:`\log\theta` with its exact gradient, GPML Algorithm
     5.1). Prediction at new inputs: per posterior draw,
-    :math:`f_* \\mid \\mathbf z, \\theta` is Gaussian with mean
-    :math:`K_{*}^\\top K^{-1}\\mathbf z` and variance :math:`k_{**} - K_*^\\top K^{-1} K_*`, and
-    :math:`P(y_* = 1 \\mid \\mathbf z, \\theta)` averages the link over it (exact for probit,
+    :math:`f_* \mid \mathbf z, \theta` is Gaussian with mean
+    :math:`K_{*}^\top K^{-1}\mathbf z` and variance :math:`k_{**} - K_*^\top K^{-1} K_*`, and
+    :math:`P(y_* = 1 \mid \mathbf z, \theta)` averages the link over it (exact for probit,
     Gauss-Hermite for logit); the class probability is the average over draws (seed 004:
     "make a prediction for a test case at x* by averaging"). Binary labels only: a
     multiclass dataset is an error.
 
-    HSGP (``approximation="hsgp"``): :math:`f(x) \\approx \\beta_0 + \\sum_j \\beta_j \\phi_j(x)`
-    with the Dirichlet Laplacian eigenfunctions :math:`\\phi_j` on :math:`[-L, L]^d` and
-    :math:`\\beta_j \\sim \\mathcal N(0, a^2 S_\\ell(\\omega_j))`, :math:`S_\\ell` the spectral
-    density of the stationary kernel, and :math:`\\beta_0 \\sim \\mathcal N(0, c^2)` the constant
+    HSGP (``approximation="hsgp"``): :math:`f(x) \approx \beta_0 + \sum_j \beta_j \phi_j(x)`
+    with the Dirichlet Laplacian eigenfunctions :math:`\phi_j` on :math:`[-L, L]^d` and
+    :math:`\beta_j \sim \mathcal N(0, a^2 S_\ell(\omega_j))`, :math:`S_\ell` the spectral
+    density of the stationary kernel, and :math:`\beta_0 \sim \mathcal N(0, c^2)` the constant
     term (``basis_weight``, dims ``basis``, first entry ``"constant"``; sampled whitened).
     Its ``map`` is the Laplace approximation in weight space (:func:`weight_laplace_fit`),
     again with type-II maximum-likelihood hyperparameters. A draw predicts
-    :math:`g^{-1}(\\beta_0 + \\boldsymbol\\phi(x_*)^\\top\\boldsymbol\\beta)` (f* is a function of the
+    :math:`g^{-1}(\beta_0 + \boldsymbol\phi(x_*)^\top\boldsymbol\beta)` (f* is a function of the
     weights).
     """
 
@@ -256,19 +256,52 @@ class LatentGaussianProcess(ClassifierModel):
     latent_curve: ClassVar[bool] = True
 
     def basis_per_input(self, n_inputs: int) -> int:
-        """m, the HSGP basis functions per input: ``hsgp_basis``, or by default 30 for one input, 15 for two,
-        8 for three and 5 beyond (m^d stays in the hundreds).
+        """M, the number of HSGP basis functions per input.
+
+        Parameters
+        ----------
+        n_inputs : int
+            d, the number of inputs (features).
+
+        Returns
+        -------
+        int
+            ``hsgp_basis``, or by default 30 for one input, 15 for two, 8 for three and 5 beyond (m^d stays in
+            the hundreds).
         """
         if self.hsgp_basis is not None:
             return self.hsgp_basis
         return {1: 30, 2: 15, 3: 8}.get(n_inputs, 5)
 
     def uses_hsgp(self, data: Dataset) -> bool:
-        """Whether ``data`` is modelled by the HSGP approximation (``approximation``, :data:`EXACT_UP_TO`)."""
+        """Whether ``data`` is modelled by the HSGP approximation.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        bool
+            True for ``approximation="hsgp"``, or for ``"auto"`` with more than :data:`EXACT_UP_TO` rows.
+        """
         return self.approximation == "hsgp" or (self.approximation == "auto" and data.n_obs > EXACT_UP_TO)
 
     def check_training_data(self, data: Dataset) -> None:
-        """The base checks, plus: exactly two classes, continuous inputs, a feasible HSGP basis."""
+        """The base checks, plus: exactly two classes, continuous inputs, a feasible HSGP basis.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Raises
+        ------
+        ValueError
+            If the base checks fail, the data do not have two classes, an input is not continuous, or (HSGP)
+            the basis is too large or an input is constant.
+        """
         super().check_training_data(data)
         if data.n_classes != 2:
             raise ValueError(
@@ -298,6 +331,18 @@ class LatentGaussianProcess(ClassifierModel):
                 )
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
+        """The prior and likelihood as plain-text formulas, one statement per line (class docstring).
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            Unused: the model is binary.
+
+        Returns
+        -------
+        tuple of str
+            The hyperparameter priors, the latent GP and the Bernoulli likelihood.
+        """
         prior = self.prior
         link = "logistic(f)" if self.link == "logit" else "Phi(f), the standard normal CDF"
         return (
@@ -309,17 +354,45 @@ class LatentGaussianProcess(ClassifierModel):
         )
 
     def available_point_estimates(self) -> tuple[str, ...]:
-        """``map``: the Laplace approximation at the type-II maximum-likelihood hyperparameters."""
+        """The point estimate kinds of the latent GP.
+
+        Returns
+        -------
+        tuple of str
+            ``("map",)``: the Laplace approximation at the type-II maximum-likelihood hyperparameters.
+        """
         return ("map",)
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
-        """The hyperparameters, and the latent values at the training inputs (exact) or the basis weights (HSGP)."""
+        """The parameters of the model of ``data``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (their size decides between the exact GP and HSGP).
+
+        Returns
+        -------
+        tuple of str
+            The hyperparameters, and the latent values at the training inputs (``latent``, exact) or the basis
+            weights (``basis_weight``, HSGP).
+        """
         return ("lengthscale", "amplitude", "constant", "basis_weight" if self.uses_hsgp(data) else "latent")
 
     def coords(self, data: Dataset) -> dict[str, Any]:
-        """``class``, ``feature``, ``obs`` (+ ``basis``, ``other_basis`` for HSGP), plus what prediction at new
-        inputs needs: the training inputs and labels (``training_input``, ``training_label``; exact GP) or
-        the basis geometry (``hsgp_center``, ``hsgp_half_width``, ``hsgp_frequency``; HSGP).
+        """The coordinates of the model of ``data`` and of its parameter sets.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        dict
+            ``class``, ``feature``, ``obs`` (+ ``basis``, ``other_basis`` for HSGP), plus what prediction at new
+            inputs needs: the training inputs and labels (``training_input``, ``training_label``; exact GP) or
+            the basis geometry (``hsgp_center``, ``hsgp_half_width``, ``hsgp_frequency``; HSGP).
         """
         coords: dict[str, Any] = {
             "class": list(data.class_names),
@@ -353,6 +426,19 @@ class LatentGaussianProcess(ClassifierModel):
         return center, half_width, frequencies
 
     def cache_key(self, data: Dataset) -> tuple:
+        """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        tuple
+            The base key, and the number of rows (exact GP) or which HSGP weights are centred (HSGP: the graph
+            depends on those, not on n).
+        """
         if self.uses_hsgp(data):  # the graph depends on which weights are centred, not on n
             return (*super().cache_key(data), "hsgp", tuple(bool(flag) for flag in self.hsgp_centered(data)))
         return (*super().cache_key(data), data.n_obs)
@@ -367,6 +453,24 @@ class LatentGaussianProcess(ClassifierModel):
         ``latent_graph="pytensor"`` builds the exact latent from PyTensor's own kernel and
         ``cholesky(K) @ u`` instead of :class:`WhitenedLatent`: the same density, for tests and
         benchmarks.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (two classes, continuous inputs).
+        latent_graph : {"fused", "pytensor"}
+            How the exact latent is built: the fused :class:`WhitenedLatent` Op (default) or PyTensor's
+            generic graph. Ignored for HSGP.
+
+        Returns
+        -------
+        pymc.Model
+            The model.
+
+        Raises
+        ------
+        ValueError
+            If ``latent_graph`` is neither form, or the data fail :meth:`check_training_data`.
         """
         if latent_graph not in ("fused", "pytensor"):
             raise ValueError(f"latent_graph must be 'fused' or 'pytensor', got {latent_graph!r}")
@@ -392,7 +496,12 @@ class LatentGaussianProcess(ClassifierModel):
         if latent_graph == "fused":
             from bayesclass.models._latent_op import WhitenedLatent  # PyTensor's Op class: imported on use
 
-            latent = WhitenedLatent(self.kernel, self.jitter)(inputs, lengthscale, amplitude, constant, whitened)[0]
+            # an Op with two outputs returns a list (PyTensor annotates Op.__call__ as a variable or a list)
+            outputs = cast(
+                "list[Any]",
+                WhitenedLatent(self.kernel, self.jitter)(inputs, lengthscale, amplitude, constant, whitened),
+            )
+            latent = outputs[0]
             return pm.Deterministic("latent", latent, dims="obs")
         scaled = inputs / lengthscale
         squared = pt.maximum(
@@ -440,6 +549,16 @@ class LatentGaussianProcess(ClassifierModel):
         the labels barely inform (high frequencies) stay whitened, which avoids the funnel of the
         centred form. (Reading "pinned down" off the Laplace fit at the type-II ML hyperparameters
         instead, or whitening the constant's weight, gave more divergences, 21 and 42.)
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (m^d + 1,)
+            One flag per basis weight, the constant's first.
         """
         import scipy.stats
 
@@ -460,23 +579,45 @@ class LatentGaussianProcess(ClassifierModel):
         return information > 1.0
 
     def latent_gaussian_form(self, data: Dataset) -> LatentGaussianForm:
-        """The model as a latent Gaussian model (:class:`~bayesclass.models._latent_gaussian.LatentGaussianForm`):
-        the same priors, kernel, jitter and HSGP basis as :meth:`build`, for samplers that use the structure
-        (``method="gibbs"``).
+        """The model as a latent Gaussian model, for samplers that use the structure (``method="gibbs"``).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        LatentGaussianForm
+            :class:`~bayesclass.models._latent_gaussian.LatentGaussianForm` with the same priors, kernel, jitter
+            and HSGP basis as :meth:`build`: the training inputs (exact GP) or the basis and its frequencies
+            (HSGP).
         """
         self.check_training_data(data)
-        common = {
-            "link": self.link,
-            "labels": np.asarray(data.y, dtype=np.int64),
-            "n_lengthscales": data.n_features,
-            "kernel": self.kernel,
-            "jitter": self.jitter,
-            "prior": self.prior,
-        }
+        labels = np.asarray(data.y, dtype=np.int64)
         if self.uses_hsgp(data):
             basis, frequencies = self._hsgp_features(data)
-            return LatentGaussianForm(**common, names=_HSGP_LATENT_NAMES, basis=basis, frequencies=frequencies)
-        return LatentGaussianForm(**common, names=_EXACT_LATENT_NAMES, inputs=np.asarray(data.X, dtype=float))
+            return LatentGaussianForm(
+                link=self.link,
+                labels=labels,
+                n_lengthscales=data.n_features,
+                kernel=self.kernel,
+                jitter=self.jitter,
+                prior=self.prior,
+                names=_HSGP_LATENT_NAMES,
+                basis=basis,
+                frequencies=frequencies,
+            )
+        return LatentGaussianForm(
+            link=self.link,
+            labels=labels,
+            n_lengthscales=data.n_features,
+            kernel=self.kernel,
+            jitter=self.jitter,
+            prior=self.prior,
+            names=_EXACT_LATENT_NAMES,
+            inputs=np.asarray(data.X, dtype=float),
+        )
 
     # -- Laplace point estimate -------------------------------------------------------------------
     def _covariance(self, a: np.ndarray, b: np.ndarray, lengthscale, amplitude: float, constant: float) -> np.ndarray:
@@ -574,11 +715,18 @@ class LatentGaussianProcess(ClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
-        """Mean and variance of the latent f(x*) at new inputs, per parameter draw (or for the Laplace fit).
+        r"""Mean and variance of the latent f(x*) at new inputs, per parameter draw (or for the Laplace fit).
 
-        Exact GP draws: :math:`f_* \\mid \\mathbf z, \\theta` (class docstring); the ``map`` estimate:
+        Exact GP draws: :math:`f_* \mid \mathbf z, \theta` (class docstring); the ``map`` estimate:
         the Laplace predictive (GPML Algorithm 3.2, or its weight-space form for HSGP); HSGP draws:
-        :math:`\\beta_0 + \\boldsymbol\\phi(x_*)^\\top\\boldsymbol\\beta` with variance 0.
+        :math:`\beta_0 + \boldsymbol\phi(x_*)^\top\boldsymbol\beta` with variance 0.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims) or the ``map`` estimate.
+        X : array-like of shape (n_obs, n_features) or (n_features,), or Dataset
+            New model inputs.
 
         Returns
         -------
@@ -601,8 +749,19 @@ class LatentGaussianProcess(ClassifierModel):
         )
 
     def latent_from_proba(self, proba: np.ndarray) -> np.ndarray:
-        """The latent f with :math:`g^{-1}(f) =` ``proba`` (the logit, or the normal quantile for probit), e.g. the
-        generator's true latent from its true P(class 1 | x); ``proba`` is clipped to [1e-12, 1 - 1e-12].
+        """The latent f with :math:`g^{-1}(f) =` ``proba``: the logit, or the normal quantile for probit.
+
+        For example the generator's true latent from its true P(class 1 | x).
+
+        Parameters
+        ----------
+        proba : numpy.ndarray
+            Probabilities of class 1, clipped to [1e-12, 1 - 1e-12].
+
+        Returns
+        -------
+        numpy.ndarray
+            The latent values, elementwise, same shape as ``proba``.
         """
         import scipy.special
 
@@ -610,12 +769,23 @@ class LatentGaussianProcess(ClassifierModel):
         return scipy.special.logit(p) if self.link == "logit" else scipy.special.ndtri(p)
 
     def class_proba_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """P(class | x*): the link averaged over :meth:`latent_predictive` (exact for probit, Gauss-Hermite
-        for logit), per draw.
+        """P(class | x*): the link averaged over :meth:`latent_predictive`, per draw.
+
+        The average is exact for probit and by Gauss-Hermite quadrature for logit.
 
         The work on the parameters is done once (the Laplace fit of the ``map`` estimate, the HSGP weights);
         exact GP draws need one n x n Cholesky factor per draw at every call (n training rows; the factors
         of every draw would take draws x n^2 x 8 bytes), so a call should hold at least ``setup_rows`` rows.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims) or the ``map`` estimate.
+
+        Returns
+        -------
+        ClassProbaKernel
+            The prediction function of ``params``.
         """
         moments, leading, setup_rows = self._latent_moments(params)
 

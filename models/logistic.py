@@ -111,12 +111,12 @@ class SeparationError(NoEstimateError):
 
 @dataclass(frozen=True)
 class LogisticPrior(Constrained):
-    """Gaussian priors of logistic regression.
+    r"""Gaussian priors of logistic regression.
 
     Parameters
     ----------
     weight_sigma : float
-        Prior standard deviation of every weight, :math:`w_j \\sim N(0, \\sigma_w^2)`
+        Prior standard deviation of every weight, :math:`w_j \sim N(0, \sigma_w^2)`
         (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2).
     intercept_sigma : float
         Prior standard deviation of the intercept(s); ``math.inf`` gives a flat,
@@ -153,11 +153,35 @@ class LogisticRegression(ClassifierModel):
     parametrization: Parametrization = "whitened"
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
+        """The parameters of the model of ``data``: the intercept(s) and the weights.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (the names are the same for any data).
+
+        Returns
+        -------
+        tuple of str
+            ``("intercept", "weights")``.
+        """
         return ("intercept", "weights")
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
-        """Two classes: independent normal priors; more classes: the zero-sum normal of the multinomial logit
+        """The prior and likelihood as plain-text formulas, one statement per line.
+
+        Two classes: independent normal priors; more classes: the zero-sum normal of the multinomial logit
         (module docstring).
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            Keep only the statements for that many classes (both forms when None).
+
+        Returns
+        -------
+        tuple of str
+            The statements, the parametrization last.
         """
         prior = self.prior
         intercept = (
@@ -173,6 +197,7 @@ class LogisticRegression(ClassifierModel):
             f"infinite);  weights[feature, class] ~ ZeroSumNormal({prior.weight_sigma:g})",
             "eta[class] = intercept[class] + x . weights[:, class];  y ~ Categorical(softmax(eta))",
         )
+        lines: tuple[str, ...]
         if n_classes is None:
             lines = ("two classes:", *binary, "more classes:", *multiclass)
         else:
@@ -237,6 +262,16 @@ class LogisticRegression(ClassifierModel):
         ``laplace_scale``) can be swapped for other data of the same number of
         features and classes without rebuilding (``pm.set_data`` or nutpie's
         ``with_data``).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data; a probit link needs two classes.
+
+        Returns
+        -------
+        pymc.Model
+            The model, dims ``obs``, ``feature`` (and ``class`` for more than two classes).
         """
         self.check_training_data(data)
         self._check_link(data.n_classes, data.class_names)
@@ -296,6 +331,16 @@ class LogisticRegression(ClassifierModel):
         Binary: g(-eta), g(eta) (seed 000 eq 9.41), and in the log domain log g(-eta), log g(eta)
         (``log_expit`` / ``log_ndtr``, never the log of a rounded probability). Multiclass:
         softmax / log-softmax over classes (seed 000 eq 9.43; ``scipy.special.log_softmax``).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            ``intercept`` and ``weights``: posterior draws (any leading dims) or one point estimate.
+
+        Returns
+        -------
+        ClassProbaKernel
+            The prediction function of ``params``.
         """
         weights = params["weights"]
         leading = leading_dims_of(weights, "feature", "class")
@@ -327,7 +372,18 @@ class LogisticRegression(ClassifierModel):
         return kernel_of(params, evaluate, leading_dims=leading)
 
     def laplace_covariance(self, data: Dataset) -> np.ndarray:
-        """Inverse exact Hessian at the MAP over the flattened free coefficients."""
+        """Inverse exact Hessian at the MAP over the flattened free coefficients.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        numpy.ndarray of shape (p, p)
+            The Laplace covariance, ``p`` = (n_features + 1) per free class row, intercept first in each row.
+        """
         return np.linalg.inv(self._newton(data, "map").hessian)
 
 

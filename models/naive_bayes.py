@@ -173,7 +173,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.data import Dataset
+from bayesclass.data import Dataset, FeatureKind
 from bayesclass.data.constraints import Constrained, Finite, Positive, renamed_from
 from bayesclass.models.base import (
     ClassProbaKernel,
@@ -202,12 +202,12 @@ __all__ = ["NaiveBayes", "NaiveBayesPrior"]
 
 @dataclass(frozen=True, kw_only=True)
 class NaiveBayesPrior(Constrained):
-    """Hyperparameters of the naive Bayes priors (see the module docstring).
+    r"""Hyperparameters of the naive Bayes priors (see the module docstring).
 
     Parameters
     ----------
     class_concentration : float
-        :math:`\\beta_c` of the Dirichlet prior on the class probabilities (eq 9.30);
+        :math:`\beta_c` of the Dirichlet prior on the class probabilities (eq 9.30);
         1 is uniform.
     binary_alpha, binary_beta : float
         Beta(alpha, beta) prior of P(F_i = 1 | c = j); 1, 1 is uniform (posterior
@@ -219,7 +219,7 @@ class NaiveBayesPrior(Constrained):
         Symmetric Dirichlet prior on the word (count-feature) probabilities of a
         class; scikit-learn's ``MultinomialNB(alpha)`` is its posterior mean.
     mean_strength : float
-        Continuous features: :math:`\\kappa_0`, the prior on a class mean is worth this many observations.
+        Continuous features: :math:`\kappa_0`, the prior on a class mean is worth this many observations.
     variance_alpha : float
         Continuous features: :math:`a_0` of the inverse-gamma prior on a class variance.
     variance_beta : float
@@ -396,7 +396,19 @@ class NaiveBayes(GenerativeClassifierModel):
     name: ClassVar[str] = "naive_bayes"
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
-        """Per class c and feature j, for the feature kinds the data have (module docstring, seed 003)."""
+        """The prior and likelihood as plain-text formulas, per class c and feature j (module docstring, seed 003).
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            Unused: the statements are the same for any number of classes.
+
+        Returns
+        -------
+        tuple of str
+            The class prior, then one statement per feature kind (binary, categorical, count, continuous);
+            a model has those of the kinds its data have.
+        """
         prior = self.prior
         units = (
             "m_0 = pooled mean of feature j, b_0 in units of its pooled variance"
@@ -418,13 +430,39 @@ class NaiveBayes(GenerativeClassifierModel):
         )
 
     def available_point_estimates(self) -> tuple[str, ...]:
+        """The point estimate kinds of naive Bayes, every one in closed form.
+
+        Returns
+        -------
+        tuple of str
+            ``("mle", "map", "posterior_mean", "unbiased")``.
+        """
         return ("mle", "map", "posterior_mean", "unbiased")
 
     def has_exact(self) -> bool:
+        """Whether :meth:`exact_posterior` draws from a conjugate posterior: always, every prior is conjugate.
+
+        Returns
+        -------
+        bool
+            True.
+        """
         return True
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
-        """``class_prior`` and the parameters of each feature kind present in ``data``."""
+        """The parameters of the model of ``data``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        tuple of str
+            ``class_prior`` and the parameters of each feature kind present in ``data`` (``binary_proba``,
+            ``category_proba``, ``count_proba``, ``gaussian_mean`` and ``gaussian_variance``).
+        """
         layout = _layout(data)
         present = {
             "binary_proba": layout.binary.size,
@@ -437,7 +475,18 @@ class NaiveBayes(GenerativeClassifierModel):
 
     # -- data -------------------------------------------------------------------------------------
     def check_training_data(self, data: Dataset) -> None:
-        """The base checks, plus: no continuous feature may be constant over the whole training set."""
+        """The base checks, plus: no continuous feature may be constant over the whole training set.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Raises
+        ------
+        ValueError
+            If the base checks fail or a continuous feature is constant over the training rows.
+        """
         super().check_training_data(data)
         continuous = np.flatnonzero(np.array(data.feature_kinds) == "continuous")
         constant = [data.feature_names[j] for j in continuous[np.ptp(data.X[:, continuous], axis=0) == 0]]
@@ -448,8 +497,18 @@ class NaiveBayes(GenerativeClassifierModel):
             )
 
     def coords(self, data: Dataset) -> dict[str, Any]:
-        """``class``, ``feature``, one dim per feature kind present in ``data``, and the
-        ``category_feature`` / ``category_code`` labels of each categorical level.
+        """The coordinates of the model of ``data`` and of its parameter sets.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        dict
+            ``class``, ``feature``, one dim per feature kind present in ``data``, and the
+            ``category_feature`` / ``category_code`` labels of each categorical level.
         """
         layout = _layout(data)
         coords: dict[str, Any] = _coords(data, layout)
@@ -460,6 +519,18 @@ class NaiveBayes(GenerativeClassifierModel):
         return coords
 
     def cache_key(self, data: Dataset) -> tuple:
+        """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        tuple
+            The base key and the number of levels of every categorical feature.
+        """
         return (*super().cache_key(data), tuple(_layout(data).level_counts.tolist()))
 
     # Datasets are immutable: build, exact draws and every estimate share one pass (at most 4 datasets kept)
@@ -501,6 +572,16 @@ class NaiveBayes(GenerativeClassifierModel):
 
         Every data-derived array is a ``pm.Data`` container, so a compiled model
         is reused for new data of the same layout (see ``inference.sampling``).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        pymc.Model
+            The model, its likelihood as potentials on the sufficient statistics.
         """
         self.check_training_data(data)
         layout, stats, conjugate = self._conjugate(data)
@@ -564,6 +645,22 @@ class NaiveBayes(GenerativeClassifierModel):
         Dirichlet draws are normalised Gamma draws taken in the log domain
         (``log G = log G' + log(U) / a`` with ``G' ~ Gamma(a + 1)``), so small
         concentrations do not underflow to 0/0.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+        draws : int
+            Draws per chain.
+        chains : int
+            Number of chains (independent blocks of draws, laid out as a sampler's).
+        random_seed : int
+            Seed of the draws.
+
+        Returns
+        -------
+        xarray.Dataset
+            The parameters of :meth:`parameter_names`, dims ``(chain, draw, ...)``.
         """
         self.check_training_data(data)
         layout, _, conjugate = self._conjugate(data)
@@ -650,8 +747,10 @@ class NaiveBayes(GenerativeClassifierModel):
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
-        """Log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for posterior draws (any leading
-        dims) or a point estimate; ``-inf`` where a row has a value of probability 0 under the class.
+        """Log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for draws or a point estimate.
+
+        The parameters may have any leading dims (posterior draws) or none (a point estimate); the result is
+        ``-inf`` where a row has a value of probability 0 under the class.
 
         Every factor is linear in a feature map of the row, so the joint is ONE matrix product
         ``[phi(x), 1] @ [A; c]`` with, stacked by rows of ``A``: the binary values x (coefficient
@@ -752,19 +851,38 @@ class NaiveBayes(GenerativeClassifierModel):
     def sample_features(
         self, params: xr.Dataset, class_codes: Any, *, random_seed: int, reference: Any = None
     ) -> xr.DataArray:
-        """Draw every feature of each row from its class's distribution, under every parameter set of ``params``:
-        binary ~ Bernoulli(``binary_proba``), categorical ~ Categorical(``category_proba``) as level
+        """Draw every feature of each row from its class's distribution, under every parameter set of ``params``.
+
+        Binary ~ Bernoulli(``binary_proba``), categorical ~ Categorical(``category_proba``) as level
         codes, count features ~ Multinomial(row total, ``count_proba``) with the row totals of
         ``reference`` (required when there are count features), continuous ~
         Normal(``gaussian_mean``, ``gaussian_variance``).
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (leading dims such as ``replicate``) or one point estimate.
+        class_codes : array of int, shape (n_obs,)
+            The class of every row to draw.
+        random_seed : int
+            Seed of the draws.
+        reference : array of shape (n_obs, n_features), optional
+            The observed rows the draws stand for: each drawn row keeps its row's total of the count
+            features. Required when there are count features, ignored otherwise.
 
         Returns
         -------
         xarray.DataArray
             Dims ``(*leading, obs, feature)``.
+
+        Raises
+        ------
+        ValueError
+            If there are count features and ``reference`` is missing, has another number of rows, or its
+            counts are not non-negative whole numbers.
         """
         codes = check_class_codes(class_codes, params.sizes["class"])
-        leading = tuple(dim for dim in params["class_prior"].dims if dim != "class")
+        leading = leading_dims_of(params["class_prior"], "class")
         shape = tuple(params.sizes[dim] for dim in leading)
         rng = np.random.default_rng(random_seed)
         feature_names = [str(name) for name in params["feature"].values]
@@ -804,17 +922,30 @@ class NaiveBayes(GenerativeClassifierModel):
         if "gaussian_mean" in params:
             mean, variance = per_row("gaussian_mean"), per_row("gaussian_variance")
             put("continuous_feature", rng.normal(mean, np.sqrt(variance)))
-        coords = {dim: params[dim].values for dim in leading if dim in params.coords}
+        coords: dict[str, Any] = {dim: params[dim].values for dim in leading if dim in params.coords}
         coords["feature"] = feature_names
         return xr.DataArray(draws, dims=(*leading, "obs", "feature"), coords=coords)
 
-    def feature_kinds_of(self, params: xr.Dataset) -> tuple[str, ...]:
-        kinds = {}
-        for dim, kind in (
+    def feature_kinds_of(self, params: xr.Dataset) -> tuple[FeatureKind, ...]:
+        """The feature kinds of the data ``params`` were fitted to, read from its per-kind coordinates.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            A parameter set of this family.
+
+        Returns
+        -------
+        tuple of str
+            One kind per feature, in the order of the ``feature`` coordinate.
+        """
+        kinds: dict[str, FeatureKind] = {}
+        kind_of_dim: tuple[tuple[str, FeatureKind], ...] = (
             ("binary_feature", "binary"),
             ("count_feature", "count"),
             ("continuous_feature", "continuous"),
-        ):
+        )
+        for dim, kind in kind_of_dim:
             if dim in params.coords:
                 kinds |= {str(name): kind for name in params[dim].values}
         if "category_feature" in params.coords:
@@ -995,8 +1126,10 @@ class _Levels:
 
 
 def _categorical_draws(rng: np.random.Generator, proba: np.ndarray, params: xr.Dataset) -> tuple[list[int], np.ndarray]:
-    """(feature columns, level codes drawn) for the categorical features: one uniform per row and feature,
-    compared with the cumulative level probabilities of its block (no loop over features or levels).
+    """(feature columns, level codes drawn) for the categorical features.
+
+    One uniform per row and feature, compared with the cumulative level probabilities of its block (no loop
+    over features or levels).
 
     ``proba`` is (*leading, obs, category_level); levels of one feature are contiguous.
     """
