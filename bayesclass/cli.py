@@ -39,6 +39,22 @@ class PartialResult(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``bayesclass`` command line and return its exit code.
+
+    SIGTERM is handled as Ctrl-C for the whole command; the previous handler is restored at the end.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name (None: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 success; 2 invalid arguments or input (one line on stderr); 1 a fit that failed
+        (the reason on stderr); 130 interrupted (nothing written, or the partial draws kept with
+        ``--keep-partial``).
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     previous = _terminate_as_interrupt()
