@@ -43,12 +43,17 @@ def report(out: str | Path, *, title: str | None = None) -> str:
     out : str or pathlib.Path
         The study's results folder.
     title : str or None, default None
-        The page title (None: the default of :func:`bayesclass.reports.study_report.study_report`).
+        The page title (None: ``"bayesclass study: "`` and the studies' names).
 
     Returns
     -------
     str
         The page as HTML text, for :func:`write_report`.
+
+    Raises
+    ------
+    ValueError
+        If the folder holds no finished cell yet.
     """
     from bayesclass import __version__
 
