@@ -354,8 +354,10 @@ def read_csv_chunks(
 
 
 def count_csv_rows(path: str | os.PathLike[str]) -> int:
-    """The number of non-blank lines after the first non-blank one (the header): the data rows of a CSV file
-    whose cells hold no line breaks (an estimate otherwise), for progress bars. Reads the file once, in blocks.
+    """The number of non-blank lines after the first non-blank one (the header).
+
+    These are the data rows of a CSV file whose cells hold no line breaks (an estimate otherwise), for progress
+    bars. Reads the file once, in blocks.
     """
     count = 0
     with open(Path(path).expanduser(), "rb") as stream:
@@ -451,8 +453,10 @@ def _stripped(text: np.ndarray, file: Path, column: str, lines: list[int]) -> np
 
 
 def _numeric_column(text: np.ndarray, file: Path, column: str, lines: list[int], decimal: str) -> np.ndarray:
-    """The cells of a column fitted as numbers, as float64; the first cell that is not a finite number under the
-    decimal mark ``decimal`` is an error saying why (missing, text, the other decimal mark, not finite).
+    """The cells of a column fitted as numbers, as float64.
+
+    The first cell that is not a finite number under the decimal mark ``decimal`` is an error saying why
+    (missing, text, the other decimal mark, not finite).
     """
     numbers = _numbers(text, decimal)
     bad = ~np.isfinite(numbers)
@@ -667,9 +671,11 @@ def _codes_of(
     decimal: str | None = None,
     lines: list[int] | None = None,
 ) -> np.ndarray:
-    """Codes of ``text`` in the given ``levels`` (numbers matched by value when ``decimal`` is given and every
-    label and level is a number); anything else is an error naming the first unseen value and its line
-    (``lines[row]``, or ``row + 2`` for a whole file without blank lines).
+    """Codes of ``text`` in the given ``levels``.
+
+    Numbers are matched by value when ``decimal`` is given and every label and level is a number; anything
+    else is an error naming the first unseen value and its line (``lines[row]``, or ``row + 2`` for a whole
+    file without blank lines).
     """
     known = np.asarray(levels, dtype=object)
     if decimal is not None and _parses(text, decimal).all() and _parses(known, decimal).all():

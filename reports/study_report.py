@@ -88,8 +88,9 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
 
 
 def estimate_colors(labels) -> dict[str, str]:
-    """One colour per estimate label on every figure of the page: the posterior first, then the plug-ins, then
-    the baselines, each group in alphabetical order.
+    """One colour per estimate label on every figure of the page.
+
+    The posterior first, then the plug-ins, then the baselines, each group in alphabetical order.
     """
     order = sorted(set(map(str, labels)), key=lambda label: (label != "posterior", label.startswith("baseline"), label))
     return {label: f"C{index % 10}" for index, label in enumerate(order)}

@@ -1,5 +1,6 @@
-"""The shared machinery of the report figures: style, :func:`to_svg`, colours and markers, input checks,
-subsampling and intervals.
+"""The shared machinery of the report figures.
+
+Style, :func:`to_svg`, colours and markers, input checks, subsampling and intervals.
 """
 
 from __future__ import annotations

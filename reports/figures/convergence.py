@@ -149,8 +149,9 @@ def trace_plot(posterior, var_names: Sequence[str], *, max_elements: int = 12) -
 
 
 def _arviz_plot(plot: str, dense_lines: str, posterior, var_names: Sequence[str], *, max_elements: int) -> str:
-    """An arviz_plots figure of the capped posterior (``plot``: its function name), one-line panel titles, the
-    ``dense_lines`` visual rasterized, and the cap note in the title.
+    """An arviz_plots figure of the capped posterior (``plot``: its function name).
+
+    One-line panel titles, the ``dense_lines`` visual rasterized, and the cap note in the title.
     """
     import arviz_plots as azp
 
