@@ -812,7 +812,8 @@ def check_fields(instance: Any) -> None:
     InvalidValueError
         For the first field whose value is refused (the message names it, the value and the fix).
     """
-    for name, rule in field_rules(type(instance)):
+    cls: type = type(instance)  # as ``type``: mypy takes a ``type[Any]`` for unhashable
+    for name, rule in field_rules(cls):
         value = getattr(instance, name)
         checked = rule.check(value, argument=name)
         if checked is not value:
