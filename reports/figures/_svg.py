@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from bayesclass._lazy import lazy_import
 
 if TYPE_CHECKING:
     import matplotlib as mpl
+    from matplotlib.typing import RcKeyType
 else:
     mpl = lazy_import("matplotlib")
 
@@ -34,7 +35,7 @@ CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"
 CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 ESTIMATE_MARKERS = ("D", "s", "^", "v", "P", "X", "*", "h")
 
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "text.parse_math": False,  # user text (feature, class names) is text, never a $...$ formula
     "font.size": 9,
     "axes.titlesize": 9,
