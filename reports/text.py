@@ -6,19 +6,39 @@ Each function formats what it is given and computes nothing: no fitting, no samp
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from bayesclass.inference.result import result_info
 
-if TYPE_CHECKING:
-    from bayesclass.inference.criticism.loo import LooSummary
-
 __all__ = ["format_datasets", "format_loo", "format_predictive_check"]
 
 _FLAG_LOW, _FLAG_HIGH = 0.025, 0.975  # a p-value outside [0.025, 0.975] is flagged
 _LONGEST_TABLE = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lists the flagged statistics only
+
+
+class _LooSummary(Protocol):
+    """What :func:`format_loo` reads of a :class:`~bayesclass.inference.criticism.loo.LooSummary`.
+
+    A protocol, so that reports need not import criticism (which draws).
+    """
+
+    @property
+    def n_high_k(self) -> int:
+        """Rows with a Pareto k above the limit."""
+
+    @property
+    def n_rows(self) -> int:
+        """Rows the estimate is computed from."""
+
+    @property
+    def n_samples(self) -> int:
+        """Draws the estimate is computed from."""
+
+    @property
+    def good_k(self) -> float:
+        """ArviZ's sample-size dependent threshold of Pareto k."""
 
 
 def format_datasets(datasets: Iterable) -> str:
@@ -96,7 +116,7 @@ def format_predictive_check(check) -> str:
     return "\n".join(lines)
 
 
-def format_loo(results: Mapping[str, object], summaries: Mapping[str, LooSummary], table=None) -> str:
+def format_loo(results: Mapping[str, object], summaries: Mapping[str, _LooSummary], table=None) -> str:
     """PSIS-LOO of saved results, then their comparison.
 
     Per result (by name), its model, method and data, its
