@@ -114,8 +114,9 @@ def _plain(text: str) -> str:
 
 
 def _value_type(annotation: Any) -> tuple[type, tuple[Any, ...] | None]:
-    """(the Python type a flag parses to, the choices of a ``Literal``) of a field annotation
-    (read through :func:`bayesclass.data.constraints.rule_of`: ``Annotated``, ``X | None``).
+    """(the Python type a flag parses to, the choices of a ``Literal``) of a field annotation.
+
+    The annotation is read through :func:`bayesclass.data.constraints.rule_of` (``Annotated``, ``X | None``).
     """
     rule = rule_of(annotation)
     if rule.choices is not None:

@@ -32,7 +32,8 @@ class _LazyModule(types.ModuleType):
 
 
 def lazy_import(name: str) -> types.ModuleType:
-    """The module ``name``: the module itself if it is imported already, else a stand-in that imports it on
-    first attribute access.
+    """The module ``name``, or a stand-in that imports it on first attribute access.
+
+    The module itself is returned if it is imported already.
     """
     return sys.modules.get(name) or _LazyModule(name)

@@ -95,8 +95,9 @@ def format_comparison(
     max_rows: int = 40,
     random_seed: int = 0,
 ) -> str:
-    """The plain-text comparison printed by ``bayesclass compare``: parameters side by side, then for each
-    held-out split the scores of every estimate and baseline
+    """The plain-text comparison printed by ``bayesclass compare``.
+
+    Parameters side by side, then for each held-out split the scores of every estimate and baseline
     (:func:`bayesclass.inference.evaluation.heldout.evaluate`).
     """
     from bayesclass.reports.comparison import format_comparison as render

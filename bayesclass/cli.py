@@ -39,6 +39,22 @@ class PartialResult(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``bayesclass`` command line and return its exit code.
+
+    SIGTERM is handled as Ctrl-C for the whole command; the previous handler is restored at the end.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name (None: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0 success; 2 invalid arguments or input (one line on stderr); 1 a fit that failed
+        (the reason on stderr); 130 interrupted (nothing written, or the partial draws kept with
+        ``--keep-partial``).
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     previous = _terminate_as_interrupt()
@@ -63,8 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _terminate_as_interrupt():
-    """SIGTERM is handled as Ctrl-C for the whole command (exit 130, nothing half-written), not only while a
-    sampler runs; returns the previous handler (None off the main thread, where handlers cannot be set).
+    """Handle SIGTERM as Ctrl-C for the whole command (exit 130, nothing half-written).
+
+    Not only while a sampler runs; returns the previous handler (None off the main thread, where handlers
+    cannot be set).
     """
 
     def interrupt(signum, frame):
@@ -654,9 +672,11 @@ def _loo(args: argparse.Namespace) -> None:
 
 
 def _predict(args: argparse.Namespace) -> None:
-    """Stream the new rows through the chunked engine
-    (:func:`~bayesclass.inference.prediction.writers.write_predictions`): read a chunk, predict its tiles, append
-    their rows to a temporary CSV (and the per-draw probabilities to a temporary netCDF file), rename at the end.
+    """Stream the new rows through the chunked engine.
+
+    The engine is :func:`~bayesclass.inference.prediction.writers.write_predictions`: read a chunk, predict its
+    tiles, append their rows to a temporary CSV (and the per-draw probabilities to a temporary netCDF file),
+    rename at the end.
     An error or an interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier file is
     left as it was.
     """

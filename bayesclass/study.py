@@ -36,14 +36,48 @@ __all__ = [
 
 
 def report(out: str | Path, *, title: str | None = None) -> str:
-    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``)."""
+    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The study's results folder.
+    title : str or None, default None
+        The page title (None: ``"bayesclass study: "`` and the studies' names).
+
+    Returns
+    -------
+    str
+        The page as HTML text, for :func:`write_report`.
+
+    Raises
+    ------
+    ValueError
+        If the folder holds no finished cell yet.
+    """
     from bayesclass import __version__
 
     return study_report(out, title=title, version=__version__)
 
 
 def write_example(path: str | Path) -> Path:
-    """Write the built-in example spec (:data:`EXAMPLE_SPEC`, commented) to ``path``, atomically."""
+    """Write the built-in example spec (:data:`EXAMPLE_SPEC`, commented) to ``path``, atomically.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Where to write the spec; it must end in ``.toml``.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` does not end in ``.toml``.
+    """
     path = Path(path)
     if path.suffix != ".toml":
         raise ValueError(f"the example spec path {str(path)!r} must end in .toml")

@@ -8,8 +8,9 @@ from bayesclass.data.constraints import Integer
 
 
 def require_int(value: object, *, argument: str, minimum: int) -> int:
-    """Return ``value`` as ``int`` if it is an integer >= ``minimum``; else ``ValueError``
-    (:class:`bayesclass.data.constraints.Integer`: ``bool`` is rejected, floats are not rounded).
+    """Return ``value`` as ``int`` if it is an integer >= ``minimum``; else ``ValueError``.
+
+    The check is :class:`bayesclass.data.constraints.Integer`: ``bool`` is rejected, floats are not rounded.
     """
     return Integer(minimum=minimum).check(value, argument=argument)
 

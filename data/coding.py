@@ -24,7 +24,24 @@ def categorical_levels(
     feature_kinds: tuple[str, ...],
     category_names: Mapping[str, tuple[str, ...]],
 ) -> dict[str, tuple[str, ...]]:
-    """The levels of every categorical column: its category names, or the codes ``"0" .. str(max code)``."""
+    """The levels of every categorical column: its category names, or the codes ``"0" .. str(max code)``.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_obs, n_features)
+        The features; a categorical column holds the codes 0..L-1.
+    feature_names : tuple of str
+        The name of every column of ``X``.
+    feature_kinds : tuple of str
+        The kind of every column (``"categorical"`` for the ones coded here).
+    category_names : Mapping of str to tuple of str
+        The level names of the categorical columns that have them (text levels, in code order).
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Each categorical column's levels, in code order (the first is the reference level).
+    """
     levels = {}
     for column, (name, kind) in enumerate(zip(feature_names, feature_kinds, strict=True)):
         if kind == "categorical":
@@ -39,9 +56,20 @@ def treatment_code(
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """``X`` with each column named in ``levels`` replaced by its treatment-coded indicators.
 
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_obs, n_features)
+        The features; a categorical column holds the codes 0..L-1.
+    feature_names : tuple of str
+        The name of every column of ``X``.
+    levels : Mapping of str to tuple of str
+        The levels of the categorical columns (from :func:`categorical_levels` on the training data);
+        columns not named here are kept as they are.
+
     Returns
     -------
     coded : array of shape (n_obs, n_coded)
+        The coded features, as ``float``.
     names : tuple of str
         The coded column names: other columns keep their names, a categorical column
         ``c`` becomes ``"c=<level>"`` for every level but the first (the reference).

@@ -1,5 +1,6 @@
-"""Constraints declared on dataclass fields and checked in one place (in the manner of scikit-learn's
-``_parameter_constraints``, but on the fields themselves).
+"""Constraints declared on dataclass fields and checked in one place.
+
+The manner is scikit-learn's ``_parameter_constraints``, but declared on the fields themselves.
 
 A field declares what values it takes in its annotation::
 
@@ -69,8 +70,10 @@ __all__ = [
 
 
 class InvalidValueError(ValueError, TypeError):
-    """A value of the wrong type or out of its declared range (a ``ValueError`` and a ``TypeError``, as
-    scikit-learn's ``InvalidParameterError``, so that either ``except`` clause catches it).
+    """A value of the wrong type or out of its declared range.
+
+    It is a ``ValueError`` and a ``TypeError``, as scikit-learn's ``InvalidParameterError``, so that either
+    ``except`` clause catches it.
     """
 
 
@@ -93,41 +96,132 @@ class Constraint:
     def check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
         """Return ``value`` (possibly converted: ``float``, ``int``) or raise :class:`InvalidValueError`.
 
-        ``optional`` says that the field also admits ``None`` (the message says so).
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        Any
+            The value as stored on the instance.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
         """
         raise NotImplementedError
 
     def describe(self) -> str:
-        """Short help text for the command line, e.g. ``"> 0"`` ("" for none)."""
+        """Short help text for the command line, e.g. ``"> 0"``.
+
+        Returns
+        -------
+        str
+            The requirement in a few words ("" for none).
+        """
         return ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Finite(Constraint):
-    """A finite real number (no NaN, no infinity, no boolean); stored as ``float``."""
+    """A finite real number (no NaN, no infinity, no boolean); stored as ``float``.
+
+    Parameters
+    ----------
+    fix : str, default ""
+        Advice appended to the error message ("" for none).
+    """
 
     fix: str = ""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> float:
+        """Return ``value`` as a ``float`` if it is a finite number (see :func:`check_finite`).
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        float
+            The value as a ``float``.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         return check_finite(value, argument=argument, fix=self.fix, optional=optional)
 
     def describe(self) -> str:
+        """Help text for the command line: ``"finite"``.
+
+        Returns
+        -------
+        str
+            Always ``"finite"``.
+        """
         return "finite"
 
 
 @dataclasses.dataclass(frozen=True)
 class Positive(Constraint):
-    """A number > 0 and finite (``allow_inf``: ``math.inf`` too, which the priors use to mean a flat,
-    improper prior); stored as ``float``.
+    """A number > 0 and finite; stored as ``float``.
+
+    Parameters
+    ----------
+    allow_inf : bool, default False
+        Admit ``math.inf`` too, which the priors use to mean a flat, improper prior.
+    fix : str, default ""
+        Advice appended to the error message ("" for none).
     """
 
     allow_inf: bool = False
     fix: str = ""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> float:
+        """Return ``value`` as a ``float`` if it is a number > 0 (see :func:`check_positive`).
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        float
+            The value as a ``float``.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         return check_positive(value, argument=argument, allow_inf=self.allow_inf, fix=self.fix, optional=optional)
 
     def describe(self) -> str:
+        """Help text for the command line: ``"> 0"``.
+
+        Returns
+        -------
+        str
+            ``"> 0"``, or ``"> 0, inf for a flat prior"`` with ``allow_inf``.
+        """
         return "> 0, inf for a flat prior" if self.allow_inf else "> 0"
 
 
@@ -143,8 +237,18 @@ def _interval(low: float | None, high: float | None, closed: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class InRange(Constraint):
-    """A real number between ``low`` and ``high`` (None: unbounded on that side); ``closed`` says which
-    bounds are admitted: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``. Stored as ``float``.
+    """A real number between ``low`` and ``high``; stored as ``float``.
+
+    Parameters
+    ----------
+    low : float or None, default None
+        The lower bound (None: unbounded below).
+    high : float or None, default None
+        The upper bound (None: unbounded above).
+    closed : {"both", "left", "right", "neither"}, default "both"
+        Which bounds are admitted as values.
+    fix : str, default ""
+        Advice appended to the error message ("" for none).
     """
 
     low: float | None = None
@@ -153,6 +257,27 @@ class InRange(Constraint):
     fix: str = ""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> float:
+        """Return ``value`` as a ``float`` if it is a number within the interval.
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        float
+            The value as a ``float``.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         requirement = self.describe()
         if not _is_number(value):
             _refuse(argument, requirement, value, fix=self.fix, optional=optional, kind=True)
@@ -164,13 +289,28 @@ class InRange(Constraint):
         return number
 
     def describe(self) -> str:
+        """Help text for the command line: the interval.
+
+        Returns
+        -------
+        str
+            The interval, e.g. ``">= 0"`` or ``"a number in (0, 1)"``.
+        """
         return _interval(self.low, self.high, self.closed)
 
 
 @dataclasses.dataclass(frozen=True)
 class Integer(Constraint):
-    """An integer (Python or NumPy; no boolean, no float however whole) in ``minimum..maximum``
-    (None: unbounded); stored as ``int``.
+    """An integer (Python or NumPy; no boolean, no float however whole); stored as ``int``.
+
+    Parameters
+    ----------
+    minimum : int or None, default None
+        The smallest value admitted (None: unbounded below).
+    maximum : int or None, default None
+        The largest value admitted (None: unbounded above).
+    fix : str, default ""
+        Advice appended to the error message ("" for none; a type error then suggests a whole number).
     """
 
     minimum: int | None = None
@@ -178,6 +318,27 @@ class Integer(Constraint):
     fix: str = ""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> int:
+        """Return ``value`` as an ``int`` if it is an integer in ``minimum..maximum``.
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        int
+            The value as an ``int``.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         requirement = "an integer" + self._bounds()
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             fix = self.fix or f"pass a whole number such as {argument}={max(self.minimum or 0, 1)}"
@@ -194,24 +355,67 @@ class Integer(Constraint):
         return f" in {self.minimum}..{self.maximum}"
 
     def describe(self) -> str:
+        """Help text for the command line, e.g. ``"integer >= 2"``.
+
+        Returns
+        -------
+        str
+            ``"integer"`` followed by the bounds, if any.
+        """
         return f"integer{self._bounds()}"
 
 
 @dataclasses.dataclass(frozen=True)
 class OneOf(Constraint):
-    """One of ``choices`` (what a ``Literal[...]`` annotation declares; the same type as the choice, so that
-    ``True`` is not the choice ``1``).
+    """One of ``choices``, what a ``Literal[...]`` annotation declares.
+
+    The value must also have the type of the choice, so that ``True`` is not the choice ``1``.
+
+    Parameters
+    ----------
+    choices : tuple
+        The admitted values.
+    fix : str, default ""
+        Advice appended to the error message ("" for none).
     """
 
     choices: tuple[Any, ...]
     fix: str = ""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
+        """Return ``value`` unchanged if it is one of the choices.
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        Any
+            The value, unchanged.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         if not any(value == choice and type(value) is type(choice) for choice in self.choices):
             _refuse(argument, self.describe(), value, fix=self.fix, optional=optional)
         return value
 
     def describe(self) -> str:
+        """Help text for the command line: the choices.
+
+        Returns
+        -------
+        str
+            The choices' reprs, e.g. ``"'logit' or 'probit'"``.
+        """
         quoted = [repr(choice) for choice in self.choices]
         return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
@@ -221,6 +425,27 @@ class Boolean(Constraint):
     """``True`` or ``False`` (what a ``bool`` annotation declares; NumPy's ``bool_`` is stored as ``bool``)."""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> bool:
+        """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (Python or NumPy).
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        bool
+            The value as a ``bool``.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         if not isinstance(value, (bool, np.bool_)):
             _refuse(argument, "True or False", value, optional=optional)
         return bool(value)
@@ -228,12 +453,41 @@ class Boolean(Constraint):
 
 @dataclasses.dataclass(frozen=True)
 class NumericArray(Constraint):
-    """An array of real numbers with ``ndim`` dimensions, stored as a read-only ``float64`` array."""
+    """An array of real numbers with ``ndim`` dimensions, stored as a read-only ``float64`` array.
+
+    Parameters
+    ----------
+    ndim : int or None, default None
+        The number of dimensions required (None: any).
+    fix : str, default ""
+        Advice appended to the error message ("" for none).
+    """
 
     ndim: int | None = None
     fix: str = ""
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> np.ndarray:
+        """Return ``value`` as a read-only ``float64`` array if it converts and has ``ndim`` dimensions.
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        numpy.ndarray
+            A new read-only ``float64`` array.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         requirement = f"a {self.ndim}-D array of numbers" if self.ndim is not None else "an array of numbers"
         try:
             array = np.array(value, dtype=float)
@@ -247,16 +501,50 @@ class NumericArray(Constraint):
 
 @dataclasses.dataclass(frozen=True)
 class Each(Constraint):
-    """Every item of a sequence passes ``constraint`` (the item named ``argument[i]``); stored as a tuple."""
+    """Every item of a sequence passes ``constraint`` (the item named ``argument[i]``); stored as a tuple.
+
+    Parameters
+    ----------
+    constraint : Constraint
+        The constraint every item must pass.
+    """
 
     constraint: Constraint
 
     def check(self, value: Any, *, argument: str, optional: bool = False) -> tuple[Any, ...]:
+        """Return the items of a list or tuple, each checked by ``constraint``, as a tuple.
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field or argument.
+        argument : str
+            The name the error message gives the value (a field, a function argument, ``name[i]``).
+        optional : bool, default False
+            Whether the field also admits ``None`` (the message then says "or None").
+
+        Returns
+        -------
+        tuple
+            The checked (possibly converted) items.
+
+        Raises
+        ------
+        InvalidValueError
+            If the value does not meet the requirement.
+        """
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
             _refuse(argument, f"a list of values, each {self.constraint.describe()}", value, optional=optional)
         return tuple(self.constraint.check(item, argument=f"{argument}[{i}]") for i, item in enumerate(value))
 
     def describe(self) -> str:
+        """Help text for the command line, e.g. ``"each > 0"``.
+
+        Returns
+        -------
+        str
+            ``"each "`` followed by the item constraint's text.
+        """
         return f"each {self.constraint.describe()}"
 
 
@@ -266,8 +554,30 @@ class Each(Constraint):
 def check_positive(
     value: Any, *, argument: str, allow_inf: bool = False, fix: str = "", optional: bool = False
 ) -> float:
-    """Return ``value`` as a float if it is a number > 0 (finite unless ``allow_inf``), else raise
-    :class:`InvalidValueError` naming ``argument``.
+    """Return ``value`` as a float if it is a number > 0 (finite unless ``allow_inf``).
+
+    Parameters
+    ----------
+    value : Any
+        The value to check.
+    argument : str
+        The name the error message gives the value.
+    allow_inf : bool, default False
+        Admit ``math.inf`` (a flat, improper prior's scale).
+    fix : str, default ""
+        Advice appended to the error message ("" for none).
+    optional : bool, default False
+        Whether ``None`` is also admitted where the value comes from (the message then says "or None").
+
+    Returns
+    -------
+    float
+        The value as a ``float``.
+
+    Raises
+    ------
+    InvalidValueError
+        Naming ``argument``, if the value is not a number, or not > 0, or infinite without ``allow_inf``.
     """
     if not _is_number(value):
         _refuse(argument, "a positive number", value, fix=fix, optional=optional, kind=True)
@@ -293,6 +603,26 @@ def check_finite(
     A NumPy array (rows by columns) is returned unchanged if every cell is finite; otherwise the message names its
     first NaN/inf cell by row and column (``feature_names`` label the columns) and says to remove or
     impute such values before ``when``.
+
+    Parameters
+    ----------
+    value : Any
+        A scalar, or a NumPy array whose first axis is the rows.
+    argument : str
+        The name the error message gives the value.
+    feature_names : tuple of str or None, default None
+        Labels of the array's columns in the message (None: column numbers).
+    when : str, default "using them"
+        What the values must be cleaned before, in the array's message.
+    fix : str, default ""
+        Advice appended to a scalar's error message ("" for none).
+    optional : bool, default False
+        Whether ``None`` is also admitted where the scalar comes from (the message then says "or None").
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The scalar as a ``float``, or the array unchanged.
 
     Raises
     ------
@@ -324,8 +654,17 @@ def check_finite(
 
 @dataclasses.dataclass(frozen=True)
 class FieldRule:
-    """What a field admits: its constraints in order (a ``Literal``'s :class:`OneOf` and a ``bool``'s
-    :class:`Boolean` first), whether it admits ``None``, and the plain type underneath.
+    """What a field admits: its constraints, whether it admits ``None``, and the plain type underneath.
+
+    Parameters
+    ----------
+    constraints : tuple of Constraint
+        The constraints in the order they apply (a ``Literal``'s :class:`OneOf` and a ``bool``'s
+        :class:`Boolean` first).
+    optional : bool
+        Whether the field admits ``None``.
+    base : Any
+        The plain type under ``Annotated`` and ``| None``.
     """
 
     constraints: tuple[Constraint, ...]
@@ -333,6 +672,25 @@ class FieldRule:
     base: Any
 
     def check(self, value: Any, *, argument: str) -> Any:
+        """Return ``value`` passed through every constraint in order (``None`` as is, where admitted).
+
+        Parameters
+        ----------
+        value : Any
+            The value given for the field.
+        argument : str
+            The name the error message gives the value.
+
+        Returns
+        -------
+        Any
+            The value as stored (converted by the constraints).
+
+        Raises
+        ------
+        InvalidValueError
+            From the first constraint that refuses the value.
+        """
         if value is None and self.optional:
             return None
         for constraint in self.constraints:
@@ -341,16 +699,35 @@ class FieldRule:
 
     @property
     def choices(self) -> tuple[Any, ...] | None:
+        """The choices of the field's :class:`OneOf` (a ``Literal``), or None if it has none."""
         return next((c.choices for c in self.constraints if isinstance(c, OneOf)), None)
 
     def describe(self) -> str:
-        """The constraints as help text ("> 0", "integer >= 2"; "" for none)."""
+        """The constraints as help text.
+
+        Returns
+        -------
+        str
+            The constraints' texts joined by commas ("> 0", "integer >= 2"; "" for none); the choices and
+            the booleans are left out, as the command line shows them otherwise.
+        """
         texts = [c.describe() for c in self.constraints if not isinstance(c, (OneOf, Boolean))]
         return ", ".join(text for text in texts if text)
 
 
 def rule_of(annotation: Any) -> FieldRule:
-    """The :class:`FieldRule` an annotation declares (``Annotated``, ``Literal``, ``bool``, ``X | None``)."""
+    """The :class:`FieldRule` an annotation declares (``Annotated``, ``Literal``, ``bool``, ``X | None``).
+
+    Parameters
+    ----------
+    annotation : Any
+        A field's type annotation, with its extras (``typing.get_type_hints(..., include_extras=True)``).
+
+    Returns
+    -------
+    FieldRule
+        The constraints, whether ``None`` is admitted, and the plain type.
+    """
     constraints: list[Constraint] = []
     optional = False
     base = annotation
@@ -375,29 +752,68 @@ def rule_of(annotation: Any) -> FieldRule:
 
 @functools.cache
 def field_rules(cls: type) -> tuple[tuple[str, FieldRule], ...]:
-    """``(name, rule)`` of every field of dataclass ``cls``, in declaration order (read once per class)."""
+    """``(name, rule)`` of every field of dataclass ``cls``, in declaration order (read once per class).
+
+    Parameters
+    ----------
+    cls : type
+        A dataclass.
+
+    Returns
+    -------
+    tuple of (str, FieldRule)
+        Each field's name and rule.
+    """
     hints = typing.get_type_hints(cls, include_extras=True)
     return tuple((field.name, rule_of(hints[field.name])) for field in dataclasses.fields(cls))
 
 
 def check_field(cls: type, name: str, value: Any, *, argument: str | None = None) -> Any:
-    """``value`` checked against the declaration of field ``name`` of ``cls`` (for code that validates
-    a value before building the dataclass, e.g. to collect every problem of a file at once).
+    """``value`` checked against the declaration of field ``name`` of ``cls``.
+
+    ``cls`` is the dataclass that declares the field. For code that validates a value before building the
+    dataclass, e.g. to collect every problem of a file at once.
+
+    Parameters
+    ----------
+    name : str
+        The field's name.
+    value : Any
+        The value to check.
+    argument : str or None, default None
+        The name the error message gives the value (None: ``name``).
+
+    Returns
+    -------
+    Any
+        The value as the dataclass would store it.
+
+    Raises
+    ------
+    InvalidValueError
+        If the declaration refuses the value.
     """
     rule = dict(field_rules(cls))[name]
     return rule.check(value, argument=argument or name)
 
 
 def check_fields(instance: Any) -> None:
-    """Enforce the declared constraints of every field of a dataclass instance, in declaration order,
-    storing converted values (``float``, ``int``, ``bool``) on the instance (frozen or not).
+    """Enforce the declared constraints of every field of a dataclass instance, in declaration order.
+
+    Converted values (``float``, ``int``, ``bool``) are stored on the instance (frozen or not).
+
+    Parameters
+    ----------
+    instance : Any
+        A dataclass instance.
 
     Raises
     ------
     InvalidValueError
         For the first field whose value is refused (the message names it, the value and the fix).
     """
-    for name, rule in field_rules(type(instance)):
+    cls: type = type(instance)  # as ``type``: mypy takes a ``type[Any]`` for unhashable
+    for name, rule in field_rules(cls):
         value = getattr(instance, name)
         checked = rule.check(value, argument=name)
         if checked is not value:
@@ -405,8 +821,10 @@ def check_fields(instance: Any) -> None:
 
 
 class Constrained:
-    """Dataclass mixin: the declared constraints of the fields are checked on construction
-    (:func:`check_fields`). A subclass with cross-field checks calls ``super().__post_init__()`` first.
+    """Dataclass mixin: the declared constraints of the fields are checked on construction.
+
+    The check is :func:`check_fields`. A subclass with cross-field checks calls ``super().__post_init__()``
+    first.
     """
 
     def __post_init__(self) -> None:
@@ -414,8 +832,23 @@ class Constrained:
 
 
 def renamed_from(*old_names: str, cli: bool = True) -> dict[str, tuple[str, ...]]:
-    """Field metadata declaring the names a field had in earlier versions: :meth:`from_dict` (saved results)
-    reads them (:func:`renamed_fields`) and, with ``cli``, the command line keeps them as flag aliases.
+    """Field metadata declaring the names a field had in earlier versions.
+
+    :meth:`from_dict` (saved results) reads them (:func:`renamed_fields`) and, with ``cli``, the command line
+    keeps them as flag aliases.
+
+    Parameters
+    ----------
+    *old_names : str
+        The field's earlier names.
+    cli : bool, default True
+        Also declare ``--old-name`` flags as aliases on the command line.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        ``{"renamed_from": old_names}``, with ``"cli_aliases"`` too where ``cli``; pass it as a field's
+        ``metadata``.
     """
     metadata: dict[str, tuple[str, ...]] = {"renamed_from": old_names}
     if cli:
@@ -424,15 +857,33 @@ def renamed_from(*old_names: str, cli: bool = True) -> dict[str, tuple[str, ...]
 
 
 def renamed_fields(cls: type) -> dict[str, str]:
-    """``{old name: field name}`` from the fields' ``metadata={"renamed_from": (...)}`` declarations: the
-    spellings of earlier versions that :meth:`from_dict` and the command line still accept.
+    """``{old name: field name}`` from the fields' ``metadata={"renamed_from": (...)}`` declarations.
+
+    These are the spellings of earlier versions that :meth:`from_dict` and the command line still accept,
+    for the dataclass ``cls``.
+
+    Returns
+    -------
+    dict of str to str
+        Each old name mapped to the current field name.
     """
     return {old: field.name for field in dataclasses.fields(cls) for old in field.metadata.get("renamed_from", ())}
 
 
 def with_current_names(cls: type, values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` with the old names of :func:`renamed_fields` replaced by the current ones (a value given
-    under both names keeps the current name's).
+    """``values`` with the old names of :func:`renamed_fields` replaced by the current ones.
+
+    The renamed fields are those of the dataclass ``cls``.
+
+    Parameters
+    ----------
+    values : dict of str to Any
+        Values keyed by field name, current or old.
+
+    Returns
+    -------
+    dict of str to Any
+        The values keyed by current names; a value given under both names keeps the current name's.
     """
     renames = renamed_fields(cls)
     return {

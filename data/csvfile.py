@@ -300,16 +300,7 @@ def read_csv_chunks(
     try:
         with open(file, encoding=codec, newline="") as stream:
             rows = _CsvRows(file, stream, csv_format)
-            header = rows.header()
-            wanted = [*feature_names, *([target] if target is not None else [])]
-            absent = [column for column in wanted if column not in header]
-            if absent:
-                what = "fitted feature column(s)" if target is None or absent != [target] else "target column"
-                raise ValueError(
-                    f"CSV file {file} lacks the {what} {absent}; its columns are {header}"
-                    f"{_delimiter_hint(header, rows.delimiter)}"
-                )
-            positions = {column: header.index(column) for column in wanted}
+            positions = _column_positions(rows, [*feature_names, *([target] if target is not None else [])], target)
             n_read = 0
             while True:
                 cells, lines = rows.take(chunk_rows)
@@ -317,18 +308,10 @@ def read_csv_chunks(
                     break
                 n_read += len(lines)
                 columns = list(zip(*cells, strict=True))
-                X = np.empty((len(lines), len(feature_names)))
-                for j, column in enumerate(feature_names):  # the columns of a file, not a model loop
-                    text = np.asarray(columns[positions[column]], dtype=object)
-                    if column in known:
-                        text = _stripped(text, file, column, lines)
-                        X[:, j] = _codes_of(
-                            text, tuple(known[column]), file=file, column=column, what="level", lines=lines
-                        )
-                    else:
-                        X[:, j] = _numeric_column(text, file, column, lines, csv_format.decimal)
+                X = _chunk_features(columns, lines, positions, feature_names, known, file, csv_format.decimal)
                 y = None
                 if target is not None:
+                    assert class_names is not None  # checked above, before the first chunk
                     labels = _stripped(np.asarray(columns[positions[target]], dtype=object), file, target, lines)
                     y = _codes_of(
                         labels,
@@ -353,9 +336,45 @@ def read_csv_chunks(
         csv.field_size_limit(previous_limit)
 
 
+def _column_positions(rows: _CsvRows, wanted: list[str], target: str | None) -> dict[str, int]:
+    """Read the header of ``rows``; the position of every ``wanted`` column in it (a missing one is an error)."""
+    header = rows.header()
+    absent = [column for column in wanted if column not in header]
+    if absent:
+        what = "fitted feature column(s)" if target is None or absent != [target] else "target column"
+        raise ValueError(
+            f"CSV file {rows.file} lacks the {what} {absent}; its columns are {header}"
+            f"{_delimiter_hint(header, rows.delimiter)}"
+        )
+    return {column: header.index(column) for column in wanted}
+
+
+def _chunk_features(
+    columns: list[tuple[str, ...]],
+    lines: list[int],
+    positions: Mapping[str, int],
+    feature_names: tuple[str, ...],
+    known: Mapping[str, tuple[str, ...]],
+    file: Path,
+    decimal: str,
+) -> np.ndarray:
+    """The feature columns of one chunk as float64 (rows, features): text columns coded by their ``known`` levels."""
+    X = np.empty((len(lines), len(feature_names)))
+    for j, column in enumerate(feature_names):  # the columns of a file, not a model loop
+        text = np.asarray(columns[positions[column]], dtype=object)
+        if column in known:
+            text = _stripped(text, file, column, lines)
+            X[:, j] = _codes_of(text, tuple(known[column]), file=file, column=column, what="level", lines=lines)
+        else:
+            X[:, j] = _numeric_column(text, file, column, lines, decimal)
+    return X
+
+
 def count_csv_rows(path: str | os.PathLike[str]) -> int:
-    """The number of non-blank lines after the first non-blank one (the header): the data rows of a CSV file
-    whose cells hold no line breaks (an estimate otherwise), for progress bars. Reads the file once, in blocks.
+    """The number of non-blank lines after the first non-blank one (the header).
+
+    These are the data rows of a CSV file whose cells hold no line breaks (an estimate otherwise), for progress
+    bars. Reads the file once, in blocks.
     """
     count = 0
     with open(Path(path).expanduser(), "rb") as stream:
@@ -410,7 +429,8 @@ class _CsvRows:
 
     def take(self, n: int) -> tuple[list[list[str]], list[int]]:
         """Up to ``n`` records and their lines; a record of another width than the header is an error."""
-        cells, lines = [], []
+        cells: list[list[str]] = []
+        lines: list[int] = []
         while len(lines) < n:
             found = self._next()
             if found is None:
@@ -451,8 +471,10 @@ def _stripped(text: np.ndarray, file: Path, column: str, lines: list[int]) -> np
 
 
 def _numeric_column(text: np.ndarray, file: Path, column: str, lines: list[int], decimal: str) -> np.ndarray:
-    """The cells of a column fitted as numbers, as float64; the first cell that is not a finite number under the
-    decimal mark ``decimal`` is an error saying why (missing, text, the other decimal mark, not finite).
+    """The cells of a column fitted as numbers, as float64.
+
+    The first cell that is not a finite number under the decimal mark ``decimal`` is an error saying why
+    (missing, text, the other decimal mark, not finite).
     """
     numbers = _numbers(text, decimal)
     bad = ~np.isfinite(numbers)
@@ -596,9 +618,9 @@ def _read_table(path: str | os.PathLike[str], csv_format: CsvFormat) -> _Table:
 
 def _encode_features(
     table: _Table, features: list[str], known_levels: Mapping[str, tuple[str, ...]]
-) -> tuple[np.ndarray, tuple[str, ...], dict[str, tuple[str, ...]]]:
+) -> tuple[np.ndarray, tuple[FeatureKind, ...], dict[str, tuple[str, ...]]]:
     columns: list[np.ndarray] = []
-    kinds: list[str] = []
+    kinds: list[FeatureKind] = []
     category_names: dict[str, tuple[str, ...]] = {}
     other_decimal = "," if table.decimal == "." else "."
     for column_name in features:  # the columns of a file, not a model loop
@@ -667,9 +689,11 @@ def _codes_of(
     decimal: str | None = None,
     lines: list[int] | None = None,
 ) -> np.ndarray:
-    """Codes of ``text`` in the given ``levels`` (numbers matched by value when ``decimal`` is given and every
-    label and level is a number); anything else is an error naming the first unseen value and its line
-    (``lines[row]``, or ``row + 2`` for a whole file without blank lines).
+    """Codes of ``text`` in the given ``levels``.
+
+    Numbers are matched by value when ``decimal`` is given and every label and level is a number; anything
+    else is an error naming the first unseen value and its line (``lines[row]``, or ``row + 2`` for a whole
+    file without blank lines).
     """
     known = np.asarray(levels, dtype=object)
     if decimal is not None and _parses(text, decimal).all() and _parses(known, decimal).all():

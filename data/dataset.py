@@ -48,9 +48,76 @@ def _names(value: object, *, argument: str) -> tuple[str, ...]:
 
 def _frozen(array: np.ndarray, dtype: type) -> np.ndarray:
     """A C-contiguous, read-only copy of ``array`` with the given dtype."""
-    out = np.array(array, dtype=dtype, order="C", copy=True)
+    out: np.ndarray = np.array(array, dtype=dtype, order="C", copy=True)
     out.flags.writeable = False
     return out
+
+
+def _checked_X(value: object, feature_names: tuple[str, ...]) -> np.ndarray:
+    """The features as a read-only float64 (n_obs, n_features) array: non-empty, one column per name, finite."""
+    X = numeric_2d(value, argument="X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_obs, n_features), got shape {X.shape}; reshape it, e.g. X.reshape(-1, 1)")
+    if X.shape[0] == 0:
+        raise ValueError("X has 0 rows; a Dataset needs at least one observation")
+    if X.shape[1] != len(feature_names):
+        raise ValueError(
+            f"X has {X.shape[1]} columns but feature_names has {len(feature_names)} names "
+            f"{feature_names}; pass one name per column"
+        )
+    if X.shape[1] == 0:
+        raise ValueError("X has 0 columns; a Dataset needs at least one feature")
+    X = _frozen(X, np.float64)
+    check_finite(X, argument="X", feature_names=feature_names, when="building a Dataset")
+    return X
+
+
+def _checked_y(value: object, n_obs: int, class_names: tuple[str, ...]) -> np.ndarray:
+    """The class codes as a read-only int64 (n_obs,) array, each in ``range(len(class_names))``."""
+    y = np.asarray(value)
+    if y.dtype.kind not in "iu":
+        raise ValueError(
+            f"y must hold integer class codes, got dtype {y.dtype}; map labels to codes 0..K-1 "
+            "(e.g. np.unique(labels, return_inverse=True)) and pass the labels as class_names"
+        )
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (n_obs,), got shape {y.shape}; pass y.ravel() if it is a column")
+    if len(y) != n_obs:
+        raise ValueError(f"X has {n_obs} rows but y has {len(y)} entries; pass one class code per row of X")
+    out_of_range = (y < 0) | (y >= len(class_names))
+    if out_of_range.any():
+        row = int(np.argmax(out_of_range))
+        raise ValueError(
+            f"y[{row}] = {y[row]} is not a class code in range({len(class_names)}) for class_names "
+            f"{class_names}; pass codes 0..{len(class_names) - 1} or add the missing class names"
+        )
+    return _frozen(y, np.int64)
+
+
+def _checked_truth(value: object, n_obs: int, n_classes: int) -> np.ndarray:
+    """The true P(class | x) as a read-only float64 (n_obs, n_classes) array of probability rows."""
+    truth = np.asarray(value, dtype=float)
+    if truth.shape != (n_obs, n_classes):
+        raise ValueError(
+            f"true_class_proba has shape {truth.shape}; it must be ({n_obs}, {n_classes}), the true "
+            "P(class | x) of every row and class"
+        )
+    if not np.isfinite(truth).all() or (truth < 0).any() or not np.allclose(truth.sum(axis=1), 1.0, atol=1e-9):
+        raise ValueError("true_class_proba rows must be probabilities: finite, non-negative, summing to 1")
+    return _frozen(truth, np.float64)
+
+
+def _checked_kinds(value: object, feature_names: tuple[str, ...]) -> tuple[FeatureKind, ...]:
+    """The feature kinds as a tuple, one of :data:`FEATURE_KINDS` per feature."""
+    feature_kinds = value
+    if isinstance(feature_kinds, Sequence) and not isinstance(feature_kinds, str):
+        feature_kinds = tuple(feature_kinds)
+    if not isinstance(feature_kinds, tuple) or len(feature_kinds) != len(feature_names):
+        raise ValueError(f"feature_kinds must list one kind per feature ({len(feature_names)}), got {value!r}")
+    unknown = [kind for kind in feature_kinds if kind not in FEATURE_KINDS]
+    if unknown:
+        raise ValueError(f"feature_kinds contains {unknown[0]!r}; use one of {FEATURE_KINDS}")
+    return feature_kinds
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,62 +197,11 @@ class Dataset:
         if not class_names:
             raise ValueError("class_names is empty; pass one name per class code in y")
 
-        X = numeric_2d(self.X, argument="X")
-        if X.ndim != 2:
-            raise ValueError(
-                f"X must be 2-D (n_obs, n_features), got shape {X.shape}; reshape it, e.g. X.reshape(-1, 1)"
-            )
-        if X.shape[0] == 0:
-            raise ValueError("X has 0 rows; a Dataset needs at least one observation")
-        if X.shape[1] != len(feature_names):
-            raise ValueError(
-                f"X has {X.shape[1]} columns but feature_names has {len(feature_names)} names "
-                f"{feature_names}; pass one name per column"
-            )
-        if X.shape[1] == 0:
-            raise ValueError("X has 0 columns; a Dataset needs at least one feature")
-        X = _frozen(X, np.float64)
-        check_finite(X, argument="X", feature_names=feature_names, when="building a Dataset")
-
-        y = np.asarray(self.y)
-        if y.dtype.kind not in "iu":
-            raise ValueError(
-                f"y must hold integer class codes, got dtype {y.dtype}; map labels to codes 0..K-1 "
-                "(e.g. np.unique(labels, return_inverse=True)) and pass the labels as class_names"
-            )
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D (n_obs,), got shape {y.shape}; pass y.ravel() if it is a column")
-        if len(y) != len(X):
-            raise ValueError(f"X has {len(X)} rows but y has {len(y)} entries; pass one class code per row of X")
-        out_of_range = (y < 0) | (y >= len(class_names))
-        if out_of_range.any():
-            row = int(np.argmax(out_of_range))
-            raise ValueError(
-                f"y[{row}] = {y[row]} is not a class code in range({len(class_names)}) for class_names "
-                f"{class_names}; pass codes 0..{len(class_names) - 1} or add the missing class names"
-            )
-        y = _frozen(y, np.int64)
+        X = _checked_X(self.X, feature_names)
+        y = _checked_y(self.y, len(X), class_names)
         if self.true_class_proba is not None:
-            truth = np.asarray(self.true_class_proba, dtype=float)
-            if truth.shape != (len(X), len(class_names)):
-                raise ValueError(
-                    f"true_class_proba has shape {truth.shape}; it must be ({len(X)}, {len(class_names)}), the true "
-                    "P(class | x) of every row and class"
-                )
-            if not np.isfinite(truth).all() or (truth < 0).any() or not np.allclose(truth.sum(axis=1), 1.0, atol=1e-9):
-                raise ValueError("true_class_proba rows must be probabilities: finite, non-negative, summing to 1")
-            set_("true_class_proba", _frozen(truth, np.float64))
-
-        feature_kinds = self.feature_kinds
-        if isinstance(feature_kinds, Sequence) and not isinstance(feature_kinds, str):
-            feature_kinds = tuple(feature_kinds)
-        if not isinstance(feature_kinds, tuple) or len(feature_kinds) != len(feature_names):
-            raise ValueError(
-                f"feature_kinds must list one kind per feature ({len(feature_names)}), got {self.feature_kinds!r}"
-            )
-        unknown = [kind for kind in feature_kinds if kind not in FEATURE_KINDS]
-        if unknown:
-            raise ValueError(f"feature_kinds contains {unknown[0]!r}; use one of {FEATURE_KINDS}")
+            set_("true_class_proba", _checked_truth(self.true_class_proba, len(X), len(class_names)))
+        feature_kinds = _checked_kinds(self.feature_kinds, feature_names)
         kinds = np.array(feature_kinds)
         self._check_values(X, kinds == "binary", feature_names, "binary", "0 or 1", lambda v: (v != 0) & (v != 1))
         self._check_values(

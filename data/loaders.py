@@ -103,7 +103,13 @@ def _cached_sklearn_arrays(name: str, version: str) -> dict[str, np.ndarray]:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as file:
-                np.savez(file, **arrays)
+                np.savez(  # by keyword, as the stub cannot tell a ** dict's keys from allow_pickle
+                    file,
+                    data=arrays["data"],
+                    target=arrays["target"],
+                    feature_names=arrays["feature_names"],
+                    target_names=arrays["target_names"],
+                )
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)
@@ -113,6 +119,9 @@ def _cached_sklearn_arrays(name: str, version: str) -> dict[str, np.ndarray]:
     return arrays
 
 
+_BINARY: tuple[FeatureKind] = ("binary",)
+
+
 def _digits_binary() -> Dataset:
     """The digits with each pixel binarised: 1 where the count exceeds 7 (of 0..16), else 0."""
     digits = _sklearn("digits", "count")()
@@ -120,7 +129,7 @@ def _digits_binary() -> Dataset:
         digits,
         name="digits_binary",
         X=(digits.X > 7).astype(float),
-        feature_kinds=("binary",) * digits.n_features,
+        feature_kinds=_BINARY * digits.n_features,
         description="8x8 handwritten digits 0-9 with each pixel binarised (count > 7 of 0..16 -> 1).",
         provenance=f"{digits.provenance}; binarised by bayesclass: pixel > 7",
     )

@@ -9,9 +9,9 @@ import numpy as np
 
 from bayesclass.data._validation import require_seed
 from bayesclass.data.dataset import Dataset
-from bayesclass.data.origin import SplitOrigin
+from bayesclass.data.origin import SplitOrigin, SplitPart
 
-_PARTS = ("train", "validation", "test")
+_PARTS: tuple[SplitPart, ...] = ("train", "validation", "test")
 
 
 def train_validation_test_split(

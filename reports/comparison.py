@@ -17,8 +17,22 @@ __all__ = ["format_comparison", "format_scores", "zero_probability_notes"]
 
 
 def format_scores(scores: HeldoutScores, *, title: str) -> list[str]:
-    """Lines of a score table: one row per estimate; ``-`` where a metric does not apply (a baseline without
-    probabilities), ``inf`` kept, and a note per estimate whose log loss is infinite.
+    """Lines of a score table: one row per estimate, then the notes.
+
+    A cell is ``-`` where a metric does not apply (a baseline without probabilities); ``inf`` is kept, and a
+    note follows per estimate whose log loss is infinite.
+
+    Parameters
+    ----------
+    scores : HeldoutScores
+        The held-out scores of every estimate and baseline on one split.
+    title : str
+        The table's heading line (without the colon).
+
+    Returns
+    -------
+    list of str
+        The lines, without line ends: the title, the header, one row per estimate, the notes.
     """
     table = scores.table
     columns = [(name, header, spec) for name, header, spec in SCORE_COLUMNS if name in table.columns]
@@ -44,8 +58,21 @@ def format_scores(scores: HeldoutScores, *, title: str) -> list[str]:
 
 
 def zero_probability_notes(table) -> list[str]:
-    """One line per estimate of a score table whose log loss is infinite (rows giving the observed class
-    probability 0) or that leaves rows undefined (probability 0 under every class).
+    """One line per estimate of a score table whose log loss is infinite or that leaves rows undefined.
+
+    The log loss is infinite where rows give the observed class probability 0; a row is undefined where it
+    has probability 0 under every class.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The score table, one row per estimate (indexed by its label), with the counts ``n_zero_probability``,
+        ``n_undefined`` and ``n_rows`` where known.
+
+    Returns
+    -------
+    list of str
+        The notes, in the table's order (empty if there is nothing to note).
     """
     notes = []
     for label, row in table.iterrows():
@@ -60,8 +87,23 @@ def zero_probability_notes(table) -> list[str]:
 
 
 def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
-    """The plain-text comparison printed by ``bayesclass compare``: the run, its convergence, parameters side by
-    side (at most ``max_rows``), then for each held-out split the scores of every estimate and baseline.
+    """The plain-text comparison printed by ``bayesclass compare``.
+
+    The run, its convergence, parameters side by side (at most ``max_rows``), then for each held-out split
+    the scores of every estimate and baseline.
+
+    Parameters
+    ----------
+    data : ComparisonData
+        The computed comparison (from
+        :func:`~bayesclass.inference.evaluation.report_evaluation.evaluate_comparison`).
+    max_rows : int, default 40
+        The most parameter rows shown; a line counts the rest.
+
+    Returns
+    -------
+    str
+        The comparison text, lines joined by newlines (no final newline).
     """
     facts = data.summary
     lines = [

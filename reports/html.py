@@ -1,5 +1,6 @@
-"""One self-contained HTML page rendered from a computed evaluation: ``render_report`` returns it,
-``write_report`` saves it.
+"""One self-contained HTML page rendered from a computed evaluation.
+
+``render_report`` returns it, ``write_report`` saves it.
 
 The page opens offline: figures are inline SVG images (``data:`` URLs), the style sheet is inline, and nothing
 is loaded from the network (a Content-Security-Policy forbids scripts and any source but ``data:`` images).
@@ -48,7 +49,18 @@ SECTION_TITLES = {
 
 @dataclass(frozen=True)
 class PageSection:
-    """A section of the page: its anchor, heading and blocks (:mod:`bayesclass.reports.sections`)."""
+    """A section of the page: its anchor, heading and blocks.
+
+    Parameters
+    ----------
+    anchor : str
+        The section's anchor (``id``) on the page.
+    heading : str
+        Its heading (and entry in the contents).
+    blocks : tuple
+        Its :class:`~bayesclass.reports.sections.Text`, :class:`~bayesclass.reports.sections.Table` and
+        :class:`~bayesclass.reports.sections.Figure` blocks, in order.
+    """
 
     anchor: str
     heading: str
@@ -107,9 +119,28 @@ def render_report(
 def render_page(
     title: str, sections: Sequence[PageSection], *, alerts: Sequence[str] = (), started: float, version: str = ""
 ) -> str:
-    """The page around ``sections`` (the run report's, a study report's): title, the one provenance line (when
-    and how fast it was generated, from ``started``, a :func:`time.perf_counter` value, and by which bayesclass
-    ``version``), alerts, contents.
+    """The page around ``sections`` (the run report's, a study report's).
+
+    Title, the one provenance line (when and how fast it was generated, and by which bayesclass), alerts,
+    contents, then the sections.
+
+    Parameters
+    ----------
+    title : str
+        The page title.
+    sections : sequence of PageSection
+        The sections in page order.
+    alerts : sequence of str, default ()
+        Alerts shown at the top of the page.
+    started : float
+        A :func:`time.perf_counter` value when the page was begun (the page says how long it took).
+    version : str, default ""
+        The bayesclass that renders it ("" for unknown).
+
+    Returns
+    -------
+    str
+        The page as HTML text.
     """
     seconds = time.perf_counter() - started
     generated = (
@@ -120,8 +151,26 @@ def render_page(
 
 
 def write_report(path: str | Path, page: str) -> Path:
-    """Write ``page`` (from :func:`bayesclass.report`) to ``path`` atomically: an interrupted write leaves no
-    partial file and an earlier report as it was.
+    """Write ``page`` (from :func:`bayesclass.report`) to ``path`` atomically.
+
+    An interrupted write leaves no partial file and an earlier report as it was.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Where to write; it must end in ``.html`` or ``.htm``.
+    page : str
+        The page as HTML text.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` does not end in ``.html`` or ``.htm``.
     """
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):

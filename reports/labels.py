@@ -28,5 +28,16 @@ SCORE_COLUMNS = (
 
 
 def estimate_label(kind: str) -> str:
-    """The label of a point estimate kind (``"map"`` -> ``"MAP"``); "posterior" and unknown kinds as they are."""
+    """The label of a point estimate kind (``"map"`` -> ``"MAP"``).
+
+    Parameters
+    ----------
+    kind : str
+        A point estimate kind (a key of :data:`ESTIMATE_LABELS`).
+
+    Returns
+    -------
+    str
+        Its label; "posterior" and unknown kinds as they are.
+    """
     return ESTIMATE_LABELS.get(kind, kind)

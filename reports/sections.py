@@ -43,7 +43,15 @@ MAX_PANELS = 36
 
 @dataclass(frozen=True)
 class Text:
-    """A paragraph (``kind`` "text"), a preformatted block ("pre") or a red alert ("alert")."""
+    """A paragraph, a preformatted block or a red alert.
+
+    Parameters
+    ----------
+    body : str
+        The text (autoescaped on the page).
+    kind : {"text", "pre", "alert"}, default "text"
+        A paragraph ("text"), a preformatted block ("pre") or a red alert ("alert").
+    """
 
     body: str
     kind: str = "text"
@@ -51,7 +59,25 @@ class Text:
 
 @dataclass(frozen=True)
 class Table:
-    """A table: ``header`` and ``rows`` of already formatted cells, a caption saying what the numbers are."""
+    """A table: ``header`` and ``rows`` of already formatted cells, a caption saying what the numbers are.
+
+    Parameters
+    ----------
+    caption : str
+        What the numbers are.
+    header : tuple of str
+        The column headings.
+    rows : tuple of tuple of str
+        The formatted cells, row by row (e.g. by :func:`number`).
+    note : str, default ""
+        A line under the table ("" for none).
+    text : bool, default False
+        The cells are text (left-aligned), not numbers.
+    compact : bool, default False
+        A small table laid out beside its neighbours (confusion matrices).
+    kind : str, default "table"
+        The block's kind, for the page template.
+    """
 
     caption: str
     header: tuple[str, ...]
@@ -64,7 +90,17 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """An inline SVG figure (:mod:`bayesclass.reports.figures`) with its caption."""
+    """An inline SVG figure (:mod:`bayesclass.reports.figures`) with its caption.
+
+    Parameters
+    ----------
+    svg : str
+        The SVG document.
+    caption : str
+        What the figure shows.
+    kind : str, default "figure"
+        The block's kind, for the page template.
+    """
 
     svg: str
     caption: str
@@ -73,7 +109,19 @@ class Figure:
 
 @dataclass(frozen=True)
 class Section:
-    """One section of the page: ``key`` (its anchor), ``title`` and its blocks in order."""
+    """One section of the page: its anchor, title and blocks in order.
+
+    Parameters
+    ----------
+    key : str
+        The section's anchor on the page.
+    title : str
+        Its heading.
+    blocks : tuple of Text, Table or Figure
+        Its content, in order.
+    alerts : tuple of str, default ()
+        Alerts shown at the top of the page as well.
+    """
 
     key: str
     title: str
@@ -82,7 +130,20 @@ class Section:
 
 
 def number(value: object, spec: str = ".4g") -> str:
-    """A table cell: ``-`` for None, ``n/a`` for NaN, ``inf`` kept, else ``format(value, spec)``."""
+    """A table cell: ``-`` for None, ``n/a`` for NaN, ``inf`` kept, else ``format(value, spec)``.
+
+    Parameters
+    ----------
+    value : object
+        None or a real number (anything ``float`` accepts).
+    spec : str, default ".4g"
+        The format specification of a finite number.
+
+    Returns
+    -------
+    str
+        The formatted cell (``"inf"`` or ``"-inf"`` for infinities).
+    """
     if value is None:
         return "-"
     value = float(value)  # type: ignore[arg-type]
@@ -101,8 +162,20 @@ def _interval_cell(row) -> str:
 
 
 def summary_section(run: rd.RunEvaluation) -> Section:
-    """Model family and hyperparameters (priors as formulas), data, method and sampler, seed, versions, timings,
+    """The summary section: what was fitted, on what, how, and whether it converged.
+
+    Model family and hyperparameters (priors as formulas), data, method and sampler, seed, versions, timings,
     and the convergence verdict in one line.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    Section
+        The ``summary`` section.
     """
     facts = run.summary
     rows = [
@@ -159,9 +232,21 @@ EXACT_NOTE = (
 
 
 def convergence_section(run: rd.RunEvaluation) -> Section | None:
-    """r_hat, bulk/tail ESS and MCSE per parameter element (the worst 20 when there are more), divergences, tree
+    """The convergence section: diagnostics per parameter element and of the sampler, with plots.
+
+    r_hat, bulk/tail ESS and MCSE per parameter element (the worst 20 when there are more), divergences, tree
     depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert with what
     the family says to try.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    Section or None
+        The ``convergence`` section; None for a run without a posterior.
     """
     convergence = run.convergence
     if convergence is None:
@@ -262,8 +347,22 @@ def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str) -> tuple[t
 
 
 def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section:
-    """Forest plot of the posterior (mean and interval) with every stored point estimate as a marker, the same as a
+    """The estimates section: the posterior beside every stored point estimate.
+
+    Forest plot of the posterior (mean and interval) with every stored point estimate as a marker, the same as a
     table, and one explicit line for each estimate that does not exist, with why.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+    interval_prob : float
+        The probability of the central (equal-tailed) credible intervals and bands, e.g. 0.89.
+
+    Returns
+    -------
+    Section
+        The ``estimates`` section.
     """
     estimates = run.estimates
     rows, kinds = list(estimates.rows), estimates.kinds
@@ -302,8 +401,22 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
 
 
 def performance_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section:
-    """Held-out scores of every estimate (and baseline) as a table and bars with standard errors; PSIS-LOO with
+    """The predictive performance section: held-out scores and PSIS-LOO.
+
+    Held-out scores of every estimate (and baseline) as a table and bars with standard errors; PSIS-LOO with
     the Pareto k of every training row.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+    interval_prob : float
+        The probability of the central (equal-tailed) credible intervals and bands, e.g. 0.89.
+
+    Returns
+    -------
+    Section
+        The ``performance`` section.
     """
     from bayesclass.reports.comparison import zero_probability_notes
 
@@ -386,8 +499,19 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
 
 
 def calibration_section(run: rd.RunEvaluation) -> Section:
-    """PAV reliability diagrams with consistency bands: posterior predictive draws and replicates of each point
-    estimate's plug-in probabilities, side by side.
+    """The calibration section: PAV reliability diagrams with consistency bands.
+
+    Posterior predictive draws and replicates of each point estimate's plug-in probabilities, side by side.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    Section
+        The ``calibration`` section.
     """
     calibration = run.calibration
     proba = {estimate_label(kind): values for kind, values in calibration.proba.items()}
@@ -413,9 +537,23 @@ def calibration_section(run: rd.RunEvaluation) -> Section:
 
 
 def decision_boundary_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section | None:
-    """Two features: posterior mean P(class | x) on a grid, the boundary and its credible band, point-estimate
+    """The decision boundary section, over two features or along the one input of a latent family.
+
+    Two features: posterior mean P(class | x) on a grid, the boundary and its credible band, point-estimate
     boundaries, the training points, and the family's derived quantities. One input of a latent family: the
-    latent f and the probability curve with their bands. None where neither applies.
+    latent f and the probability curve with their bands.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+    interval_prob : float
+        The probability of the central (equal-tailed) credible intervals and bands, e.g. 0.89.
+
+    Returns
+    -------
+    Section or None
+        The ``boundary`` section; None where neither applies.
     """
     figure = run.boundary
     if figure is None:
@@ -429,8 +567,11 @@ def decision_boundary_section(run: rd.RunEvaluation, *, interval_prob: float) ->
             "Decision boundary",
             (Text(f"No decision boundary: {features} must be numeric features (kinds {list(figure.kinds)})."),),
         )
+    axes, proba_draws, point_proba, X, y = figure.axes, figure.proba_draws, figure.point_proba, figure.X, figure.y
+    # a numeric Boundary carries its grid, draws and training points (report_plots fills them together)
+    assert axes is not None and proba_draws is not None and point_proba is not None and X is not None and y is not None
     caption = (
-        f"Posterior mean P(class | x) over {features[0]} and {features[1]} ({figure.proba_draws.shape[0]} evenly "
+        f"Posterior mean P(class | x) over {features[0]} and {features[1]} ({proba_draws.shape[0]} evenly "
         f"spaced draws), the boundary with its {interval_prob:.0%} credible band, the point estimates' boundaries, "
         "the training points"
         + (
@@ -442,11 +583,11 @@ def decision_boundary_section(run: rd.RunEvaluation, *, interval_prob: float) ->
     blocks: list = [
         Figure(
             figures.boundary_plot(
-                figure.axes,
-                figure.proba_draws,
-                point_proba={estimate_label(kind): values for kind, values in figure.point_proba.items()},
-                X=figure.X,
-                y=figure.y,
+                axes,
+                proba_draws,
+                point_proba={estimate_label(kind): values for kind, values in point_proba.items()},
+                X=X,
+                y=y,
                 class_names=list(figure.class_names),
                 feature_names=(features[0], features[1]),
                 interval_prob=interval_prob,
@@ -505,8 +646,19 @@ def _latent_curve_section(curve: rd.LatentCurve, *, interval_prob: float) -> Sec
 
 
 def generative_section(run: rd.RunEvaluation) -> Section | None:
-    """Replicated vs observed per-class feature statistics and their posterior predictive p-values (generative
-    families). None for a discriminative family.
+    """The generative checks section of a generative family.
+
+    Replicated vs observed per-class feature statistics and their posterior predictive p-values.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    Section or None
+        The ``generative`` section; None for a discriminative family.
     """
     check = run.generative
     if check is None:
@@ -547,8 +699,20 @@ def generative_section(run: rd.RunEvaluation) -> Section | None:
 
 
 def decisions_section(run: rd.RunEvaluation) -> Section | None:
-    """The loss matrix, the mean loss of the Bayes decisions of every estimate on the held-out rows, and each
-    estimate's confusion matrix. None without a loss matrix.
+    """The decisions section: Bayes decisions under the run's loss matrix.
+
+    The loss matrix, the mean loss of the Bayes decisions of every estimate on the held-out rows, and each
+    estimate's confusion matrix.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    Section or None
+        The ``decisions`` section; None without a loss matrix.
     """
     decisions = run.decisions
     if decisions is None:

@@ -1,5 +1,6 @@
-"""The HTML page of a comparison study: learning curves, paired differences, missing MLEs, calibration,
-convergence and cost, from the tidy table of :func:`bayesclass.inference.studies.runner.load`.
+"""The HTML page of a comparison study, from the tidy table of :func:`bayesclass.inference.studies.runner.load`.
+
+Its sections: learning curves, paired differences, missing MLEs, calibration, convergence and cost.
 
 The same self-contained page as a run's report (:func:`bayesclass.reports.html.render_page`: inline SVG
 images, inline CSS, nothing from the network, every string escaped). Intervals over repeats are the smallest
@@ -41,8 +42,26 @@ DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
 
 
 def study_report(out: str | Path, *, title: str | None = None, version: str = "") -> str:
-    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``);
-    ``version``: the bayesclass that renders it (shown in the page's provenance line).
+    """The HTML page of the study whose results are in the folder ``out`` (``bayesclass study ... --out``).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The study's results folder; the cells of its last spec are shown.
+    title : str or None, default None
+        The page title (None: ``"bayesclass study: "`` and the studies' names).
+    version : str, default ""
+        The bayesclass that renders it, shown in the page's provenance line ("" for unknown).
+
+    Returns
+    -------
+    str
+        The page as HTML text.
+
+    Raises
+    ------
+    ValueError
+        If the folder holds no finished cell yet.
     """
     started = time.perf_counter()
     table = load(out, keys=current_keys(out))  # the last spec's cells (an earlier spec's records stay on disk)
@@ -69,8 +88,9 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
 
 
 def estimate_colors(labels) -> dict[str, str]:
-    """One colour per estimate label on every figure of the page: the posterior first, then the plug-ins, then
-    the baselines, each group in alphabetical order.
+    """One colour per estimate label on every figure of the page.
+
+    The posterior first, then the plug-ins, then the baselines, each group in alphabetical order.
     """
     order = sorted(set(map(str, labels)), key=lambda label: (label != "posterior", label.startswith("baseline"), label))
     return {label: f"C{index % 10}" for index, label in enumerate(order)}

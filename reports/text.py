@@ -6,6 +6,7 @@ Each function formats what it is given and computes nothing: no fitting, no samp
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 import numpy as np
 
@@ -17,9 +18,41 @@ _FLAG_LOW, _FLAG_HIGH = 0.025, 0.975  # a p-value outside [0.025, 0.975] is flag
 _LONGEST_TABLE = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lists the flagged statistics only
 
 
+class _LooSummary(Protocol):
+    """What :func:`format_loo` reads of a :class:`~bayesclass.inference.criticism.loo.LooSummary`.
+
+    A protocol, so that reports need not import criticism (which draws).
+    """
+
+    @property
+    def n_high_k(self) -> int:
+        """Rows with a Pareto k above the limit."""
+
+    @property
+    def n_rows(self) -> int:
+        """Rows the estimate is computed from."""
+
+    @property
+    def n_samples(self) -> int:
+        """Draws the estimate is computed from."""
+
+    @property
+    def good_k(self) -> float:
+        """ArviZ's sample-size dependent threshold of Pareto k."""
+
+
 def format_datasets(datasets: Iterable) -> str:
-    """The table of built-in datasets (:func:`bayesclass.data.available`): name, rows, features, classes and
-    description.
+    """The table of built-in datasets (:func:`bayesclass.data.available`).
+
+    Parameters
+    ----------
+    datasets : iterable of DatasetInfo
+        The catalogue entries (name, rows, features, classes, description).
+
+    Returns
+    -------
+    str
+        A header line, then one line per data set: name, rows, features, classes and description.
     """
     lines = [f"{'name':<20} {'rows':>9} {'features':>8} {'classes':>7}  description"]
     for info in datasets:
@@ -28,10 +61,22 @@ def format_datasets(datasets: Iterable) -> str:
 
 
 def format_predictive_check(check) -> str:
-    """The text of a posterior predictive check (:func:`bayesclass.inference.posterior_predictive_check`): per
-    statistic, how many class x feature statistics apply and how many are flagged (p outside [0.025, 0.975]);
-    then the table of (class, feature, statistic, observed value, p), or only its flagged rows, most extreme first,
-    when it is longer than 60 rows.
+    """The text of a posterior predictive check (:func:`bayesclass.inference.posterior_predictive_check`).
+
+    Per statistic, how many class x feature statistics apply and how many are flagged (p outside
+    [0.025, 0.975], with p = P(T_rep > T_obs) + P(T_rep = T_obs)/2); then the table of (class, feature,
+    statistic, observed value, p), or only its flagged rows, most extreme first, when it is longer than 60 rows.
+
+    Parameters
+    ----------
+    check : xarray.Dataset
+        The check: ``p_value_<statistic>`` and ``observed_<statistic>`` by class and feature (or level),
+        ``feature_kind``, and the attributes ``n_replicates`` and ``source``.
+
+    Returns
+    -------
+    str
+        The text, lines joined by newlines; a flagged p is marked ``*``.
     """
     lines = [
         f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
@@ -71,10 +116,27 @@ def format_predictive_check(check) -> str:
     return "\n".join(lines)
 
 
-def format_loo(results: Mapping[str, object], summaries: Mapping[str, object], table=None) -> str:
-    """PSIS-LOO of saved results: per result (by name), its model, method and data, its
+def format_loo(results: Mapping[str, object], summaries: Mapping[str, _LooSummary], table=None) -> str:
+    """PSIS-LOO of saved results, then their comparison.
+
+    Per result (by name), its model, method and data, its
     :class:`~bayesclass.inference.criticism.loo.LooSummary` and its rows of high Pareto k; then, given, the
     comparison ``table`` (:func:`bayesclass.inference.criticism.loo.compare`), best first.
+
+    Parameters
+    ----------
+    results : Mapping of str to result
+        The loaded results by name (a path as given); each is read with
+        :func:`~bayesclass.inference.result.result_info`.
+    summaries : Mapping of str to LooSummary
+        The PSIS-LOO summary of each result, by the same names, in the order shown.
+    table : pandas.DataFrame or None, default None
+        The comparison of the results, best first (None: no comparison, e.g. for one result).
+
+    Returns
+    -------
+    str
+        The text, lines joined by newlines.
     """
     lines = []
     for name, summary in summaries.items():

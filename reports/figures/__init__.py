@@ -9,7 +9,8 @@ matplotlib figure and returns it through :func:`to_svg`: the ``<svg ...>...</svg
 Conventions:
 
 * Labels are the variable names as given (the PyMC variable = xarray variable = report label);
-  vector elements read ``name[coord, ...]`` as in :func:`bayesclass.reports.comparison.parameter_comparison`.
+  vector elements read ``name[coord, ...]`` as in
+  :func:`bayesclass.inference.evaluation.parameters.parameter_comparison`.
 * The numbers behind a figure (intervals, masks, replicates, panel order) come from small pure
   functions (:func:`boundary_band`, :func:`categorical_replicates`, :func:`check_panels`,
   :func:`capped_posterior`) that the tests check numerically; the drawing functions are thin wrappers.

@@ -1,12 +1,13 @@
-"""The shared machinery of the report figures: style, :func:`to_svg`, colours and markers, input checks,
-subsampling and intervals.
+"""The shared machinery of the report figures.
+
+Style, :func:`to_svg`, colours and markers, input checks, subsampling and intervals.
 """
 
 from __future__ import annotations
 
 import io
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from bayesclass._lazy import lazy_import
 
 if TYPE_CHECKING:
     import matplotlib as mpl
+    from matplotlib.typing import RcKeyType
 else:
     mpl = lazy_import("matplotlib")
 
@@ -33,7 +35,7 @@ CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"
 CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 ESTIMATE_MARKERS = ("D", "s", "^", "v", "P", "X", "*", "h")
 
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "text.parse_math": False,  # user text (feature, class names) is text, never a $...$ formula
     "font.size": 9,
     "axes.titlesize": 9,

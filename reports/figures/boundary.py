@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from bayesclass.reports.figures._svg import (
     _subsample,
     to_svg,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
 
 __all__ = ["boundary_band", "boundary_plot"]
 
@@ -112,7 +116,7 @@ def boundary_plot(
     with _style():
         fig = _figure(6.0, 4.6)
         ax = fig.add_subplot()
-        handles = []
+        handles: list[Artist] = []  # legend handles: lines and the band's patch
         if n_classes == 2:
             from matplotlib.colors import LinearSegmentedColormap
 
@@ -173,7 +177,7 @@ def _boundary_inputs(grid, proba_draws, point_proba, X, y, class_names, feature_
     return gx, gy, draws, points, codes, class_names
 
 
-def _training_points(ax, points: np.ndarray, codes: np.ndarray, class_names: list[str]) -> list:
+def _training_points(ax, points: np.ndarray, codes: np.ndarray, class_names: Sequence[str]) -> list:
     """Scatter the (subsampled) training points of each class on ``ax``; returns one legend handle per class."""
     from matplotlib.lines import Line2D
 

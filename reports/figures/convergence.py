@@ -23,12 +23,27 @@ def capped_posterior(posterior, var_names: Sequence[str], *, max_elements: int =
 
     A variable with more than one dimension besides ``chain`` and ``draw`` is flattened (C order) into
     one dimension ``<name>_element`` whose labels join the coordinates with ", " (``covariance[setosa, x1, x2]``,
-    as in :func:`~bayesclass.reports.comparison.parameter_comparison`).
+    as in :func:`~bayesclass.inference.evaluation.parameters.parameter_comparison`).
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        Draws with dims ``chain`` and ``draw`` (``result["posterior"].to_dataset()``).
+    var_names : sequence of str
+        The variables to keep, in order.
+    max_elements : int, default 12
+        The most elements kept of each variable (its first ones).
 
     Returns
     -------
     (xarray.Dataset, dict)
         The selection, and ``{name: (shown, total)}`` for every variable that was cut.
+
+    Raises
+    ------
+    ValueError
+        If ``posterior`` is not a Dataset with dims ``chain`` and ``draw``, ``var_names`` is empty, a string
+        or names a missing variable, or ``max_elements`` is not a positive integer.
     """
     if not isinstance(posterior, xr.Dataset):
         raise ValueError(
@@ -113,15 +128,30 @@ def trace_plot(posterior, var_names: Sequence[str], *, max_elements: int = 12) -
     """Marginal densities and traces per chain (``arviz_plots.plot_trace_dist``), one row per variable.
 
     The elements of a vector variable share its row (ArviZ's compact layout); like :func:`rank_plot`,
-    only the first ``max_elements`` are drawn and the title says when some are left out. Parameters
-    and return value as :func:`rank_plot`; the trace lines are rasterized.
+    only the first ``max_elements`` are drawn and the title says when some are left out.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        Draws with dims ``chain`` and ``draw`` (``result["posterior"].to_dataset()``).
+    var_names : sequence of str
+        The variables to show, in order.
+    max_elements : int, default 12
+        A vector variable shows its first ``max_elements`` elements only (see :func:`capped_posterior`);
+        when any is cut, the figure's title says so.
+
+    Returns
+    -------
+    str
+        The SVG element (:func:`to_svg`); the trace lines are rasterized inside it.
     """
     return _arviz_plot("plot_trace_dist", "trace", posterior, var_names, max_elements=max_elements)
 
 
 def _arviz_plot(plot: str, dense_lines: str, posterior, var_names: Sequence[str], *, max_elements: int) -> str:
-    """An arviz_plots figure of the capped posterior (``plot``: its function name), one-line panel titles, the
-    ``dense_lines`` visual rasterized, and the cap note in the title.
+    """An arviz_plots figure of the capped posterior (``plot``: its function name).
+
+    One-line panel titles, the ``dense_lines`` visual rasterized, and the cap note in the title.
     """
     import arviz_plots as azp
 

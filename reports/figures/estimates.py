@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,7 @@ def forest_plot(
         for j, (key, label) in enumerate(markers.items()):
             estimate = values(key)
             present = np.isfinite(estimate)
-            style = {
+            style: dict[str, Any] = {  # Line2D properties, of several types
                 "marker": ESTIMATE_MARKERS[j % len(ESTIMATE_MARKERS)],
                 "color": ESTIMATE_COLORS[1 + j % (len(ESTIMATE_COLORS) - 1)],
                 "ls": "",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,12 +39,16 @@ def check_panels(check, *, max_panels: int = 12) -> list[dict]:
     """
     if not isinstance(check, xr.Dataset):
         raise ValueError(f"check must be the xarray.Dataset of posterior_predictive_check, got {type(check).__name__}")
-    statistics = [name.removeprefix("p_value_") for name in check.data_vars if name.startswith("p_value_")]
+    statistics = [
+        name.removeprefix("p_value_")
+        for name in check.data_vars
+        if isinstance(name, str) and name.startswith("p_value_")  # variable names are Hashable to xarray
+    ]
     if not statistics:
         raise ValueError("check has no p_value_<stat> variables: pass posterior_predictive_check(result)")
     if isinstance(max_panels, bool) or not isinstance(max_panels, int) or max_panels < 1:
         raise ValueError(f"max_panels must be a positive integer, got {max_panels!r}")
-    candidates = []
+    candidates: list[dict[str, Any]] = []  # one panel each: names, numbers and the replicates
     for statistic in statistics:
         p_value = check[f"p_value_{statistic}"]
         observed = check[f"observed_{statistic}"]

@@ -130,8 +130,10 @@ def latent_curve_plot(
 
 
 def _overlays(m: int, point_latent, point_proba, true_latent, true_points) -> tuple:
-    """The checked optional curves of :func:`latent_curve_plot`: ``(point_latent, point_proba, true_latent,
-    true_points)``, the mappings as dicts with str keys, ``true_points`` as ``(x, latent)`` arrays or ``None``.
+    """The checked optional curves of :func:`latent_curve_plot`.
+
+    ``(point_latent, point_proba, true_latent, true_points)``: the mappings as dicts with str keys,
+    ``true_points`` as ``(x, latent)`` arrays or ``None``.
     """
     point_latent = {str(k): _array(v, f"point_latent[{k!r}]", 1, "(m,)") for k, v in (point_latent or {}).items()}
     for label, value in point_latent.items():

@@ -35,6 +35,16 @@ def learning_curve_plot(
     colors : mapping, optional
         Line label -> matplotlib colour, to keep one colour per estimate across figures (default: the colour
         cycle in order of first appearance).
+
+    Returns
+    -------
+    str
+        The SVG element (:func:`to_svg`), a legend of the lines below the panels.
+
+    Raises
+    ------
+    ValueError
+        If ``panels`` is empty or not a mapping, or a line's four arrays are not 1-d of one length.
     """
     if not isinstance(panels, Mapping) or not panels:
         raise ValueError(f"panels must be a non-empty mapping of panel title -> lines, got {type(panels).__name__}")
@@ -47,7 +57,9 @@ def learning_curve_plot(
         cycle = {label: f"C{index % 10}" for index, label in enumerate(labels)}
         colors = {label: (colors or {}).get(label, cycle[label]) for label in labels}  # one colour per line
         for ax, (title, lines) in zip(axes, panels.items(), strict=False):
-            finite_values, infinite_points, sizes = [], [], set()
+            finite_values: list[float] = []
+            infinite_points: list[tuple[float, str, int]] = []  # (training size, colour, sign of the infinity)
+            sizes: set[float] = set()
             for label, (x, mean, low, high) in lines.items():
                 x, mean, low, high = (np.asarray(v, dtype=float) for v in (x, mean, low, high))
                 if not x.shape == mean.shape == low.shape == high.shape or x.ndim != 1:
