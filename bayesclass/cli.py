@@ -737,13 +737,14 @@ def _predict(args: argparse.Namespace) -> None:
 def _check(args: argparse.Namespace) -> None:
     from bayesclass.inference import load as load_result
     from bayesclass.inference import posterior_predictive_check
+    from bayesclass.inference.evaluation.report_evaluation import predictive_check_record
     from bayesclass.reports.text import format_predictive_check
 
     try:
         check = posterior_predictive_check(load_result(args.run), n_replicates=args.replicates, random_seed=args.seed)
     except (ValueError, KeyError) as error:
         raise UsageError(error) from None
-    print(format_predictive_check(check))
+    print(format_predictive_check(predictive_check_record(check)))
 
 
 def _diagnose(args: argparse.Namespace) -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-import numpy as np
-
+from bayesclass.inference.evaluation.report_data import GenerativeCheck
 from bayesclass.inference.result import result_info
 
 __all__ = ["format_datasets", "format_loo", "format_predictive_check"]
@@ -60,7 +59,7 @@ def format_datasets(datasets: Iterable) -> str:
     return "\n".join(lines)
 
 
-def format_predictive_check(check) -> str:
+def format_predictive_check(check: GenerativeCheck) -> str:
     """The text of a posterior predictive check (:func:`bayesclass.inference.posterior_predictive_check`).
 
     Per statistic, how many class x feature statistics apply and how many are flagged (p outside
@@ -69,9 +68,9 @@ def format_predictive_check(check) -> str:
 
     Parameters
     ----------
-    check : xarray.Dataset
-        The check: ``p_value_<statistic>`` and ``observed_<statistic>`` by class and feature (or level),
-        ``feature_kind``, and the attributes ``n_replicates`` and ``source``.
+    check : GenerativeCheck
+        The check's cells and counts
+        (:func:`bayesclass.inference.evaluation.report_evaluation.predictive_check_record`).
 
     Returns
     -------
@@ -79,29 +78,15 @@ def format_predictive_check(check) -> str:
         The text, lines joined by newlines; a flagged p is marked ``*``.
     """
     lines = [
-        f"posterior predictive check ({check.attrs['n_replicates']} replicates from the {check.attrs['source']}); "
+        f"posterior predictive check ({check.n_replicates} replicates from the {check.source}); "
         "p = P(T_rep > T_obs) + P(T_rep = T_obs)/2, * outside [0.025, 0.975]"
     ]
-    cells = []  # (class, feature or level, statistic, observed, p)
-    for name in check.data_vars:
-        if not name.startswith("p_value_"):
-            continue
-        statistic = name.removeprefix("p_value_")
-        other = next(dim for dim in check[name].dims if dim != "class")
-        p_values = check[name].transpose("class", other).values
-        observed = check[f"observed_{statistic}"].transpose("class", other).values
-        applies = ~np.isnan(p_values)  # NaN: the statistic does not apply to this feature's kind
-        if other == "feature":
-            kinds = sorted(set(check["feature_kind"].values[applies.any(axis=0)].tolist()))
-        else:
-            kinds = ["categorical"]
-        n_flagged = int((applies & ((p_values < _FLAG_LOW) | (p_values > _FLAG_HIGH))).sum())
+    cells = check.cells_in_order  # (class, feature or level, statistic, observed, p)
+    for statistic, kinds, n_applicable in check.statistics:
+        n_flagged = sum(1 for cell in cells if cell[2] == statistic and not _FLAG_LOW <= cell[4] <= _FLAG_HIGH)
         lines.append(
-            f"{statistic} ({', '.join(kinds)}): {int(applies.sum())} class x feature statistics, {n_flagged} flagged"
+            f"{statistic} ({', '.join(kinds)}): {n_applicable} class x feature statistics, {n_flagged} flagged"
         )
-        for k, j in np.argwhere(applies):
-            class_name, label = str(check["class"].values[k]), str(check[other].values[j])
-            cells.append((class_name, label, statistic, float(observed[k, j]), float(p_values[k, j])))
     flagged = [cell for cell in cells if not _FLAG_LOW <= cell[4] <= _FLAG_HIGH]
     longest = _LONGEST_TABLE
     shown = cells if len(cells) <= longest else sorted(flagged, key=lambda cell: min(cell[4], 1 - cell[4]))

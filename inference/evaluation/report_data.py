@@ -236,6 +236,10 @@ class GenerativeCheck:
     cells: tuple[tuple[str, str, str, float, float], ...]
     n_replicates: int
     source: str
+    #: per statistic, in the check's order: (statistic, the feature kinds it applies to, the class x feature
+    #: statistics computed); and every cell in that order (``cells`` is most extreme first)
+    statistics: tuple[tuple[str, tuple[str, ...], int], ...] = ()
+    cells_in_order: tuple[tuple[str, str, str, float, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,13 @@ if TYPE_CHECKING:
 else:
     xr = lazy_import("xarray")
 
-__all__ = ["evaluate_comparison", "evaluate_for_report", "labelled_results", "validation_rows"]
+__all__ = [
+    "evaluate_comparison",
+    "evaluate_for_report",
+    "labelled_results",
+    "predictive_check_record",
+    "validation_rows",
+]
 
 
 def evaluate_for_report(
@@ -471,16 +477,43 @@ def generative_check(result, info: ResultInfo, *, random_seed: int, n_replicates
     """Replicated vs observed per-class feature statistics and their p-values (generative families), or None."""
     if not isinstance(info.model, GenerativeClassifierModel):
         return None
-    check = posterior_predictive_check(result, n_replicates=n_replicates, random_seed=random_seed)
-    cells = []
+    return predictive_check_record(
+        posterior_predictive_check(result, n_replicates=n_replicates, random_seed=random_seed)
+    )
+
+
+def predictive_check_record(check) -> rd.GenerativeCheck:
+    """The cells and per-statistic counts of a posterior predictive check, as the page and the CLI show them.
+
+    Parameters
+    ----------
+    check : xarray.Dataset
+        From :func:`bayesclass.inference.posterior_predictive_check`: ``p_value_<statistic>`` and
+        ``observed_<statistic>`` by class and feature (or category level), ``feature_kind``, and the attributes
+        ``n_replicates`` and ``source``.
+
+    Returns
+    -------
+    GenerativeCheck
+        Its cells (class, feature or level, statistic, observed value, p-value), most extreme first and in the
+        check's order, and per statistic the feature kinds it applies to and how many statistics it has.
+    """
+    cells, statistics = [], []
     for name in check.data_vars:
         if not name.startswith("p_value_"):
             continue
-        statistic = name.removeprefix("p_value_")
+        statistic = str(name).removeprefix("p_value_")
         other = next(dim for dim in check[name].dims if dim != "class")
         p_values = check[name].transpose("class", other).values
         observed = check[f"observed_{statistic}"].transpose("class", other).values
-        for k, j in np.argwhere(~np.isnan(p_values)):
+        applies = ~np.isnan(p_values)  # NaN: the statistic does not apply to this feature's kind
+        kinds = (
+            sorted(set(check["feature_kind"].values[applies.any(axis=0)].tolist()))
+            if other == "feature"
+            else ["categorical"]
+        )
+        statistics.append((statistic, tuple(kinds), int(applies.sum())))
+        for k, j in np.argwhere(applies):
             cells.append(
                 (
                     str(check["class"].values[k]),
@@ -490,12 +523,13 @@ def generative_check(result, info: ResultInfo, *, random_seed: int, n_replicates
                     float(p_values[k, j]),
                 )
             )
-    cells.sort(key=lambda cell: min(cell[4], 1 - cell[4]))
     return rd.GenerativeCheck(
         check=check,
-        cells=tuple(cells),
-        n_replicates=int(check.attrs.get("n_replicates", n_replicates)),
-        source=str(check.attrs.get("source", "posterior")),
+        cells=tuple(sorted(cells, key=lambda cell: min(cell[4], 1 - cell[4]))),
+        n_replicates=int(check.attrs["n_replicates"]),
+        source=str(check.attrs["source"]),
+        statistics=tuple(statistics),
+        cells_in_order=tuple(cells),
     )
 
 
