@@ -193,7 +193,8 @@ class LatentGaussianProcess(ClassifierModel):
     prior : GaussianProcessPrior
         Priors of the covariance function's lengthscales, amplitude and constant term.
     jitter : float
-        eps: K = c^2 + a^2 (k + eps I), added for a stable Cholesky factor (relative to the amplitude).
+        eps: K = c^2 + a^2 (k + eps I), added for a stable Cholesky factor (relative to the amplitude), in
+        (0, 0.01]: a nugget, not a noise term.
     approximation : {"auto", "exact", "hsgp"}
         ``exact``: the latent at every training input (O(n^3) per gradient);
         ``hsgp``: the Hilbert-space approximation (O(n m^d) per gradient);
@@ -237,7 +238,9 @@ class LatentGaussianProcess(ClassifierModel):
     link: Link = "logit"
     kernel: KernelName = "exp_quad"
     prior: GaussianProcessPrior = field(default_factory=GaussianProcessPrior)
-    jitter: Annotated[float, Positive()] = 1e-6
+    jitter: Annotated[
+        float, InRange(0.0, 0.01, closed="right", fix="a numerical nugget beside the unit diagonal, e.g. 1e-6")
+    ] = 1e-6
     approximation: Approximation = "auto"
     hsgp_basis: Annotated[int | None, Integer(minimum=2, fix="basis functions per input dimension, e.g. 30")] = None
     hsgp_boundary: Annotated[

@@ -96,6 +96,19 @@ def test_tampered_attrs_are_one_line_errors_naming_the_attr(exact, attr, value, 
     assert message in str(error.value)
 
 
+def test_a_tampered_gp_jitter_is_refused_by_the_familys_own_constraint(tmp_path):
+    path = Path(__file__).parent / "format1" / "gp_map_seed004.nc"
+    result = bc.load_result(path)
+    hyperparameters = json.loads(result.attrs["model_hyperparameters"])
+    hyperparameters["jitter"] = 1e300
+    result.attrs["model_hyperparameters"] = json.dumps(hyperparameters)
+    with pytest.raises(ValueError, match=r"jitter must be a number in \(0, 0.01\], got 1e\+300"):
+        result_info(result)
+    bc.save_result(result, tmp_path / "tampered.nc")
+    with pytest.raises(ValueError, match="not a readable bayesclass result.*jitter"):
+        bc.load_result(tmp_path / "tampered.nc")
+
+
 def test_a_tampered_prior_fails_the_priors_own_constraint(exact):
     tampered = exact.copy()
     hyperparameters = json.loads(tampered.attrs["model_hyperparameters"])
