@@ -1,7 +1,7 @@
 """bayesclass: Bayesian classifiers as PyMC models, each beside its closed-form MLE/MAP estimate.
 
-The package is laid out as ``data -> models -> inference -> reports`` (see
-DESIGN.md); this module re-exports what an analyst needs::
+The package is laid out as ``data -> models -> inference -> reports -> bayesclass`` (the README's "Layout"
+section); this module re-exports what an analyst needs::
 
     import bayesclass as bc
     data = bc.load("breast_cancer")
