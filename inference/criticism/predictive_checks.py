@@ -1,4 +1,4 @@
-"""Posterior predictive checks of generative models: does synthetic data look like the real data?
+r"""Posterior predictive checks of generative models (does synthetic data look like the real data?).
 
 Seed 001 §B.1 ("Philosophy of Probabilistic Generative Models"): *if we generate
 synthetic data from our model and it resembles the real data we are trying to
@@ -16,7 +16,7 @@ sizes), and compares per class and feature statistics that fit the feature's kin
 * categorical: the frequency of each level (``level_frequency``);
 * count: the mean count and the variance-to-mean ratio (``dispersion``). A multinomial
   bag of words that keeps each row's total :math:`T` replicates a word of probability
-  :math:`\\phi` with ratio about :math:`1 - \\phi + \\phi \\operatorname{Var}(T) / \\operatorname{E}(T)`,
+  :math:`\phi` with ratio about :math:`1 - \phi + \phi \operatorname{Var}(T) / \operatorname{E}(T)`,
   so words whose rate varies from row to row (bursty, over-dispersed counts) stand out
   above it, and bounded counts (pixel intensities that saturate) below it.
 
@@ -58,8 +58,10 @@ PPC_STATISTICS_BY_KIND = {
 
 
 def _class_statistics(x: np.ndarray, class_codes: np.ndarray, n_classes: int, statistics: tuple[str, ...]) -> dict:
-    """The ``statistics`` (among mean, sd (ddof 0), skewness and variance-to-mean ``dispersion``) of every class
-    and column of ``x`` (..., obs, feature) -> (..., class, feature); only the moments they need are computed.
+    """The ``statistics`` of every class and column of ``x``, (..., obs, feature) -> (..., class, feature).
+
+    The statistics are among mean, sd (ddof 0), skewness and variance-to-mean ``dispersion``; only the
+    moments they need are computed.
 
     Means and dispersions are ratios of per-class sums (of x and x^2), which are exact for 0/1 and count
     data whatever the summation order, so an observed frequency and a replicated one of the same count are
