@@ -217,8 +217,9 @@ class _Chain:
 
     # -- pieces ------------------------------------------------------------------------------------
     def _stationary(self, log_theta: np.ndarray) -> np.ndarray:
-        """k(X, X) for the lengthscales of ``log_theta``, kept while they do not change (the amplitude and
-        constant slices reuse it).
+        """k(X, X) for the lengthscales of ``log_theta``, kept while they do not change.
+
+        The amplitude and constant slices reuse it.
         """
         key = log_theta[: self.d].tobytes()
         if key != self._stationary_key:
@@ -244,95 +245,126 @@ class _Chain:
     # -- one sweep ------------------------------------------------------------------------------------
     def sweep(self) -> tuple[float, int, float]:
         """Steps 1-4 of the module docstring; returns the sample stats (lp, evaluations, scale factor)."""
+        pseudo, variance = augmentation_draw(self.form.link, self.labels, self._values(), self.rng)
+        along_constant: Callable | None = None
+        weight_system: Callable | None = None
+        if self.form.exact:
+            collapsed, along_constant = self._exact_densities(pseudo, variance)
+        else:
+            collapsed, weight_system = self._weight_densities(pseudo, variance)
+        evaluations = self._update_hyperparameters(collapsed, along_constant) if self.update else 0
+        if weight_system is None:
+            log_prior_latent, dimension = self._draw_exact_latent(pseudo, variance)
+        else:
+            log_prior_latent, dimension = self._draw_weights(weight_system)
+        lp, scale = self._scale_move(log_prior_latent, dimension)
+        return lp, evaluations, scale
+
+    def _exact_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable]:
+        """Step 2's collapsed log density of the exact GP, and its O(1) form along the log constant."""
+        form = self.form
+
+        def collapsed(log_theta):  # log N(pseudo | 0, C + D) + log prior, up to a constant
+            factor = _cholesky(self._covariance(log_theta, variance))
+            if factor is None:
+                return -np.inf
+            whitened = scipy.linalg.solve_triangular(factor, pseudo, lower=True, check_finite=False)
+            return float(-np.log(np.diag(factor)).sum() - 0.5 * whitened @ whitened + form.log_prior(log_theta))
+
+        def along_constant(log_theta):
+            """``collapsed`` along the log constant: C + D = c^2 1 1' + M, with M fixed.
+
+            One factor of M, the matrix determinant lemma and Sherman-Morrison give every value in O(1).
+            """
+            rest = log_theta.copy()
+            rest[self.d + 1] = -np.inf  # c = 0: M alone
+            factor = _cholesky(self._covariance(rest, variance))
+            if factor is None:
+                return collapsed
+            ones, data = scipy.linalg.cho_solve(
+                (factor, True), np.column_stack([np.ones_like(pseudo), pseudo]), check_finite=False
+            ).T
+            log_det, quadratic = 2 * np.log(np.diag(factor)).sum(), pseudo @ data
+            ones_ones, ones_data = ones.sum(), data.sum()
+
+            def value(point):
+                c2 = np.exp(2.0 * point[self.d + 1])
+                denominator = 1.0 + c2 * ones_ones
+                result = -0.5 * (log_det + np.log(denominator)) - 0.5 * (quadratic - c2 * ones_data**2 / denominator)
+                return float(result + form.log_prior(point))
+
+            return value
+
+        return collapsed, along_constant
+
+    def _weight_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable]:
+        """Step 2's collapsed log density of the HSGP (in the weights), and the weights' linear system."""
+        form = self.form
+        precision = 1.0 / variance
+        gram = (form.basis * precision[:, np.newaxis]).T @ form.basis  # Phi' D^-1 Phi, once per sweep
+        projected = form.basis.T @ (pseudo * precision)
+        eye = np.eye(gram.shape[0])
+
+        def weight_system(log_theta):
+            sd = form.prior_sd(log_theta)
+            factor = _cholesky(eye + sd[:, np.newaxis] * gram * sd[np.newaxis, :])
+            if factor is None:
+                return sd, None, None
+            return sd, factor, scipy.linalg.solve_triangular(factor, sd * projected, lower=True, check_finite=False)
+
+        def collapsed(log_theta):
+            _, factor, whitened = weight_system(log_theta)
+            if factor is None:
+                return -np.inf
+            return float(-np.log(np.diag(factor)).sum() + 0.5 * whitened @ whitened + form.log_prior(log_theta))
+
+        return collapsed, weight_system
+
+    def _update_hyperparameters(self, collapsed: Callable, along_constant: Callable | None) -> int:
+        """Step 2: one coordinate-wise slice sweep over the log hyperparameters; returns the evaluations made."""
         form, rng = self.form, self.rng
-        pseudo, variance = augmentation_draw(form.link, self.labels, self._values(), rng)
-        if form.exact:
+        current = collapsed(self.log_theta)
+        evaluations = 1
+        for index in rng.permutation(form.n_hyperparameters):
+            axis = np.zeros(form.n_hyperparameters)
+            axis[index] = 1.0
+            base = self.log_theta
+            density = along_constant(base) if along_constant is not None and index == self.d + 1 else collapsed
 
-            def collapsed(log_theta):  # log N(pseudo | 0, C + D) + log prior, up to a constant
-                factor = _cholesky(self._covariance(log_theta, variance))
-                if factor is None:
-                    return -np.inf
-                whitened = scipy.linalg.solve_triangular(factor, pseudo, lower=True, check_finite=False)
-                return float(-np.log(np.diag(factor)).sum() - 0.5 * whitened @ whitened + form.log_prior(log_theta))
+            def on_line(t: float, base=base, axis=axis, density=density) -> float:
+                return density(base + t * axis)
 
-            def along_constant(log_theta):
-                """``collapsed`` along the log constant: C + D = c^2 1 1' + M, M fixed, so one factor of M and
-                the matrix determinant lemma and Sherman-Morrison give every value in O(1).
-                """
-                rest = log_theta.copy()
-                rest[self.d + 1] = -np.inf  # c = 0: M alone
-                factor = _cholesky(self._covariance(rest, variance))
-                if factor is None:
-                    return collapsed
-                ones, data = scipy.linalg.cho_solve(
-                    (factor, True), np.column_stack([np.ones_like(pseudo), pseudo]), check_finite=False
-                ).T
-                log_det, quadratic = 2 * np.log(np.diag(factor)).sum(), pseudo @ data
-                ones_ones, ones_data = ones.sum(), data.sum()
+            t, current, used = univariate_slice(on_line, current, rng)
+            self.log_theta = base + t * axis
+            evaluations += used
+        return evaluations
 
-                def value(point):
-                    c2 = np.exp(2.0 * point[self.d + 1])
-                    denominator = 1.0 + c2 * ones_ones
-                    result = -0.5 * (log_det + np.log(denominator)) - 0.5 * (
-                        quadratic - c2 * ones_data**2 / denominator
-                    )
-                    return float(result + form.log_prior(point))
+    def _draw_exact_latent(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[float, int]:
+        """Step 3 for the exact GP; returns the latents' log prior density and their dimension."""
+        covariance = self._covariance(self.log_theta)
+        prior_factor = _cholesky(covariance)  # for the draw and for lp
+        self.latent = latent_given_augmentation(covariance, pseudo, variance, self.rng, prior_factor=prior_factor)
+        assert prior_factor is not None  # latent_given_augmentation raised LinAlgError otherwise
+        whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
+        log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
+        return log_prior_latent, self.latent.size
 
-                return value
+    def _draw_weights(self, weight_system: Callable) -> tuple[float, int]:
+        """Step 3 for the HSGP (in the weights); returns the free weights' log prior density and their number."""
+        sd, factor, whitened = weight_system(self.log_theta)
+        mean = scipy.linalg.solve_triangular(factor, whitened, lower=True, trans="T", check_finite=False)
+        standard = mean + scipy.linalg.solve_triangular(
+            factor, self.rng.standard_normal(mean.size), lower=True, trans="T", check_finite=False
+        )
+        self.latent = sd * standard
+        # a weight whose prior sd underflows to 0 (a frequency far above the lengthscale's) is fixed at 0
+        free = sd > 0
+        log_prior_latent = -np.log(sd[free]).sum() - 0.5 * standard[free] @ standard[free]
+        return log_prior_latent, int(free.sum())
 
-        else:
-            precision = 1.0 / variance
-            gram = (form.basis * precision[:, np.newaxis]).T @ form.basis  # Phi' D^-1 Phi, once per sweep
-            projected = form.basis.T @ (pseudo * precision)
-            eye = np.eye(gram.shape[0])
-
-            def weight_system(log_theta):
-                sd = form.prior_sd(log_theta)
-                factor = _cholesky(eye + sd[:, np.newaxis] * gram * sd[np.newaxis, :])
-                if factor is None:
-                    return sd, None, None
-                return sd, factor, scipy.linalg.solve_triangular(factor, sd * projected, lower=True, check_finite=False)
-
-            def collapsed(log_theta):
-                _, factor, whitened = weight_system(log_theta)
-                if factor is None:
-                    return -np.inf
-                return float(-np.log(np.diag(factor)).sum() + 0.5 * whitened @ whitened + form.log_prior(log_theta))
-
-        evaluations = 0
-        if self.update:
-            current = collapsed(self.log_theta)
-            evaluations += 1
-            for index in rng.permutation(form.n_hyperparameters):
-                axis = np.zeros(form.n_hyperparameters)
-                axis[index] = 1.0
-                base = self.log_theta
-                density = along_constant(base) if form.exact and index == self.d + 1 else collapsed
-                t, current, used = univariate_slice(
-                    lambda t, base=base, axis=axis, density=density: density(base + t * axis), current, rng
-                )
-                self.log_theta = base + t * axis
-                evaluations += used
-
-        if form.exact:
-            covariance = self._covariance(self.log_theta)
-            prior_factor = _cholesky(covariance)  # for the draw and for lp
-            self.latent = latent_given_augmentation(covariance, pseudo, variance, rng, prior_factor=prior_factor)
-            whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
-            log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
-            dimension = self.latent.size
-        else:
-            sd, factor, whitened = weight_system(self.log_theta)
-            mean = scipy.linalg.solve_triangular(factor, whitened, lower=True, trans="T", check_finite=False)
-            standard = mean + scipy.linalg.solve_triangular(
-                factor, rng.standard_normal(mean.size), lower=True, trans="T", check_finite=False
-            )
-            self.latent = sd * standard
-            # a weight whose prior sd underflows to 0 (a frequency far above the lengthscale's) is fixed at 0
-            free = sd > 0
-            log_prior_latent = -np.log(sd[free]).sum() - 0.5 * standard[free] @ standard[free]
-            dimension = int(free.sum())
-
+    def _scale_move(self, log_prior_latent: float, dimension: int) -> tuple[float, float]:
+        """Step 4 (where the hyperparameters are updated) and the sweep's lp; returns (lp, scale factor)."""
+        form = self.form
         values = self._values()
         scale = 0.0
         if self.update:
@@ -341,7 +373,7 @@ class _Chain:
             def scale_density(t):
                 return form.log_prior(base + t * self.shift) + self._log_likelihood(np.exp(t) * values)
 
-            scale, _, _ = univariate_slice(scale_density, scale_density(0.0), rng)
+            scale, _, _ = univariate_slice(scale_density, scale_density(0.0), self.rng)
             self.log_theta = base + scale * self.shift
             self.latent = np.exp(scale) * self.latent
             values = np.exp(scale) * values
@@ -352,7 +384,7 @@ class _Chain:
             - 0.5 * dimension * np.log(2 * np.pi)
             + self._log_likelihood(values)
         )
-        return float(lp), evaluations, float(np.exp(scale))
+        return float(lp), float(np.exp(scale))
 
 
 def sample_gibbs(
@@ -450,9 +482,11 @@ def sample_gibbs(
 
 
 def _load_lapack() -> None:
-    """Load SciPy's LAPACK (and the special functions) now: ``threadpool_limits`` holds only the BLAS libraries
-    already loaded to one thread, and SciPy's own OpenBLAS loads with ``scipy.linalg`` (imported lazily). Left to
-    load inside the limit, it ran every chain process at two threads on two cores: 14 s instead of 8 s.
+    """Load SciPy's LAPACK (and the special functions) now.
+
+    ``threadpool_limits`` holds only the BLAS libraries already loaded to one thread, and SciPy's own
+    OpenBLAS loads with ``scipy.linalg`` (imported lazily). Left to load inside the limit, it ran every
+    chain process at two threads on two cores: 14 s instead of 8 s.
     """
     import scipy.linalg
     import scipy.special
@@ -468,10 +502,11 @@ def _record(arrays: dict, index: int, step: int, chain: _Chain) -> None:
 
 
 def _parallel(form, sweeps: int) -> bool:
-    """Whether the chains run in parallel processes: where a chain's work outweighs starting a process (about
-    1 s: a fresh interpreter imports NumPy, SciPy and this module). Threads do not help: the Python between
-    LAPACK calls holds the GIL (2 chains of 2,000 sweeps at n = 200: 15.8 s one after another, 19.5 s in two
-    threads).
+    """Whether the chains run in parallel processes: where a chain's work outweighs starting a process.
+
+    Starting one costs about 1 s (a fresh interpreter imports NumPy, SciPy and this module). Threads do not
+    help: the Python between LAPACK calls holds the GIL (2 chains of 2,000 sweeps at n = 200: 15.8 s one
+    after another, 19.5 s in two threads).
     """
     rows = form.labels.size
     work = rows * rows if form.exact else rows * form.basis.shape[1]  # the dominant cost per evaluation
@@ -538,9 +573,10 @@ def _chain_process(form, seed, log_theta, total, update, shapes, names, index, e
 
 
 def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays, progress) -> None:
-    """Run the first chain here and each other one in a process of its own (``spawn``: nothing inherited from
-    this process's threads), at most one per core at a time, showing progress; on an interrupt, stop them all
-    and keep what they wrote.
+    """Run the first chain here and each other one in a process of its own, showing progress.
+
+    The processes are started by ``spawn`` (nothing inherited from this process's threads), at most one per
+    core at a time; on an interrupt, stop them all and keep what they wrote.
     """
     import multiprocessing
 

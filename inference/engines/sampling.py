@@ -64,8 +64,10 @@ BACKENDS: tuple[str, ...] = ("blackjax", "nutpie", "pymc")
 
 @dataclass(frozen=True, kw_only=True)
 class SamplerSettings(Constrained):
-    """Settings of a posterior sampler: NUTS, or the latent GP's Gibbs sampler (``method="gibbs"``, which uses
-    ``draws``, ``tune`` as burn-in sweeps, ``chains``, ``progressbar`` and ``keep_partial``).
+    """Settings of a posterior sampler: NUTS, or the latent GP's Gibbs sampler.
+
+    The Gibbs sampler (``method="gibbs"``) uses ``draws``, ``tune`` as burn-in sweeps, ``chains``,
+    ``progressbar`` and ``keep_partial``.
 
     Parameters
     ----------
@@ -120,8 +122,9 @@ class _Interrupt:
             raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
     def check(self) -> None:
-        """Raise the interrupt that arrived where it could not be raised (a ctypes callback swallowed it,
-        or the guard defers interrupts to such checks).
+        """Raise the interrupt that arrived where it could not be raised.
+
+        Either a ctypes callback swallowed it, or the guard defers interrupts to such checks.
         """
         if self.received is not None:
             raise KeyboardInterrupt(f"signal {signal.Signals(self.received).name}")
