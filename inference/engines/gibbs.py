@@ -101,7 +101,19 @@ PROGRESS_EVERY = 100
 
 @dataclass(frozen=True)
 class GibbsRun:
-    """What :func:`sample_gibbs` returns: the draws (``posterior``), ``sample_stats`` and timings."""
+    """What :func:`sample_gibbs` returns: the draws (``posterior``), ``sample_stats`` and timings.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The kept draws (dims ``chain, draw, ...``): lengthscales, amplitude, constant and latents.
+    sample_stats : xarray.Dataset
+        The sample stats of every kept sweep (:data:`STAT_NAMES`).
+    sampling_seconds : float
+        Wall-clock seconds of the whole run, burn-in included.
+    partial : bool, default False
+        Whether an interrupt cut the run short and the draws made so far were kept (``keep_partial``).
+    """
 
     posterior: xr.Dataset
     sample_stats: xr.Dataset
@@ -116,6 +128,24 @@ def augmentation_draw(
 
     Logit: Polya-Gamma ``omega ~ PG(1, z)`` (``polyagamma``), pseudo-observation ``(y - 1/2) / omega``,
     variance ``1 / omega``. Probit: ``z* ~ N(z, 1)`` truncated to the side of 0 the label says (SciPy), variance 1.
+
+    Parameters
+    ----------
+    link : {"logit", "probit"}
+        The inverse link of the Bernoulli likelihood.
+    labels : numpy.ndarray of shape (n_obs,)
+        The 0/1 labels.
+    latent : numpy.ndarray of shape (n_obs,)
+        The current latent values ``z`` at the training rows.
+    rng : numpy.random.Generator
+        The chain's random generator.
+
+    Returns
+    -------
+    pseudo : numpy.ndarray of shape (n_obs,)
+        The Gaussian pseudo-observations.
+    variance : numpy.ndarray of shape (n_obs,)
+        Their variances (``1 / omega`` for logit, 1 for probit).
     """
     if link == "logit":
         from polyagamma import random_polyagamma
@@ -133,8 +163,27 @@ def univariate_slice(
 ) -> tuple[float, float, int]:
     """One slice-sampling update of t along a line through t = 0 (Neal 2003, Fig. 3 stepping out, Fig. 5 shrinkage).
 
-    ``log_density(t)`` is the target along the line up to a constant, ``current`` its value at 0 (finite).
-    Returns (the new t, its log density, the evaluations made). Leaves the target invariant.
+    Leaves the target invariant.
+
+    Parameters
+    ----------
+    log_density : callable
+        ``log_density(t)``: the target along the line, up to a constant.
+    current : float
+        ``log_density(0)``, finite.
+    rng : numpy.random.Generator
+        The chain's random generator.
+    width : float, default :data:`SLICE_WIDTH`
+        The initial bracket's width (expanded at most :data:`MAX_EXPANSIONS` times).
+
+    Returns
+    -------
+    t : float
+        The new point on the line.
+    value : float
+        ``log_density(t)``.
+    evaluations : int
+        The evaluations of ``log_density`` made.
     """
     level = current - rng.standard_exponential()
     left = -width * rng.uniform()
@@ -182,8 +231,30 @@ def latent_given_augmentation(
     """Step 3 for the exact GP: one exact draw of z ~ N(0, C) given ``pseudo`` ~ N(z, diag(variance)).
 
     Matheron's rule: z = f + C (C + D)^-1 (pseudo - f - eps), f ~ N(0, C), eps ~ N(0, D); the draw is from
-    N(C (C + D)^-1 pseudo, C - C (C + D)^-1 C). ``prior_factor``: the lower Cholesky factor of C, where the
-    caller has it.
+    N(C (C + D)^-1 pseudo, C - C (C + D)^-1 C).
+
+    Parameters
+    ----------
+    covariance : numpy.ndarray of shape (n_obs, n_obs)
+        The prior covariance C of the latents.
+    pseudo : numpy.ndarray of shape (n_obs,)
+        The pseudo-observations of step 1.
+    variance : numpy.ndarray of shape (n_obs,)
+        Their variances, the diagonal of D.
+    rng : numpy.random.Generator
+        The chain's random generator.
+    prior_factor : numpy.ndarray of shape (n_obs, n_obs), optional
+        The lower Cholesky factor of C, where the caller has it (computed here otherwise).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_obs,)
+        One draw of the latents z.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        C is not positive definite.
     """
     if prior_factor is None:
         prior_factor = _cholesky(covariance)
@@ -397,10 +468,22 @@ def sample_gibbs(
 ) -> GibbsRun:
     """Run ``settings.chains`` chains of ``settings.tune + settings.draws`` sweeps on ``form`` (module docstring).
 
-    ``settings``: ``draws``, ``tune`` (burn-in sweeps, dropped), ``chains``, ``progressbar`` and ``keep_partial``
-    apply; ``target_accept`` and ``backend`` are NUTS settings and play no part. ``update_hyperparameters=False``
-    with ``initial_log_theta`` holds the hyperparameters fixed (steps 1 and 3 only: the latent sampler alone,
-    for tests).
+    Parameters
+    ----------
+    form : LatentGaussianForm
+        The family's latent-Gaussian form (labels, inputs or basis, kernel, link, priors of the log
+        hyperparameters).
+    settings : SamplerSettings
+        ``draws``, ``tune`` (burn-in sweeps, dropped), ``chains``, ``progressbar`` and ``keep_partial`` apply;
+        ``target_accept`` and ``backend`` are NUTS settings and play no part.
+    random_seed : int
+        Seed of the chains' generators (each chain's own stream; its draws do not depend on where it runs).
+    update_hyperparameters : bool, default True
+        False, with ``initial_log_theta``, holds the hyperparameters fixed (steps 1 and 3 only: the latent
+        sampler alone, for tests).
+    initial_log_theta : numpy.ndarray, optional
+        The log hyperparameters the chains start at (jittered where they are updated); the form's own
+        initial point by default.
 
     Returns
     -------

@@ -136,12 +136,21 @@ class _Interrupt:
 
 @contextlib.contextmanager
 def interrupt_guard(*, deferred: bool = False) -> Iterator[_Interrupt]:
-    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are remembered while the block runs (main thread only;
-    elsewhere, e.g. in a worker thread, the block runs unguarded).
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are remembered while the block runs.
 
-    ``deferred``: a signal is only recorded, and raised by the block's own ``check()`` calls or when the block
-    ends; for code that runs inside JAX/XLA, where an exception raised from a signal handler in the middle of
-    a C++ callback aborts the process at exit.
+    Only in the main thread; elsewhere (e.g. in a worker thread) the block runs unguarded.
+
+    Parameters
+    ----------
+    deferred : bool, default False
+        A signal is only recorded, and raised by the block's own ``check()`` calls or when the block ends; for
+        code that runs inside JAX/XLA, where an exception raised from a signal handler in the middle of a C++
+        callback aborts the process at exit.
+
+    Yields
+    ------
+    _Interrupt
+        What arrived: ``check()`` raises a recorded interrupt, ``handled()`` forgets it.
     """
     interrupt = _Interrupt(deferred=deferred)
     if threading.current_thread() is not threading.main_thread():
@@ -180,8 +189,28 @@ def sample_nuts(
 ) -> NutsRun:
     """Sample ``model`` by NUTS with ``backend`` (one of :data:`BACKENDS`) and keep ``var_names``.
 
-    ``jitter`` names free variables whose initial value gets a U(-1, 1) jitter
-    so that chains start apart (the others start at their support point).
+    Parameters
+    ----------
+    model : pymc.Model
+        The family's PyMC model built on the training data.
+    cache_key : tuple
+        What identifies the compiled model (family structure and data shapes) in this process's compile cache.
+    var_names : tuple of str
+        The variables whose draws are kept.
+    jitter : tuple of str
+        Free variables whose initial value gets a U(-1, 1) jitter so that chains start apart (the others start
+        at their support point).
+    settings : SamplerSettings
+        Draws, warm-up, chains, target acceptance, progress and interrupt handling.
+    random_seed : int
+        Seed of the sampler.
+    backend : {"blackjax", "nutpie", "pymc"}
+        The NUTS implementation (already resolved from ``"auto"``).
+
+    Returns
+    -------
+    NutsRun
+        The draws, sample stats, compile and sampling seconds, and whether the compile cache was hit.
     """
     if backend == "pymc":
         return _sample_pymc(model, var_names=var_names, settings=settings, random_seed=random_seed)
