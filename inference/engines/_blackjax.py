@@ -191,18 +191,6 @@ def compile_density(model, var_names: tuple[str, ...], point: dict[str, np.ndarr
     logp_fn = get_jaxified_graph(inputs=positions + inputs, outputs=replaced[:1])
     outputs_fn = get_jaxified_graph(inputs=positions + inputs, outputs=replaced[1:])
     value_names = tuple(var.name for var in value_vars)
-    density = CompiledDensity(
-        value_names=value_names,
-        value_shapes=tuple(np.shape(point[name]) for name in value_names),
-        data_names=data_names,
-        var_names=tuple(var_names),
-        var_dims={  # nutpie's and ArviZ's names for dims a variable does not declare
-            name: tuple(model.named_vars_to_dims.get(name) or (f"{name}_dim_{i}" for i in range(model[name].ndim)))
-            for name in var_names
-        },
-        logp=None,
-        outputs=None,
-    )
 
     def log_density(flat, data):
         values = density.unflatten(flat)
@@ -212,8 +200,18 @@ def compile_density(model, var_names: tuple[str, ...], point: dict[str, np.ndarr
         values = density.unflatten(flat)
         return tuple(outputs_fn(*[values[name] for name in value_names], *data))
 
-    density.logp = log_density
-    density.outputs = requested
+    density = CompiledDensity(
+        value_names=value_names,
+        value_shapes=tuple(np.shape(point[name]) for name in value_names),
+        data_names=data_names,
+        var_names=tuple(var_names),
+        var_dims={  # nutpie's and ArviZ's names for dims a variable does not declare
+            name: tuple(model.named_vars_to_dims.get(name) or (f"{name}_dim_{i}" for i in range(model[name].ndim)))
+            for name in var_names
+        },
+        logp=log_density,
+        outputs=requested,
+    )
     return density
 
 

@@ -28,7 +28,7 @@ import datetime
 import sys
 import warnings
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -269,7 +269,9 @@ def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
         The model sees ``(x - center) / scale``; 0 and 1 for an input that is not standardized.
     """
     constant = result["constant_data"]
-    return constant["feature_center"].values, constant["feature_scale"].values
+    # a child node's variables are DataArrays (the DataTree stubs also allow a child node)
+    center, scale = (cast("xr.DataArray", constant[name]) for name in ("feature_center", "feature_scale"))
+    return center.values, scale.values
 
 
 def model_inputs(result: xr.DataTree, X: Any) -> np.ndarray:

@@ -517,7 +517,7 @@ def sample_gibbs(
     arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
     partial = False
     try:
-        if processes:
+        if memory is not None:
             _run_in_processes(form, seeds, starts, total, update_hyperparameters, memory, progress)
         else:
             with threadpool_limits(limits=1, user_api="blas"):
@@ -679,7 +679,8 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
     ]
     cores = os.cpu_count() or 1
     slots = max(1, cores - 1)  # while this process runs the first chain, one core is its own
-    arrays, pending, running = memory.arrays, list(processes), []
+    arrays, pending = memory.arrays, list(processes)
+    running: list[multiprocessing.process.BaseProcess] = []
     shown = 0
 
     def tend() -> None:

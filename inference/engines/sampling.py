@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -101,7 +101,8 @@ class SamplerSettings(Constrained):
     keep_partial: bool = False
 
 
-_COMPILED: dict[tuple, object] = {}
+#: compiled models of this process: nutpie's (an untyped library) and blackjax's CompiledDensity, by cache key
+_COMPILED: dict[tuple, Any] = {}
 
 
 def clear_compile_cache() -> None:
@@ -226,7 +227,7 @@ def sample_nuts(
         data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
         compiled = _COMPILED.get((cache_key, "nutpie"))
         hit = compiled is not None
-        if hit:
+        if compiled is not None:
             compiled = compiled.with_data(**data)
         else:
             compiled = nutpie.compile_pymc_model(
@@ -280,7 +281,7 @@ def _sample_blackjax(
     with interrupt_guard(deferred=True) as interrupt:
         start = time.perf_counter()
         key = (cache_key, "blackjax", _blackjax.structure(model))
-        density = _COMPILED.get(key)
+        density: _blackjax.CompiledDensity | None = _COMPILED.get(key)
         point = _blackjax.initial_point(model)
         if density is None:
             density = _blackjax.compile_density(model, var_names, point)
