@@ -156,8 +156,30 @@ def evaluate_comparison(
     interval_prob: float = DEFAULT_INTERVAL_PROB,
     random_seed: int = 0,
 ) -> rd.ComparisonData:
-    """What ``bayesclass compare`` prints of ``result``: its facts, convergence, parameters beside the point
-    estimates, and the held-out scores of every estimate and baseline on each split of ``heldout``.
+    """What ``bayesclass compare`` prints of ``result``: facts, convergence, parameters and held-out scores.
+
+    The parameters are shown beside the point estimates; the held-out scores are those of every estimate and
+    baseline on each split of ``heldout``.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    heldout : mapping of str to Dataset, optional
+        Held-out splits by name (none: no scores).
+    baselines : sequence of str
+        Baselines scored beside the estimates.
+    loss : LossMatrix, optional
+        Adds the mean loss of each estimate's Bayes decisions.
+    interval_prob : float, default DEFAULT_INTERVAL_PROB
+        Probability mass of the posterior intervals.
+    random_seed : int, default 0
+        Seed of the randomised baselines.
+
+    Returns
+    -------
+    ComparisonData
+        The records ``bayesclass compare`` prints.
     """
     info = result_info(result)
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
@@ -178,7 +200,25 @@ def evaluate_comparison(
 
 
 def labelled_results(results) -> dict[str, object]:
-    """``results`` as label -> checked result DataTree (labels ``"<model> (<method>)"``, numbered on repeats)."""
+    """``results`` as label -> checked result DataTree (labels ``"<model> (<method>)"``, numbered on repeats).
+
+    Parameters
+    ----------
+    results : xarray.DataTree or sequence or mapping
+        One result, a list of them, or a dict label -> result.
+
+    Returns
+    -------
+    dict of str to xarray.DataTree
+        The results by label.
+
+    Raises
+    ------
+    TypeError
+        ``results`` (or one of them) is not a result DataTree.
+    ValueError
+        No results, or a result that fails :func:`check_result`.
+    """
     if isinstance(results, xr.DataTree):
         results = [results]
     if isinstance(results, Mapping):
@@ -230,6 +270,18 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
 
     Reproduced from the result's typed origin (a built-in source, its arguments, the split's fractions, seed and
     stratification); the reproduced training part must have the training rows' fingerprint.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+
+    Returns
+    -------
+    rows : dict of str to Dataset
+        ``{"validation": rows}``, or empty where the split cannot be reproduced.
+    reason : str
+        "" where there are rows; otherwise why not, and what to give instead.
     """
     from bayesclass.data import available, load, train_validation_test_split
 
@@ -303,8 +355,9 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
 
 
 def convergence(result, info: ResultInfo) -> rd.Convergence:
-    """r_hat, ESS and MCSE per parameter element, the verdict, the family's advice, the sampler's statistics and
-    the draws of the family's summary parameters.
+    """r_hat, ESS and MCSE per parameter element, the verdict, advice, sampler statistics and summary draws.
+
+    The advice is the family's; the draws are those of the family's summary parameters.
     """
     report = diagnose(result)
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
@@ -500,8 +553,9 @@ def generative_check(result, info: ResultInfo, *, random_seed: int, n_replicates
 
 
 def decisions(info: ResultInfo, predicted, *, loss: LossMatrix) -> rd.Decisions:
-    """Each estimate's decisions by least expected loss on every held-out split, their mean loss, the posterior
-    expected loss of each rule's decisions, and their confusion matrices.
+    """Each estimate's decisions by least expected loss on every held-out split, with their losses.
+
+    With each rule's decisions: their mean loss, their posterior expected loss, and their confusion matrices.
     """
     from sklearn.metrics import confusion_matrix
 

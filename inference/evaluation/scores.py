@@ -152,7 +152,18 @@ UNDEFINED_ROWS: tuple[str, ...] = ("failed", "excluded")
 
 
 def metric_descriptions(*, ece_bins: int = 10) -> dict[str, str]:
-    """One line per metric and count (for a report's legend), stating the ECE bins."""
+    """One line per metric and count (for a report's legend), stating the ECE bins.
+
+    Parameters
+    ----------
+    ece_bins : int, default 10
+        Equal-width bins of the expected calibration error, as stated in its line.
+
+    Returns
+    -------
+    dict of str to str
+        Metric or count column -> what it is.
+    """
     ece_bins = _positive_int("ece_bins", ece_bins)
     return {
         "log_loss": "mean -log P(observed class); inf if an observed class has probability 0",
@@ -173,9 +184,9 @@ def metric_descriptions(*, ece_bins: int = 10) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class CalibrationCurve:
-    """The CORP reliability curve of binary forecasts and the decomposition of their Brier score.
+    r"""The CORP reliability curve of binary forecasts and the decomposition of their Brier score.
 
-    Attributes
+    Parameters
     ----------
     forecast : numpy.ndarray
         The distinct forecast probabilities, ascending.
@@ -185,7 +196,7 @@ class CalibrationCurve:
     count : numpy.ndarray
         Rows at each forecast.
     mean_score : float
-        The mean Brier score :math:`S(p) = \\frac1n \\sum_i (p_i - e_i)^2`.
+        The mean Brier score :math:`S(p) = \frac1n \sum_i (p_i - e_i)^2`.
     mcb, dsc, unc : float
         Miscalibration, discrimination and uncertainty; ``mean_score = mcb - dsc + unc``.
     """
