@@ -9,7 +9,7 @@ so it works inside ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -26,6 +26,8 @@ from bayesclass.models import ClassifierModel
 
 if TYPE_CHECKING:
     import xarray as xr
+
+    from bayesclass.data import FeatureKind
 else:
     xr = lazy_import("xarray")
 
@@ -108,9 +110,10 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
             y=codes,
             feature_names=tuple(f"x{j}" for j in range(n_features)),
             class_names=tuple(str(label) for label in self.classes_),
-            feature_kinds=(self.feature_kinds,) * n_features
-            if isinstance(self.feature_kinds, str)
-            else self.feature_kinds,
+            feature_kinds=cast(  # the kinds as given: Dataset checks them
+                "tuple[FeatureKind, ...]",
+                (self.feature_kinds,) * n_features if isinstance(self.feature_kinds, str) else self.feature_kinds,
+            ),
             provenance="arrays passed to BayesianClassifier.fit",
         )
         self.result_ = fit(

@@ -206,7 +206,7 @@ def left_out_baselines(result, names: Sequence[str]) -> list[str]:
     return [
         name
         for name in names
-        if name in BASELINES and BASELINES[name].max_classes is not None and n_classes > BASELINES[name].max_classes
+        if name in BASELINES and (limit := BASELINES[name].max_classes) is not None and n_classes > limit
     ]
 
 

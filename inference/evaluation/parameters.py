@@ -58,7 +58,7 @@ def derived_names(result: xr.DataTree) -> set[str]:
     group = "posterior" if "posterior" in result.children else (f"point_estimate_{kinds[0]}" if kinds else None)
     if group is None:
         return set()
-    return set(model_of(result).derived_quantities(result[group].to_dataset()).data_vars)
+    return {str(name) for name in model_of(result).derived_quantities(result[group].to_dataset()).data_vars}
 
 
 def parameter_comparison(

@@ -128,9 +128,11 @@ def evaluate_run(
         _scores(result, split, data, estimates, baselines=baselines, loss=loss)
         for split, (data, estimates) in predicted.items()
     )
-    which, calibration_rows = next(iter(heldout.items()), (None, None))
-    if calibration_rows is None:
+    first_split = next(iter(heldout.items()), None)
+    if first_split is None:
         calibration_rows, which = training_rows(result), "the training rows (no held-out rows)"
+    else:
+        which, calibration_rows = first_split
     return rd.RunEvaluation(
         summary=run_summary(result, info, label=label),
         convergence=convergence(result, info) if "posterior" in result.children else None,
@@ -199,7 +201,7 @@ def evaluate_comparison(
 # -- inputs ----------------------------------------------------------------------------------------------------------
 
 
-def labelled_results(results) -> dict[str, object]:
+def labelled_results(results) -> dict[str, xr.DataTree]:
     """``results`` as label -> checked result DataTree (labels ``"<model> (<method>)"``, numbered on repeats).
 
     Parameters
@@ -328,7 +330,9 @@ def training_rows(result) -> Dataset:
 def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
     """The facts of a run (:class:`RunSummary`)."""
     model, record = info.model, info.data
-    draws = "point" if "posterior" not in result.children else "sampler" if "sample_stats" in result else "exact"
+    draws: rd.DrawKind = (
+        "point" if "posterior" not in result.children else "sampler" if "sample_stats" in result else "exact"
+    )
     return rd.RunSummary(
         label=label,
         family=model.name,
@@ -526,7 +530,7 @@ def generative_check(result, info: ResultInfo, *, random_seed: int, n_replicates
         return None
     check = posterior_predictive_check(result, n_replicates=n_replicates, random_seed=random_seed)
     cells = []
-    for name in check.data_vars:
+    for name in map(str, check.data_vars):
         if not name.startswith("p_value_"):
             continue
         statistic = name.removeprefix("p_value_")
@@ -582,7 +586,7 @@ def decisions(info: ResultInfo, predicted, *, loss: LossMatrix) -> rd.Decisions:
     return rd.Decisions(class_names, np.asarray(matrix), tuple(splits))
 
 
-def _loo_comparison(runs: Mapping[str, object]) -> rd.LooComparison:
+def _loo_comparison(runs: Mapping[str, xr.DataTree]) -> rd.LooComparison:
     """PSIS-LOO comparison of several runs fitted on the same rows (arviz_stats.compare), or why there is none."""
     with_draws = {label: result for label, result in runs.items() if "log_likelihood" in result.children}
     if len(with_draws) < 2:

@@ -183,7 +183,9 @@ def latent_curve(result, info: ResultInfo, *, random_seed: int = 0) -> rd.Latent
     true_latent = None
     if "true_class_proba" in result["constant_data"]:
         true_latent = model.latent_from_proba(result["constant_data"]["true_class_proba"].isel({"class": 1}).values)
-    if latent_draws is None:  # a point estimate only (the Laplace fit): its curve stands for the posterior's
+    if (
+        latent_draws is None or proba_draws is None
+    ):  # a point estimate only (the Laplace fit): its curve stands for the posterior's
         first = next(iter(point_latent))
         latent_draws, proba_draws = point_latent[first][np.newaxis], point_proba[first][np.newaxis]
     return rd.LatentCurve(
