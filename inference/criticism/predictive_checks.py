@@ -26,7 +26,7 @@ near 0 or 1 flags a statistic the model cannot reproduce.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -132,7 +132,7 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
             f"need a generative family: {', '.join(map(repr, generative))}"
         )
     X = model_inputs(result, result["constant_data"]["X"].values)
-    y = result["observed_data"]["y"].values
+    y = cast("xr.DataArray", result["observed_data"]["y"]).values  # a node's variable (DataTree stubs allow a node)
     class_names = list(info.class_names)
     if "posterior" in result:
         stacked = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
@@ -141,8 +141,11 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
     else:
         estimate = result[f"point_estimate_{info.method}"].to_dataset()
         params = estimate.expand_dims(replicate=n_replicates)
-    replicated = model.sample_features(params, y, random_seed=random_seed, reference=X)
-    replicated = replicated.transpose("replicate", "obs", "feature").values
+    replicated = (
+        model.sample_features(params, y, random_seed=random_seed, reference=X)
+        .transpose("replicate", "obs", "feature")
+        .values
+    )
     n_classes = len(class_names)
     onehot = np.eye(n_classes)[y]
     feature_names = list(info.feature_names)
