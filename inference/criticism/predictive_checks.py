@@ -91,6 +91,16 @@ def _level_frequencies(x: np.ndarray, onehot: np.ndarray, params: xr.Dataset, fe
     return np.swapaxes(np.swapaxes(indicator, -1, -2) @ onehot, -1, -2) / onehot.sum(axis=0)[:, np.newaxis]
 
 
+def _replicate_parameters(result: xr.DataTree, method: str, n_replicates: int) -> xr.Dataset:
+    """The parameters of each replicate (dim ``replicate``): evenly spaced posterior draws, or the point estimate."""
+    if "posterior" in result:
+        stacked = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
+        picks = np.linspace(0, stacked.sizes["sample"] - 1, n_replicates).round().astype(int)
+        return stacked.isel(sample=picks).drop_vars(["sample", "chain", "draw"]).rename(sample="replicate")
+    estimate = result[f"point_estimate_{method}"].to_dataset()
+    return estimate.expand_dims(replicate=n_replicates)
+
+
 def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, random_seed: int = 0) -> xr.Dataset:
     """Compare the training features with features replicated from the fitted generative model.
 
@@ -134,13 +144,7 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
     X = model_inputs(result, result["constant_data"]["X"].values)
     y = cast("xr.DataArray", result["observed_data"]["y"]).values  # a node's variable (DataTree stubs allow a node)
     class_names = list(info.class_names)
-    if "posterior" in result:
-        stacked = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
-        picks = np.linspace(0, stacked.sizes["sample"] - 1, n_replicates).round().astype(int)
-        params = stacked.isel(sample=picks).drop_vars(["sample", "chain", "draw"]).rename(sample="replicate")
-    else:
-        estimate = result[f"point_estimate_{info.method}"].to_dataset()
-        params = estimate.expand_dims(replicate=n_replicates)
+    params = _replicate_parameters(result, info.method, n_replicates)
     replicated = (
         model.sample_features(params, y, random_seed=random_seed, reference=X)
         .transpose("replicate", "obs", "feature")
