@@ -9,7 +9,7 @@ so it works inside ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -26,6 +26,8 @@ from bayesclass.models import ClassifierModel
 
 if TYPE_CHECKING:
     import xarray as xr
+
+    from bayesclass.data import FeatureKind
 else:
     xr = lazy_import("xarray")
 
@@ -97,6 +99,18 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
 
         Input is validated by scikit-learn's ``validate_data`` (dense numeric 2-D ``X``,
         finite values, at least 2 rows, one label per row; sparse matrices refused).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_obs, n_features)
+            The training features.
+        y : array-like of shape (n_obs,)
+            The labels, of any hashable type (their sorted distinct values become ``classes_``).
+
+        Returns
+        -------
+        BayesianClassifier
+            ``self``, fitted (``result_``, ``classes_``).
         """
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
@@ -108,9 +122,10 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
             y=codes,
             feature_names=tuple(f"x{j}" for j in range(n_features)),
             class_names=tuple(str(label) for label in self.classes_),
-            feature_kinds=(self.feature_kinds,) * n_features
-            if isinstance(self.feature_kinds, str)
-            else self.feature_kinds,
+            feature_kinds=cast(  # the kinds as given: Dataset checks them
+                "tuple[FeatureKind, ...]",
+                (self.feature_kinds,) * n_features if isinstance(self.feature_kinds, str) else self.feature_kinds,
+            ),
             provenance="arrays passed to BayesianClassifier.fit",
         )
         self.result_ = fit(
@@ -130,23 +145,69 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
     def predict_full(
         self, X: Any, *, interval_prob: float = DEFAULT_INTERVAL_PROB, return_draws: bool = True
     ) -> xr.Dataset:
-        """Everything :func:`bayesclass.inference.prediction.predict` returns (interval, point estimates and, unless
-        ``return_draws=False``, the per-draw probabilities: rows x draws x classes x 8 bytes).
+        """Everything :func:`bayesclass.inference.prediction.predict` returns for the rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_obs, n_features)
+            Dense numeric rows, validated by scikit-learn's ``validate_data``.
+        interval_prob : float, default DEFAULT_INTERVAL_PROB
+            Probability mass of the equal-tailed intervals, in (0, 1).
+        return_draws : bool, default True
+            Include the per-draw probabilities (rows x draws x classes x 8 bytes).
+
+        Returns
+        -------
+        xarray.Dataset
+            The probabilities, their interval, the point estimates' and (with ``return_draws``) the draws'.
         """
         X = self._validated(X)
         return predict(self.result_, X, interval_prob=interval_prob, return_draws=return_draws)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (n_obs, n_classes), columns in the order of ``classes_``."""
+        """Class probabilities (n_obs, n_classes), columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_obs, n_features)
+            Dense numeric rows, validated by scikit-learn's ``validate_data``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_obs, n_classes)
+            P(class | x): the posterior mean over draws, or the point estimate's plug-in.
+        """
         X = self._validated(X)
         return predict(self.result_, X)["class_proba"].values
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba`, computed in the log domain (finite where probabilities underflow)."""
+        """Log of :meth:`predict_proba`, computed in the log domain (finite where probabilities underflow).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_obs, n_features)
+            Dense numeric rows, validated by scikit-learn's ``validate_data``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_obs, n_classes)
+            log P(class | x).
+        """
         X = self._validated(X)
         return predict_log_proba(self.result_, X).values
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of highest probability for each row."""
+        """The class of highest probability for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_obs, n_features)
+            Dense numeric rows, validated by scikit-learn's ``validate_data``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_obs,)
+            Labels from ``classes_``.
+        """
         proba = self.predict_proba(X)  # first: raises NotFittedError before classes_ is looked up
         return self.classes_[np.argmax(proba, axis=1)]

@@ -27,6 +27,21 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
     An interrupted or failed write never leaves a truncated file behind nor
     destroys an earlier one. The file gets the permissions of a plain ``open``
     (0666 less the umask), not ``mkstemp``'s 0600.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write; its directory must exist.
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write to.
+
+    Raises
+    ------
+    ValueError
+        The directory does not exist.
     """
     path = Path(path)
     if not path.parent.resolve().is_dir():
@@ -46,7 +61,20 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
-    """Write ``result`` with its provenance attrs to ``path`` (netCDF4, one group per DataTree node), atomically."""
+    """Write ``result`` with its provenance attrs to ``path`` (netCDF4, one group per DataTree node), atomically.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    path : str or os.PathLike
+        The file, ending in ``.nc``.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
     path = Path(path)
     if path.suffix != ".nc":
         raise ValueError(f"path {str(path)!r} must end in .nc (results are netCDF files)")
@@ -57,6 +85,16 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
 
 def load(path: str | os.PathLike) -> xr.DataTree:
     """Read a result written by :func:`save` fully into memory, checked as untrusted input.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The result file.
+
+    Returns
+    -------
+    xarray.DataTree
+        The result, loaded into memory (the file is closed).
 
     Raises
     ------

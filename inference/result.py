@@ -24,13 +24,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
-from bayesclass.data.dataset import FEATURE_KINDS
+from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.inference.engines.methods import METHODS, SAMPLERS
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
@@ -90,7 +90,7 @@ class DataRecord:
     origin: DataOrigin
     class_names: tuple[str, ...]
     feature_names: tuple[str, ...]
-    feature_kinds: tuple[str, ...]
+    feature_kinds: tuple[FeatureKind, ...]
     category_names: Mapping[str, tuple[str, ...]]
 
 
@@ -255,7 +255,7 @@ def result_info(result: Any) -> ResultInfo:
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError(f"result must be a result DataTree (bayesclass.fit), got {type(result).__name__}")
-    return _parse(dict(result.attrs))
+    return _parse(cast("dict[str, Any]", dict(result.attrs)))  # a result's attrs are keyed by name
 
 
 def write_info(result: Any, info: ResultInfo) -> None:
@@ -438,7 +438,7 @@ def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
         origin=origin,
         class_names=_names(attrs, "class_names"),
         feature_names=feature_names,
-        feature_kinds=kinds,
+        feature_kinds=cast("tuple[FeatureKind, ...]", kinds),  # checked against FEATURE_KINDS above
         category_names=MappingProxyType({column: tuple(levels) for column, levels in categories.items()}),
     )
 

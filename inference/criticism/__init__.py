@@ -1,3 +1,5 @@
-"""Is the fit to be trusted: convergence diagnostics and verdicts, posterior predictive checks, PSIS-LOO and
-simulation-based calibration (SBC).
+"""Is the fit to be trusted: diagnostics, predictive checks, PSIS-LOO and SBC.
+
+Convergence diagnostics and verdicts, posterior predictive checks, PSIS-LOO and simulation-based
+calibration (SBC).
 """

@@ -35,7 +35,25 @@ MIN_ESS = 400
 
 @dataclass(frozen=True)
 class ConvergenceReport:
-    """Worst-case diagnostics over all parameter elements, and the verdict."""
+    """Worst-case diagnostics over all parameter elements, and the verdict.
+
+    Parameters
+    ----------
+    max_r_hat : float
+        Largest rank-normalised split r_hat over every parameter element (NaN where one is undefined).
+    min_ess_bulk, min_ess_tail : float
+        Smallest bulk and tail effective sample size over every parameter element.
+    n_divergences : int
+        Divergent transitions after warm-up (0 for a sampler that integrates no trajectories).
+    max_mcse_mean : float
+        Largest Monte Carlo standard error of a posterior mean.
+    passed : bool
+        Whether every threshold (module docstring) holds and the draws are complete.
+    failures : tuple of str
+        One message per failed threshold (empty when ``passed``).
+    table : pandas.DataFrame
+        ArviZ's full summary table (``arviz_stats.summary``, 89% equal-tailed intervals), one row per element.
+    """
 
     max_r_hat: float
     min_ess_bulk: float
@@ -57,7 +75,23 @@ class ConvergenceReport:
 
 
 def diagnose(result: xr.DataTree) -> ConvergenceReport:
-    """Diagnose the posterior of a NUTS result (see the module docstring for the thresholds)."""
+    """Diagnose the posterior of a NUTS result (see the module docstring for the thresholds).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result with a ``posterior`` group (and, for NUTS, a ``sample_stats`` group).
+
+    Returns
+    -------
+    ConvergenceReport
+        The worst-case diagnostics, the verdict and ArviZ's summary table.
+
+    Raises
+    ------
+    ValueError
+        The result has no posterior draws (a point estimate).
+    """
     if "posterior" not in result:
         raise ValueError(
             f"this result was fitted by method {result_info(result).method!r} and has no posterior draws to "
@@ -90,7 +124,8 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
 
 
 def _worst(statistics: xr.Dataset, reduce) -> float:
-    """``np.max``/``np.min`` over every element of every variable; a NaN (e.g. the r_hat of a
-    parameter frozen in every draw) propagates and so fails the verdict.
+    """``np.max``/``np.min`` over every element of every variable.
+
+    A NaN (e.g. the r_hat of a parameter frozen in every draw) propagates and so fails the verdict.
     """
     return float(reduce(np.concatenate([var.values.ravel() for var in statistics.data_vars.values()])))

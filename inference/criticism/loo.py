@@ -81,7 +81,7 @@ def pointwise_log_likelihood(model, posterior, X: np.ndarray, y: np.ndarray, *, 
 class LooSummary:
     """PSIS-LOO of one result.
 
-    Attributes
+    Parameters
     ----------
     elpd_loo, se, p_loo : float
         Expected log pointwise predictive density, its standard error, effective number of parameters.
@@ -137,6 +137,23 @@ def loo(result) -> LooSummary:
     density is exactly that value, with ``p_loo`` contribution 0 and Pareto k 0. Such rows are taken out of the
     ``arviz_stats.loo`` call and added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all
     rows.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A NUTS or exact result with ``posterior`` and ``log_likelihood`` groups.
+
+    Returns
+    -------
+    LooSummary
+        ``elpd_loo``, its standard error, ``p_loo`` and the Pareto k of every training row.
+
+    Raises
+    ------
+    TypeError
+        ``result`` is not a result DataTree.
+    ValueError
+        The result is a point estimate or has no ``log_likelihood`` group.
     """
     result = _checked(result, "result")
     log_likelihood = result["log_likelihood"]["y"]
@@ -173,8 +190,17 @@ def loo(result) -> LooSummary:
 
 
 def compare(results: Mapping[str, object]):
-    """``arviz_stats.compare`` of several results fitted on the same data: a pandas DataFrame, one row per
-    result, best first (``elpd``, ``elpd_diff``, ``dse``, ``weight`` by stacking, ...).
+    """``arviz_stats.compare`` of several results fitted on the same data.
+
+    Parameters
+    ----------
+    results : mapping of str to xarray.DataTree
+        Two or more NUTS or exact results by the name that labels them in the table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per result, best first (``elpd``, ``elpd_diff``, ``dse``, ``weight`` by stacking, ...).
 
     Raises
     ------

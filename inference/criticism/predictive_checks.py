@@ -1,4 +1,4 @@
-"""Posterior predictive checks of generative models: does synthetic data look like the real data?
+r"""Posterior predictive checks of generative models (does synthetic data look like the real data?).
 
 Seed 001 §B.1 ("Philosophy of Probabilistic Generative Models"): *if we generate
 synthetic data from our model and it resembles the real data we are trying to
@@ -16,7 +16,7 @@ sizes), and compares per class and feature statistics that fit the feature's kin
 * categorical: the frequency of each level (``level_frequency``);
 * count: the mean count and the variance-to-mean ratio (``dispersion``). A multinomial
   bag of words that keeps each row's total :math:`T` replicates a word of probability
-  :math:`\\phi` with ratio about :math:`1 - \\phi + \\phi \\operatorname{Var}(T) / \\operatorname{E}(T)`,
+  :math:`\phi` with ratio about :math:`1 - \phi + \phi \operatorname{Var}(T) / \operatorname{E}(T)`,
   so words whose rate varies from row to row (bursty, over-dispersed counts) stand out
   above it, and bounded counts (pixel intensities that saturate) below it.
 
@@ -26,7 +26,7 @@ near 0 or 1 flags a statistic the model cannot reproduce.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -58,8 +58,10 @@ PPC_STATISTICS_BY_KIND = {
 
 
 def _class_statistics(x: np.ndarray, class_codes: np.ndarray, n_classes: int, statistics: tuple[str, ...]) -> dict:
-    """The ``statistics`` (among mean, sd (ddof 0), skewness and variance-to-mean ``dispersion``) of every class
-    and column of ``x`` (..., obs, feature) -> (..., class, feature); only the moments they need are computed.
+    """The ``statistics`` of every class and column of ``x``, (..., obs, feature) -> (..., class, feature).
+
+    The statistics are among mean, sd (ddof 0), skewness and variance-to-mean ``dispersion``; only the
+    moments they need are computed.
 
     Means and dispersions are ratios of per-class sums (of x and x^2), which are exact for 0/1 and count
     data whatever the summation order, so an observed frequency and a replicated one of the same count are
@@ -87,6 +89,16 @@ def _level_frequencies(x: np.ndarray, onehot: np.ndarray, params: xr.Dataset, fe
     columns = [feature_names.index(str(name)) for name in params["category_feature"].values]
     indicator = (x[..., columns] == params["category_code"].values).astype(float)  # (..., obs, level)
     return np.swapaxes(np.swapaxes(indicator, -1, -2) @ onehot, -1, -2) / onehot.sum(axis=0)[:, np.newaxis]
+
+
+def _replicate_parameters(result: xr.DataTree, method: str, n_replicates: int) -> xr.Dataset:
+    """The parameters of each replicate (dim ``replicate``): evenly spaced posterior draws, or the point estimate."""
+    if "posterior" in result:
+        stacked = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
+        picks = np.linspace(0, stacked.sizes["sample"] - 1, n_replicates).round().astype(int)
+        return stacked.isel(sample=picks).drop_vars(["sample", "chain", "draw"]).rename(sample="replicate")
+    estimate = result[f"point_estimate_{method}"].to_dataset()
+    return estimate.expand_dims(replicate=n_replicates)
 
 
 def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, random_seed: int = 0) -> xr.Dataset:
@@ -130,17 +142,14 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
             f"need a generative family: {', '.join(map(repr, generative))}"
         )
     X = model_inputs(result, result["constant_data"]["X"].values)
-    y = result["observed_data"]["y"].values
+    y = cast("xr.DataArray", result["observed_data"]["y"]).values  # a node's variable (DataTree stubs allow a node)
     class_names = list(info.class_names)
-    if "posterior" in result:
-        stacked = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
-        picks = np.linspace(0, stacked.sizes["sample"] - 1, n_replicates).round().astype(int)
-        params = stacked.isel(sample=picks).drop_vars(["sample", "chain", "draw"]).rename(sample="replicate")
-    else:
-        estimate = result[f"point_estimate_{info.method}"].to_dataset()
-        params = estimate.expand_dims(replicate=n_replicates)
-    replicated = model.sample_features(params, y, random_seed=random_seed, reference=X)
-    replicated = replicated.transpose("replicate", "obs", "feature").values
+    params = _replicate_parameters(result, info.method, n_replicates)
+    replicated = (
+        model.sample_features(params, y, random_seed=random_seed, reference=X)
+        .transpose("replicate", "obs", "feature")
+        .values
+    )
     n_classes = len(class_names)
     onehot = np.eye(n_classes)[y]
     feature_names = list(info.feature_names)

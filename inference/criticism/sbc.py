@@ -49,6 +49,21 @@ class SbcResult:
     are dependent (the latent values of a GP at nearby inputs rank alike), so their ranks are not pooled into
     one histogram: a pooled chi-square test counts one simulation's error once per element and rejects a
     calibrated posterior far more often than its level says.
+
+    Parameters
+    ----------
+    ranks : dict of str to numpy.ndarray
+        Per variable, the rank of every true element among the thinned draws, shape (n_simulations, n_elements).
+    p_values : dict of str to float
+        Per variable, the Bonferroni-combined chi-square p-value of its elements' rank histograms.
+    n_simulations : int
+        Simulated data sets (one fit each).
+    n_draws : int
+        Thinned posterior draws each truth is ranked among (ranks run over ``0 .. n_draws``).
+    n_bins : int
+        Bins of each rank histogram.
+    method : str
+        How :func:`fit` drew the posterior ("exact" or "nuts").
     """
 
     ranks: dict[str, np.ndarray]
@@ -60,9 +75,27 @@ class SbcResult:
 
 
 def prior_draws(model: ClassifierModel, template: Dataset, n: int, *, random_seed: int) -> xr.Dataset:
-    """``n`` draws (dim ``draw``) of the parameters of ``model`` from its prior, through PyMC's prior sampling
-    of ``model.build(template)`` (the data only fix the layout; likelihood terms are not sampled). Valid for
-    a family whose PyMC model states its prior as random variables (naive Bayes with fixed-scale priors).
+    """``n`` draws (dim ``draw``) of the parameters of ``model`` from its prior.
+
+    The draws come from PyMC's prior sampling of ``model.build(template)`` (the data only fix the layout;
+    likelihood terms are not sampled). Valid for a family whose PyMC model states its prior as random
+    variables (naive Bayes with fixed-scale priors).
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family whose prior is drawn from.
+    template : Dataset
+        Data that fix the model's layout (classes, features, levels); its values are not used.
+    n : int
+        Number of prior draws.
+    random_seed : int
+        Seed of PyMC's prior sampling.
+
+    Returns
+    -------
+    xarray.Dataset
+        The model's parameters with dim ``draw`` (length ``n``), with the model's coordinates.
     """
     names = list(model.parameter_names(template))
     draws = pm.sample_prior_predictive(draws=n, model=model.build(template), var_names=names, random_seed=random_seed)
@@ -82,11 +115,15 @@ def simulation_based_calibration(
     sampler: SamplerSettings | None = None,
     random_seed: int = 0,
 ) -> SbcResult:
-    """Run SBC: for each simulation draw the truth, simulate data, fit, and rank the truth among ``n_draws``
-    evenly thinned posterior draws.
+    """Run SBC: draw a truth, simulate data, fit, and rank the truth among thinned posterior draws.
+
+    Each of ``n_simulations`` loops draws the truth, simulates data from it, fits, and ranks the truth
+    among ``n_draws`` evenly thinned posterior draws.
 
     Parameters
     ----------
+    model : ClassifierModel
+        The family that is fitted to every simulated data set.
     draw_truth : callable
         ``draw_truth(s, rng)``: the true parameters of simulation ``s`` (one parameter set, drawn
         from the prior the model states).
@@ -94,7 +131,23 @@ def simulation_based_calibration(
         ``simulate(truth, rng)``: a Dataset drawn from the model at ``truth``.
     variables : tuple of str
         The posterior variables whose elements are ranked.
-    method, sampler : how :func:`fit` draws the posterior ("exact" or "nuts").
+    n_simulations : int
+        Simulated data sets (one fit each).
+    n_draws : int, default 99
+        Evenly thinned posterior draws each truth is ranked among.
+    n_bins : int, default 10
+        Bins of each rank histogram tested for uniformity.
+    method : str, default "exact"
+        How :func:`fit` draws the posterior ("exact" or "nuts").
+    sampler : SamplerSettings, optional
+        NUTS settings passed to :func:`fit` (``method="nuts"``).
+    random_seed : int, default 0
+        Seed of the generator that draws the truths, simulates the data and seeds every fit.
+
+    Returns
+    -------
+    SbcResult
+        The ranks and the uniformity test of each variable.
     """
     rng = np.random.default_rng(random_seed)
     ranks: dict[str, list[np.ndarray]] = {name: [] for name in variables}
@@ -115,8 +168,10 @@ def simulation_based_calibration(
 
 
 def _uniform_ranks_p_value(ranks: np.ndarray, edges: np.ndarray) -> float:
-    """Bonferroni-combined chi-square p-value of the rank histograms of the distinct columns of ``ranks``
-    (n_simulations, n_elements); valid whatever the dependence between the elements of one simulation.
+    """Bonferroni-combined chi-square p-value of the rank histograms of the distinct columns of ``ranks``.
+
+    ``ranks`` has shape (n_simulations, n_elements); the p-value is valid whatever the dependence between
+    the elements of one simulation.
     """
     # an element that repeats another in every simulation (the mirror half of a covariance) is counted once
     distinct = np.unique(ranks, axis=1)

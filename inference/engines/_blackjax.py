@@ -108,8 +108,9 @@ class CompiledDensity:
 
 
 def structure(model) -> tuple:
-    """What of ``model``'s data shapes its JAX graph: its dimension lengths and the shapes of its data
-    containers (part of a compiled density's cache key beside the family's own structure key).
+    """What of ``model``'s data shapes its JAX graph: its dimension lengths and data container shapes.
+
+    This is part of a compiled density's cache key beside the family's own structure key.
     """
     lengths = tuple(
         sorted((name, int(var.get_value())) for name, var in model.dim_lengths.items() if hasattr(var, "get_value"))
@@ -190,18 +191,6 @@ def compile_density(model, var_names: tuple[str, ...], point: dict[str, np.ndarr
     logp_fn = get_jaxified_graph(inputs=positions + inputs, outputs=replaced[:1])
     outputs_fn = get_jaxified_graph(inputs=positions + inputs, outputs=replaced[1:])
     value_names = tuple(var.name for var in value_vars)
-    density = CompiledDensity(
-        value_names=value_names,
-        value_shapes=tuple(np.shape(point[name]) for name in value_names),
-        data_names=data_names,
-        var_names=tuple(var_names),
-        var_dims={  # nutpie's and ArviZ's names for dims a variable does not declare
-            name: tuple(model.named_vars_to_dims.get(name) or (f"{name}_dim_{i}" for i in range(model[name].ndim)))
-            for name in var_names
-        },
-        logp=None,
-        outputs=None,
-    )
 
     def log_density(flat, data):
         values = density.unflatten(flat)
@@ -211,8 +200,18 @@ def compile_density(model, var_names: tuple[str, ...], point: dict[str, np.ndarr
         values = density.unflatten(flat)
         return tuple(outputs_fn(*[values[name] for name in value_names], *data))
 
-    density.logp = log_density
-    density.outputs = requested
+    density = CompiledDensity(
+        value_names=value_names,
+        value_shapes=tuple(np.shape(point[name]) for name in value_names),
+        data_names=data_names,
+        var_names=tuple(var_names),
+        var_dims={  # nutpie's and ArviZ's names for dims a variable does not declare
+            name: tuple(model.named_vars_to_dims.get(name) or (f"{name}_dim_{i}" for i in range(model[name].ndim)))
+            for name in var_names
+        },
+        logp=log_density,
+        outputs=requested,
+    )
     return density
 
 
@@ -235,9 +234,10 @@ STAT_NAMES = ("diverging", "energy", "acceptance_rate", "n_steps", "tree_depth",
 
 
 def schedule(tune: int, total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per step of the whole run (warm-up then draws, ``total`` steps): the stage (:data:`FAST`, :data:`SLOW`,
-    :data:`SAMPLING`), whether a slow window ends there, and whether the warm-up ends there (the step size
-    becomes dual averaging's average).
+    """Per step of the whole run (warm-up then draws, ``total`` steps): stage, window end, warm-up end.
+
+    The stage is :data:`FAST`, :data:`SLOW` or :data:`SAMPLING`; then whether a slow window ends there, and
+    whether the warm-up ends there (the step size becomes dual averaging's average).
     """
     from blackjax.adaptation.window_adaptation import build_schedule
 
@@ -252,9 +252,11 @@ def schedule(tune: int, total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _executables(density: CompiledDensity, *, segment: int, parallel: int, data, flat_size: int):
-    """The one compiled executable for these shapes (compiled on first use): ``segment`` NUTS steps of
-    ``parallel`` chains with Stan's adaptation driven by per-step inputs, returning the requested variables
-    and the sample stats of every step (warm-up steps are dropped by the caller).
+    """The one compiled executable for these shapes (compiled on first use).
+
+    It runs ``segment`` NUTS steps of ``parallel`` chains with Stan's adaptation driven by per-step inputs,
+    returning the requested variables and the sample stats of every step (warm-up steps are dropped by the
+    caller).
 
     The warm-up is composed from blackjax's own parts (its NUTS kernel, its Welford mass-matrix and
     dual-averaging step-size adaptations, its window schedule), as ``blackjax.window_adaptation`` composes
@@ -336,8 +338,10 @@ def _executables(density: CompiledDensity, *, segment: int, parallel: int, data,
 
 
 def _initial_carry(positions: np.ndarray, mass_init) -> tuple:
-    """(positions, dual-averaging state, mass-matrix state, step size, inverse mass) for chains starting at
-    ``positions`` (one row per chain): step size 1 and a unit diagonal mass matrix, as blackjax's warm-up.
+    """(positions, dual-averaging state, mass-matrix state, step size, inverse mass) of a fresh warm-up.
+
+    The chains start at ``positions`` (one row per chain) with step size 1 and a unit diagonal mass matrix,
+    as blackjax's warm-up.
     """
     import jax
     from blackjax.adaptation.step_size import dual_averaging_adaptation

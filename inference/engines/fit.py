@@ -28,7 +28,7 @@ import datetime
 import sys
 import warnings
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -256,17 +256,42 @@ def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings
 
 
 def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
-    """(center, scale) per model input that :func:`fit` applied (after any treatment coding)."""
+    """(center, scale) per model input that :func:`fit` applied (after any treatment coding).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result (its ``constant_data`` group holds ``feature_center`` and ``feature_scale``).
+
+    Returns
+    -------
+    center, scale : numpy.ndarray of shape (n_inputs,)
+        The model sees ``(x - center) / scale``; 0 and 1 for an input that is not standardized.
+    """
     constant = result["constant_data"]
-    return constant["feature_center"].values, constant["feature_scale"].values
+    # a child node's variables are DataArrays (the DataTree stubs also allow a child node)
+    center, scale = (cast("xr.DataArray", constant[name]) for name in ("feature_center", "feature_scale"))
+    return center.values, scale.values
 
 
 def model_inputs(result: xr.DataTree, X: Any) -> np.ndarray:
-    """New rows in the data's units -> the inputs the model of ``result`` sees: the same treatment coding
-    of categorical columns and the same standardization as in training (one path for every estimate).
+    """New rows in the data's units -> the inputs the model of ``result`` sees.
 
-    ``X`` is an array (n_obs, n_features), one row, or a :class:`~bayesclass.data.Dataset`, with the
-    columns of the training data (attr ``feature_names``).
+    The same treatment coding of categorical columns and the same standardization as in training are
+    applied (one path for every estimate).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The fitted result whose model the rows are for.
+    X : array-like or Dataset
+        An array (n_obs, n_features), one row, or a :class:`~bayesclass.data.Dataset`, with the columns of
+        the training data (attr ``feature_names``).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_obs, n_inputs)
+        The coded and standardized rows.
     """
     info = result_info(result)
     feature_names = info.feature_names

@@ -101,7 +101,19 @@ PROGRESS_EVERY = 100
 
 @dataclass(frozen=True)
 class GibbsRun:
-    """What :func:`sample_gibbs` returns: the draws (``posterior``), ``sample_stats`` and timings."""
+    """What :func:`sample_gibbs` returns: the draws (``posterior``), ``sample_stats`` and timings.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The kept draws (dims ``chain, draw, ...``): lengthscales, amplitude, constant and latents.
+    sample_stats : xarray.Dataset
+        The sample stats of every kept sweep (:data:`STAT_NAMES`).
+    sampling_seconds : float
+        Wall-clock seconds of the whole run, burn-in included.
+    partial : bool, default False
+        Whether an interrupt cut the run short and the draws made so far were kept (``keep_partial``).
+    """
 
     posterior: xr.Dataset
     sample_stats: xr.Dataset
@@ -116,6 +128,24 @@ def augmentation_draw(
 
     Logit: Polya-Gamma ``omega ~ PG(1, z)`` (``polyagamma``), pseudo-observation ``(y - 1/2) / omega``,
     variance ``1 / omega``. Probit: ``z* ~ N(z, 1)`` truncated to the side of 0 the label says (SciPy), variance 1.
+
+    Parameters
+    ----------
+    link : {"logit", "probit"}
+        The inverse link of the Bernoulli likelihood.
+    labels : numpy.ndarray of shape (n_obs,)
+        The 0/1 labels.
+    latent : numpy.ndarray of shape (n_obs,)
+        The current latent values ``z`` at the training rows.
+    rng : numpy.random.Generator
+        The chain's random generator.
+
+    Returns
+    -------
+    pseudo : numpy.ndarray of shape (n_obs,)
+        The Gaussian pseudo-observations.
+    variance : numpy.ndarray of shape (n_obs,)
+        Their variances (``1 / omega`` for logit, 1 for probit).
     """
     if link == "logit":
         from polyagamma import random_polyagamma
@@ -133,8 +163,27 @@ def univariate_slice(
 ) -> tuple[float, float, int]:
     """One slice-sampling update of t along a line through t = 0 (Neal 2003, Fig. 3 stepping out, Fig. 5 shrinkage).
 
-    ``log_density(t)`` is the target along the line up to a constant, ``current`` its value at 0 (finite).
-    Returns (the new t, its log density, the evaluations made). Leaves the target invariant.
+    Leaves the target invariant.
+
+    Parameters
+    ----------
+    log_density : callable
+        ``log_density(t)``: the target along the line, up to a constant.
+    current : float
+        ``log_density(0)``, finite.
+    rng : numpy.random.Generator
+        The chain's random generator.
+    width : float, default :data:`SLICE_WIDTH`
+        The initial bracket's width (expanded at most :data:`MAX_EXPANSIONS` times).
+
+    Returns
+    -------
+    t : float
+        The new point on the line.
+    value : float
+        ``log_density(t)``.
+    evaluations : int
+        The evaluations of ``log_density`` made.
     """
     level = current - rng.standard_exponential()
     left = -width * rng.uniform()
@@ -182,8 +231,30 @@ def latent_given_augmentation(
     """Step 3 for the exact GP: one exact draw of z ~ N(0, C) given ``pseudo`` ~ N(z, diag(variance)).
 
     Matheron's rule: z = f + C (C + D)^-1 (pseudo - f - eps), f ~ N(0, C), eps ~ N(0, D); the draw is from
-    N(C (C + D)^-1 pseudo, C - C (C + D)^-1 C). ``prior_factor``: the lower Cholesky factor of C, where the
-    caller has it.
+    N(C (C + D)^-1 pseudo, C - C (C + D)^-1 C).
+
+    Parameters
+    ----------
+    covariance : numpy.ndarray of shape (n_obs, n_obs)
+        The prior covariance C of the latents.
+    pseudo : numpy.ndarray of shape (n_obs,)
+        The pseudo-observations of step 1.
+    variance : numpy.ndarray of shape (n_obs,)
+        Their variances, the diagonal of D.
+    rng : numpy.random.Generator
+        The chain's random generator.
+    prior_factor : numpy.ndarray of shape (n_obs, n_obs), optional
+        The lower Cholesky factor of C, where the caller has it (computed here otherwise).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_obs,)
+        One draw of the latents z.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        C is not positive definite.
     """
     if prior_factor is None:
         prior_factor = _cholesky(covariance)
@@ -217,8 +288,9 @@ class _Chain:
 
     # -- pieces ------------------------------------------------------------------------------------
     def _stationary(self, log_theta: np.ndarray) -> np.ndarray:
-        """k(X, X) for the lengthscales of ``log_theta``, kept while they do not change (the amplitude and
-        constant slices reuse it).
+        """k(X, X) for the lengthscales of ``log_theta``, kept while they do not change.
+
+        The amplitude and constant slices reuse it.
         """
         key = log_theta[: self.d].tobytes()
         if key != self._stationary_key:
@@ -244,95 +316,126 @@ class _Chain:
     # -- one sweep ------------------------------------------------------------------------------------
     def sweep(self) -> tuple[float, int, float]:
         """Steps 1-4 of the module docstring; returns the sample stats (lp, evaluations, scale factor)."""
+        pseudo, variance = augmentation_draw(self.form.link, self.labels, self._values(), self.rng)
+        along_constant: Callable | None = None
+        weight_system: Callable | None = None
+        if self.form.exact:
+            collapsed, along_constant = self._exact_densities(pseudo, variance)
+        else:
+            collapsed, weight_system = self._weight_densities(pseudo, variance)
+        evaluations = self._update_hyperparameters(collapsed, along_constant) if self.update else 0
+        if weight_system is None:
+            log_prior_latent, dimension = self._draw_exact_latent(pseudo, variance)
+        else:
+            log_prior_latent, dimension = self._draw_weights(weight_system)
+        lp, scale = self._scale_move(log_prior_latent, dimension)
+        return lp, evaluations, scale
+
+    def _exact_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable]:
+        """Step 2's collapsed log density of the exact GP, and its O(1) form along the log constant."""
+        form = self.form
+
+        def collapsed(log_theta):  # log N(pseudo | 0, C + D) + log prior, up to a constant
+            factor = _cholesky(self._covariance(log_theta, variance))
+            if factor is None:
+                return -np.inf
+            whitened = scipy.linalg.solve_triangular(factor, pseudo, lower=True, check_finite=False)
+            return float(-np.log(np.diag(factor)).sum() - 0.5 * whitened @ whitened + form.log_prior(log_theta))
+
+        def along_constant(log_theta):
+            """``collapsed`` along the log constant: C + D = c^2 1 1' + M, with M fixed.
+
+            One factor of M, the matrix determinant lemma and Sherman-Morrison give every value in O(1).
+            """
+            rest = log_theta.copy()
+            rest[self.d + 1] = -np.inf  # c = 0: M alone
+            factor = _cholesky(self._covariance(rest, variance))
+            if factor is None:
+                return collapsed
+            ones, data = scipy.linalg.cho_solve(
+                (factor, True), np.column_stack([np.ones_like(pseudo), pseudo]), check_finite=False
+            ).T
+            log_det, quadratic = 2 * np.log(np.diag(factor)).sum(), pseudo @ data
+            ones_ones, ones_data = ones.sum(), data.sum()
+
+            def value(point):
+                c2 = np.exp(2.0 * point[self.d + 1])
+                denominator = 1.0 + c2 * ones_ones
+                result = -0.5 * (log_det + np.log(denominator)) - 0.5 * (quadratic - c2 * ones_data**2 / denominator)
+                return float(result + form.log_prior(point))
+
+            return value
+
+        return collapsed, along_constant
+
+    def _weight_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable]:
+        """Step 2's collapsed log density of the HSGP (in the weights), and the weights' linear system."""
+        form = self.form
+        precision = 1.0 / variance
+        gram = (form.basis * precision[:, np.newaxis]).T @ form.basis  # Phi' D^-1 Phi, once per sweep
+        projected = form.basis.T @ (pseudo * precision)
+        eye = np.eye(gram.shape[0])
+
+        def weight_system(log_theta):
+            sd = form.prior_sd(log_theta)
+            factor = _cholesky(eye + sd[:, np.newaxis] * gram * sd[np.newaxis, :])
+            if factor is None:
+                return sd, None, None
+            return sd, factor, scipy.linalg.solve_triangular(factor, sd * projected, lower=True, check_finite=False)
+
+        def collapsed(log_theta):
+            _, factor, whitened = weight_system(log_theta)
+            if factor is None:
+                return -np.inf
+            return float(-np.log(np.diag(factor)).sum() + 0.5 * whitened @ whitened + form.log_prior(log_theta))
+
+        return collapsed, weight_system
+
+    def _update_hyperparameters(self, collapsed: Callable, along_constant: Callable | None) -> int:
+        """Step 2: one coordinate-wise slice sweep over the log hyperparameters; returns the evaluations made."""
         form, rng = self.form, self.rng
-        pseudo, variance = augmentation_draw(form.link, self.labels, self._values(), rng)
-        if form.exact:
+        current = collapsed(self.log_theta)
+        evaluations = 1
+        for index in rng.permutation(form.n_hyperparameters):
+            axis = np.zeros(form.n_hyperparameters)
+            axis[index] = 1.0
+            base = self.log_theta
+            density = along_constant(base) if along_constant is not None and index == self.d + 1 else collapsed
 
-            def collapsed(log_theta):  # log N(pseudo | 0, C + D) + log prior, up to a constant
-                factor = _cholesky(self._covariance(log_theta, variance))
-                if factor is None:
-                    return -np.inf
-                whitened = scipy.linalg.solve_triangular(factor, pseudo, lower=True, check_finite=False)
-                return float(-np.log(np.diag(factor)).sum() - 0.5 * whitened @ whitened + form.log_prior(log_theta))
+            def on_line(t: float, base=base, axis=axis, density=density) -> float:
+                return density(base + t * axis)
 
-            def along_constant(log_theta):
-                """``collapsed`` along the log constant: C + D = c^2 1 1' + M, M fixed, so one factor of M and
-                the matrix determinant lemma and Sherman-Morrison give every value in O(1).
-                """
-                rest = log_theta.copy()
-                rest[self.d + 1] = -np.inf  # c = 0: M alone
-                factor = _cholesky(self._covariance(rest, variance))
-                if factor is None:
-                    return collapsed
-                ones, data = scipy.linalg.cho_solve(
-                    (factor, True), np.column_stack([np.ones_like(pseudo), pseudo]), check_finite=False
-                ).T
-                log_det, quadratic = 2 * np.log(np.diag(factor)).sum(), pseudo @ data
-                ones_ones, ones_data = ones.sum(), data.sum()
+            t, current, used = univariate_slice(on_line, current, rng)
+            self.log_theta = base + t * axis
+            evaluations += used
+        return evaluations
 
-                def value(point):
-                    c2 = np.exp(2.0 * point[self.d + 1])
-                    denominator = 1.0 + c2 * ones_ones
-                    result = -0.5 * (log_det + np.log(denominator)) - 0.5 * (
-                        quadratic - c2 * ones_data**2 / denominator
-                    )
-                    return float(result + form.log_prior(point))
+    def _draw_exact_latent(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[float, int]:
+        """Step 3 for the exact GP; returns the latents' log prior density and their dimension."""
+        covariance = self._covariance(self.log_theta)
+        prior_factor = _cholesky(covariance)  # for the draw and for lp
+        self.latent = latent_given_augmentation(covariance, pseudo, variance, self.rng, prior_factor=prior_factor)
+        assert prior_factor is not None  # latent_given_augmentation raised LinAlgError otherwise
+        whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
+        log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
+        return log_prior_latent, self.latent.size
 
-                return value
+    def _draw_weights(self, weight_system: Callable) -> tuple[float, int]:
+        """Step 3 for the HSGP (in the weights); returns the free weights' log prior density and their number."""
+        sd, factor, whitened = weight_system(self.log_theta)
+        mean = scipy.linalg.solve_triangular(factor, whitened, lower=True, trans="T", check_finite=False)
+        standard = mean + scipy.linalg.solve_triangular(
+            factor, self.rng.standard_normal(mean.size), lower=True, trans="T", check_finite=False
+        )
+        self.latent = sd * standard
+        # a weight whose prior sd underflows to 0 (a frequency far above the lengthscale's) is fixed at 0
+        free = sd > 0
+        log_prior_latent = -np.log(sd[free]).sum() - 0.5 * standard[free] @ standard[free]
+        return log_prior_latent, int(free.sum())
 
-        else:
-            precision = 1.0 / variance
-            gram = (form.basis * precision[:, np.newaxis]).T @ form.basis  # Phi' D^-1 Phi, once per sweep
-            projected = form.basis.T @ (pseudo * precision)
-            eye = np.eye(gram.shape[0])
-
-            def weight_system(log_theta):
-                sd = form.prior_sd(log_theta)
-                factor = _cholesky(eye + sd[:, np.newaxis] * gram * sd[np.newaxis, :])
-                if factor is None:
-                    return sd, None, None
-                return sd, factor, scipy.linalg.solve_triangular(factor, sd * projected, lower=True, check_finite=False)
-
-            def collapsed(log_theta):
-                _, factor, whitened = weight_system(log_theta)
-                if factor is None:
-                    return -np.inf
-                return float(-np.log(np.diag(factor)).sum() + 0.5 * whitened @ whitened + form.log_prior(log_theta))
-
-        evaluations = 0
-        if self.update:
-            current = collapsed(self.log_theta)
-            evaluations += 1
-            for index in rng.permutation(form.n_hyperparameters):
-                axis = np.zeros(form.n_hyperparameters)
-                axis[index] = 1.0
-                base = self.log_theta
-                density = along_constant(base) if form.exact and index == self.d + 1 else collapsed
-                t, current, used = univariate_slice(
-                    lambda t, base=base, axis=axis, density=density: density(base + t * axis), current, rng
-                )
-                self.log_theta = base + t * axis
-                evaluations += used
-
-        if form.exact:
-            covariance = self._covariance(self.log_theta)
-            prior_factor = _cholesky(covariance)  # for the draw and for lp
-            self.latent = latent_given_augmentation(covariance, pseudo, variance, rng, prior_factor=prior_factor)
-            whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
-            log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
-            dimension = self.latent.size
-        else:
-            sd, factor, whitened = weight_system(self.log_theta)
-            mean = scipy.linalg.solve_triangular(factor, whitened, lower=True, trans="T", check_finite=False)
-            standard = mean + scipy.linalg.solve_triangular(
-                factor, rng.standard_normal(mean.size), lower=True, trans="T", check_finite=False
-            )
-            self.latent = sd * standard
-            # a weight whose prior sd underflows to 0 (a frequency far above the lengthscale's) is fixed at 0
-            free = sd > 0
-            log_prior_latent = -np.log(sd[free]).sum() - 0.5 * standard[free] @ standard[free]
-            dimension = int(free.sum())
-
+    def _scale_move(self, log_prior_latent: float, dimension: int) -> tuple[float, float]:
+        """Step 4 (where the hyperparameters are updated) and the sweep's lp; returns (lp, scale factor)."""
+        form = self.form
         values = self._values()
         scale = 0.0
         if self.update:
@@ -341,7 +444,7 @@ class _Chain:
             def scale_density(t):
                 return form.log_prior(base + t * self.shift) + self._log_likelihood(np.exp(t) * values)
 
-            scale, _, _ = univariate_slice(scale_density, scale_density(0.0), rng)
+            scale, _, _ = univariate_slice(scale_density, scale_density(0.0), self.rng)
             self.log_theta = base + scale * self.shift
             self.latent = np.exp(scale) * self.latent
             values = np.exp(scale) * values
@@ -352,7 +455,7 @@ class _Chain:
             - 0.5 * dimension * np.log(2 * np.pi)
             + self._log_likelihood(values)
         )
-        return float(lp), evaluations, float(np.exp(scale))
+        return float(lp), float(np.exp(scale))
 
 
 def sample_gibbs(
@@ -365,10 +468,22 @@ def sample_gibbs(
 ) -> GibbsRun:
     """Run ``settings.chains`` chains of ``settings.tune + settings.draws`` sweeps on ``form`` (module docstring).
 
-    ``settings``: ``draws``, ``tune`` (burn-in sweeps, dropped), ``chains``, ``progressbar`` and ``keep_partial``
-    apply; ``target_accept`` and ``backend`` are NUTS settings and play no part. ``update_hyperparameters=False``
-    with ``initial_log_theta`` holds the hyperparameters fixed (steps 1 and 3 only: the latent sampler alone,
-    for tests).
+    Parameters
+    ----------
+    form : LatentGaussianForm
+        The family's latent-Gaussian form (labels, inputs or basis, kernel, link, priors of the log
+        hyperparameters).
+    settings : SamplerSettings
+        ``draws``, ``tune`` (burn-in sweeps, dropped), ``chains``, ``progressbar`` and ``keep_partial`` apply;
+        ``target_accept`` and ``backend`` are NUTS settings and play no part.
+    random_seed : int
+        Seed of the chains' generators (each chain's own stream; its draws do not depend on where it runs).
+    update_hyperparameters : bool, default True
+        False, with ``initial_log_theta``, holds the hyperparameters fixed (steps 1 and 3 only: the latent
+        sampler alone, for tests).
+    initial_log_theta : numpy.ndarray, optional
+        The log hyperparameters the chains start at (jittered where they are updated); the form's own
+        initial point by default.
 
     Returns
     -------
@@ -402,7 +517,7 @@ def sample_gibbs(
     arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
     partial = False
     try:
-        if processes:
+        if memory is not None:
             _run_in_processes(form, seeds, starts, total, update_hyperparameters, memory, progress)
         else:
             with threadpool_limits(limits=1, user_api="blas"):
@@ -450,9 +565,11 @@ def sample_gibbs(
 
 
 def _load_lapack() -> None:
-    """Load SciPy's LAPACK (and the special functions) now: ``threadpool_limits`` holds only the BLAS libraries
-    already loaded to one thread, and SciPy's own OpenBLAS loads with ``scipy.linalg`` (imported lazily). Left to
-    load inside the limit, it ran every chain process at two threads on two cores: 14 s instead of 8 s.
+    """Load SciPy's LAPACK (and the special functions) now.
+
+    ``threadpool_limits`` holds only the BLAS libraries already loaded to one thread, and SciPy's own
+    OpenBLAS loads with ``scipy.linalg`` (imported lazily). Left to load inside the limit, it ran every
+    chain process at two threads on two cores: 14 s instead of 8 s.
     """
     import scipy.linalg
     import scipy.special
@@ -468,10 +585,11 @@ def _record(arrays: dict, index: int, step: int, chain: _Chain) -> None:
 
 
 def _parallel(form, sweeps: int) -> bool:
-    """Whether the chains run in parallel processes: where a chain's work outweighs starting a process (about
-    1 s: a fresh interpreter imports NumPy, SciPy and this module). Threads do not help: the Python between
-    LAPACK calls holds the GIL (2 chains of 2,000 sweeps at n = 200: 15.8 s one after another, 19.5 s in two
-    threads).
+    """Whether the chains run in parallel processes: where a chain's work outweighs starting a process.
+
+    Starting one costs about 1 s (a fresh interpreter imports NumPy, SciPy and this module). Threads do not
+    help: the Python between LAPACK calls holds the GIL (2 chains of 2,000 sweeps at n = 200: 15.8 s one
+    after another, 19.5 s in two threads).
     """
     rows = form.labels.size
     work = rows * rows if form.exact else rows * form.basis.shape[1]  # the dominant cost per evaluation
@@ -538,9 +656,10 @@ def _chain_process(form, seed, log_theta, total, update, shapes, names, index, e
 
 
 def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays, progress) -> None:
-    """Run the first chain here and each other one in a process of its own (``spawn``: nothing inherited from
-    this process's threads), at most one per core at a time, showing progress; on an interrupt, stop them all
-    and keep what they wrote.
+    """Run the first chain here and each other one in a process of its own, showing progress.
+
+    The processes are started by ``spawn`` (nothing inherited from this process's threads), at most one per
+    core at a time; on an interrupt, stop them all and keep what they wrote.
     """
     import multiprocessing
 
@@ -560,7 +679,8 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
     ]
     cores = os.cpu_count() or 1
     slots = max(1, cores - 1)  # while this process runs the first chain, one core is its own
-    arrays, pending, running = memory.arrays, list(processes), []
+    arrays, pending = memory.arrays, list(processes)
+    running: list[multiprocessing.process.BaseProcess] = []
     shown = 0
 
     def tend() -> None:

@@ -1,5 +1,6 @@
-"""The ``nuts`` method: NUTS on the family's PyMC model with the backend the settings name
-(:mod:`bayesclass.inference.engines.sampling`).
+"""The ``nuts`` method: NUTS on the family's PyMC model with the backend the settings name.
+
+The backends and their settings are in :mod:`bayesclass.inference.engines.sampling`.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -64,8 +64,10 @@ BACKENDS: tuple[str, ...] = ("blackjax", "nutpie", "pymc")
 
 @dataclass(frozen=True, kw_only=True)
 class SamplerSettings(Constrained):
-    """Settings of a posterior sampler: NUTS, or the latent GP's Gibbs sampler (``method="gibbs"``, which uses
-    ``draws``, ``tune`` as burn-in sweeps, ``chains``, ``progressbar`` and ``keep_partial``).
+    """Settings of a posterior sampler: NUTS, or the latent GP's Gibbs sampler.
+
+    The Gibbs sampler (``method="gibbs"``) uses ``draws``, ``tune`` as burn-in sweeps, ``chains``,
+    ``progressbar`` and ``keep_partial``.
 
     Parameters
     ----------
@@ -99,7 +101,8 @@ class SamplerSettings(Constrained):
     keep_partial: bool = False
 
 
-_COMPILED: dict[tuple, object] = {}
+#: compiled models of this process: nutpie's (an untyped library) and blackjax's CompiledDensity, by cache key
+_COMPILED: dict[tuple, Any] = {}
 
 
 def clear_compile_cache() -> None:
@@ -120,8 +123,9 @@ class _Interrupt:
             raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
     def check(self) -> None:
-        """Raise the interrupt that arrived where it could not be raised (a ctypes callback swallowed it,
-        or the guard defers interrupts to such checks).
+        """Raise the interrupt that arrived where it could not be raised.
+
+        Either a ctypes callback swallowed it, or the guard defers interrupts to such checks.
         """
         if self.received is not None:
             raise KeyboardInterrupt(f"signal {signal.Signals(self.received).name}")
@@ -133,12 +137,21 @@ class _Interrupt:
 
 @contextlib.contextmanager
 def interrupt_guard(*, deferred: bool = False) -> Iterator[_Interrupt]:
-    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are remembered while the block runs (main thread only;
-    elsewhere, e.g. in a worker thread, the block runs unguarded).
+    """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are remembered while the block runs.
 
-    ``deferred``: a signal is only recorded, and raised by the block's own ``check()`` calls or when the block
-    ends; for code that runs inside JAX/XLA, where an exception raised from a signal handler in the middle of
-    a C++ callback aborts the process at exit.
+    Only in the main thread; elsewhere (e.g. in a worker thread) the block runs unguarded.
+
+    Parameters
+    ----------
+    deferred : bool, default False
+        A signal is only recorded, and raised by the block's own ``check()`` calls or when the block ends; for
+        code that runs inside JAX/XLA, where an exception raised from a signal handler in the middle of a C++
+        callback aborts the process at exit.
+
+    Yields
+    ------
+    _Interrupt
+        What arrived: ``check()`` raises a recorded interrupt, ``handled()`` forgets it.
     """
     interrupt = _Interrupt(deferred=deferred)
     if threading.current_thread() is not threading.main_thread():
@@ -177,8 +190,28 @@ def sample_nuts(
 ) -> NutsRun:
     """Sample ``model`` by NUTS with ``backend`` (one of :data:`BACKENDS`) and keep ``var_names``.
 
-    ``jitter`` names free variables whose initial value gets a U(-1, 1) jitter
-    so that chains start apart (the others start at their support point).
+    Parameters
+    ----------
+    model : pymc.Model
+        The family's PyMC model built on the training data.
+    cache_key : tuple
+        What identifies the compiled model (family structure and data shapes) in this process's compile cache.
+    var_names : tuple of str
+        The variables whose draws are kept.
+    jitter : tuple of str
+        Free variables whose initial value gets a U(-1, 1) jitter so that chains start apart (the others start
+        at their support point).
+    settings : SamplerSettings
+        Draws, warm-up, chains, target acceptance, progress and interrupt handling.
+    random_seed : int
+        Seed of the sampler.
+    backend : {"blackjax", "nutpie", "pymc"}
+        The NUTS implementation (already resolved from ``"auto"``).
+
+    Returns
+    -------
+    NutsRun
+        The draws, sample stats, compile and sampling seconds, and whether the compile cache was hit.
     """
     if backend == "pymc":
         return _sample_pymc(model, var_names=var_names, settings=settings, random_seed=random_seed)
@@ -194,7 +227,7 @@ def sample_nuts(
         data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
         compiled = _COMPILED.get((cache_key, "nutpie"))
         hit = compiled is not None
-        if hit:
+        if compiled is not None:
             compiled = compiled.with_data(**data)
         else:
             compiled = nutpie.compile_pymc_model(
@@ -248,7 +281,7 @@ def _sample_blackjax(
     with interrupt_guard(deferred=True) as interrupt:
         start = time.perf_counter()
         key = (cache_key, "blackjax", _blackjax.structure(model))
-        density = _COMPILED.get(key)
+        density: _blackjax.CompiledDensity | None = _COMPILED.get(key)
         point = _blackjax.initial_point(model)
         if density is None:
             density = _blackjax.compile_density(model, var_names, point)

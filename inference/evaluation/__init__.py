@@ -1,3 +1,4 @@
-"""How good are the estimates: scores of class probabilities and held-out evaluation of every estimate by one
-path.
+"""How good are the estimates: scores of class probabilities and held-out evaluation of every estimate.
+
+Every estimate is evaluated by one path.
 """

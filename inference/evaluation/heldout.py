@@ -59,7 +59,21 @@ ESTIMATE_NAMES = {
 
 
 def estimate_label(kind: str, *, predictive: bool = False) -> str:
-    """``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...: the score-table row name of a point-estimate kind."""
+    """``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...: the score-table row name of a point-estimate kind.
+
+    Parameters
+    ----------
+    kind : str
+        A point estimate kind (``"map"``, ``"mle"``, ...; a kind without a stem in :data:`ESTIMATE_NAMES` names
+        itself).
+    predictive : bool, default False
+        Whether the kind is an exact predictive (named as it is) rather than a plug-in.
+
+    Returns
+    -------
+    str
+        The row name.
+    """
     label = ESTIMATE_NAMES.get(kind, kind)
     return label if predictive else f"{label} plug-in"
 
@@ -68,7 +82,7 @@ def estimate_label(kind: str, *, predictive: bool = False) -> str:
 class Estimates:
     """Class probabilities (or decisions) of every estimate on some rows, in the result's class order.
 
-    Attributes
+    Parameters
     ----------
     proba : dict
         Label -> (n, K) probabilities, or None for a baseline that only decides.
@@ -79,6 +93,7 @@ class Estimates:
     y : numpy.ndarray
         The rows' labels as codes of the result's classes.
     class_names : tuple of str
+        The result's classes, in the order of the probability columns and codes.
     true_proba : numpy.ndarray or None
         The data's true P(class | x) in the result's class order, where known.
     """
@@ -92,8 +107,27 @@ class Estimates:
 
 
 def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
-    """``data``'s labels (and true probabilities) re-coded in ``result``'s class order; unknown classes are an
-    error naming them.
+    """``data``'s labels (and true probabilities) re-coded in ``result``'s class order.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    data : Dataset
+        Rows whose labels are among the result's classes.
+
+    Returns
+    -------
+    codes : numpy.ndarray of shape (n_obs,)
+        The labels as codes of the result's classes.
+    truth : numpy.ndarray of shape (n_obs, n_classes) or None
+        The data's true P(class | x) in the result's class order; None where unknown (or where the data have
+        classes the result lacks).
+
+    Raises
+    ------
+    ValueError
+        A label is not among the result's classes (the message names them).
     """
     class_names = list(result_info(result).class_names)
     unknown = sorted(set(data.class_names[code] for code in np.unique(data.y)) - set(class_names))
@@ -114,8 +148,29 @@ def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict[str, FittedBaseline]:
-    """The baselines ``names`` fitted on ``result``'s training rows, in the model's inputs (its coding and
-    standardisation), with its classes.
+    """The baselines ``names`` fitted on ``result``'s training rows, in the model's inputs, with its classes.
+
+    The inputs have the model's coding and standardisation.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    names : sequence of str
+        Names in :data:`bayesclass.models.baselines.BASELINES`.
+    random_seed : int, default 0
+        Seed of the randomised baselines.
+
+    Returns
+    -------
+    dict of str to FittedBaseline
+        The fitted baselines by name; one that cannot classify the result's number of classes is left out
+        (:func:`left_out_baselines`).
+
+    Raises
+    ------
+    ValueError
+        An unknown baseline name.
     """
     unknown = [name for name in names if name not in BASELINES]
     if unknown:
@@ -133,12 +188,25 @@ def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict
 
 
 def left_out_baselines(result, names: Sequence[str]) -> list[str]:
-    """The baselines among ``names`` that cannot classify ``result``'s number of classes (e.g. two-class ones)."""
+    """The baselines among ``names`` that cannot classify ``result``'s number of classes (e.g. two-class ones).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    names : sequence of str
+        Baseline names (unknown ones are ignored).
+
+    Returns
+    -------
+    list of str
+        The names left out, in the order given.
+    """
     n_classes = len(result_info(result).class_names)
     return [
         name
         for name in names
-        if name in BASELINES and BASELINES[name].max_classes is not None and n_classes > BASELINES[name].max_classes
+        if name in BASELINES and (limit := BASELINES[name].max_classes) is not None and n_classes > limit
     ]
 
 
@@ -149,7 +217,24 @@ def heldout_estimates(
     baselines: dict[str, FittedBaseline] | None = None,
     interval_prob: float = DEFAULT_INTERVAL_PROB,
 ) -> Estimates:
-    """Probabilities of every estimate of ``result`` (and of the fitted ``baselines``) on ``data``'s rows."""
+    """Probabilities of every estimate of ``result`` (and of the fitted ``baselines``) on ``data``'s rows.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    data : Dataset
+        Held-out rows with labels of the fitted classes.
+    baselines : dict of str to FittedBaseline, optional
+        Baselines fitted by :func:`fit_baselines`.
+    interval_prob : float, default DEFAULT_INTERVAL_PROB
+        Probability mass of the posterior's equal-tailed interval.
+
+    Returns
+    -------
+    Estimates
+        The probabilities (or decisions) of the posterior, every stored point estimate and every baseline.
+    """
     y, truth = result_codes(result, data)
     prediction = predict(result, data, interval_prob=interval_prob)
     predictives = model_of(result).predictive_kinds()
@@ -224,9 +309,27 @@ def score_estimates(
     loss: LossMatrix | None = None,
     ece_bins: int = 10,
 ):
-    """:func:`evaluate`'s table from estimates already predicted (:func:`heldout_estimates`), for callers that
-    also use the estimates themselves (the HTML report: standard errors, decisions). ``baselines`` are the names
-    asked for (those that cannot classify the result's classes are noted in ``attrs``).
+    """:func:`evaluate`'s table from estimates already predicted (:func:`heldout_estimates`).
+
+    For callers that also use the estimates themselves (the HTML report: standard errors, decisions).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    estimates : Estimates
+        The estimates on the held-out rows.
+    baselines : sequence of str
+        The baseline names asked for (those that cannot classify the result's classes are noted in ``attrs``).
+    loss : LossMatrix, optional
+        Adds ``mean_loss``: the average loss ``L[y_i, d_i]`` of each estimate's Bayes decisions.
+    ece_bins : int, default 10
+        Bins of the expected calibration error.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`bayesclass.inference.evaluation.scores.score_table`: one row per estimate, one column per metric.
     """
     table = score_table(
         estimates.proba,

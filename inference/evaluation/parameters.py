@@ -26,17 +26,39 @@ __all__ = ["derived_names", "parameter_comparison", "point_estimate_kinds"]
 
 
 def point_estimate_kinds(result: xr.DataTree) -> list[str]:
-    """The kinds of the ``point_estimate_<kind>`` groups stored in ``result``, in storage order."""
+    """The kinds of the ``point_estimate_<kind>`` groups stored in ``result``, in storage order.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+
+    Returns
+    -------
+    list of str
+        The kinds (``"map"``, ``"mle"``, ...).
+    """
     return [name.removeprefix("point_estimate_") for name in result.children if name.startswith("point_estimate_")]
 
 
 def derived_names(result: xr.DataTree) -> set[str]:
-    """The names of the family's derived quantities for ``result``'s parameters (empty when it derives none)."""
+    """The names of the family's derived quantities for ``result``'s parameters (empty when it derives none).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+
+    Returns
+    -------
+    set of str
+        The derived quantities' names (``model.derived_quantities``).
+    """
     kinds = point_estimate_kinds(result)
     group = "posterior" if "posterior" in result.children else (f"point_estimate_{kinds[0]}" if kinds else None)
     if group is None:
         return set()
-    return set(model_of(result).derived_quantities(result[group].to_dataset()).data_vars)
+    return {str(name) for name in model_of(result).derived_quantities(result[group].to_dataset()).data_vars}
 
 
 def parameter_comparison(
@@ -52,6 +74,18 @@ def parameter_comparison(
     (``model.derived_quantities``, e.g. the linear discriminants ``w_k, w_k0`` of a
     shared-covariance Gaussian model) follow the parameters, computed per draw
     for the posterior columns.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    interval_prob : float, default DEFAULT_INTERVAL_PROB
+        Probability mass of the posterior's equal-tailed interval (``low``, ``high``).
+
+    Returns
+    -------
+    list of dict
+        One row per parameter element, as described above.
     """
     model = model_of(result)
 

@@ -40,7 +40,47 @@ DrawKind = Literal["sampler", "exact", "point"]
 
 @dataclass(frozen=True)
 class RunSummary:
-    """The facts of a run: family, hyperparameters, priors, data, method, sampler, seed, versions, timings."""
+    """The facts of a run: family, hyperparameters, priors, data, method, sampler, seed, versions, timings.
+
+    Parameters
+    ----------
+    label : str
+        The run's name on the page.
+    family : str
+        The family's registry name (``"logistic"``, ``"naive_bayes"``, ...).
+    family_class : str
+        The family's class name.
+    hyperparameters : dict
+        The family's hyperparameters (``model.to_dict()``).
+    prior_formulas : tuple of str
+        The family's priors, one formula each, for the run's number of classes.
+    data_name, data_fingerprint, data_provenance : str
+        The training data's name, content fingerprint and provenance.
+    n_rows : int
+        Training rows.
+    feature_names, class_names : tuple of str
+        The fitted features and classes.
+    standardized_features : tuple of str
+        The features :func:`fit` standardized.
+    method : str
+        The sampling method the run was fitted by.
+    draws : {"sampler", "exact", "point"}
+        How the posterior was drawn (:data:`DrawKind`).
+    sampler_settings : dict
+        The sampler settings recorded with the result.
+    sampler_backend : str or None
+        The NUTS backend, where one ran.
+    random_seed : int
+        The fit's seed.
+    timings : tuple of (str, float)
+        Named stages of the fit and their seconds.
+    compile_cache_hit : bool or None
+        Whether the compiled model came from the compile cache (None: nothing was compiled).
+    package_versions : tuple of (str, str)
+        Package name and version, sorted by name.
+    created_at : str
+        When the result was made (ISO 8601).
+    """
 
     label: str
     family: str
@@ -67,7 +107,25 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class SamplerStatistics:
-    """A Markov chain sampler's statistics (None: the sampler does not record it)."""
+    """A Markov chain sampler's statistics (None: the sampler does not record it).
+
+    Parameters
+    ----------
+    divergences : int or None
+        Divergent transitions after warm-up (None for a sampler that integrates no trajectories).
+    hyperparameter_evaluations : float, optional
+        Gibbs: the mean number of log-density evaluations of a sweep's hyperparameter slices.
+    scale_factor_range : tuple of float, optional
+        Gibbs: the 5% and 95% quantiles of the scale move's factor.
+    max_treedepth_hits : int, optional
+        NUTS transitions that reached the maximum tree depth.
+    max_tree_depth : int, optional
+        The deepest tree NUTS built.
+    bfmi : tuple of float, optional
+        E-BFMI per chain.
+    step_size : float, optional
+        The mean NUTS step size.
+    """
 
     divergences: int | None
     hyperparameter_evaluations: float | None = None
@@ -86,6 +144,31 @@ class Convergence:
     the one-line summary of the worst values; ``advice`` what the family says to try when the verdict fails;
     ``draws`` the posterior draws of ``parameter_names`` (the family's summary parameters) for rank and trace
     plots. ``statistics`` is None for independent exact draws (no sampler, no verdict).
+
+    Parameters
+    ----------
+    independent : bool
+        Whether the draws are independent (exact draws: no sample stats).
+    passed : bool
+        The convergence verdict.
+    failures : tuple of str
+        One message per failed threshold.
+    worst : str
+        One-line summary of the worst values.
+    table : pandas.DataFrame
+        One row per parameter element.
+    max_r_hat, min_ess : float
+        The thresholds applied.
+    advice : tuple of str
+        What the family says to try when the verdict fails.
+    integrates_trajectories : bool
+        Whether the sampler integrates trajectories (divergences apply).
+    statistics : SamplerStatistics or None
+        The sampler's statistics; None for independent exact draws.
+    draws : xarray.Dataset
+        The posterior draws of ``parameter_names`` (chain, draw, ...).
+    parameter_names : tuple of str
+        The family's summary parameters.
     """
 
     independent: bool
@@ -104,8 +187,19 @@ class Convergence:
 
 @dataclass(frozen=True)
 class Estimates:
-    """The posterior beside every stored point estimate: rows of ``parameter_comparison`` (dicts ``parameter``,
-    ``mean``, ``sd``, ``low``, ``high`` and one key per kind), the kinds, and why an estimate is absent.
+    """The posterior beside every stored point estimate, parameter by parameter.
+
+    Parameters
+    ----------
+    rows : tuple of dict
+        Rows of :func:`~bayesclass.inference.evaluation.parameters.parameter_comparison` (keys ``parameter``,
+        ``mean``, ``sd``, ``low``, ``high`` and one key per kind).
+    kinds : tuple of str
+        The point estimate kinds stored.
+    status : tuple of (str, str)
+        Per point estimate kind, its status (why an estimate is absent).
+    has_posterior : bool
+        Whether the run has posterior draws (the posterior columns apply).
     """
 
     rows: tuple[dict[str, Any], ...]
@@ -116,7 +210,21 @@ class Estimates:
 
 @dataclass(frozen=True)
 class DecisionRow:
-    """One estimate's decisions on a held-out split under the loss matrix."""
+    """One estimate's decisions on a held-out split under the loss matrix.
+
+    Parameters
+    ----------
+    label : str
+        The estimate's row name.
+    mean_loss : float
+        The mean loss ``L[true, decision]`` over the rows it decided (NaN where it decided none).
+    posterior_expected_loss : float or None
+        The mean posterior expected loss of these decisions (None without posterior draws).
+    n_undecided : int
+        Rows the estimate could not decide.
+    confusion : numpy.ndarray of shape (n_classes, n_classes)
+        Counts: rows the true class, columns the decision.
+    """
 
     label: str
     mean_loss: float
@@ -127,7 +235,19 @@ class DecisionRow:
 
 @dataclass(frozen=True)
 class SplitDecisions:
-    """Every estimate's decisions on one held-out split."""
+    """Every estimate's decisions on one held-out split.
+
+    Parameters
+    ----------
+    split : str
+        The split's name.
+    n_rows : int
+        Its rows.
+    rows : tuple of DecisionRow
+        One per estimate.
+    has_posterior : bool
+        Whether the run has posterior draws (posterior expected losses apply).
+    """
 
     split: str
     n_rows: int
@@ -137,7 +257,17 @@ class SplitDecisions:
 
 @dataclass(frozen=True)
 class Decisions:
-    """The loss matrix in the run's class order and the decisions on every held-out split."""
+    """The loss matrix in the run's class order and the decisions on every held-out split.
+
+    Parameters
+    ----------
+    class_names : tuple of str
+        The run's classes.
+    loss_matrix : numpy.ndarray of shape (n_classes, n_classes)
+        ``L[true, decision]`` in that order.
+    splits : tuple of SplitDecisions
+        One per held-out split.
+    """
 
     class_names: tuple[str, ...]
     loss_matrix: np.ndarray
@@ -152,6 +282,23 @@ class HeldoutScores:
     ``descriptions`` say what some columns are; ``left_out_baselines`` why some asked-for baselines are
     absent (""); ``standard_errors`` label -> metric -> the standard error of the mean over rows (None where a
     per-row score is infinite).
+
+    Parameters
+    ----------
+    split : str
+        The split's name.
+    data_name : str
+        The held-out data's name.
+    n_rows : int
+        Its rows.
+    table : pandas.DataFrame
+        The score table.
+    descriptions : tuple of (str, str)
+        Column name and what it is.
+    left_out_baselines : str
+        Why some asked-for baselines are absent ("" where none is).
+    standard_errors : dict
+        Label -> metric -> standard error of the mean over rows (None where a per-row score is infinite).
     """
 
     split: str
@@ -165,9 +312,25 @@ class HeldoutScores:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Inputs of the reliability diagrams: "posterior" or a point estimate kind -> probabilities ((S, n, K)
-    posterior predictive draws or (n, K) plug-ins), the rows' class codes, and the seed of the replicated
-    outcomes of the consistency bands.
+    """Inputs of the reliability diagrams.
+
+    Parameters
+    ----------
+    proba : dict of str to numpy.ndarray
+        "posterior" or a point estimate kind -> probabilities: (S, n, K) posterior predictive draws or (n, K)
+        plug-ins.
+    y : numpy.ndarray of shape (n,)
+        The rows' class codes.
+    class_names : tuple of str
+        The run's classes.
+    rows : str
+        Which rows the diagrams are drawn on (a held-out split, or the training rows).
+    n_rows : int
+        Their number.
+    skipped : tuple of str
+        Point estimate kinds left out (their probabilities are undefined somewhere).
+    replicate_seed : int
+        Seed of the replicated outcomes of the consistency bands.
     """
 
     proba: dict[str, np.ndarray]
@@ -181,7 +344,19 @@ class Calibration:
 
 @dataclass(frozen=True)
 class DerivedQuantities:
-    """The family's derived quantities (e.g. gcc's linear discriminants) beside the point estimates."""
+    """The family's derived quantities (e.g. gcc's linear discriminants) beside the point estimates.
+
+    Parameters
+    ----------
+    title : str
+        The family's title for them.
+    rows : tuple of dict
+        Their rows of :func:`~bayesclass.inference.evaluation.parameters.parameter_comparison`.
+    kinds : tuple of str
+        The point estimate kinds stored.
+    standardized : bool
+        Whether they are on the standardized scale of the inputs.
+    """
 
     title: str
     rows: tuple[dict[str, Any], ...]
@@ -191,8 +366,32 @@ class DerivedQuantities:
 
 @dataclass(frozen=True)
 class Boundary:
-    """P(class | x) over a grid of two features: per-draw probabilities (S, G, G, K), each point estimate's
-    (G, G, K), the training points. ``numeric`` False: the features are not both numeric (nothing drawn).
+    """P(class | x) over a grid of two features, per draw and for each point estimate, with the training points.
+
+    Parameters
+    ----------
+    features : tuple of (str, str)
+        The two features.
+    kinds : tuple of (str, str)
+        Their kinds.
+    numeric : bool
+        False: the features are not both numeric (nothing drawn; the other fields keep their defaults).
+    axes : tuple of numpy.ndarray, optional
+        The grid's points along each feature (G each).
+    proba_draws : numpy.ndarray of shape (S, G, G, K), optional
+        Per thinned draw, the class probabilities over the grid.
+    point_proba : dict of str to numpy.ndarray, optional
+        Per point estimate kind, its (G, G, K) probabilities.
+    X : numpy.ndarray of shape (n, 2), optional
+        The training points in the two features.
+    y : numpy.ndarray of shape (n,), optional
+        Their class codes.
+    class_names : tuple of str
+        The run's classes.
+    held_fixed : tuple of str
+        The other features, held at their training median (or mode).
+    derived : DerivedQuantities, optional
+        The family's derived quantities, shown beside the figure.
     """
 
     features: tuple[str, str]
@@ -210,8 +409,28 @@ class Boundary:
 
 @dataclass(frozen=True)
 class LatentCurve:
-    """One input of a latent-function family: latent f and P(class 1 | x) per draw along ``x``, each point
-    estimate's curves, the training points and, where the generator is known, its true latent.
+    """One input of a latent-function family: latent f and P(class 1 | x) along ``x``, per draw and estimate.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of shape (m,)
+        The points along the input.
+    latent_draws : numpy.ndarray of shape (S, m)
+        One draw of the latent f per thinned posterior draw.
+    proba_draws : numpy.ndarray of shape (S, m)
+        P(class 1 | x) per thinned posterior draw.
+    X : numpy.ndarray of shape (n,)
+        The training inputs.
+    y : numpy.ndarray of shape (n,)
+        Their class codes.
+    true_latent : numpy.ndarray of shape (n,) or None
+        The generator's latent at the training rows, where the data carry it.
+    point_latent, point_proba : dict of str to numpy.ndarray
+        Per point estimate kind, its latent mean and P(class 1 | x) along ``x``.
+    feature_name : str
+        The input's name.
+    class_names : tuple of str
+        The run's classes.
     """
 
     x: np.ndarray
@@ -228,8 +447,18 @@ class LatentCurve:
 
 @dataclass(frozen=True)
 class GenerativeCheck:
-    """The posterior predictive check of the features (``check``: its Dataset, as the figure takes it) and its
-    cells (class, feature, statistic, observed, p-value), most extreme first.
+    """The posterior predictive check of the features and its cells, most extreme first.
+
+    Parameters
+    ----------
+    check : xarray.Dataset
+        The check's Dataset, as the figure takes it.
+    cells : tuple of (str, str, str, float, float)
+        Class, feature, statistic, observed value and p-value, most extreme first.
+    n_replicates : int
+        Replicated data sets.
+    source : str
+        What the replicates were drawn from (``"posterior"``, or a point estimate).
     """
 
     check: Any  # xarray.Dataset
@@ -244,7 +473,35 @@ class GenerativeCheck:
 
 @dataclass(frozen=True)
 class RunEvaluation:
-    """Everything a report shows of one run; a section is None where it does not apply."""
+    """Everything a report shows of one run; a section is None where it does not apply.
+
+    Parameters
+    ----------
+    summary : RunSummary
+        The run's facts.
+    convergence : Convergence or None
+        Its convergence diagnostics (None without posterior draws).
+    estimates : Estimates
+        The posterior beside every point estimate.
+    heldout : tuple of HeldoutScores
+        The scores on every held-out split.
+    no_heldout_reason : str
+        Why there are no held-out scores ("" where there are).
+    loo : LooSummary or None
+        PSIS-LOO of the run.
+    pareto_k_limit : float
+        The Pareto k above which a row makes LOO unreliable.
+    calibration : Calibration
+        The inputs of the reliability diagrams.
+    boundary : Boundary or LatentCurve or None
+        The input figure.
+    generative : GenerativeCheck or None
+        The posterior predictive check of a generative family.
+    decisions : Decisions or None
+        The decisions under a loss matrix.
+    fit_warnings : tuple of str
+        The warnings recorded with the fit.
+    """
 
     summary: RunSummary
     convergence: Convergence | None
@@ -262,7 +519,15 @@ class RunEvaluation:
 
 @dataclass(frozen=True)
 class LooComparison:
-    """The PSIS-LOO comparison of several runs (``table``, best first), or why there is none."""
+    """The PSIS-LOO comparison of several runs (``table``, best first), or why there is none.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or None
+        :func:`~bayesclass.inference.criticism.loo.compare`'s table, best first.
+    reason : str, default ""
+        Why there is no table.
+    """
 
     table: Any  # pandas.DataFrame or None
     reason: str = ""
@@ -270,8 +535,20 @@ class LooComparison:
 
 @dataclass(frozen=True)
 class ReportData:
-    """What a report page shows: one :class:`RunEvaluation` per run, their LOO comparison (several runs), and
-    every warning the evaluation raised, verbatim.
+    """What a report page shows: every run's evaluation, their LOO comparison, and the evaluation's warnings.
+
+    Parameters
+    ----------
+    runs : tuple of RunEvaluation
+        One per run.
+    comparison : LooComparison or None
+        Their LOO comparison (several runs).
+    interval_prob : float
+        Probability mass of the posterior intervals shown.
+    warnings : tuple of str
+        Every warning the evaluation raised, verbatim.
+    bayesclass_version : str
+        The version that computed the page.
     """
 
     runs: tuple[RunEvaluation, ...]
@@ -283,8 +560,20 @@ class ReportData:
 
 @dataclass(frozen=True)
 class ComparisonData:
-    """What ``bayesclass compare`` prints: the run's facts, its convergence line, the parameters side by side
-    and the held-out scores of every estimate.
+    """What ``bayesclass compare`` prints: facts, convergence, parameters and held-out scores of a run.
+
+    Parameters
+    ----------
+    summary : RunSummary
+        The run's facts.
+    convergence : str or None
+        Its convergence line (None without posterior draws).
+    estimates : Estimates
+        The parameters side by side.
+    interval_prob : float
+        Probability mass of the posterior intervals.
+    heldout : tuple of HeldoutScores
+        The held-out scores of every estimate.
     """
 
     summary: RunSummary

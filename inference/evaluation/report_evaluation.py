@@ -134,9 +134,11 @@ def evaluate_run(
         _scores(result, split, data, estimates, baselines=baselines, loss=loss)
         for split, (data, estimates) in predicted.items()
     )
-    which, calibration_rows = next(iter(heldout.items()), (None, None))
-    if calibration_rows is None:
+    first_split = next(iter(heldout.items()), None)
+    if first_split is None:
         calibration_rows, which = training_rows(result), "the training rows (no held-out rows)"
+    else:
+        which, calibration_rows = first_split
     return rd.RunEvaluation(
         summary=run_summary(result, info, label=label),
         convergence=convergence(result, info) if "posterior" in result.children else None,
@@ -162,8 +164,30 @@ def evaluate_comparison(
     interval_prob: float = DEFAULT_INTERVAL_PROB,
     random_seed: int = 0,
 ) -> rd.ComparisonData:
-    """What ``bayesclass compare`` prints of ``result``: its facts, convergence, parameters beside the point
-    estimates, and the held-out scores of every estimate and baseline on each split of ``heldout``.
+    """What ``bayesclass compare`` prints of ``result``: facts, convergence, parameters and held-out scores.
+
+    The parameters are shown beside the point estimates; the held-out scores are those of every estimate and
+    baseline on each split of ``heldout``.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    heldout : mapping of str to Dataset, optional
+        Held-out splits by name (none: no scores).
+    baselines : sequence of str
+        Baselines scored beside the estimates.
+    loss : LossMatrix, optional
+        Adds the mean loss of each estimate's Bayes decisions.
+    interval_prob : float, default DEFAULT_INTERVAL_PROB
+        Probability mass of the posterior intervals.
+    random_seed : int, default 0
+        Seed of the randomised baselines.
+
+    Returns
+    -------
+    ComparisonData
+        The records ``bayesclass compare`` prints.
     """
     info = result_info(result)
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
@@ -183,8 +207,26 @@ def evaluate_comparison(
 # -- inputs ----------------------------------------------------------------------------------------------------------
 
 
-def labelled_results(results) -> dict[str, object]:
-    """``results`` as label -> checked result DataTree (labels ``"<model> (<method>)"``, numbered on repeats)."""
+def labelled_results(results) -> dict[str, xr.DataTree]:
+    """``results`` as label -> checked result DataTree (labels ``"<model> (<method>)"``, numbered on repeats).
+
+    Parameters
+    ----------
+    results : xarray.DataTree or sequence or mapping
+        One result, a list of them, or a dict label -> result.
+
+    Returns
+    -------
+    dict of str to xarray.DataTree
+        The results by label.
+
+    Raises
+    ------
+    TypeError
+        ``results`` (or one of them) is not a result DataTree.
+    ValueError
+        No results, or a result that fails :func:`check_result`.
+    """
     if isinstance(results, xr.DataTree):
         results = [results]
     if isinstance(results, Mapping):
@@ -236,6 +278,18 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
 
     Reproduced from the result's typed origin (a built-in source, its arguments, the split's fractions, seed and
     stratification); the reproduced training part must have the training rows' fingerprint.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+
+    Returns
+    -------
+    rows : dict of str to Dataset
+        ``{"validation": rows}``, or empty where the split cannot be reproduced.
+    reason : str
+        "" where there are rows; otherwise why not, and what to give instead.
     """
     from bayesclass.data import available, load, train_validation_test_split
 
@@ -282,7 +336,9 @@ def training_rows(result) -> Dataset:
 def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
     """The facts of a run (:class:`RunSummary`)."""
     model, record = info.model, info.data
-    draws = "point" if "posterior" not in result.children else "sampler" if "sample_stats" in result else "exact"
+    draws: rd.DrawKind = (
+        "point" if "posterior" not in result.children else "sampler" if "sample_stats" in result else "exact"
+    )
     return rd.RunSummary(
         label=label,
         family=model.name,
@@ -309,8 +365,9 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
 
 
 def convergence(result, info: ResultInfo) -> rd.Convergence:
-    """r_hat, ESS and MCSE per parameter element, the verdict, the family's advice, the sampler's statistics and
-    the draws of the family's summary parameters.
+    """r_hat, ESS and MCSE per parameter element, the verdict, advice, sampler statistics and summary draws.
+
+    The advice is the family's; the draws are those of the family's summary parameters.
     """
     report = diagnose(result)
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
@@ -498,11 +555,12 @@ def predictive_check_record(check) -> rd.GenerativeCheck:
         Its cells (class, feature or level, statistic, observed value, p-value), most extreme first and in the
         check's order, and per statistic the feature kinds it applies to and how many statistics it has.
     """
-    cells, statistics = [], []
-    for name in check.data_vars:
+    cells: list[tuple[str, str, str, float, float]] = []
+    statistics: list[tuple[str, tuple[str, ...], int]] = []
+    for name in map(str, check.data_vars):
         if not name.startswith("p_value_"):
             continue
-        statistic = str(name).removeprefix("p_value_")
+        statistic = name.removeprefix("p_value_")
         other = next(dim for dim in check[name].dims if dim != "class")
         p_values = check[name].transpose("class", other).values
         observed = check[f"observed_{statistic}"].transpose("class", other).values
@@ -534,8 +592,9 @@ def predictive_check_record(check) -> rd.GenerativeCheck:
 
 
 def decisions(info: ResultInfo, predicted, *, loss: LossMatrix) -> rd.Decisions:
-    """Each estimate's decisions by least expected loss on every held-out split, their mean loss, the posterior
-    expected loss of each rule's decisions, and their confusion matrices.
+    """Each estimate's decisions by least expected loss on every held-out split, with their losses.
+
+    With each rule's decisions: their mean loss, their posterior expected loss, and their confusion matrices.
     """
     from sklearn.metrics import confusion_matrix
 
@@ -562,7 +621,7 @@ def decisions(info: ResultInfo, predicted, *, loss: LossMatrix) -> rd.Decisions:
     return rd.Decisions(class_names, np.asarray(matrix), tuple(splits))
 
 
-def _loo_comparison(runs: Mapping[str, object]) -> rd.LooComparison:
+def _loo_comparison(runs: Mapping[str, xr.DataTree]) -> rd.LooComparison:
     """PSIS-LOO comparison of several runs fitted on the same rows (arviz_stats.compare), or why there is none."""
     with_draws = {label: result for label, result in runs.items() if "log_likelihood" in result.children}
     if len(with_draws) < 2:

@@ -36,7 +36,21 @@ CURVE_POINTS = 200
 
 
 def thinned(result, max_draws: int = FIGURE_DRAWS):
-    """``result`` with at most ``max_draws`` evenly spaced posterior draws (for figures: bands over draws)."""
+    """``result`` with at most ``max_draws`` evenly spaced posterior draws (for figures: bands over draws).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    max_draws : int, default FIGURE_DRAWS
+        The most draws kept, over all chains.
+
+    Returns
+    -------
+    xarray.DataTree
+        ``result`` itself where it has no more draws (or none), else a copy with every ``step``-th draw of each
+        chain.
+    """
     if "posterior" not in result.children:
         return result
     posterior = result["posterior"].to_dataset()
@@ -50,8 +64,24 @@ def thinned(result, max_draws: int = FIGURE_DRAWS):
 
 
 def boundary(result, info: ResultInfo, features: tuple[str, str]) -> rd.Boundary:
-    """P(class | x) over a grid of the two ``features`` (names of the fitted features), per thinned draw and for
-    each point estimate, with the training points; not drawn unless both features are numeric.
+    """P(class | x) over a grid of the two ``features``, per thinned draw and for each point estimate.
+
+    With the training points; not drawn unless both features are numeric.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    info : ResultInfo
+        Its :func:`result_info`.
+    features : tuple of (str, str)
+        Names of two fitted features.
+
+    Returns
+    -------
+    Boundary
+        The grid, its probabilities and the training points (``numeric`` False and nothing else where a feature
+        is not numeric).
     """
     feature_names = list(info.feature_names)
     kinds = list(info.data.feature_kinds)
@@ -107,8 +137,23 @@ def _typical_row(X: np.ndarray, kinds: Sequence[str]) -> np.ndarray:
 
 
 def latent_curve(result, info: ResultInfo, *, random_seed: int = 0) -> rd.LatentCurve:
-    """Latent f (conditional mean plus its spread, one draw of f* per posterior draw, seeded by ``random_seed``)
-    and P(class 1 | x) along the one input, per thinned draw and for each point estimate.
+    """Latent f and P(class 1 | x) along the one input, per thinned draw and for each point estimate.
+
+    The latent is the conditional mean plus its spread: one draw of f* per posterior draw.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    info : ResultInfo
+        Its :func:`result_info`.
+    random_seed : int, default 0
+        Seed of the draws of f*.
+
+    Returns
+    -------
+    LatentCurve
+        The curves, the training points and, where the data carry it, the true latent.
     """
     model = info.model
     X = result["constant_data"]["X"].values
@@ -138,7 +183,9 @@ def latent_curve(result, info: ResultInfo, *, random_seed: int = 0) -> rd.Latent
     true_latent = None
     if "true_class_proba" in result["constant_data"]:
         true_latent = model.latent_from_proba(result["constant_data"]["true_class_proba"].isel({"class": 1}).values)
-    if latent_draws is None:  # a point estimate only (the Laplace fit): its curve stands for the posterior's
+    if (
+        latent_draws is None or proba_draws is None
+    ):  # a point estimate only (the Laplace fit): its curve stands for the posterior's
         first = next(iter(point_latent))
         latent_draws, proba_draws = point_latent[first][np.newaxis], point_proba[first][np.newaxis]
     return rd.LatentCurve(

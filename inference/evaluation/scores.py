@@ -152,7 +152,18 @@ UNDEFINED_ROWS: tuple[str, ...] = ("failed", "excluded")
 
 
 def metric_descriptions(*, ece_bins: int = 10) -> dict[str, str]:
-    """One line per metric and count (for a report's legend), stating the ECE bins."""
+    """One line per metric and count (for a report's legend), stating the ECE bins.
+
+    Parameters
+    ----------
+    ece_bins : int, default 10
+        Equal-width bins of the expected calibration error, as stated in its line.
+
+    Returns
+    -------
+    dict of str to str
+        Metric or count column -> what it is.
+    """
     ece_bins = _positive_int("ece_bins", ece_bins)
     return {
         "log_loss": "mean -log P(observed class); inf if an observed class has probability 0",
@@ -173,9 +184,9 @@ def metric_descriptions(*, ece_bins: int = 10) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class CalibrationCurve:
-    """The CORP reliability curve of binary forecasts and the decomposition of their Brier score.
+    r"""The CORP reliability curve of binary forecasts and the decomposition of their Brier score.
 
-    Attributes
+    Parameters
     ----------
     forecast : numpy.ndarray
         The distinct forecast probabilities, ascending.
@@ -185,7 +196,7 @@ class CalibrationCurve:
     count : numpy.ndarray
         Rows at each forecast.
     mean_score : float
-        The mean Brier score :math:`S(p) = \\frac1n \\sum_i (p_i - e_i)^2`.
+        The mean Brier score :math:`S(p) = \frac1n \sum_i (p_i - e_i)^2`.
     mcb, dsc, unc : float
         Miscalibration, discrimination and uncertainty; ``mean_score = mcb - dsc + unc``.
     """
@@ -490,35 +501,18 @@ def score_table(
 
     rows: dict[str, dict[str, float]] = {}
     for name in names:
-        proba = estimates.get(name)
         try:
-            if proba is not None:
-                if name in decisions:
-                    raise ValueError(
-                        "has both probabilities and decisions; its decisions are the most probable classes of "
-                        "its probabilities: give decisions only for an estimate whose probability is None"
-                    )
-                interval = intervals.get(name)
-                if interval is not None:
-                    if not isinstance(interval, tuple | list) or len(interval) != 2:
-                        raise ValueError(f"interval must be a pair (low, high) of arrays, got {type(interval)}")
-                    interval = tuple(_aligned(f"interval[{i}]", bound, class_names) for i, bound in enumerate(interval))
-                rows[name] = score_probabilities(
-                    _aligned("proba", proba, class_names),
-                    codes,
-                    n_classes=K,
-                    true_proba=truth,
-                    interval=interval,
-                    ece_bins=ece_bins,
-                    undefined_rows=undefined_rows,
-                )
-            elif name in decisions:
-                rows[name] = score_decisions(decisions[name], codes, n_classes=K, undefined_rows=undefined_rows)
-            else:
-                raise ValueError(
-                    "has neither probabilities nor decisions; give its probabilities in estimates or its class "
-                    "codes in decisions"
-                )
+            rows[name] = _score_estimate(
+                estimates.get(name),
+                decisions.get(name) if name in decisions else None,
+                name in decisions,
+                intervals.get(name),
+                codes,
+                class_names=class_names,
+                truth=truth,
+                ece_bins=ece_bins,
+                undefined_rows=undefined_rows,
+            )
         except ValueError as error:
             raise ValueError(f"estimate {name!r}: {error}") from None
     columns = [m for m in METRICS if truth is not None or m not in TRUTH_METRICS] + list(COUNTS)
@@ -531,6 +525,46 @@ def score_table(
         metric_descriptions={c: d for c, d in metric_descriptions(ece_bins=ece_bins).items() if c in columns},
     )
     return table
+
+
+def _score_estimate(
+    proba: Any,
+    decided: Any,
+    has_decisions: bool,
+    interval: Any,
+    codes: np.ndarray,
+    *,
+    class_names: tuple[str, ...],
+    truth: np.ndarray | None,
+    ece_bins: int,
+    undefined_rows: UndefinedRows,
+) -> dict[str, float]:
+    """One row of :func:`score_table`: the scores of an estimate's probabilities, or of its decisions."""
+    K = len(class_names)
+    if proba is not None:
+        if has_decisions:
+            raise ValueError(
+                "has both probabilities and decisions; its decisions are the most probable classes of "
+                "its probabilities: give decisions only for an estimate whose probability is None"
+            )
+        if interval is not None:
+            if not isinstance(interval, tuple | list) or len(interval) != 2:
+                raise ValueError(f"interval must be a pair (low, high) of arrays, got {type(interval)}")
+            interval = tuple(_aligned(f"interval[{i}]", bound, class_names) for i, bound in enumerate(interval))
+        return score_probabilities(
+            _aligned("proba", proba, class_names),
+            codes,
+            n_classes=K,
+            true_proba=truth,
+            interval=interval,
+            ece_bins=ece_bins,
+            undefined_rows=undefined_rows,
+        )
+    if has_decisions:
+        return score_decisions(decided, codes, n_classes=K, undefined_rows=undefined_rows)
+    raise ValueError(
+        "has neither probabilities nor decisions; give its probabilities in estimates or its class codes in decisions"
+    )
 
 
 # --- the parts no library has --------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
-"""Class probabilities of new rows from any estimate (in tiles of bounded memory), their streaming writers, and
-decisions under a loss matrix.
+"""Class probabilities of new rows from any estimate, their streaming writers, and decisions.
+
+Probabilities are computed in tiles of bounded memory; decisions are made under a loss matrix.
 """

@@ -1,5 +1,6 @@
-r"""Decisions under a loss matrix (seed 004 "Loss functions and Classification", "Predicting to Minimize
-Expected Loss").
+r"""Decisions under a loss matrix.
+
+Seed 004 "Loss functions and Classification", "Predicting to Minimize Expected Loss".
 
 A loss matrix :math:`L` has one row per TRUE class :math:`k` and one column per PREDICTED class (action)
 :math:`j`: :math:`L_{kj}` is the loss of predicting :math:`j` when the truth is :math:`k` (non-negative,
@@ -40,8 +41,9 @@ __all__ = ["LossMatrix", "decide", "expected_loss"]
 
 @dataclass(frozen=True)
 class LossMatrix(Constrained):
-    """A loss matrix over named classes: ``values[k, j]`` is the loss of predicting ``class_names[j]`` when
-    the truth is ``class_names[k]``.
+    """A loss matrix over named classes.
+
+    ``values[k, j]`` is the loss of predicting ``class_names[j]`` when the truth is ``class_names[k]``.
 
     Parameters
     ----------
@@ -83,8 +85,10 @@ class LossMatrix(Constrained):
 
     @classmethod
     def from_csv(cls, path: str | Path) -> LossMatrix:
-        """Read a loss matrix from a CSV file: a header row of predicted class names after one leading cell,
-        then one row per true class: its name, then its losses. E.g.::
+        """Read a loss matrix from a CSV file.
+
+        A header row of predicted class names after one leading cell, then one row per true class: its name,
+        then its losses. E.g.::
 
             true/predicted,benign,malignant
             benign,0,1
@@ -132,8 +136,22 @@ class LossMatrix(Constrained):
         return cls(values[order], tuple(header))
 
     def aligned(self, class_names: tuple[str, ...] | list[str]) -> np.ndarray:
-        """The losses ordered by ``class_names`` (a fitted result's classes); a ValueError names the classes
-        that are missing or unknown.
+        """The losses ordered by ``class_names`` (a fitted result's classes).
+
+        Parameters
+        ----------
+        class_names : tuple or list of str
+            The classes, in the order wanted for the rows and the columns.
+
+        Returns
+        -------
+        numpy.ndarray of shape (K, K)
+            The losses in that order.
+
+        Raises
+        ------
+        ValueError
+            The matrix's classes and ``class_names`` differ (the message names the missing and unknown ones).
         """
         names = [str(name) for name in class_names]
         unknown = sorted(set(self.class_names) - set(names))
@@ -152,7 +170,18 @@ class LossMatrix(Constrained):
         return self.values[np.ix_(order, order)]
 
     def threshold(self) -> float:
-        """Binary only: the probability of the second class above which it is predicted, L01 / (L01 + L10)."""
+        """Binary only: the probability of the second class above which it is predicted, L01 / (L01 + L10).
+
+        Returns
+        -------
+        float
+            The threshold; NaN where both off-diagonal losses are 0.
+
+        Raises
+        ------
+        ValueError
+            The matrix is not over two classes.
+        """
         if len(self.class_names) != 2:
             raise ValueError(f"a threshold exists for 2 classes, this loss matrix has {len(self.class_names)}")
         false_positive, false_negative = self.values[0, 1], self.values[1, 0]
@@ -163,8 +192,18 @@ class LossMatrix(Constrained):
 def expected_loss(proba: np.ndarray, loss: np.ndarray) -> np.ndarray:
     """Expected loss of every action, ``R[..., j] = sum_k proba[..., k] * loss[k, j]``.
 
-    ``proba`` has the classes on its last axis (any leading axes: rows, draws ...); rows of NaN
-    probabilities (an estimate that is undefined there) give NaN losses.
+    Parameters
+    ----------
+    proba : numpy.ndarray of shape (..., K)
+        Class probabilities, classes on the last axis (any leading axes: rows, draws ...); rows of NaN
+        probabilities (an estimate that is undefined there) give NaN losses.
+    loss : numpy.ndarray of shape (K, K)
+        ``loss[k, j]``: the loss of action ``j`` when the truth is ``k`` (:meth:`LossMatrix.aligned`).
+
+    Returns
+    -------
+    numpy.ndarray of shape (..., K)
+        The expected loss of every action.
     """
     proba = np.asarray(proba, dtype=float)
     if proba.shape[-1] != loss.shape[0]:
@@ -173,8 +212,17 @@ def expected_loss(proba: np.ndarray, loss: np.ndarray) -> np.ndarray:
 
 
 def decide(losses: np.ndarray) -> np.ndarray:
-    """The action of least expected loss along the last axis; ties to the first class in order; -1 where the
-    losses are NaN (no decision).
+    """The action of least expected loss along the last axis; ties go to the first class in order.
+
+    Parameters
+    ----------
+    losses : numpy.ndarray of shape (..., K)
+        Expected losses of every action (:func:`expected_loss`).
+
+    Returns
+    -------
+    numpy.ndarray of shape (...)
+        The action codes; -1 where the losses are NaN (no decision).
     """
     losses = np.asarray(losses, dtype=float)
     undefined = np.isnan(losses).any(axis=-1)

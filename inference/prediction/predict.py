@@ -182,6 +182,15 @@ def predict_log_proba(result: xr.DataTree, X: Any, *, workers: int | None = None
     fitted point estimate's ``class_log_proba``. Rows whose probabilities underflow to 0
     keep their finite log values. Computed tile by tile (:mod:`bayesclass.inference.prediction.tiles`).
 
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    X : array-like of shape (n_obs, n_features) or Dataset
+        New rows in the original units.
+    workers : int, optional
+        Threads of the chunked engine; default :func:`~bayesclass.inference.prediction.tiles.default_workers`.
+
     Returns
     -------
     xarray.DataArray
@@ -221,6 +230,25 @@ class Predictor:
 
         for first_row, values in map_row_chunks(log_likelihood, zip(X_chunks, y_chunks), tile_rows=predictor.tile_rows):
             ...
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The fitted result.
+    kernels : dict of str to ClassProbaKernel
+        One kernel per output variable (above).
+    class_names : tuple of str
+        The result's classes.
+    tile_rows : int
+        Rows per tile, so that the widest kernel's per-draw values of a tile stay in bounded memory.
+    interval_prob : float
+        Probability mass of the equal-tailed intervals over draws.
+    return_draws : bool
+        Whether the per-draw probabilities are returned (``class_proba_draws``).
+    has_draws : bool
+        Whether the result has posterior draws.
+    loss : numpy.ndarray of shape (K, K), optional
+        The loss matrix in the result's class order (adds expected losses and decisions).
     """
 
     result: xr.DataTree
@@ -241,6 +269,29 @@ class Predictor:
         return_draws: bool = False,
         loss: LossMatrix | None = None,
     ) -> Predictor:
+        """Prepare the prediction of ``result``: one kernel per estimate and the tile size.
+
+        Parameters
+        ----------
+        result : xarray.DataTree
+            A fitted result.
+        interval_prob : float, default DEFAULT_INTERVAL_PROB
+            Probability mass of the equal-tailed intervals, in (0, 1).
+        return_draws : bool, default False
+            Return the per-draw probabilities.
+        loss : LossMatrix, optional
+            Adds the expected loss of every action and the decisions.
+
+        Returns
+        -------
+        Predictor
+            The prepared predictor.
+
+        Raises
+        ------
+        ValueError
+            An argument out of range or of the wrong type, or a loss matrix over other classes.
+        """
         if isinstance(interval_prob, bool) or not isinstance(interval_prob, (int, float, np.floating)):
             raise ValueError(f"interval_prob must be a number in (0, 1), e.g. 0.89; got {interval_prob!r}")
         if not 0.0 < float(interval_prob) < 1.0:
@@ -278,8 +329,25 @@ class Predictor:
         )
 
     def inputs(self, chunks: Iterable[Any]) -> Iterator[np.ndarray]:
-        """Each chunk of new rows as model inputs (:func:`model_inputs`), checked by every kernel (rows
-        numbered over all chunks); empty chunks are skipped, and no rows at all is an error.
+        """Each chunk of new rows as model inputs (:func:`model_inputs`), checked by every kernel.
+
+        Rows are numbered over all chunks in the messages; empty chunks are skipped, and no rows at all is an
+        error.
+
+        Parameters
+        ----------
+        chunks : iterable of array-like
+            The new rows in order, in pieces of any size, in the original units.
+
+        Yields
+        ------
+        numpy.ndarray of shape (n_i, n_inputs)
+            Each non-empty chunk as model inputs.
+
+        Raises
+        ------
+        ValueError
+            A row the model cannot take, or no rows at all.
         """
         first_row = 0
         for chunk in chunks:
@@ -294,7 +362,19 @@ class Predictor:
             raise ValueError("X has 0 rows; pass at least one row to predict")
 
     def summarise(self, tile: np.ndarray) -> dict[str, np.ndarray]:
-        """Every output variable of :func:`predict` for one tile of model inputs (the engine's per-tile function)."""
+        """Every output variable of :func:`predict` for one tile of model inputs (the engine's per-tile function).
+
+        Parameters
+        ----------
+        tile : numpy.ndarray of shape (rows, n_inputs)
+            One tile of model inputs.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``class_proba`` (and ``_low``/``_high``, ``_draws``, ``class_proba_<kind>``, ``expected_loss`` ...
+            as they apply), each with the tile's rows first.
+        """
         output: dict[str, np.ndarray] = {}
         done: dict[int, str] = {}  # a point-estimate fit reports its estimate twice (class_proba, class_proba_<kind>)
         for name, kernel in self.kernels.items():
@@ -324,11 +404,37 @@ class Predictor:
     def tiles(
         self, chunks: Iterable[Any], *, workers: int | None = None
     ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-        """(first row, :meth:`summarise` arrays) per tile of rows, through the chunked engine."""
+        """(first row, :meth:`summarise` arrays) per tile of rows, through the chunked engine.
+
+        Parameters
+        ----------
+        chunks : iterable of array-like
+            The new rows in order, in pieces of any size, in the original units.
+        workers : int, optional
+            Threads of the chunked engine; default :func:`~bayesclass.inference.prediction.tiles.default_workers`.
+
+        Returns
+        -------
+        iterator of (int, dict of str to numpy.ndarray)
+            The first row of each tile (counted over all chunks) and its arrays, in row order.
+        """
         return map_row_chunks(self.summarise, self.inputs(chunks), tile_rows=self.tile_rows, workers=workers)
 
     def predict_chunks(self, chunks: Iterable[Any], *, workers: int | None = None) -> Iterator[xr.Dataset]:
-        """One :func:`predict` Dataset per tile of rows (see :func:`predict_chunks`)."""
+        """One :func:`predict` Dataset per tile of rows (see :func:`predict_chunks`).
+
+        Parameters
+        ----------
+        chunks : iterable of array-like
+            The new rows in order, in pieces of any size, in the original units.
+        workers : int, optional
+            Threads of the chunked engine; default :func:`~bayesclass.inference.prediction.tiles.default_workers`.
+
+        Yields
+        ------
+        xarray.Dataset
+            The layout of :func:`predict` for consecutive rows, with their row numbers as ``obs``.
+        """
         for first_row, output in self.tiles(chunks, workers=workers):
             yield self._dataset(output, first_row)
 
@@ -370,9 +476,17 @@ class Predictor:
         return dataset
 
     def warn_undefined(self, dataset: xr.Dataset, *, first_row: int) -> None:
-        """One ``RuntimeWarning`` naming the estimates under which some rows have NaN probabilities (rows
-        impossible under every class, e.g. a value never seen in training under an MLE), the count and the
-        first such row (numbered from ``first_row``).
+        """One ``RuntimeWarning`` naming the estimates under which some rows have NaN probabilities.
+
+        Such rows are impossible under every class (e.g. a value never seen in training under an MLE); the
+        warning gives their count and the first of them. Nothing is warned where there are none.
+
+        Parameters
+        ----------
+        dataset : xarray.Dataset
+            One tile's (or all rows') predictions.
+        first_row : int
+            The number of the dataset's first row, counted over all chunks.
         """
         distinct = {id(kernel): name for name, kernel in reversed(self.kernels.items())}.values()  # each estimate once
         undefined = {

@@ -33,7 +33,7 @@ import collections
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -95,7 +95,13 @@ def tile_rows_for(values_per_row: int, *, setup_rows: int = 1, tile_bytes: int |
 
 
 def default_workers() -> int:
-    """Worker threads by default: the cores this process may use, at most :data:`MAX_WORKERS`."""
+    """Worker threads by default: the cores this process may use, at most :data:`MAX_WORKERS`.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -103,9 +109,9 @@ def default_workers() -> int:
     return max(1, min(cores, MAX_WORKERS))
 
 
-def map_row_chunks[Result](
-    function: Callable[[Rows], Result],
-    chunks: Iterable[Rows],
+def map_row_chunks[Chunk: (np.ndarray, tuple[np.ndarray, ...]), Result](
+    function: Callable[[Chunk], Result],
+    chunks: Iterable[Chunk],
     *,
     tile_rows: int,
     workers: int | None = None,
@@ -156,7 +162,8 @@ def map_row_chunks[Result](
     workers = default_workers() if workers is None else workers
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer (threads), got {workers!r}")
-    tiles = _tiles(chunks, int(tile_rows))
+    # tiles are re-cut from the chunks and are of their kind: arrays, or tuples of arrays
+    tiles = cast("Iterator[tuple[int, Chunk]]", _tiles(chunks, int(tile_rows)))
     with threadpool_limits(limits=1, user_api="blas"):
         if workers == 1:
             for first, tile in tiles:
@@ -229,7 +236,18 @@ def _unwrap(arrays: tuple[np.ndarray, ...], single: bool | None) -> Rows:
 
 
 def draw_mean(values: np.ndarray) -> np.ndarray:
-    """The mean over draws (last axis) of per-draw values ``(..., draws)``."""
+    """The mean over draws (last axis) of per-draw values ``(..., draws)``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of shape (..., draws)
+        Per-draw values.
+
+    Returns
+    -------
+    numpy.ndarray of shape (...)
+        Their mean over draws.
+    """
     return values.mean(axis=-1)
 
 
@@ -268,8 +286,9 @@ def draw_interval(values: np.ndarray, prob: float, *, sorted_in_place: bool = Fa
 
 
 def _type7_of_sorted(ordered: np.ndarray, quantile: float) -> np.ndarray:
-    """``numpy.quantile(ordered, quantile, axis=-1, method="linear")`` for values already sorted along the last
-    axis: numpy's virtual index ``(n - 1) q`` and its ``_lerp`` (``a + (b - a) t``, or ``b - (b - a)(1 - t)`` when
+    """``numpy.quantile(ordered, quantile, axis=-1, method="linear")`` for values already sorted along the last axis.
+
+    Computed as numpy's virtual index ``(n - 1) q`` and its ``_lerp`` (``a + (b - a) t``, or ``b - (b - a)(1 - t)`` when
     ``t >= 0.5``), operation for operation, so that the floats are numpy's.
     """
     n = ordered.shape[-1]
@@ -286,6 +305,17 @@ def _type7_of_sorted(ordered: np.ndarray, quantile: float) -> np.ndarray:
 
 
 def draw_log_mean_exp(log_values: np.ndarray) -> np.ndarray:
-    """``log(mean_s exp(v_s))`` over draws (last axis), in the log domain (``logsumexp - log S``)."""
+    """``log(mean_s exp(v_s))`` over draws (last axis), in the log domain (``logsumexp - log S``).
+
+    Parameters
+    ----------
+    log_values : numpy.ndarray of shape (..., draws)
+        Per-draw log values (e.g. log class probabilities).
+
+    Returns
+    -------
+    numpy.ndarray of shape (...)
+        The log of their mean over draws; NaN where a row is NaN.
+    """
     with np.errstate(invalid="ignore"):  # NaN rows (impossible under every class) stay NaN
         return scipy.special.logsumexp(log_values, axis=-1) - np.log(log_values.shape[-1])

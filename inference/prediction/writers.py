@@ -1,5 +1,7 @@
-"""Streaming writers of predictions: new rows read in chunks, their class probabilities written as CSV tile by
-tile, and (optionally) the per-draw probabilities appended to a netCDF file.
+"""Streaming writers of predictions: new rows in chunks, class probabilities to CSV, draws to netCDF.
+
+New rows are read in chunks, their class probabilities written as CSV tile by tile, and (optionally) the
+per-draw probabilities appended to a netCDF file.
 
 The command ``bayesclass predict`` is these functions called with its flags; from Python::
 
@@ -46,8 +48,20 @@ def _is_csv(data: str | os.PathLike) -> bool:
 
 
 class PredictionRows:
-    """The new rows to predict: a CSV file read in chunks, or a built-in dataset cut in chunks; with their labels
-    when there are any (``labelled``). Open with :meth:`open`.
+    """The new rows to predict: a CSV file read in chunks, or a built-in dataset cut in chunks.
+
+    With their labels when there are any (``labelled``). Open with :meth:`open`.
+
+    Parameters
+    ----------
+    chunks : iterable
+        The rows in chunks, each ``(features, labels or None)``.
+    total_rows : int
+        The number of rows over all chunks (for the progress bar).
+    labelled : bool
+        Whether the rows carry their observed classes.
+    class_names : tuple of str
+        The fitted classes (labels are kept as their codes).
     """
 
     def __init__(self, chunks, total_rows: int, labelled: bool, class_names: tuple[str, ...]) -> None:
@@ -68,8 +82,9 @@ class PredictionRows:
         target: str | None = None,
         csv_format=None,
     ) -> PredictionRows:
-        """The rows of ``data`` (a CSV file, or a built-in dataset's name) with the features ``result`` was
-        fitted on; ``target`` names a CSV file's label column (optional), ``csv_format`` its
+        """The rows of ``data`` (a CSV file, or a built-in dataset's name) with the features ``result`` was fitted on.
+
+        ``target`` names a CSV file's label column (optional), ``csv_format`` its
         :class:`~bayesclass.data.CsvFormat`. A CSV file's header, columns and first chunk are checked here,
         before anything is written (``ValueError`` otherwise).
         """
@@ -120,7 +135,18 @@ class PredictionRows:
             yield X
 
     def take_labels(self, n: int) -> np.ndarray:
-        """The observed class names of the next ``n`` rows written."""
+        """The observed class names of the next ``n`` rows written.
+
+        Parameters
+        ----------
+        n : int
+            Rows written next (their labels are taken off the queue of rows read).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+            Their observed class names.
+        """
         taken, needed = [], n
         while needed:
             head = self._labels[0]
@@ -134,8 +160,22 @@ class PredictionRows:
 
 
 def prediction_header(predictor, *, labelled: bool) -> list[str]:
-    """The CSV header of the predictions: ``p_<class>`` (with ``_low``/``_high`` and the plug-in estimates when
-    there are draws), ``predicted``, the decisions under a loss matrix, and ``observed`` when ``labelled``.
+    """The CSV header of the predictions.
+
+    ``p_<class>`` (with ``_low``/``_high`` and the plug-in estimates when there are draws), ``predicted``, the
+    decisions under a loss matrix, and ``observed`` when ``labelled``.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        The :class:`~bayesclass.inference.prediction.predict.Predictor` of the fitted result.
+    labelled : bool
+        Whether the rows carry their observed classes (adds ``observed``).
+
+    Returns
+    -------
+    list of str
+        The column names.
     """
     header = []
     for name in predictor.class_names:
@@ -159,8 +199,23 @@ def _plug_ins(predictor) -> list[str]:
 
 
 def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]:
-    """The CSV cells of one tile of predictions, column by column, in the order of :func:`prediction_header`;
-    counts the rows with undefined (NaN) probabilities in ``rows.undefined``.
+    """The CSV cells of one tile of predictions, column by column, in the order of :func:`prediction_header`.
+
+    Counts the rows with undefined (NaN) probabilities in ``rows.undefined``.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        The :class:`~bayesclass.inference.prediction.predict.Predictor` of the fitted result.
+    tile : xarray.Dataset
+        One tile of :meth:`Predictor.summarise`'s predictions.
+    rows : PredictionRows
+        The rows being written (their labels, and the count of undefined rows).
+
+    Returns
+    -------
+    list of list of str
+        One list of cells per column.
     """
     columns = []
     for index in range(len(predictor.class_names)):
@@ -186,15 +241,32 @@ def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]
 
 
 def csv_cells(values: np.ndarray) -> list[str]:
-    """CSV cells: floats as their shortest round-trip text (``repr``: 0.1, 1e-05, nan), the rest as ``str``."""
+    """CSV cells: floats as their shortest round-trip text (``repr``: 0.1, 1e-05, nan), the rest as ``str``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One column of values.
+
+    Returns
+    -------
+    list of str
+        Its cells.
+    """
     if values.dtype.kind == "f":
         return list(map(repr, values.tolist()))
     return [str(value) for value in values]
 
 
 class DrawsFile:
-    """The per-draw probabilities appended tile by tile to a netCDF4 file (``obs`` unlimited), written to a
-    temporary file renamed at the end; without a path, nothing.
+    """The per-draw probabilities appended tile by tile to a netCDF4 file (``obs`` unlimited).
+
+    Written to a temporary file renamed at the end; without a path, nothing. Open with :meth:`open`.
+
+    Parameters
+    ----------
+    dataset : netCDF4.Dataset, optional
+        The open file; None writes nothing.
     """
 
     def __init__(self, dataset=None) -> None:
@@ -204,8 +276,9 @@ class DrawsFile:
     @classmethod
     @contextlib.contextmanager
     def open(cls, path: str | os.PathLike | None, predictor, result, run: str | os.PathLike | None = None):
-        """Variable ``class_proba_draws`` (chain, draw, obs, class) of the predictor's posterior draws; ``run``
-        (the result's file) is recorded in the file's attributes.
+        """Variable ``class_proba_draws`` (chain, draw, obs, class) of the predictor's posterior draws.
+
+        ``run`` (the result's file) is recorded in the file's attributes.
         """
         if path is None:
             yield cls()
@@ -251,7 +324,13 @@ class DrawsFile:
                 dataset.close()
 
     def append(self, tile) -> None:
-        """Append the tile's ``class_proba_draws``."""
+        """Append the tile's ``class_proba_draws``.
+
+        Parameters
+        ----------
+        tile : xarray.Dataset
+            One tile of predictions with per-draw probabilities (``return_draws``).
+        """
         if self.dataset is None:
             return
         values = tile["class_proba_draws"].transpose("chain", "draw", "obs", "class").values
@@ -270,9 +349,22 @@ def _progress_console():
 
 @contextlib.contextmanager
 def progress_over_rows(total: int, *, hide: bool = False) -> Iterator[Callable[[int], None]]:
-    """A progress bar over rows (rich) on a terminal, yielding ``advance(n)``; with ``hide`` or when stderr is not a
-    terminal (a log file, a pipe), nothing is drawn. On an error the bar is cleared, so that the error is the one
-    line left.
+    """A progress bar over rows (rich) on a terminal, yielding ``advance(n)``.
+
+    With ``hide`` or when stderr is not a terminal (a log file, a pipe), nothing is drawn. On an error the bar
+    is cleared, so that the error is the one line left.
+
+    Parameters
+    ----------
+    total : int
+        Rows in all.
+    hide : bool, default False
+        Draw nothing.
+
+    Yields
+    ------
+    callable
+        ``advance(n)``: ``n`` more rows are done.
     """
     console = None if hide else _progress_console()
     if console is None or not console.is_terminal:
@@ -316,8 +408,14 @@ def progress_over_rows(total: int, *, hide: bool = False) -> Iterator[Callable[[
 
 @dataclass(frozen=True)
 class PredictionSummary:
-    """What :func:`write_predictions` wrote: ``written`` rows, of which ``undefined`` have probability 0 under
-    every class under some estimate (NaN probabilities).
+    """What :func:`write_predictions` wrote.
+
+    Parameters
+    ----------
+    written : int
+        Rows written.
+    undefined : int
+        Of those, rows with probability 0 under every class under some estimate (NaN probabilities).
     """
 
     written: int
@@ -334,11 +432,33 @@ def write_predictions(
     run: str | os.PathLike | None = None,
     progress: bool = True,
 ) -> PredictionSummary:
-    """Stream ``rows`` through ``predictor`` (a :class:`~bayesclass.inference.prediction.predict.Predictor`): each
-    tile's predictions are appended to a temporary CSV (and, with ``draws_out``, the per-draw probabilities to a
-    temporary netCDF file; ``result`` is then the fitted result and ``run`` its file), renamed to ``out`` at the
-    end. An error or an interrupt (Ctrl-C, SIGTERM) removes the temporary files: nothing is written, an earlier
-    file is left as it was. ``progress``: a bar over rows on a terminal (stderr).
+    """Stream ``rows`` through ``predictor``, writing the predictions to ``out`` atomically.
+
+    Each tile's predictions are appended to a temporary CSV (and, with ``draws_out``, the per-draw
+    probabilities to a temporary netCDF file), renamed to ``out`` at the end. An error or an interrupt (Ctrl-C,
+    SIGTERM) removes the temporary files: nothing is written, an earlier file is left as it was.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        The :class:`~bayesclass.inference.prediction.predict.Predictor` of the fitted result.
+    rows : PredictionRows
+        The new rows.
+    out : str or os.PathLike
+        The CSV file of predictions.
+    draws_out : str or os.PathLike, optional
+        The netCDF file of per-draw probabilities.
+    result : xarray.DataTree, optional
+        The fitted result (needed with ``draws_out``).
+    run : str or os.PathLike, optional
+        The result's file, recorded in the draws file's attributes.
+    progress : bool, default True
+        A bar over rows on a terminal (stderr).
+
+    Returns
+    -------
+    PredictionSummary
+        The rows written and how many of them are undefined.
     """
     from bayesclass.inference.engines.sampling import interrupt_guard
     from bayesclass.inference.io import atomic_write

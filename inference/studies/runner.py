@@ -57,9 +57,21 @@ WORKER_ENV = {
 
 
 def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
-    """(training subsample of ``cell.size`` rows, test split) of the cell's data set: the test split is
-    stratified with ``cell.test_fraction`` of the rows, seeded by the study seed and the repeat; the training rows
-    a stratified subsample of the rest, seeded likewise (the same rows for every model of that repeat and size).
+    """(training subsample of ``cell.size`` rows, test split) of the cell's data set.
+
+    The test split is stratified with ``cell.test_fraction`` of the rows, seeded by the study seed and the
+    repeat; the training rows a stratified subsample of the rest, seeded likewise (the same rows for every model
+    of that repeat and size).
+
+    Parameters
+    ----------
+    cell : Cell
+        The cell.
+
+    Returns
+    -------
+    train, test : Dataset
+        The training subsample and the test split.
     """
     from dataclasses import replace
 
@@ -88,7 +100,20 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
 
 
 def run_cell(cell: Cell, out: str | Path) -> dict:
-    """Fit and score one cell and write its record ``<out>/cells/<key>.json`` atomically; returns the record."""
+    """Fit and score one cell and write its record ``<out>/cells/<key>.json`` atomically.
+
+    Parameters
+    ----------
+    cell : Cell
+        The cell.
+    out : str or pathlib.Path
+        The study's results folder.
+
+    Returns
+    -------
+    dict
+        The record written (a failed cell's records its error and traceback).
+    """
     record: dict = {
         "format": RECORD_FORMAT,
         "key": cell.key(),
@@ -149,8 +174,8 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
             "passed": report.passed if cell.model.method in ("nuts", "gibbs") else None,
         }
         loss = None
-        if cell.loss_matrix is not None:
-            loss = LossMatrix([list(row) for row in cell.loss_matrix], cell.loss_classes)
+        if cell.loss_matrix is not None and cell.loss_classes is not None:  # set together (cells)
+            loss = LossMatrix(np.array(cell.loss_matrix, dtype=float), cell.loss_classes)
         score_start = time.perf_counter()
         table = evaluate(result, test, baselines=cell.model.baselines, loss=loss, random_seed=cell.fit_seed())
         record["timings"]["score_seconds"] = time.perf_counter() - score_start
@@ -177,7 +202,7 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
 
 
 def _peak_rss_gb() -> float | None:
-    """This process's peak resident memory so far (VmHWM, Linux), in GB; None elsewhere."""
+    """The peak resident memory of this process so far (VmHWM, Linux), in GB; None elsewhere."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -230,6 +255,12 @@ def run_study(
         Show the progress bar (cells done / failed / remaining, ETA).
     on_cell : callable, optional
         Called with each finished cell's record, in this process.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`load` of ``out``, restricted to the cells of ``spec`` (also written to ``results.parquet``), with
+        ``attrs["summary"]``: one line counting the cells run, failed and already recorded.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -367,9 +398,27 @@ COLUMNS = (
 
 
 def load(out: str | Path, *, keys: set[str] | None = None):
-    """The tidy results table of a study folder: a row per cell x estimate x metric (a failed cell: one row with
-    its error and no metric), with each cell's diagnostics and timings. ``keys`` keeps those cells only (e.g.
-    :func:`current_keys`, the last spec's; records of an earlier spec stay on disk).
+    """The tidy results table of a study folder: a row per cell x estimate x metric.
+
+    A failed cell has one row with its error and no metric; every row has its cell's diagnostics and timings.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The study's results folder.
+    keys : set of str, optional
+        Keep these cells only (e.g. :func:`current_keys`, the last spec's; records of an earlier spec stay on
+        disk).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`COLUMNS`, sorted by dataset, model, size, repeat, estimate and metric.
+
+    Raises
+    ------
+    ValueError
+        No ``cells/`` folder, or a damaged record.
     """
     folder = Path(out) / "cells"
     if not folder.is_dir():
@@ -391,7 +440,18 @@ def load(out: str | Path, *, keys: set[str] | None = None):
 
 
 def current_keys(out: str | Path) -> set[str] | None:
-    """The keys of the cells of the spec last run into ``out`` (None where no run has recorded them)."""
+    """The keys of the cells of the spec last run into ``out`` (None where no run has recorded them).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The study's results folder.
+
+    Returns
+    -------
+    set of str or None
+        The cell keys.
+    """
     path = Path(out) / "current_cells.json"
     return set(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
 

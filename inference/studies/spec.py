@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from bayesclass.data import Dataset, available, load
 from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field
@@ -84,7 +84,25 @@ _DATASET_KEYS = {"name", "path", "target", "generator", "models", "label"}
 
 @dataclass(frozen=True)
 class StudyModel(Constrained):
-    """One model of the grid: a family with its hyperparameters, how its posterior is drawn, what is scored."""
+    """One model of the grid: a family with its hyperparameters, how its posterior is drawn, what is scored.
+
+    Parameters
+    ----------
+    label : str
+        The model's name in the results.
+    family : str
+        The family's registry name.
+    options : tuple of (str, object)
+        The family's hyperparameters, sorted and frozen (nested tables as ``("__mapping__", ...)`` pairs).
+    method : str
+        How the posterior is drawn (a sampling method of :func:`fit`).
+    point_estimates : tuple of str
+        The point estimate kinds fitted and scored beside the posterior.
+    baselines : tuple of str
+        The baselines scored beside the model.
+    standardize : bool
+        Whether :func:`fit` standardizes the continuous features.
+    """
 
     label: str
     family: str
@@ -95,17 +113,47 @@ class StudyModel(Constrained):
     standardize: bool
 
     def build(self):
+        """The family with its hyperparameters.
+
+        Returns
+        -------
+        ClassifierModel
+            ``get_model(family, **options)``.
+        """
         from bayesclass.models import get_model
 
         return get_model(self.family, **_thawed(dict(self.options)))
 
     def as_dict(self) -> dict[str, Any]:
+        """The model as plain data (for cell keys and records).
+
+        Returns
+        -------
+        dict
+            Every field, the options thawed back to nested dicts and lists.
+        """
         return {**dataclasses.asdict(self), "options": _thawed(dict(self.options))}
 
 
 @dataclass(frozen=True)
 class StudyDataset:
-    """One data set of the grid: a built-in name (a generator with its parameters) or a CSV path and target."""
+    """One data set of the grid: a built-in name (a generator with its parameters) or a CSV path and target.
+
+    Parameters
+    ----------
+    label : str
+        The data set's name in the results.
+    name : str or None
+        A built-in data set's name (None for a CSV file).
+    path : str or None
+        A CSV file's path (None for a built-in data set).
+    target : str or None
+        The CSV file's label column.
+    generator : tuple of (str, object)
+        A built-in generator's parameters (``n``, ``random_seed`` ...).
+    models : tuple of str or None
+        The labels of the models that run on it (None: all).
+    """
 
     label: str
     name: str | None
@@ -115,17 +163,57 @@ class StudyDataset:
     models: tuple[str, ...] | None
 
     def load(self) -> Dataset:
+        """Load the data set.
+
+        Returns
+        -------
+        Dataset
+            The CSV file's rows, or the built-in data set (generated with ``generator``).
+        """
         if self.path is not None:
             return load(self.path, target=self.target)
-        return load(self.name, **dict(self.generator))
+        return load(cast(str, self.name), **dict(self.generator))  # a data set without a path has a name
 
     def as_dict(self) -> dict[str, Any]:
+        """The data set as plain data (for cell keys and records).
+
+        Returns
+        -------
+        dict
+            Every field.
+        """
         return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
 class StudySpec(Constrained):
-    """A validated study (see the module docstring and :data:`EXAMPLE_SPEC`)."""
+    """A validated study (see the module docstring and :data:`EXAMPLE_SPEC`).
+
+    Parameters
+    ----------
+    name : str
+        The study's name (default: the spec file's stem).
+    seed : int
+        The study seed (>= 0); every cell's seeds derive from it.
+    training_sizes : tuple of int
+        Training subsample sizes (each >= 2).
+    repeats : int
+        Repeats of every (data set, model, size) cell, each with its own split.
+    test_fraction : float
+        Share of the rows held out for testing, in (0, 1).
+    metrics : tuple of str or None
+        The metrics recorded (None: all).
+    loss_matrix : str or None
+        The path of a loss-matrix CSV file (adds decisions and their mean loss).
+    sampler : SamplerSettings
+        The sampler settings of every fit.
+    models : tuple of StudyModel
+        The models of the grid.
+    datasets : tuple of StudyDataset
+        The data sets of the grid.
+    source : str, default ""
+        Where the spec was read from.
+    """
 
     name: str
     seed: Annotated[int, Integer(minimum=0)]
@@ -142,7 +230,37 @@ class StudySpec(Constrained):
 
 @dataclass(frozen=True)
 class Cell:
-    """One fit and its scores: ``model`` on a ``size``-row subsample of ``dataset`` in repeat ``repeat``."""
+    """One fit and its scores: ``model`` on a ``size``-row subsample of ``dataset`` in repeat ``repeat``.
+
+    Parameters
+    ----------
+    study : str
+        The study's name.
+    model : StudyModel
+        The model fitted.
+    dataset : StudyDataset
+        The data set it is fitted on.
+    size : int
+        Training rows.
+    repeat : int
+        The repeat (0-based).
+    seed : int
+        The study seed.
+    test_fraction : float
+        Share of the rows held out for testing.
+    sampler : SamplerSettings
+        The sampler settings.
+    metrics : tuple of str or None
+        The metrics recorded (None: all).
+    loss_matrix : tuple of tuple of float, or None
+        The loss matrix's values, in the order of ``loss_classes``.
+    loss_classes : tuple of str or None
+        Its classes (the data set's).
+    data_fingerprint : str
+        The data set's content fingerprint.
+    versions : tuple of (str, str)
+        Versions of the packages that determine the numbers.
+    """
 
     study: str
     model: StudyModel
@@ -159,7 +277,13 @@ class Cell:
     versions: tuple[tuple[str, str], ...]
 
     def key(self) -> str:
-        """SHA-256 of everything that determines the cell's numbers (its record's file name)."""
+        """SHA-256 of everything that determines the cell's numbers (its record's file name).
+
+        Returns
+        -------
+        str
+            The first 24 hex digits.
+        """
         description = {
             "model": self.model.as_dict(),  # the label too: it names the cell's rows in the results
             "dataset": self.dataset.as_dict() | {"models": None},
@@ -177,10 +301,23 @@ class Cell:
         return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
     def fit_seed(self) -> int:
-        """The seed of this cell's split, subsample and fit: from the key, so it does not depend on run order."""
+        """The seed of this cell's split, subsample and fit: from the key, so it does not depend on run order.
+
+        Returns
+        -------
+        int
+            In ``0 .. 2**31 - 1``.
+        """
         return int(self.key()[:8], 16) % 2**31
 
     def describe(self) -> dict[str, Any]:
+        """What names the cell in records and messages.
+
+        Returns
+        -------
+        dict
+            ``study``, ``model`` (label), ``family``, ``method``, ``dataset`` (label), ``size`` and ``repeat``.
+        """
         return {
             "study": self.study,
             "model": self.model.label,
@@ -194,6 +331,16 @@ class Cell:
 
 def read_spec(path: str | Path) -> StudySpec:
     """Read and validate a study spec (TOML).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The spec file; relative paths in it (CSV files, the loss matrix) are relative to its folder.
+
+    Returns
+    -------
+    StudySpec
+        The validated study.
 
     Raises
     ------
@@ -300,7 +447,18 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
 
 
 def cells(spec: StudySpec) -> list[Cell]:
-    """Every cell of the grid, in a fixed order (dataset, model, size, repeat)."""
+    """Every cell of the grid, in a fixed order (dataset, model, size, repeat).
+
+    Parameters
+    ----------
+    spec : StudySpec
+        A validated study.
+
+    Returns
+    -------
+    list of Cell
+        One per data set x model (that runs on it) x training size x repeat.
+    """
     from bayesclass.inference.engines.fit import _version
 
     versions = tuple(
@@ -359,8 +517,9 @@ def cells(spec: StudySpec) -> list[Cell]:
 
 
 def _declared(name: str, value: Any, problems: list[str], *, fallback: Any) -> Any:
-    """``value`` checked against the declaration of :class:`StudySpec`'s field ``name``, or ``fallback`` with
-    the refusal added to ``problems`` (so that every problem of a spec is reported at once).
+    """``value`` checked against the declaration of :class:`StudySpec`'s field ``name``, or ``fallback``.
+
+    A refusal is added to ``problems`` (so that every problem of a spec is reported at once).
     """
     try:
         return check_field(StudySpec, name, value)
@@ -409,7 +568,7 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
     if not isinstance(raw, list) or not raw:
         problems.append("models must be a non-empty list of [[models]] tables")
         return ()
-    models = []
+    models: list[StudyModel] = []
     for index, entry in enumerate(raw):
         where = f"models[{index}]"
         if not _is_table(entry, where, _MODEL_KEYS, problems):
