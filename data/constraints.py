@@ -115,7 +115,7 @@ class Constraint:
         InvalidValueError
             If the value does not meet the requirement.
         """
-        raise NotImplementedError
+        return self._check(value, argument=argument, optional=optional)
 
     def describe(self) -> str:
         """Short help text for the command line, e.g. ``"> 0"``.
@@ -125,6 +125,14 @@ class Constraint:
         str
             The requirement in a few words ("" for none).
         """
+        return self._describe()
+
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
+        """Each constraint's own check (see :meth:`check`)."""
+        raise NotImplementedError
+
+    def _describe(self) -> str:
+        """Each constraint's own help text (see :meth:`describe`)."""
         return ""
 
 
@@ -140,38 +148,12 @@ class Finite(Constraint):
 
     fix: str = ""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> float:
-        """Return ``value`` as a ``float`` if it is a finite number (see :func:`check_finite`).
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        float
-            The value as a ``float``.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> float:
+        """Return ``value`` as a ``float`` if it is a finite number (see :func:`check_finite`)."""
         return check_finite(value, argument=argument, fix=self.fix, optional=optional)
 
-    def describe(self) -> str:
-        """Help text for the command line: ``"finite"``.
-
-        Returns
-        -------
-        str
-            Always ``"finite"``.
-        """
+    def _describe(self) -> str:
+        """Help text for the command line: ``"finite"``."""
         return "finite"
 
 
@@ -190,38 +172,12 @@ class Positive(Constraint):
     allow_inf: bool = False
     fix: str = ""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> float:
-        """Return ``value`` as a ``float`` if it is a number > 0 (see :func:`check_positive`).
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        float
-            The value as a ``float``.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> float:
+        """Return ``value`` as a ``float`` if it is a number > 0 (see :func:`check_positive`)."""
         return check_positive(value, argument=argument, allow_inf=self.allow_inf, fix=self.fix, optional=optional)
 
-    def describe(self) -> str:
-        """Help text for the command line: ``"> 0"``.
-
-        Returns
-        -------
-        str
-            ``"> 0"``, or ``"> 0, inf for a flat prior"`` with ``allow_inf``.
-        """
+    def _describe(self) -> str:
+        """Help text for the command line: ``"> 0"``."""
         return "> 0, inf for a flat prior" if self.allow_inf else "> 0"
 
 
@@ -256,28 +212,8 @@ class InRange(Constraint):
     closed: Literal["both", "left", "right", "neither"] = "both"
     fix: str = ""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> float:
-        """Return ``value`` as a ``float`` if it is a number within the interval.
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        float
-            The value as a ``float``.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> float:
+        """Return ``value`` as a ``float`` if it is a number within the interval."""
         requirement = self.describe()
         if not _is_number(value):
             _refuse(argument, requirement, value, fix=self.fix, optional=optional, kind=True)
@@ -288,14 +224,8 @@ class InRange(Constraint):
             _refuse(argument, requirement, value, fix=self.fix, optional=optional)
         return number
 
-    def describe(self) -> str:
-        """Help text for the command line: the interval.
-
-        Returns
-        -------
-        str
-            The interval, e.g. ``">= 0"`` or ``"a number in (0, 1)"``.
-        """
+    def _describe(self) -> str:
+        """Help text for the command line: the interval."""
         return _interval(self.low, self.high, self.closed)
 
 
@@ -317,28 +247,8 @@ class Integer(Constraint):
     maximum: int | None = None
     fix: str = ""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> int:
-        """Return ``value`` as an ``int`` if it is an integer in ``minimum..maximum``.
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        int
-            The value as an ``int``.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> int:
+        """Return ``value`` as an ``int`` if it is an integer in ``minimum..maximum``."""
         requirement = "an integer" + self._bounds()
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             fix = self.fix or f"pass a whole number such as {argument}={max(self.minimum or 0, 1)}"
@@ -354,14 +264,8 @@ class Integer(Constraint):
             return f" <= {self.maximum}"
         return f" in {self.minimum}..{self.maximum}"
 
-    def describe(self) -> str:
-        """Help text for the command line, e.g. ``"integer >= 2"``.
-
-        Returns
-        -------
-        str
-            ``"integer"`` followed by the bounds, if any.
-        """
+    def _describe(self) -> str:
+        """Help text for the command line, e.g. ``"integer >= 2"``."""
         return f"integer{self._bounds()}"
 
 
@@ -382,40 +286,14 @@ class OneOf(Constraint):
     choices: tuple[Any, ...]
     fix: str = ""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
-        """Return ``value`` unchanged if it is one of the choices.
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        Any
-            The value, unchanged.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
+        """Return ``value`` unchanged if it is one of the choices."""
         if not any(value == choice and type(value) is type(choice) for choice in self.choices):
             _refuse(argument, self.describe(), value, fix=self.fix, optional=optional)
         return value
 
-    def describe(self) -> str:
-        """Help text for the command line: the choices.
-
-        Returns
-        -------
-        str
-            The choices' reprs, e.g. ``"'logit' or 'probit'"``.
-        """
+    def _describe(self) -> str:
+        """Help text for the command line: the choices."""
         quoted = [repr(choice) for choice in self.choices]
         return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
@@ -424,28 +302,8 @@ class OneOf(Constraint):
 class Boolean(Constraint):
     """``True`` or ``False`` (what a ``bool`` annotation declares; NumPy's ``bool_`` is stored as ``bool``)."""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> bool:
-        """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (Python or NumPy).
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        bool
-            The value as a ``bool``.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> bool:
+        """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (Python or NumPy)."""
         if not isinstance(value, (bool, np.bool_)):
             _refuse(argument, "True or False", value, optional=optional)
         return bool(value)
@@ -466,28 +324,8 @@ class NumericArray(Constraint):
     ndim: int | None = None
     fix: str = ""
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> np.ndarray:
-        """Return ``value`` as a read-only ``float64`` array if it converts and has ``ndim`` dimensions.
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        numpy.ndarray
-            A new read-only ``float64`` array.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> np.ndarray:
+        """Return ``value`` as a read-only ``float64`` array if it converts and has ``ndim`` dimensions."""
         requirement = f"a {self.ndim}-D array of numbers" if self.ndim is not None else "an array of numbers"
         try:
             array = np.array(value, dtype=float)
@@ -511,40 +349,14 @@ class Each(Constraint):
 
     constraint: Constraint
 
-    def check(self, value: Any, *, argument: str, optional: bool = False) -> tuple[Any, ...]:
-        """Return the items of a list or tuple, each checked by ``constraint``, as a tuple.
-
-        Parameters
-        ----------
-        value : Any
-            The value given for the field or argument.
-        argument : str
-            The name the error message gives the value (a field, a function argument, ``name[i]``).
-        optional : bool, default False
-            Whether the field also admits ``None`` (the message then says "or None").
-
-        Returns
-        -------
-        tuple
-            The checked (possibly converted) items.
-
-        Raises
-        ------
-        InvalidValueError
-            If the value does not meet the requirement.
-        """
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> tuple[Any, ...]:
+        """Return the items of a list or tuple, each checked by ``constraint``, as a tuple."""
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
             _refuse(argument, f"a list of values, each {self.constraint.describe()}", value, optional=optional)
         return tuple(self.constraint.check(item, argument=f"{argument}[{i}]") for i, item in enumerate(value))
 
-    def describe(self) -> str:
-        """Help text for the command line, e.g. ``"each > 0"``.
-
-        Returns
-        -------
-        str
-            ``"each "`` followed by the item constraint's text.
-        """
+    def _describe(self) -> str:
+        """Help text for the command line, e.g. ``"each > 0"``."""
         return f"each {self.constraint.describe()}"
 
 
