@@ -16,9 +16,10 @@ from pathlib import Path
 
 from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
-from bayesclass.inference.engines.methods import METHODS, SAMPLERS
+from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
+from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
 __all__ = ["main"]
 
@@ -123,17 +124,20 @@ def _add_fit_command(commands) -> None:
     _model_arguments(fit)
     fit.add_argument(
         "--method",
-        choices=METHODS,
+        choices=method_names(),
         default="auto",
-        help="auto (default: gibbs for gp, nuts for the others; nuts when --backend is named); nuts; gibbs = exact "
-        "MCMC by data augmentation for gp (Polya-Gamma / Albert-Chib, slice-sampled hyperparameters); "
-        "exact = independent draws from a conjugate posterior (naive_bayes; gcc with "
-        "--covariance-prior inverse_wishart); or a point estimate (map, mle; gp: map = Laplace; naive_bayes and gcc "
-        "also unbiased, "
-        "posterior_mean; gcc inverse_wishart also posterior_predictive, the Student-t predictive)",
+        help=f"{_sampler_help()}; or one of the family's point estimates ({', '.join(POINT_ESTIMATE_KINDS)}; one "
+        "the family lacks is refused with the list of those it has)",
     )
     fit.add_argument("--out", required=True, type=Path, help="result file to write (.nc)")
     fit.set_defaults(command=_fit, name="fit")
+
+
+def _sampler_help() -> str:
+    """The ``--method`` help of the samplers, from the method and family registries."""
+    defaults = ", ".join(f"{family.default_sampling_method} for {name}" for name, family in REGISTRY.items())
+    samplers = "; ".join(f"{name} = {sampler.description}" for name, sampler in SAMPLERS.items())
+    return f"auto (default: the family's sampler, {defaults}; nuts when --backend is named); {samplers}"
 
 
 def _add_compare_command(commands) -> None:
@@ -145,8 +149,7 @@ def _add_compare_command(commands) -> None:
         "--method",
         choices=("auto", *SAMPLERS),
         default="auto",
-        help="how to draw the posterior (default auto: gibbs for gp, nuts for the others; nuts when --backend is "
-        "named)",
+        help=f"how to draw the posterior: {_sampler_help()}",
     )
     compare.add_argument("--out", type=Path, help="also save the posterior result (.nc)")
     compare.add_argument(

@@ -31,7 +31,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
-from bayesclass.inference.engines.methods import METHODS, SAMPLERS
+from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
 
@@ -345,8 +345,8 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
     if missing:
         raise ValueError(f"attrs {', '.join(missing)} are missing: not written by bayesclass fit")
     method = _text(attrs, "method")
-    if method not in METHODS:
-        raise ValueError(f"attr method {method!r} is not one of {', '.join(METHODS)}")
+    if method not in method_names():
+        raise ValueError(f"attr method {method!r} is not one of {', '.join(method_names())}")
     model = _model(attrs)
     data = _data_record(attrs, version)
     model_features = _names(attrs, "model_feature_names", default=None)

@@ -941,10 +941,10 @@ def test_help_groups_the_flags_per_family_and_shared_flags_once(monkeypatch):
 
 
 def test_model_and_method_choices_come_from_the_registries(monkeypatch, tmp_path, capsys):
-    from bayesclass.inference.engines.methods import METHODS, SAMPLERS
+    from bayesclass.inference.engines.methods import METHODS, SAMPLERS, method_names
 
     actions = {action.dest: action for action in _fit_parser()._actions}
-    assert tuple(actions["method"].choices) == METHODS == ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
+    assert tuple(actions["method"].choices) == METHODS == method_names() == ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
     assert sorted(actions["model"].choices) == sorted(REGISTRY)
     monkeypatch.setitem(REGISTRY, "toy", ToyFamily)
     assert run("fit", "--model", "tree", "--data", "iris", "--out", str(tmp_path / "r.nc")) == 2

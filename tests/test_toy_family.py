@@ -99,3 +99,50 @@ def test_a_two_cell_study_of_the_toy_family(toy, tmp_path):
     assert np.isfinite(table.loc[table["metric"] == "log_loss", "value"]).all()
     page = studies.report(tmp_path / "study")
     assert TOY in page
+
+
+# -- a sampling method registered at test time -----------------------------------------------------------------------
+
+
+def _run_thinned_exact(model, training, settings, random_seed):
+    """A toy sampler: the exact conjugate draws, every second one kept (it records its own settings)."""
+    from bayesclass.inference.engines import exact
+
+    run = exact.SAMPLER.run(model, training, settings, random_seed)
+    return dataclasses.replace(
+        run, posterior=run.posterior.isel(draw=slice(None, None, 2)), sampler_settings={**run.sampler_settings}
+    )
+
+
+@pytest.fixture
+def toy_sampler(monkeypatch):
+    from bayesclass.inference.engines.methods import SAMPLERS
+    from bayesclass.inference.engines.sampler import Sampler
+
+    sampler = Sampler(
+        name="thinned_exact",
+        description="every second exact conjugate draw",
+        accepts=lambda model: model.has_exact(),
+        run=_run_thinned_exact,
+    )
+    monkeypatch.setitem(SAMPLERS, sampler.name, sampler)  # the one line that registers a method
+    return sampler
+
+
+def test_a_registered_sampler_fits_loads_diagnoses_and_runs_from_the_cli(toy_sampler, tmp_path, capsys):
+    from bayesclass.inference.engines.methods import methods_of
+
+    data = bc.load("transport")
+    assert "thinned_exact" in methods_of(bc.NaiveBayes()) and "thinned_exact" not in methods_of(bc.LogisticRegression())
+    result = bc.fit(bc.NaiveBayes(), data, method="thinned_exact", sampler=SMALL, random_seed=0)
+    assert result["posterior"].sizes["draw"] == SMALL.draws // 2
+    assert result_info(result).has_draws and "point_estimate_map" in result.children
+    bc.diagnose(result)
+    loaded = bc.load_result(bc.save_result(result, tmp_path / "thinned.nc"))
+    assert result_info(loaded).method == "thinned_exact"
+    out = tmp_path / "cli.nc"
+    assert main(["fit", "--model", "naive_bayes", "--data", "transport", "--method", "thinned_exact", "--draws",
+                 "100", "--out", str(out)]) == 0  # fmt: skip
+    assert result_info(bc.load_result(out)).method == "thinned_exact"
+    assert main(["fit", "--model", "logistic", "--data", "iris", "--method", "thinned_exact", "--out", str(out)]) == 2
+    assert "is not available for --model logistic" in capsys.readouterr().err

@@ -11,12 +11,24 @@ from bayesclass.inference.engines import exact, gibbs, nuts
 from bayesclass.inference.engines.sampler import Sampler
 from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
-__all__ = ["METHODS", "SAMPLERS", "get_sampler", "methods_of"]
+__all__ = ["METHODS", "SAMPLERS", "get_sampler", "method_names", "methods_of"]
 
 #: every posterior sampling method, by name
 SAMPLERS: dict[str, Sampler] = {sampler.name: sampler for sampler in (nuts.SAMPLER, gibbs.SAMPLER, exact.SAMPLER)}
 #: every ``method`` value: "auto" (the family's default sampler), the samplers, and the point estimate kinds
-METHODS: tuple[str, ...] = ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
+METHODS: tuple[str, ...] = ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)  # as of import; see method_names()
+
+
+def method_names() -> tuple[str, ...]:
+    """Every ``method`` value as the registry holds it now.
+
+    Returns
+    -------
+    tuple of str
+        ``"auto"``, the registered samplers, and the point estimate kinds (:data:`METHODS` as of import; this
+        reads :data:`SAMPLERS` each time).
+    """
+    return ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
 
 
 def get_sampler(name: str) -> Sampler:
