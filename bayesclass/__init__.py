@@ -26,6 +26,7 @@ _EXPORTS = {
     "fit": "bayesclass.inference",
     "posterior_predictive_check": "bayesclass.inference",
     "predict": "bayesclass.inference",
+    "result_info": "bayesclass.inference",
     "load_result": ("bayesclass.inference", "load"),
     "save_result": ("bayesclass.inference", "save"),
     "REGISTRY": "bayesclass.models",
@@ -96,6 +97,7 @@ __all__ = [
     "load_result",
     "posterior_predictive_check",
     "predict",
+    "result_info",
     "save_result",
     "train_validation_test_split",
 ]

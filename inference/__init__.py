@@ -5,7 +5,8 @@ Start with :func:`fit` (any registered model, by NUTS, MAP or MLE) and
 the chunked engine of :mod:`bayesclass.inference.prediction.tiles`); :func:`diagnose` condenses ArviZ
 diagnostics into a verdict;
 :func:`posterior_predictive_check` compares replicated and real features (generative families);
-:func:`save`/:func:`load` keep results as netCDF; :class:`BayesianClassifier`
+:func:`save`/:func:`load` keep results as netCDF, and :func:`result_info` reads what a result records
+(its typed schema, :mod:`bayesclass.inference.result`); :class:`BayesianClassifier`
 wraps it all as a scikit-learn estimator.
 """
 
@@ -19,6 +20,7 @@ from bayesclass.inference.engines.fit import METHODS, fit, model_of
 from bayesclass.inference.engines.sampling import SamplerSettings, clear_compile_cache
 from bayesclass.inference.io import load, save
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict, predict_chunks
+from bayesclass.inference.result import ResultInfo, result_info
 
 # The submodules import PyMC, xarray and ArviZ on first use (bayesclass._lazy); the scikit-learn estimator,
 # whose base classes must exist when its class is defined, is imported when it is first asked for.
@@ -39,6 +41,7 @@ __all__ = [
     "MIN_ESS",
     "PPC_STATISTICS",
     "PPC_STATISTICS_BY_KIND",
+    "ResultInfo",
     "BayesianClassifier",
     "ConvergenceReport",
     "SamplerSettings",
@@ -50,5 +53,6 @@ __all__ = [
     "posterior_predictive_check",
     "predict",
     "predict_chunks",
+    "result_info",
     "save",
 ]
