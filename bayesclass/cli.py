@@ -426,7 +426,7 @@ def _setup(args: argparse.Namespace):
         if args.features is not None:
             data = data.select_features(args.features)
         model.check_training_data(data)
-        if args.method == "nuts":
+        if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
 
             nuts_backend(model, sampler)  # a backend the family cannot run is a usage error, before any work

@@ -148,17 +148,17 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
 def _timing_line(facts: RunSummary) -> str:
     timings = dict(facts.timings)
     settings = json.dumps(facts.sampler_settings)
-    if facts.draws == "sampler" and "compile_seconds" in timings:
+    if facts.draws == "markov_chain" and "compile_seconds" in timings:
         return (
             f"NUTS: compile {timings['compile_seconds']:.1f} s (cache hit: "
             f"{'yes' if facts.compile_cache_hit else 'no'}), "
             f"sampling {timings.get('sampling_seconds', math.nan):.1f} s, settings {settings}"
         )
-    if facts.draws == "sampler":
+    if facts.draws == "markov_chain":
         return (
             f"{facts.method}: sampling {timings.get('sampling_seconds', math.nan):.1f} s (nothing compiled), "
             f"settings {settings}"
         )
-    if facts.draws == "exact":
+    if facts.draws == "independent":
         return f"exact conjugate draws: {timings.get('sampling_seconds', math.nan):.3f} s, settings {settings}"
     return ""

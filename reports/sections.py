@@ -206,7 +206,7 @@ def summary_section(run: rd.RunEvaluation) -> Section:
     blocks: list = [Table("The run", ("item", "value"), tuple(rows), text=True)]
     blocks.append(Text("\n".join(facts.prior_formulas), kind="pre"))
     convergence = run.convergence
-    if facts.draws == "exact":
+    if facts.draws == "independent":
         blocks.insert(0, Text("Independent draws from the exact conjugate posterior: no sampler to converge."))
     elif convergence is not None:
         verdict = "PASS" if convergence.passed else "FAIL: " + "; ".join(convergence.failures)

@@ -140,3 +140,21 @@ def test_no_code_outside_models_branches_on_a_family_name():
                 if any(constant.value in names for constant in constants):
                     found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
     assert not found, found
+
+
+def test_no_code_outside_the_engines_branches_on_a_sampling_methods_name():
+    from bayesclass.inference.engines.methods import SAMPLERS
+
+    found = []
+    for module, path in MODULES.items():
+        if module.startswith(("bayesclass.inference.engines", "bayesclass.models")):
+            continue  # the engines are the methods; a family says which methods its hyperparameters allow
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                parts = [node.left, *node.comparators]
+                constants = [part.value for part in parts if isinstance(part, ast.Constant)]
+                constants += [item.value for part in parts if isinstance(part, ast.Tuple | ast.List | ast.Set)
+                              for item in part.elts if isinstance(item, ast.Constant)]  # fmt: skip
+                if any(value in SAMPLERS for value in constants):
+                    found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found

@@ -27,4 +27,5 @@ SAMPLER = Sampler(
     description="independent draws from the exact conjugate posterior",
     accepts=lambda model: model.has_exact(),
     run=_run,
+    independent_draws=True,
 )

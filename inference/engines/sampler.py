@@ -62,6 +62,9 @@ class Sampler:
         ``run(model, training, settings, random_seed) -> SamplerRun`` on the (coded, standardised) training data.
     uses_backend : bool
         Whether ``SamplerSettings.backend`` (a NUTS backend) applies to it.
+    independent_draws : bool
+        Whether its draws are independent (exact draws): there is no Markov chain to converge, so no convergence
+        verdict applies (its max r_hat over many elements passes 1.01 by chance).
     """
 
     name: str
@@ -69,3 +72,4 @@ class Sampler:
     accepts: Callable[[Any], bool]
     run: Callable[..., SamplerRun]
     uses_backend: bool = False
+    independent_draws: bool = False

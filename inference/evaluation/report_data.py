@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: how the run's posterior was drawn: a Markov chain sampler, independent exact draws, or none (a point estimate)
-DrawKind = Literal["sampler", "exact", "point"]
+DrawKind = Literal["markov_chain", "independent", "point"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class RunSummary:
         The features :func:`fit` standardized.
     method : str
         The sampling method the run was fitted by.
-    draws : {"sampler", "exact", "point"}
+    draws : {"markov_chain", "independent", "point"}
         How the posterior was drawn (:data:`DrawKind`).
     sampler_settings : dict
         The sampler settings recorded with the result.

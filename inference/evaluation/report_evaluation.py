@@ -25,6 +25,7 @@ from bayesclass.data import Dataset
 from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, diagnose
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
 from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
+from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.inference.evaluation.heldout import (
     Estimates as PredictedEstimates,
@@ -337,7 +338,7 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
     """The facts of a run (:class:`RunSummary`)."""
     model, record = info.model, info.data
     draws: rd.DrawKind = (
-        "point" if "posterior" not in result.children else "sampler" if "sample_stats" in result else "exact"
+        "point" if not info.has_draws else "independent" if SAMPLERS[info.method].independent_draws else "markov_chain"
     )
     return rd.RunSummary(
         label=label,

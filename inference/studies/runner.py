@@ -33,6 +33,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.io import atomic_write
 from bayesclass.inference.result import result_info
 from bayesclass.inference.studies.spec import Cell, StudySpec, cells
@@ -171,7 +172,7 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
             "divergences": report.n_divergences,
             # the verdict judges a sampler; independent exact draws have nothing to converge (their max r_hat over
             # hundreds of elements passes 1.01 by chance), so they get none
-            "passed": report.passed if cell.model.method in ("nuts", "gibbs") else None,
+            "passed": None if SAMPLERS[cell.model.method].independent_draws else report.passed,
         }
         loss = None
         if cell.loss_matrix is not None and cell.loss_classes is not None:  # set together (cells)
