@@ -57,6 +57,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -511,7 +512,7 @@ def sample_gibbs(
         "done": (len(seeds),),
         "stop": (1,),
     }
-    processes = settings.chains > 1 and (os.cpu_count() or 1) > 1 and _parallel(form, total)
+    processes = settings.chains > 1 and (os.cpu_count() or 1) > 1 and _parallel(form, total) and _main_is_safe()
     progress = _Progress(len(seeds) * total, enabled=settings.progressbar, label="Gibbs (data augmentation)")
     memory = _SharedArrays(shapes) if processes else None
     arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
@@ -582,6 +583,26 @@ def _record(arrays: dict, index: int, step: int, chain: _Chain) -> None:
     arrays["theta"][index, step] = np.exp(chain.log_theta)
     arrays["latents"][index, step] = chain.latent
     arrays["done"][index] = step + 1
+
+
+def _main_is_safe() -> bool:
+    """Whether chain processes can start: ``spawn`` re-imports the main script in each of them.
+
+    A script run as ``python script.py`` whose code is not under ``if __name__ == "__main__":`` would run again in
+    every chain process and fail there; its chains run one after another in this process instead. Interactive
+    sessions, ``python -c``, modules run with ``-m`` and the ``bayesclass`` command are safe.
+    """
+    import sys
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        return True
+    try:
+        source = Path(path).read_text(errors="replace")
+    except OSError:
+        return False
+    return "__name__" in source and "__main__" in source
 
 
 def _parallel(form, sweeps: int) -> bool:
@@ -708,11 +729,39 @@ def _run_in_processes(form, seeds, starts, total, update, memory: _SharedArrays,
         while pending or running:
             time.sleep(0.02)
             tend()
+        _rerun_lost_chains(form, seeds, starts, total, update, arrays, processes)
     finally:  # an interrupt, an error, or the end: every chain process stops and is joined
         arrays["stop"][0] = 1.0
         for process in processes:
             if process.pid is not None:
                 process.join()
+
+
+def _rerun_lost_chains(form, seeds, starts, total, update, arrays, processes) -> None:
+    """Run here every chain whose process ended without finishing it (it could not start, or died), with a warning.
+
+    A chain's draws depend only on its seed and start, so a chain run again here is the one its process would
+    have drawn; a chain process that fails silently can never leave an empty or short chain behind.
+    """
+    import warnings
+
+    from threadpoolctl import threadpool_limits
+
+    lost = [index for index in range(1, len(seeds)) if arrays["done"][index] < total]
+    if not lost:
+        return
+    codes = {process.name: process.exitcode for process in processes}
+    warnings.warn(
+        f"Gibbs chain process(es) {lost} ended before finishing (exit codes {codes}); their chains ran in this "
+        "process instead, one after another",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        for index in lost:
+            chain = _Chain(form, np.random.default_rng(seeds[index]), starts[index], update_hyperparameters=update)
+            for step in range(total):
+                _record(arrays, index, step, chain)
 
 
 def _run(model, training, settings: SamplerSettings, random_seed: int):

@@ -459,14 +459,17 @@ class GenerativeCheck:
         Replicated data sets.
     source : str
         What the replicates were drawn from (``"posterior"``, or a point estimate).
+    statistics : tuple of (str, tuple of str, int)
+        Per statistic, in the check's order: its name, the feature kinds it applies to, and how many class x
+        feature statistics it has.
+    cells_in_order : tuple of (str, str, str, float, float)
+        The cells in the check's order (statistic by statistic).
     """
 
     check: Any  # xarray.Dataset
     cells: tuple[tuple[str, str, str, float, float], ...]
     n_replicates: int
     source: str
-    #: per statistic, in the check's order: (statistic, the feature kinds it applies to, the class x feature
-    #: statistics computed); and every cell in that order (``cells`` is most extreme first)
     statistics: tuple[tuple[str, tuple[str, ...], int], ...] = ()
     cells_in_order: tuple[tuple[str, str, str, float, float], ...] = ()
 

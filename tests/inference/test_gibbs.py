@@ -404,3 +404,47 @@ def test_gibbs_posterior_covers_the_true_latent_on_each_data_seed():
         low, high = np.quantile(latent, [0.055, 0.945], axis=0)
         coverage[seed] = float(np.mean((truth["latent"] >= low) & (truth["latent"] <= high)))
     assert min(coverage.values()) >= 0.8, coverage
+
+
+#: a plain script with no ``if __name__ == "__main__":`` guard (as the README's snippets are run): ``spawn`` would
+#: run it again in every chain process; argv[1] "force" starts chain processes anyway (their start then fails)
+UNGUARDED_SCRIPT = """
+import sys, warnings
+import numpy as np
+import bayesclass as bc
+from bayesclass.inference.engines import gibbs
+
+if sys.argv[1] == "force":
+    gibbs._main_is_safe = lambda: True
+data = bc.load("seed004_gp", n=200, random_seed=1)
+settings = bc.SamplerSettings(draws=400, tune=100, chains=2, progressbar=False)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    result = bc.fit(bc.LatentGaussianProcess(), data, method="gibbs", sampler=settings, standardize=True, random_seed=0)
+lost = any("ended before finishing" in str(warning.message) for warning in caught)
+np.save(sys.argv[2], result["posterior"]["amplitude"].values)
+print("lost" if lost else "kept")
+"""
+
+
+def test_an_unguarded_script_fits_by_gibbs_and_a_lost_chain_process_is_run_again_here(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(UNGUARDED_SCRIPT)
+
+    def run(mode: str):
+        out = tmp_path / f"{mode}.npy"
+        done = subprocess.run(
+            [sys.executable, str(script), mode, str(out)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done, np.load(out)
+
+    plain, in_turn = run("plain")  # the script is seen to be unguarded: the chains run in turn, no process
+    assert plain.stdout.strip() == "kept" and "Traceback" not in plain.stderr
+    forced, rerun = run("force")  # chain processes start and die re-running the script: their chains run here
+    assert forced.stdout.strip() == "lost"
+    assert in_turn.shape == rerun.shape == (2, 400)
+    np.testing.assert_array_equal(rerun, in_turn)  # a chain's draws do not depend on where it runs

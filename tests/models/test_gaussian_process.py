@@ -1221,7 +1221,7 @@ def test_gp_rejects_bad_input_with_messages_naming_the_argument(iris):
             LatentGaussianProcess(hsgp_boundary=bad)
     with pytest.raises(ValueError, match="approximation must be 'auto', 'exact' or 'hsgp', got 'bogus'"):
         LatentGaussianProcess(approximation="bogus")
-    with pytest.raises(ValueError, match="jitter must be a positive finite number"):
+    with pytest.raises(ValueError, match=r"jitter must be a number in \(0, 0.01\]"):
         LatentGaussianProcess(jitter=0.0)
     with pytest.raises(ValueError, match="latent_graph must be 'fused' or 'pytensor', got 'bogus'"):
         LatentGaussianProcess().build(seed004_gp(20, random_seed=1), latent_graph="bogus")
