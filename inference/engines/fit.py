@@ -2,23 +2,23 @@
 
 Layout of the result (every group a plain ``xarray.Dataset``):
 
-``posterior``            draws of the model's parameters (NUTS or exact draws), dims ``chain, draw, ...``
-``sample_stats``         NUTS statistics (divergences, step size, tree depth ...); NUTS only
+``posterior``            draws of the model's parameters (any registered sampler), dims ``chain, draw, ...``
+``sample_stats``         the sampler's statistics (NUTS: divergences, step size, tree depth ...; Gibbs: lp ...)
 ``log_likelihood``       ``y``: log P(y_i | x_i, theta) per draw and training row (NUTS and exact; for LOO,
                          :mod:`bayesclass.inference.criticism.loo`)
 ``point_estimate_map``   the MAP, same variables as the posterior minus ``chain``/``draw``
-``point_estimate_mle``   the MLE, where it exists (root attr ``mle_status`` says why not)
+``point_estimate_mle``   the MLE, where it exists (``ResultInfo.mle_status`` says why not)
 ``point_estimate_<kind>`` every other point estimate of the family (e.g. naive Bayes'
-                         ``posterior_mean``); root attr ``point_estimate_status`` (JSON)
-                         says for each kind "exists" or why it does not
+                         ``posterior_mean``); ``ResultInfo.point_estimate_status`` says for each kind
+                         "exists" or why it does not
 ``observed_data``        ``y`` (class codes) of the training data
 ``constant_data``        ``X`` of the training data and the feature standardisation (and ``true_class_proba``
                          where the data come from a known generator)
 
-Root attrs record the provenance: model name and hyperparameters (JSON), method,
-sampler settings (JSON), random seed, data name, fingerprint and provenance,
-class and feature names, package versions and timings; ``fit_warnings`` (JSON list) every warning the fit
-raised, verbatim.
+Root attrs record the provenance (model and hyperparameters, method, sampler settings, seed, the data's name,
+fingerprint and structured origin, coding, standardisation, versions, timings, every warning the fit raised).
+They are written and read by one typed schema, :mod:`bayesclass.inference.result` (``result_info(result)``);
+no other module reads them.
 """
 
 from __future__ import annotations
