@@ -351,9 +351,15 @@ def test_cli_fits_gp_by_gibbs_and_refuses_a_backend(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("link", "approximation", "n"), [("probit", "exact", 100), ("logit", "hsgp", 600)], ids=["probit", "hsgp"]
+    ("link", "approximation", "n", "target_accept"),
+    [("probit", "exact", 100, 0.8), ("logit", "hsgp", 600, 0.99)],
+    ids=["probit", "hsgp"],
 )
-def test_gibbs_agrees_with_nuts_for_probit_and_hsgp(link, approximation, n):
+def test_gibbs_agrees_with_nuts_for_probit_and_hsgp(link, approximation, n, target_accept):
+    """The HSGP reference is NUTS at target_accept 0.99: at 0.8 it diverges (178 of 4,000 transitions here, with
+    nutpie 0.16.11) and under-explores the lengthscale's right tail (sd 0.153 against the Gibbs sampler's 0.210,
+    4.8 combined MCSE apart); at 0.95 59 divergences and sd 0.152; at 0.99 22 and 0.170, 2.8 MCSE apart: the
+    reference moves toward the Gibbs sampler as its divergences go (the Gibbs HSGP sampler also passes SBC)."""
     data = seed004_gp(n, random_seed=1, link=link)
     model = LatentGaussianProcess(approximation=approximation, link=link, hsgp_basis=20)
     fits = [
@@ -362,7 +368,13 @@ def test_gibbs_agrees_with_nuts_for_probit_and_hsgp(link, approximation, n):
             data,
             method=method,
             standardize=True,
-            sampler=SamplerSettings(draws=1000, tune=500 if method == "gibbs" else 1000, chains=4, progressbar=False),
+            sampler=SamplerSettings(
+                draws=1000,
+                tune=500 if method == "gibbs" else 1000,
+                chains=4,
+                progressbar=False,
+                **({"target_accept": target_accept} if method == "nuts" else {}),
+            ),
             random_seed=seed,
         )
         for method, seed in (("gibbs", 7), ("nuts", 8))
