@@ -65,7 +65,7 @@ def report(
     Raises
     ------
     ValueError
-        A result whose attrs do not pass :func:`bayesclass.inference.io.check_result` (altered or damaged file),
+        A result whose attrs do not pass :func:`bayesclass.inference.result.check_result` (altered or damaged file),
         held-out data of other classes, bad ``features``, ``interval_prob`` outside (0, 1).
     """
     from bayesclass import __version__

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.result import check_result as check
+from bayesclass.inference.result import check_result
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -117,19 +117,3 @@ def load(path: str | os.PathLike) -> xr.DataTree:
     except ValueError as error:
         raise ValueError(f"not a readable bayesclass result: {path} ({error})") from None
     return result
-
-
-def check_result(result: xr.DataTree) -> None:
-    """Check a result read from a file (:func:`bayesclass.inference.result.check_result`).
-
-    Parameters
-    ----------
-    result : xarray.DataTree
-        The result to check.
-
-    Raises
-    ------
-    ValueError
-        One line naming what is wrong.
-    """
-    check(result)

@@ -480,9 +480,9 @@ def _json(attrs: dict[str, Any], name: str, kind: type, default: Any) -> Any:
 
 
 def _names(attrs: dict[str, Any], name: str, *, default: tuple[str, ...] | None = ()) -> Any:
-    if name not in attrs and default != ():
+    if name not in attrs:
         return default
-    values = _json(attrs, name, list, [] if default == () else None)
+    values = _json(attrs, name, list, [])
     if not all(isinstance(item, str) for item in values):
         raise ValueError(f"attr {name} must list strings")
     return tuple(values)

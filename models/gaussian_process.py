@@ -597,29 +597,19 @@ class LatentGaussianProcess(ClassifierModel):
             (HSGP).
         """
         self.check_training_data(data)
-        labels = np.asarray(data.y, dtype=np.int64)
-        if self.uses_hsgp(data):
-            basis, frequencies = self._hsgp_features(data)
-            return LatentGaussianForm(
-                link=self.link,
-                labels=labels,
-                n_lengthscales=data.n_features,
-                kernel=self.kernel,
-                jitter=self.jitter,
-                prior=self.prior,
-                names=_HSGP_LATENT_NAMES,
-                basis=basis,
-                frequencies=frequencies,
-            )
+        hsgp = self.uses_hsgp(data)
+        basis, frequencies = self._hsgp_features(data) if hsgp else (None, None)
         return LatentGaussianForm(
             link=self.link,
-            labels=labels,
+            labels=np.asarray(data.y, dtype=np.int64),
             n_lengthscales=data.n_features,
             kernel=self.kernel,
             jitter=self.jitter,
             prior=self.prior,
-            names=_EXACT_LATENT_NAMES,
-            inputs=np.asarray(data.X, dtype=float),
+            names=_HSGP_LATENT_NAMES if hsgp else _EXACT_LATENT_NAMES,
+            inputs=None if hsgp else np.asarray(data.X, dtype=float),
+            basis=basis,
+            frequencies=frequencies,
         )
 
     # -- Laplace point estimate -------------------------------------------------------------------

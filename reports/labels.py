@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
+from bayesclass.inference.evaluation.report_data import ESTIMATE_NAMES
+
 __all__ = ["ESTIMATE_LABELS", "SCORE_COLUMNS", "estimate_label"]
 
-#: how each point estimate kind is labelled in tables, legends and figure markers
-ESTIMATE_LABELS = {
-    "map": "MAP",
-    "mle": "MLE",
-    "posterior_mean": "post. mean",
-    "unbiased": "MLE (unbiased var.)",
-    "posterior_predictive": "exact predictive (Student-t)",
-}
+#: how each point estimate kind is labelled in tables, legends and figure markers (the family vocabulary's names)
+ESTIMATE_LABELS = ESTIMATE_NAMES
 
 #: (column, header, format) of a score table as reports and ``compare`` print it; truth columns only where known
 SCORE_COLUMNS = (

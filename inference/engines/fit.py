@@ -274,7 +274,7 @@ def standardization_of(result: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
     return center.values, scale.values
 
 
-def model_inputs(result: xr.DataTree, X: Any) -> np.ndarray:
+def model_inputs(result: xr.DataTree, X: Any, *, info: ResultInfo | None = None) -> np.ndarray:
     """New rows in the data's units -> the inputs the model of ``result`` sees.
 
     The same treatment coding of categorical columns and the same standardization as in training are
@@ -287,13 +287,15 @@ def model_inputs(result: xr.DataTree, X: Any) -> np.ndarray:
     X : array-like or Dataset
         An array (n_obs, n_features), one row, or a :class:`~bayesclass.data.Dataset`, with the columns of
         the training data (attr ``feature_names``).
+    info : ResultInfo, optional
+        ``result``'s typed attrs when the caller has them already (a predictor's every chunk); parsed if None.
 
     Returns
     -------
     numpy.ndarray of shape (n_obs, n_inputs)
         The coded and standardized rows.
     """
-    info = result_info(result)
+    info = result_info(result) if info is None else info
     feature_names = info.feature_names
     values = check_features(X, n_features=len(feature_names), feature_names=feature_names)
     if info.treatment_coding:

@@ -11,12 +11,10 @@ from bayesclass.inference.engines import exact, gibbs, nuts
 from bayesclass.inference.engines.sampler import Sampler
 from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
-__all__ = ["METHODS", "SAMPLERS", "get_sampler", "method_names", "methods_of"]
+__all__ = ["METHODS", "SAMPLERS", "method_names", "methods_of"]
 
 #: every posterior sampling method, by name
 SAMPLERS: dict[str, Sampler] = {sampler.name: sampler for sampler in (nuts.SAMPLER, gibbs.SAMPLER, exact.SAMPLER)}
-#: every ``method`` value: "auto" (the family's default sampler), the samplers, and the point estimate kinds
-METHODS: tuple[str, ...] = ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)  # as of import; see method_names()
 
 
 def method_names() -> tuple[str, ...]:
@@ -31,27 +29,9 @@ def method_names() -> tuple[str, ...]:
     return ("auto", *SAMPLERS, *POINT_ESTIMATE_KINDS)
 
 
-def get_sampler(name: str) -> Sampler:
-    """The sampler registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`SAMPLERS`.
-
-    Returns
-    -------
-    Sampler
-
-    Raises
-    ------
-    ValueError
-        An unknown name, listing the registered ones.
-    """
-    try:
-        return SAMPLERS[name]
-    except KeyError:
-        raise ValueError(f"unknown sampling method {name!r}; choose one of {', '.join(map(repr, SAMPLERS))}") from None
+#: every ``method`` value: "auto" (the family's default sampler), the samplers, and the point estimate kinds (as of
+#: import; :func:`method_names` reads the registry each time)
+METHODS: tuple[str, ...] = method_names()
 
 
 def methods_of(model: object) -> tuple[str, ...]:

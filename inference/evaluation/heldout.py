@@ -24,6 +24,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.evaluation.report_data import ESTIMATE_NAMES
 from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
@@ -46,16 +47,6 @@ __all__ = [
     "result_codes",
     "score_estimates",
 ]
-
-#: the stem of each point estimate kind's row name in score tables and study records ("MAP plug-in"); how a page
-#: labels the kinds is the reports' business (:data:`bayesclass.reports.labels.ESTIMATE_LABELS`)
-ESTIMATE_NAMES = {
-    "map": "MAP",
-    "mle": "MLE",
-    "posterior_mean": "post. mean",
-    "unbiased": "MLE (unbiased var.)",
-    "posterior_predictive": "exact predictive (Student-t)",
-}
 
 
 def estimate_label(kind: str, *, predictive: bool = False) -> str:

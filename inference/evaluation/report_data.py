@@ -14,8 +14,19 @@ from typing import Any, Literal
 
 import numpy as np
 
+#: the short name of each point estimate kind, shared by score tables and study records ("MAP plug-in") and the
+#: pages rendered from these records (table rows, legends, figure markers)
+ESTIMATE_NAMES: dict[str, str] = {
+    "map": "MAP",
+    "mle": "MLE",
+    "posterior_mean": "post. mean",
+    "unbiased": "MLE (unbiased var.)",
+    "posterior_predictive": "exact predictive (Student-t)",
+}
+
 __all__ = [
     "Boundary",
+    "ESTIMATE_NAMES",
     "Calibration",
     "ComparisonData",
     "Convergence",

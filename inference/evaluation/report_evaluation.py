@@ -38,10 +38,9 @@ from bayesclass.inference.evaluation.heldout import (
 )
 from bayesclass.inference.evaluation.parameters import derived_names, parameter_comparison, point_estimate_kinds
 from bayesclass.inference.evaluation.report_plots import boundary, latent_curve, thinned
-from bayesclass.inference.io import check_result
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
-from bayesclass.inference.result import ResultInfo, result_info
+from bayesclass.inference.result import ResultInfo, check_result, result_info
 from bayesclass.models.base import GenerativeClassifierModel
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ def evaluate_for_report(
     Raises
     ------
     ValueError
-        A result that does not pass :func:`bayesclass.inference.io.check_result`, held-out data of other classes,
+        A result that does not pass :func:`bayesclass.inference.result.check_result`, held-out data of other classes,
         bad ``features``, ``interval_prob`` outside (0, 1).
     """
     runs = labelled_results(results)

@@ -38,7 +38,7 @@ from bayesclass.inference.prediction.tiles import (
     map_row_chunks,
     tile_rows_for,
 )
-from bayesclass.inference.result import result_info
+from bayesclass.inference.result import ResultInfo, result_info
 from bayesclass.models.base import ClassProbaKernel
 
 if TYPE_CHECKING:
@@ -247,6 +247,8 @@ class Predictor:
         Whether the per-draw probabilities are returned (``class_proba_draws``).
     has_draws : bool
         Whether the result has posterior draws.
+    info : ResultInfo
+        The result's typed attrs, parsed once for every chunk and tile.
     loss : numpy.ndarray of shape (K, K), optional
         The loss matrix in the result's class order (adds expected losses and decisions).
     """
@@ -258,6 +260,7 @@ class Predictor:
     interval_prob: float
     return_draws: bool
     has_draws: bool
+    info: ResultInfo
     loss: np.ndarray | None = None  # the loss matrix in the result's class order
 
     @classmethod
@@ -326,6 +329,7 @@ class Predictor:
             return_draws=bool(return_draws),
             has_draws=has_draws,
             loss=None if loss is None else loss.aligned(class_names),
+            info=info,
         )
 
     def inputs(self, chunks: Iterable[Any]) -> Iterator[np.ndarray]:
@@ -353,7 +357,7 @@ class Predictor:
         for chunk in chunks:
             if isinstance(chunk, np.ndarray) and chunk.ndim == 2 and chunk.shape[0] == 0:
                 continue
-            values = model_inputs(self.result, chunk)
+            values = model_inputs(self.result, chunk, info=self.info)
             for kernel in self.kernels.values():
                 kernel.check(values, first_row)
             first_row += len(values)
@@ -466,7 +470,7 @@ class Predictor:
             decision = np.asarray(self.class_names, dtype=object)[np.maximum(chosen, 0)]
             decision[chosen < 0] = ""
             dataset["decision"] = ("obs", decision)
-        info = result_info(self.result)
+        info = self.info
         dataset.attrs.update(  # the prediction's own labels (a new dataset, not the result)
             interval=f"equal-tailed interval (ETI) of probability {self.interval_prob:g} over posterior draws",
             point="posterior mean over draws" if self.has_draws else f"{info.method} plug-in",
@@ -498,7 +502,7 @@ class Predictor:
             return
         rows = np.flatnonzero(np.logical_or.reduce(list(undefined.values())))
         estimates = ", ".join(
-            ("the posterior draws" if self.has_draws else result_info(self.result).method)
+            ("the posterior draws" if self.has_draws else self.info.method)
             if name == "class_proba"
             else name.removeprefix("class_proba_")
             for name in undefined
