@@ -313,6 +313,19 @@ class Dataset:
         digest.update(json.dumps([self.feature_names, self.class_names]).encode())
         return digest.hexdigest()
 
+    @property
+    def target_fingerprint(self) -> str:
+        """SHA-256 hex digest of the class names and the class codes in row order, whatever the features.
+
+        Two fits whose data have the same target fingerprint were fitted on the same rows and labels (in the
+        same order), so their pointwise leave-one-out densities can be compared row by row, even with different
+        feature columns, coding or standardisation (:func:`bayesclass.inference.criticism.loo.compare`).
+        """
+        digest = hashlib.sha256()
+        digest.update(json.dumps(list(self.class_names)).encode())
+        digest.update(np.ascontiguousarray(self.y, dtype="<i8").tobytes())
+        return digest.hexdigest()
+
     def subset(self, indices: Sequence[int] | np.ndarray, *, name: str | None = None) -> Dataset:
         """Rows ``indices`` (integer positions, repeats allowed, or a boolean mask of length ``n_obs``).
 

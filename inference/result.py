@@ -82,6 +82,10 @@ class DataRecord:
         The kind of each column.
     category_names : Mapping[str, tuple[str, ...]]
         Level names of text columns, by column.
+    target_fingerprint : str, default ""
+        SHA-256 of the class names and the class codes in row order
+        (:attr:`bayesclass.data.Dataset.target_fingerprint`): the same for fits on the same rows and labels
+        whatever their features; "" in results written before it was recorded.
     """
 
     name: str
@@ -92,6 +96,7 @@ class DataRecord:
     feature_names: tuple[str, ...]
     feature_kinds: tuple[FeatureKind, ...]
     category_names: Mapping[str, tuple[str, ...]]
+    target_fingerprint: str = ""
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,7 @@ class ResultInfo:
             "model_feature_names": json.dumps(list(self.model_feature_names)),
             "data_name": data.name,
             "data_fingerprint": data.fingerprint,
+            "data_target_fingerprint": data.target_fingerprint,
             "data_provenance": data.provenance,
             "data_origin": json.dumps(data.origin.to_dict()),
             "class_names": json.dumps(list(data.class_names)),
@@ -440,6 +446,7 @@ def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
         feature_names=feature_names,
         feature_kinds=cast("tuple[FeatureKind, ...]", kinds),  # checked against FEATURE_KINDS above
         category_names=MappingProxyType({column: tuple(levels) for column, levels in categories.items()}),
+        target_fingerprint=_digest(attrs, "data_target_fingerprint"),
     )
 
 
@@ -494,6 +501,14 @@ def _text(attrs: dict[str, Any], name: str, *, default: str | None = None) -> st
         raise ValueError(f"attr {name} is missing")
     if not isinstance(value, str) or len(value) > MAX_TEXT:
         raise ValueError(f"attr {name} should be text, got {str(value)[:40]!r}")
+    return value
+
+
+def _digest(attrs: dict[str, Any], name: str) -> str:
+    """A SHA-256 hex digest attr, or "" where a result written before it was recorded has none."""
+    value = _text(attrs, name, default="")
+    if value and not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise ValueError(f"attr {name} should be a SHA-256 hex digest (64 hex digits), got {value[:40]!r}")
     return value
 
 

@@ -39,6 +39,10 @@ class _LooSummary(Protocol):
     def good_k(self) -> float:
         """ArviZ's sample-size dependent threshold of Pareto k."""
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """One line per warning the computation raised."""
+
 
 def format_datasets(datasets: Iterable) -> str:
     """The table of built-in datasets (:func:`bayesclass.data.available`).
@@ -105,8 +109,10 @@ def format_loo(results: Mapping[str, object], summaries: Mapping[str, _LooSummar
     """PSIS-LOO of saved results, then their comparison.
 
     Per result (by name), its model, method and data, its
-    :class:`~bayesclass.inference.criticism.loo.LooSummary` and its rows of high Pareto k; then, given, the
-    comparison ``table`` (:func:`bayesclass.inference.criticism.loo.compare`), best first.
+    :class:`~bayesclass.inference.criticism.loo.LooSummary`, its rows of high Pareto k and its notes (the
+    warnings the computation raised, one line each); then, given, the comparison ``table``
+    (:func:`bayesclass.inference.criticism.loo.compare`), best first, and the notes of its ``warning`` column
+    that are not already shown above.
 
     Parameters
     ----------
@@ -132,8 +138,14 @@ def format_loo(results: Mapping[str, object], summaries: Mapping[str, _LooSummar
             f"  rows with Pareto k > 0.7: {summary.n_high_k} of {summary.n_rows} (ArviZ's threshold for "
             f"{summary.n_samples} draws: {summary.good_k:.2f})"
         )
+        lines += [f"  note: {note}" for note in summary.notes]
     if table is not None:
         columns = [column for column in ("rank", "elpd", "se", "p", "elpd_diff", "dse", "weight") if column in table]
         lines.append("\ncomparison (arviz_stats.compare, stacking weights; best first):")
         lines.append(table[columns].to_string(float_format=lambda value: f"{value:.3f}"))
+        extra = []  # the comparison's own notes (each result's were shown with its summary)
+        for name, warning in table["warning"].items() if "warning" in table else ():
+            shown = "; ".join(summaries[name].notes) if name in summaries else ""
+            extra.append(warning[len(shown) :].lstrip("; ") if warning.startswith(shown) else warning)
+        lines += [f"  note: {note}" for note in dict.fromkeys(extra) if note]
     return "\n".join(lines)

@@ -10,12 +10,15 @@ across every family.
 :func:`loo` summarises one result: ``elpd_loo``, its standard error, ``p_loo`` and the Pareto
 shape ``k`` of every row (rows with ``k > 0.7`` make the estimate unreliable; ArviZ's own
 sample-size dependent threshold is reported beside it). :func:`compare` ranks several results
-fitted on the same data (same fingerprint) by elpd, with ``elpd_diff``, its standard error
-``dse`` and stacking weights.
+fitted on the same rows and labels (same target fingerprint: the class of every row, in row order,
+whatever the features, family or standardisation) by elpd, with ``elpd_diff``, its standard error
+``dse`` and stacking weights. The warnings ArviZ raises on the way (high Pareto k) are returned as
+one-line notes in the summary and a ``warning`` column of the table, never printed.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.origin import DataOrigin, SplitOrigin
 from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 from bayesclass.inference.result import result_info
 
@@ -93,6 +97,9 @@ class LooSummary:
         ArviZ's sample-size dependent threshold (``min(1 - 1/log10(S), 0.7)``).
     n_samples, n_rows : int
         Draws and rows the estimate is computed from.
+    notes : tuple of str, default ()
+        One line per warning the computation raised (ArviZ's Pareto k warning, stated with its counts), as data
+        rather than warnings on stderr.
     """
 
     elpd_loo: float
@@ -103,6 +110,7 @@ class LooSummary:
     good_k: float
     n_samples: int
     n_rows: int
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         warning = f"; {self.n_high_k} row(s) with Pareto k > {PARETO_K_LIMIT}: unreliable" if self.n_high_k else ""
@@ -128,6 +136,77 @@ def _checked(result, label: str):
     return result
 
 
+#: the start of arviz_stats' Pareto k warning, which :func:`_notes` restates with its counts
+_PARETO_WARNING = "Estimated shape parameter of Pareto distribution is greater than"
+
+
+def _notes(caught: list[warnings.WarningMessage], pareto_k: np.ndarray, good_k: float, n_samples: int):
+    """The warnings ``caught`` during a LOO computation as one-line notes (no file paths, no repeats)."""
+    notes = []
+    for warning in caught:
+        message = str(warning.message)
+        if message.startswith(_PARETO_WARNING):
+            n_above = int(np.sum(pareto_k > good_k))
+            notes.append(
+                f"Pareto k > {good_k:.2f} (ArviZ's threshold for {n_samples} draws) in {n_above} of "
+                f"{len(pareto_k)} rows: their leave-one-out estimates are unreliable (more draws help; "
+                "influential rows need a more robust model)"
+            )
+        else:
+            notes.append(f"{warning.category.__name__}: {' '.join(message.split())}")
+    return tuple(dict.fromkeys(notes))
+
+
+def _elpd(result):
+    """(``arviz_stats`` ELPD data of ``result`` with pointwise values, the warnings it raised as notes).
+
+    Rows whose log-likelihood is the same in every draw are handled as :func:`loo` describes.
+    """
+    log_likelihood = result["log_likelihood"]["y"]
+    values = log_likelihood.transpose(..., "obs").values.reshape(-1, log_likelihood.sizes["obs"])
+    constant = np.all(values == values[:1], axis=0)
+    n_samples = values.shape[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if not constant.any():
+            estimate = azs.loo(result, pointwise=True)
+        else:
+            estimate = _loo_with_constant_rows(result, log_likelihood, values, constant)
+    pareto_k = np.asarray(estimate.pareto_k).ravel()
+    return estimate, _notes(caught, pareto_k, float(estimate.good_k), n_samples)
+
+
+def _loo_with_constant_rows(result, log_likelihood, values: np.ndarray, constant: np.ndarray):
+    """ELPD data where the rows marked ``constant`` have exact LOO (their value; Pareto k 0, p_loo 0)."""
+    from arviz_stats.utils import ELPDDataLOO
+
+    n_samples, n_rows = values.shape
+    elpd_i = values[0].astype(float).copy()
+    pareto_k = np.zeros(n_rows)
+    p_loo = 0.0
+    good_k = min(1 - 1 / np.log10(n_samples), PARETO_K_LIMIT)
+    if not constant.all():
+        varying = result.copy()
+        varying["log_likelihood"] = xr.DataTree(log_likelihood.isel(obs=~constant).to_dataset(name="y"))
+        estimate = azs.loo(varying, pointwise=True)
+        elpd_i[~constant] = np.asarray(estimate.elpd_i).ravel()
+        pareto_k[~constant] = np.asarray(estimate.pareto_k).ravel()
+        p_loo, good_k = float(estimate.p), float(estimate.good_k)
+    obs = log_likelihood["obs"] if "obs" in log_likelihood.coords else None
+    return ELPDDataLOO(
+        elpd=float(elpd_i.sum()),
+        se=float(np.sqrt(n_rows * np.var(elpd_i))),
+        p=p_loo,
+        n_samples=n_samples,
+        n_data_points=n_rows,
+        scale="log",
+        warning=bool(np.any(pareto_k > good_k)),
+        good_k=good_k,
+        elpd_i=xr.DataArray(elpd_i, dims=("obs",), coords=None if obs is None else {"obs": obs}),
+        pareto_k=xr.DataArray(pareto_k, dims=("obs",), coords=None if obs is None else {"obs": obs}),
+    )
+
+
 def loo(result) -> LooSummary:
     """PSIS-LOO of ``result`` (``arviz_stats.loo`` on its ``log_likelihood`` group).
 
@@ -136,7 +215,7 @@ def loo(result) -> LooSummary:
     equal, which PSIS cannot fit a tail to (arviz_stats raises "All tail values are the same"); its leave-one-out
     density is exactly that value, with ``p_loo`` contribution 0 and Pareto k 0. Such rows are taken out of the
     ``arviz_stats.loo`` call and added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all
-    rows.
+    rows. The warnings ArviZ raises (high Pareto k) are returned as ``notes``, not shown.
 
     Parameters
     ----------
@@ -146,7 +225,7 @@ def loo(result) -> LooSummary:
     Returns
     -------
     LooSummary
-        ``elpd_loo``, its standard error, ``p_loo`` and the Pareto k of every training row.
+        ``elpd_loo``, its standard error, ``p_loo``, the Pareto k of every training row and the notes.
 
     Raises
     ------
@@ -155,42 +234,29 @@ def loo(result) -> LooSummary:
     ValueError
         The result is a point estimate or has no ``log_likelihood`` group.
     """
-    result = _checked(result, "result")
-    log_likelihood = result["log_likelihood"]["y"]
-    values = log_likelihood.transpose(..., "obs").values.reshape(-1, log_likelihood.sizes["obs"])
-    constant = np.all(values == values[:1], axis=0)
-    n_rows, n_samples = values.shape[1], values.shape[0]
-    if not constant.any():
-        estimate = azs.loo(result, pointwise=True)
-        pareto_k = np.asarray(estimate.pareto_k).ravel()
-        elpd, se, p_loo, good_k = float(estimate.elpd), float(estimate.se), float(estimate.p), float(estimate.good_k)
-    else:
-        elpd_i = values[0].astype(float).copy()
-        pareto_k = np.zeros(n_rows)
-        p_loo = 0.0
-        good_k = min(1 - 1 / np.log10(n_samples), PARETO_K_LIMIT)
-        if not constant.all():
-            varying = result.copy()
-            varying["log_likelihood"] = xr.DataTree(log_likelihood.isel(obs=~constant).to_dataset(name="y"))
-            estimate = azs.loo(varying, pointwise=True)
-            elpd_i[~constant] = np.asarray(estimate.elpd_i).ravel()
-            pareto_k[~constant] = np.asarray(estimate.pareto_k).ravel()
-            p_loo, good_k = float(estimate.p), float(estimate.good_k)
-        elpd, se = float(elpd_i.sum()), float(np.sqrt(n_rows * np.var(elpd_i)))
+    estimate, notes = _elpd(_checked(result, "result"))
+    pareto_k = np.asarray(estimate.pareto_k).ravel()
     return LooSummary(
-        elpd_loo=elpd,
-        se=se,
-        p_loo=p_loo,
+        elpd_loo=float(estimate.elpd),
+        se=float(estimate.se),
+        p_loo=float(estimate.p),
         pareto_k=pareto_k,
         n_high_k=int(np.sum(pareto_k > PARETO_K_LIMIT)),
-        good_k=good_k,
-        n_samples=n_samples,
-        n_rows=n_rows,
+        good_k=float(estimate.good_k),
+        n_samples=int(estimate.n_samples),
+        n_rows=int(estimate.n_data_points),
+        notes=notes,
     )
 
 
 def compare(results: Mapping[str, object]):
-    """``arviz_stats.compare`` of several results fitted on the same data.
+    """``arviz_stats.compare`` of several results fitted on the same rows and labels, whatever their features.
+
+    The results must have the same rows: the same number of training rows, the same class names and the same
+    class of every row in the same order (their target fingerprints,
+    :attr:`bayesclass.data.Dataset.target_fingerprint`, agree). Their features, families, coding and
+    standardisation may differ: LOO compares the predictive density of the same labels. A result written
+    before the target fingerprint was recorded is compared by its whole-table fingerprint instead.
 
     Parameters
     ----------
@@ -200,27 +266,143 @@ def compare(results: Mapping[str, object]):
     Returns
     -------
     pandas.DataFrame
-        One row per result, best first (``elpd``, ``elpd_diff``, ``dse``, ``weight`` by stacking, ...).
+        One row per result, best first (``elpd``, ``elpd_diff``, ``dse``, ``weight`` by stacking, ArviZ's
+        ``diag_elpd``/``diag_diff``, ...) and ``warning``: the notes of that result's LOO and of the comparison
+        (one line each, joined by "; "; "" when none), which are not shown as warnings.
 
     Raises
     ------
     ValueError
-        Fewer than two results, a result without draws, or results fitted on different data (their data
-        fingerprints differ: their elpd are sums over different rows and cannot be compared).
+        Fewer than two results, a result without draws, or results fitted on different rows or labels (the
+        message names the two runs and what differs: the number of rows, the class names or the labels).
     """
     if len(results) < 2:
         raise ValueError(f"compare needs two or more results, got {len(results)}")
     checked = {name: _checked(result, f"result {name!r}") for name, result in results.items()}
-    fingerprints = {name: result_info(result).data.fingerprint for name, result in checked.items()}
-    if len(set(fingerprints.values())) > 1:
-        listing = ", ".join(f"{name!r}: {data_label(result)}" for name, result in checked.items())
-        raise ValueError(
-            f"these results were fitted on different data ({listing}); LOO compares models on the same rows only"
+    _require_same_rows(checked)
+    estimates, notes = {}, {}
+    for name, result in checked.items():
+        estimates[name], notes[name] = _elpd(result)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = azs.compare(estimates, round_to="none")
+    shared = tuple(f"comparison: {' '.join(str(warning.message).split())}" for warning in caught)
+    table["warning"] = ["; ".join((*notes[name], *shared)) for name in table.index]
+    return table
+
+
+def _require_same_rows(results: Mapping[str, xr.DataTree]) -> None:
+    """Raise unless every result was fitted on the rows and labels of the first (module docstring)."""
+    (first_name, first), *others = results.items()
+    for name, result in others:
+        difference = _row_difference(first, result)
+        if difference:
+            raise ValueError(
+                f"{first_name!r} ({data_label(first)}) and {name!r} ({data_label(result)}) were fitted on different "
+                f"rows or labels: {difference}; LOO compares models on the same rows only (the same data and split, "
+                "whatever the features, family or standardisation)"
+            )
+
+
+def _row_difference(first, other) -> str:
+    """What differs between the training rows of two results ("" when they are the same rows and labels).
+
+    In turn: the number of rows, the class names, the labels in row order (target fingerprints; the whole-table
+    fingerprints for a result written before those were recorded), where the rows come from (the recorded
+    source and split, where both results know them), and the values of every column both fits use with the
+    same kind (the same rows have the same values in it).
+    """
+    n_first, n_other = first["log_likelihood"].sizes["obs"], other["log_likelihood"].sizes["obs"]
+    if n_first != n_other:
+        return f"{n_first} rows against {n_other} rows"
+    data_first, data_other = result_info(first).data, result_info(other).data
+    if data_first.class_names != data_other.class_names:
+        return f"class names {list(data_first.class_names)} against {list(data_other.class_names)}"
+    return (
+        _label_difference(data_first, data_other)
+        or _origin_difference(data_first.origin, data_other.origin)
+        or _column_difference(first, other, data_first, data_other)
+    )
+
+
+def _label_difference(data_first, data_other) -> str:
+    """The labels in row order differ (target fingerprints; whole-table fingerprints for older results)."""
+    if data_first.target_fingerprint and data_other.target_fingerprint:
+        if data_first.target_fingerprint == data_other.target_fingerprint:
+            return ""
+        return (
+            f"the labels differ (same number of rows and classes, but other rows or another row order: target "
+            f"fingerprints {data_first.target_fingerprint[:12]} against {data_other.target_fingerprint[:12]})"
         )
-    return azs.compare({name: result for name, result in checked.items()}, round_to="none")
+    if data_first.fingerprint == data_other.fingerprint:
+        return ""
+    return (
+        "at least one of them was written before bayesclass recorded the target fingerprint, so the whole "
+        f"tables were compared and differ (fingerprints {data_first.fingerprint[:12]} against "
+        f"{data_other.fingerprint[:12]}); refit it to compare fits on the same rows with other features"
+    )
+
+
+def _origin_difference(first: DataOrigin, other: DataOrigin) -> str:
+    """The recorded sources (where both are known) or splits (where both are splits) differ."""
+    both_sourced = bool(first.source) and bool(other.source)
+    if both_sourced and (first.source, first.arguments) != (other.source, other.arguments):
+        return f"the rows come from {_origin_text(first)} against {_origin_text(other)}"
+    if first.split is not None and other.split is not None and first.split != other.split:
+        return f"the rows are {_split_text(first.split)} against {_split_text(other.split)}"
+    return ""
+
+
+def _origin_text(origin: DataOrigin) -> str:
+    arguments = ", ".join(f"{name}={value!r}" for name, value in origin.arguments)
+    return f"{origin.source}({arguments})" if arguments else origin.source
+
+
+def _split_text(split: SplitOrigin) -> str:
+    fractions = ",".join(f"{fraction:g}" for fraction in split.fractions)
+    return (
+        f"the {split.part} part of the split {fractions} with seed {split.random_seed}"
+        f"{'' if split.stratify else ' (not stratified)'}"
+    )
+
+
+def _column_difference(first, other, data_first, data_other) -> str:
+    """A column both fits use with the same kind has other values in some rows."""
+    kinds_other = dict(zip(data_other.feature_names, data_other.feature_kinds, strict=True))
+    shared = [
+        name
+        for name, kind in zip(data_first.feature_names, data_first.feature_kinds, strict=True)
+        if kinds_other.get(name) == kind
+        and data_first.category_names.get(name) == data_other.category_names.get(name)  # codes mean the same
+    ]
+    if not shared or "constant_data" not in first.children or "constant_data" not in other.children:
+        return ""
+    X_first, X_other = first["constant_data"]["X"], other["constant_data"]["X"]
+    for name in shared:
+        if name not in X_first["feature"].values or name not in X_other["feature"].values:
+            continue
+        values_first, values_other = X_first.sel(feature=name).values, X_other.sel(feature=name).values
+        differs = (values_first != values_other) & ~(np.isnan(values_first) & np.isnan(values_other))
+        if differs.any():
+            return (
+                f"the column {name!r}, which both use, differs in {int(differs.sum())} of {differs.size} rows "
+                "(other rows with the same labels: another split or subset of the data?)"
+            )
+    return ""
 
 
 def data_label(result) -> str:
-    """``name (fingerprint prefix)`` of the data a result was fitted on, for messages."""
+    """``name (fingerprint prefix)`` of the data a result was fitted on, for messages.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+
+    Returns
+    -------
+    str
+        The data set's name and the first 12 hex digits of its fingerprint.
+    """
     data = result_info(result).data
     return f"{data.name} ({data.fingerprint[:12]})"

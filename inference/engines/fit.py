@@ -194,6 +194,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         data=DataRecord(
             name=data.name,
             fingerprint=data.fingerprint(),
+            target_fingerprint=data.target_fingerprint,
             provenance=data.provenance,
             origin=data.origin,
             class_names=tuple(data.class_names),

@@ -3,9 +3,11 @@ probability of each observed class, computed in tiles; LOO and compare refuse wh
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from bayesclass import data
 from bayesclass.inference import SamplerSettings, fit, model_of, save
 from bayesclass.inference.criticism.loo import compare, loo, pointwise_log_likelihood
 from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.result import result_info, write_info
 from bayesclass.models import GaussianClassConditional, LogisticRegression, NaiveBayes
 
 SETTINGS = SamplerSettings(draws=300, tune=300, chains=2, progressbar=False)
@@ -96,7 +99,11 @@ def test_what_loo_cannot_compare_is_a_clear_error(results):
     with pytest.raises(ValueError, match=r"point estimate \(map\): LOO needs posterior draws"):
         loo(point)
     other = fit(LogisticRegression(), data.seed001_gaussians(100, random_seed=9), sampler=SETTINGS, random_seed=1)
-    with pytest.raises(ValueError, match=r"fitted on different data .*seed001_gaussians"):
+    with pytest.raises(
+        ValueError,
+        match=r"^'a' \(seed001_gaussians \(\w{12}\)\) and 'b' \(seed001_gaussians \(\w{12}\)\) were fitted on "
+        r"different rows or labels: 120 rows against 100 rows; LOO compares models on the same rows only",
+    ):
         compare({"a": results["logistic"], "b": other})
     with pytest.raises(ValueError, match=r"compare needs two or more results, got 1"):
         compare({"a": results["logistic"]})
@@ -139,3 +146,135 @@ def test_rows_whose_log_likelihood_is_the_same_in_every_draw(results):
     everything["log_likelihood"] = xr.DataTree((values * 0 - 0.25).to_dataset(name="y"))
     flat = loo(everything)
     assert flat.elpd_loo == pytest.approx(-0.25 * 120) and flat.se == 0 and flat.p_loo == 0
+
+
+# --------------------------------------------------------------------------- same rows, other features or families
+
+
+@pytest.fixture(scope="module")
+def iris_fits():
+    """Fits on the training rows of one iris split: logistic on 2 features (standardised) and on all 4, naive
+    Bayes on all 4; and a logistic fit on the training rows of another split (same count of each class)."""
+    train = data.train_validation_test_split(data.load("iris"), random_seed=0)[0]
+    other_split = data.train_validation_test_split(data.load("iris"), random_seed=1)[0]
+    two = train.select_features(["petal length (cm)", "petal width (cm)"])
+    return {
+        "two": fit(LogisticRegression(), two, sampler=SETTINGS, standardize=True, random_seed=1),
+        "all": fit(LogisticRegression(), train, sampler=SETTINGS, random_seed=2),
+        "nb": fit(NaiveBayes(), train, method="exact", sampler=SETTINGS, random_seed=3),
+        "other_split": fit(NaiveBayes(), other_split, method="exact", sampler=SETTINGS, random_seed=4),
+        "train": train,
+        "other_train": other_split,
+    }
+
+
+def test_compare_accepts_fits_on_the_same_rows_whatever_their_features_family_or_scaling(iris_fits):
+    train = iris_fits["train"]
+    assert result_info(iris_fits["two"]).data.target_fingerprint == train.target_fingerprint
+    assert result_info(iris_fits["two"]).data.fingerprint != result_info(iris_fits["all"]).data.fingerprint
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing ArviZ raises reaches the caller: it is in the table
+        table = compare({name: iris_fits[name] for name in ("two", "all", "nb")})
+    assert set(table.index) == {"two", "all", "nb"} and table["weight"].sum() == pytest.approx(1.0)
+    for name in ("two", "all", "nb"):  # each row's elpd is that fit's own LOO over the same 90 rows
+        assert table.loc[name, "elpd"] == pytest.approx(loo(iris_fits[name]).elpd_loo, rel=1e-12)
+    assert table["warning"].map(type).eq(str).all()
+
+
+def test_the_same_labels_from_another_split_are_refused(iris_fits):
+    """Iris is sorted by class, so a stratified training part of any split has the same labels in the same
+    order (the target fingerprints agree): the recorded split and the shared columns tell the rows apart."""
+    assert iris_fits["other_train"].target_fingerprint == iris_fits["train"].target_fingerprint
+    with pytest.raises(
+        ValueError,
+        match=r"^'nb' \(iris\[train\] \(\w{12}\)\) and 'other' \(iris\[train\] \(\w{12}\)\) were fitted on "
+        r"different rows or labels: the rows are the train part of the split 0.6,0.2,0.2 with seed 0 against the "
+        r"train part of the split 0.6,0.2,0.2 with seed 1; ",
+    ):
+        compare({"nb": iris_fits["nb"], "other": iris_fits["other_split"]})
+    unsplit = iris_fits["other_split"].copy()  # the same rows without their split record: the columns differ
+    info = result_info(unsplit)
+    origin = dataclasses.replace(info.data.origin, split=None)
+    write_info(unsplit, dataclasses.replace(info, data=dataclasses.replace(info.data, origin=origin)))
+    n_differ = int(np.sum(np.any(iris_fits["train"].X != iris_fits["other_train"].X, axis=1)))
+    with pytest.raises(ValueError, match=r"the column 'sepal length \(cm\)', which both use, differs in \d+ of 90"):
+        compare({"nb": iris_fits["nb"], "other": unsplit})
+    assert n_differ > 0
+
+
+def test_other_labels_or_class_names_are_refused_naming_what_differs(iris_fits):
+    train = iris_fits["train"]
+    shuffled = train.subset(np.random.default_rng(0).permutation(train.n_obs))
+    refit = fit(NaiveBayes(), shuffled, method="exact", sampler=SETTINGS, random_seed=5)
+    with pytest.raises(ValueError, match=r"the labels differ \(same number of rows and classes, but other rows or "):
+        compare({"nb": iris_fits["nb"], "shuffled": refit})
+    renamed = dataclasses.replace(train, class_names=("a", "b", "c"))
+    refit = fit(NaiveBayes(), renamed, method="exact", sampler=SETTINGS, random_seed=5)
+    with pytest.raises(ValueError, match=r"class names \['setosa', 'versicolor', 'virginica'\] against \['a', 'b',"):
+        compare({"nb": iris_fits["nb"], "renamed": refit})
+
+
+def test_results_without_a_target_fingerprint_fall_back_to_the_whole_table(iris_fits):
+    """A result written before the target fingerprint was recorded compares by the whole-table fingerprint:
+    the same table is accepted, other features are refused with a message saying why."""
+    old = iris_fits["all"].copy()
+    info = result_info(old)
+    write_info(old, dataclasses.replace(info, data=dataclasses.replace(info.data, target_fingerprint="")))
+    assert result_info(old).data.target_fingerprint == ""
+    assert len(compare({"old": old, "nb": iris_fits["nb"]})) == 2  # same table
+    with pytest.raises(ValueError, match=r"written before bayesclass recorded the target fingerprint, so the whole"):
+        compare({"old": old, "two": iris_fits["two"]})
+
+
+def test_pareto_k_warnings_are_notes_not_warnings(results):
+    """A row whose log-likelihood has a few extreme draws has a high Pareto k: ArviZ warns; loo and compare
+    return that as a one-line note with its count, and raise nothing."""
+    result = results["logistic"].copy()
+    values = result["log_likelihood"]["y"].copy()
+    values[0, :5, 0] = -40.0  # five draws give row 0 a tiny likelihood: heavy-tailed importance ratios
+    result["log_likelihood"] = xr.DataTree(values.to_dataset(name="y"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = loo(result)
+        table = compare({"modified": result, "probit": results["probit"]})
+    n_above = int(np.sum(summary.pareto_k > summary.good_k))
+    assert n_above >= 1 and summary.pareto_k[0] > summary.good_k
+    expected = (
+        f"Pareto k > {summary.good_k:.2f} (ArviZ's threshold for 600 draws) in {n_above} of 120 rows: their "
+        "leave-one-out estimates are unreliable"
+    )
+    assert len(summary.notes) == 1 and summary.notes[0].startswith(expected)
+    assert "\n" not in summary.notes[0] and "site-packages" not in summary.notes[0]
+    assert table.loc["modified", "warning"].startswith(expected)
+
+
+def test_the_loo_command_compares_fits_on_the_same_rows_and_prints_no_warnings(iris_fits, tmp_path, capsys):
+    from bayesclass.cli import main
+
+    for name in ("two", "all", "nb", "other_split"):
+        save(iris_fits[name], tmp_path / f"{name}.nc")
+    command = [sys.executable, "-W", "default", "-m", "bayesclass.cli", "loo"]
+    done = subprocess.run(
+        [*command, "--run", "two.nc", "--run", "all.nc", "--run", "nb.nc"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.count("elpd_loo") == 3 and "stacking weights" in done.stdout
+    assert "Warning" not in done.stdout and "site-packages" not in done.stdout
+    code = main(["loo", "--run", str(tmp_path / "nb.nc"), "--run", str(tmp_path / "other_split.nc")])
+    error = capsys.readouterr().err
+    assert code == 2 and error.count("\n") == 1
+    assert error.startswith(f"bayesclass loo: error: '{tmp_path / 'nb.nc'}' (iris[train] (")
+    assert f"and '{tmp_path / 'other_split.nc'}' (iris[train] (" in error and "seed 0 against the train part" in error
+
+
+def test_format_loo_shows_each_note_once(results):
+    from bayesclass.reports.text import format_loo
+
+    result = results["logistic"].copy()
+    values = result["log_likelihood"]["y"].copy()
+    values[0, :5, 0] = -40.0
+    result["log_likelihood"] = xr.DataTree(values.to_dataset(name="y"))
+    runs = {"modified": result, "probit": results["probit"]}
+    text = format_loo(runs, {name: loo(run) for name, run in runs.items()}, compare(runs))
+    notes = [line for line in text.splitlines() if line.startswith("  note: ")]
+    assert len(notes) == 1 and notes[0].startswith("  note: Pareto k > 0.64 (ArviZ's threshold for 600 draws) in ")
