@@ -8,6 +8,7 @@ Exit codes: 0 success; 2 invalid arguments or input (one line on stderr);
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import typing
@@ -153,6 +154,14 @@ def _add_compare_command(commands) -> None:
     )
     compare.add_argument("--out", type=Path, help="also save the posterior result (.nc)")
     compare.add_argument(
+        "--split",
+        default="0.6,0.2,0.2",
+        metavar="TRAIN,VALIDATION,TEST",
+        help="shares of the rows for training, validation and test: three positive fractions summing to 1, or "
+        "percentages summing to 100 (default 0.6,0.2,0.2; e.g. 0.8,0.1,0.1 or 70,15,15); stratified by class, "
+        "recorded in the result",
+    )
+    compare.add_argument(
         "--baselines",
         nargs="?",
         const="all",
@@ -170,6 +179,28 @@ def _add_compare_command(commands) -> None:
         "--report", type=Path, metavar="OUT.html", help="also write the HTML report of this comparison (atomically)"
     )
     compare.set_defaults(command=_compare, name="compare")
+
+
+def _split_fractions(value: str) -> tuple[float, float, float]:
+    """``--split TRAIN,VALIDATION,TEST`` as fractions: three positive numbers summing to 1, or to 100 (percent)."""
+    parts = [part.strip() for part in value.split(",")]
+    try:
+        shares = [float(part) for part in parts]
+    except ValueError:
+        shares = []
+    example = "e.g. --split 0.6,0.2,0.2 or --split 60,20,20"
+    if len(shares) != 3 or not all(math.isfinite(share) for share in shares):
+        raise UsageError(f"--split {value!r} must be three numbers TRAIN,VALIDATION,TEST; {example}")
+    if min(shares) <= 0:
+        raise UsageError(f"--split {value!r}: every share must be positive (each part needs rows); {example}")
+    total = math.fsum(shares)
+    for scale in (1.0, 100.0):
+        if math.isclose(total, scale, rel_tol=0, abs_tol=1e-9 * scale):
+            train, validation, test = (share / scale for share in shares)
+            return train, validation, test
+    raise UsageError(
+        f"--split {value!r} sums to {total:g}; give fractions summing to 1 or percentages summing to 100, {example}"
+    )
 
 
 def _add_report_command(commands) -> None:
@@ -537,6 +568,7 @@ def _compare(args: argparse.Namespace) -> None:
     if args.report is not None:
         _check_output(args.report, ".html", flag="--report")
     baselines = _baselines(args.baselines)
+    fractions = _split_fractions(args.split)
     loss = _loss_matrix(args.loss_matrix)
     model, sampler, data = _setup(args)
     if loss is not None:
@@ -546,10 +578,13 @@ def _compare(args: argparse.Namespace) -> None:
             raise UsageError(f"--loss-matrix: {error}") from None
     seed = args.seed if args.seed is not None else 0
     try:
-        train, validation, test = train_validation_test_split(data, random_seed=seed)
+        train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=seed)
     except ValueError as error:
-        raise UsageError(error) from None
-    print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
+        raise UsageError(f"--split {args.split}: {error}") from None
+    print(
+        f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed}), "
+        f"split {'/'.join(f'{fraction:g}' for fraction in fractions)}"
+    )
     result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
     heldout = {"validation": validation, "test": test}
     print(format_comparison(result, heldout, baselines=baselines, loss=loss))

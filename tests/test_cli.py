@@ -1213,3 +1213,43 @@ def test_rows_sizes_a_generated_data_set_and_is_refused_elsewhere(capsys):
 def test_a_backend_the_family_cannot_run_is_a_usage_error(capsys):
     assert run("fit", "--model", "gp", "--data", "seed004_gp", "--backend", "blackjax", "--out", "unused.nc") == 2
     assert "backend='blackjax' cannot sample the 'gp' model; choose one of 'nutpie'" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- compare --split
+
+
+def test_compare_split_sets_the_parts_records_them_and_the_report_follows(tmp_path, capsys):
+    from bayesclass.inference.evaluation.report_evaluation import validation_rows
+    from bayesclass.inference.result import result_info
+
+    out = tmp_path / "nb.nc"
+    common = ("--model", "naive_bayes", "--data", "seed001_gaussians", "--rows", "60", "--method", "exact")
+    assert run("compare", *common, "--draws", "50", "--seed", "3", "--split", "0.5,0.25,0.25", "--out", str(out)) == 0
+    assert "seed001_gaussians: 30 training, 15 validation, 15 test rows (seed 3)" in capsys.readouterr().out
+    result = load_result(out)
+    split = result_info(result).data.origin.split
+    assert split is not None and split.fractions == (0.5, 0.25, 0.25) and split.random_seed == 3
+    assert result["observed_data"]["y"].size == 30
+    rows, reason = validation_rows(result)  # what `bayesclass report --run nb.nc` scores
+    assert reason == "" and rows["validation"].n_obs == 15
+    assert run("compare", *common, "--draws", "50", "--seed", "3", "--split", "50,25,25", "--out", str(out)) == 0
+    assert "30 training, 15 validation, 15 test rows (seed 3)" in capsys.readouterr().out  # percentages
+    assert result_info(load_result(out)).data.origin.split.fractions == (0.5, 0.25, 0.25)
+
+
+@pytest.mark.parametrize(
+    ("split", "message"),
+    [
+        ("0.5,0.2,0.2", "--split '0.5,0.2,0.2' sums to 0.9; give fractions summing to 1 or percentages summing to 100"),
+        ("0.6,0.4", "--split '0.6,0.4' must be three numbers TRAIN,VALIDATION,TEST; e.g. --split 0.6,0.2,0.2"),
+        ("a,b,c", "--split 'a,b,c' must be three numbers TRAIN,VALIDATION,TEST"),
+        ("0.6,nan,0.4", "--split '0.6,nan,0.4' must be three numbers"),
+        ("1,0,0", "--split '1,0,0': every share must be positive (each part needs rows)"),
+        ("0.98,0.01,0.01", "--split 0.98,0.01,0.01: fractions=(0.98, 0.01, 0.01) of 50 rows"),
+    ],
+)
+def test_a_bad_split_is_one_line_before_any_fit(capsys, split, message):
+    argv = ("compare", "--data", "seed001_gaussians", "--rows", "50", "--method", "exact", "--model", "naive_bayes")
+    assert run(*argv, "--split", split) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"bayesclass compare: error: {message}"), error
