@@ -9,6 +9,12 @@ the field's declared constraints (:mod:`bayesclass.data.constraints`: "(> 0)",
 by the dataclass, with the same declarations. Nothing here names a family or a field: adding a family is one
 module and one registry line.
 
+``--help`` of a :class:`FamilyHelpParser` (the ``fit`` and ``compare`` commands) shows the common flags and
+the flags of one family: the one ``--model`` names in the arguments being parsed, else the default family,
+with a line saying that ``--model NAME --help`` shows another family's. Every family's flags are parsed all
+the same, so a flag of another family is refused with a clear message by :func:`hyperparameters_from_flags`.
+A parser that has parsed nothing yet (documentation, tests) lists every family's flags.
+
 A field can declare, in its ``dataclasses.field(metadata=...)``:
 
 - ``cli_aliases``: extra flag spellings kept for compatibility (``("--prior-sigma",)``);
@@ -18,12 +24,13 @@ A field can declare, in its ``dataclasses.field(metadata=...)``:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import inspect
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +38,7 @@ from bayesclass.data.constraints import rule_of
 
 __all__ = [
     "FamilyField",
+    "FamilyHelpParser",
     "HyperparameterFlag",
     "add_hyperparameter_flags",
     "hyperparameter_flags",
@@ -248,31 +256,178 @@ def _help(flag: HyperparameterFlag) -> str:
     return f"{flag.help} [default {defaults}]".replace("%", "%%")
 
 
+def _family_help(flag: HyperparameterFlag, family: str) -> str:
+    """The help of ``flag`` as ``family`` declares it: its description, constraints and default only."""
+    field = flag.families[family]
+    return f"{field.help or flag.help} [default {field.default!r}]".replace("%", "%%")
+
+
+@dataclass
+class _Generated:
+    """The generated flags of a parser: each flag's action, the shared group and each family's group."""
+
+    actions: list[tuple[HyperparameterFlag, argparse.Action]]
+    shared: argparse._ArgumentGroup | None
+    groups: dict[str, argparse._ArgumentGroup]
+
+
+class FamilyHelpParser(argparse.ArgumentParser):
+    """An argument parser whose ``--help`` shows the common flags and one family's generated flags.
+
+    The family is the one ``--model`` names in the arguments being parsed (``fit --model gp --help``), else
+    the default of ``--model``; its flags are shown in one group with that family's own help and default
+    (the flags it shares with other families included), the other families' flags are left out, and a line
+    says how to see another family's. Parsing is unchanged: every family's flags are accepted by the parser,
+    and a flag of another family than ``--model`` is refused by :func:`hyperparameters_from_flags`. Without
+    generated flags (:func:`add_hyperparameter_flags`), or before any arguments were parsed, the help is
+    argparse's own (every family's flags).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._generated: _Generated | None = None
+        self._help_family: str | None = None
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:
+        """Note the family named by ``--model`` in ``args`` (for ``--help``), then parse as argparse does.
+
+        Parameters
+        ----------
+        args : sequence of str or None
+            The arguments (None: ``sys.argv[1:]``, as argparse).
+        namespace : argparse.Namespace or None
+            The namespace to fill.
+
+        Returns
+        -------
+        tuple
+            argparse's ``(namespace, unrecognised arguments)``.
+        """
+        if self._generated is not None:
+            import sys
+
+            self._help_family = model_named_in(sys.argv[1:] if args is None else list(args), self._default_model())
+        return super().parse_known_args(args, namespace)
+
+    def _default_model(self) -> str | None:
+        model = next((action for action in self._actions if action.dest == "model"), None)
+        return None if model is None else model.default
+
+    def format_help(self) -> str:
+        """The help text of argparse, showing only the family noted by :meth:`parse_known_args` (class docstring).
+
+        Returns
+        -------
+        str
+            The help text.
+        """
+        family, generated = self._help_family, self._generated
+        if generated is None or family is None or family not in generated.groups:
+            return super().format_help()
+        with _showing_one_family(generated, family, self._default_model()):
+            return super().format_help()
+
+
+@contextlib.contextmanager
+def _showing_one_family(generated: _Generated, family: str, default: str | None) -> Iterator[None]:
+    """While formatting the help: ``family``'s flags in its group with its help, every other flag hidden."""
+    saved_help = [(action, action.help, action.metavar) for _, action in generated.actions]
+    groups = [group for group in (generated.shared, *generated.groups.values()) if group is not None]
+    saved_groups = [(group, group.title, group.description, list(group._group_actions)) for group in groups]
+    try:
+        for flag, action in generated.actions:
+            action.help = _family_help(flag, family) if family in flag.families else argparse.SUPPRESS
+            choices = flag.families[family].choices if family in flag.families else None
+            if choices is not None and action.metavar is None:  # the family's own choices, not the union
+                action.metavar = "{" + ",".join(map(str, choices)) + "}"
+        own = generated.groups[family]
+        if generated.shared is not None:
+            shared = [action for action in generated.shared._group_actions if action.help is not argparse.SUPPRESS]
+            own._group_actions[:0] = shared
+            generated.shared._group_actions[:] = []
+        others = ", ".join(name for name in generated.groups if name != family)
+        own.title = f"--model {family}" + (" (the default family)" if family == default else "")
+        own.description = f"another family's flags: --model NAME --help, NAME one of {others}"
+        yield
+    finally:
+        for action, text, metavar in saved_help:
+            action.help, action.metavar = text, metavar
+        for group, title, description, actions in saved_groups:
+            group.title, group.description = title, description
+            group._group_actions[:] = actions
+
+
+def model_named_in(args: Sequence[str], default: str | None) -> str | None:
+    """The value of the last ``--model NAME`` / ``--model=NAME`` (or an abbreviation) before ``--`` in ``args``.
+
+    Parameters
+    ----------
+    args : sequence of str
+        Command-line arguments.
+    default : str or None
+        The value when ``--model`` is not given.
+
+    Returns
+    -------
+    str or None
+        The family named, or ``default``.
+    """
+    named = default
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        option, equals, value = arg.partition("=")
+        if len(option) >= 4 and "--model".startswith(option):
+            if equals:
+                named = value
+            elif index + 1 < len(args):
+                named = args[index + 1]
+    return named
+
+
 def add_hyperparameter_flags(parser: argparse.ArgumentParser, registry: Mapping[str, type]) -> None:
     """Add every generated flag to ``parser``: one argument group per family, one for the shared flags.
 
     A flag that several families have is added once, to the group of shared flags
     (its default names those families). Each flag's argparse default is ``None``
-    ("not given"): the family's own default applies.
+    ("not given"): the family's own default applies. On a :class:`FamilyHelpParser`, ``--help`` then shows
+    one family's flags.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser (a :class:`FamilyHelpParser` for the one-family help).
+    registry : mapping of str to type
+        The families by name.
     """
     flags = hyperparameter_flags(registry)
     groups: dict[str | None, list[HyperparameterFlag]] = {}
     for flag in flags:
         owner = next(iter(flag.families)) if len(flag.families) == 1 else None
         groups.setdefault(owner, []).append(flag)
+    generated = _Generated(actions=[], shared=None, groups={})
     if None in groups:
-        _add_flags(parser.add_argument_group("model flags of several families (see each default)"), groups.pop(None))
+        generated.shared = parser.add_argument_group("model flags of several families (see each default)")
+        generated.actions += _add_flags(generated.shared, groups.pop(None))
     for family, family_flags in groups.items():
-        _add_flags(parser.add_argument_group(f"--model {family}"), family_flags)
+        generated.groups[family] = parser.add_argument_group(f"--model {family}")
+        generated.actions += _add_flags(generated.groups[family], family_flags)
+    for family in registry:  # a family with shared flags only still gets its group in the one-family help
+        generated.groups.setdefault(family, parser.add_argument_group(f"--model {family}"))
+    if isinstance(parser, FamilyHelpParser):
+        parser._generated = generated
 
 
-def _add_flags(group: argparse._ArgumentGroup, flags: list[HyperparameterFlag]) -> None:
+def _add_flags(
+    group: argparse._ArgumentGroup, flags: list[HyperparameterFlag]
+) -> list[tuple[HyperparameterFlag, argparse.Action]]:
+    added = []
     for flag in flags:
         names = (flag.flag, *flag.aliases)
         if flag.value_type is bool:
-            group.add_argument(*names, dest=flag.dest, action=_BooleanSpelling, default=None, help=_help(flag))
+            action = group.add_argument(*names, dest=flag.dest, action=_BooleanSpelling, default=None, help=_help(flag))
         else:
-            group.add_argument(
+            action = group.add_argument(
                 *names,
                 dest=flag.dest,
                 action=_StoreSpelling,
@@ -282,6 +437,8 @@ def _add_flags(group: argparse._ArgumentGroup, flags: list[HyperparameterFlag]) 
                 metavar=None if flag.choices else flag.value_type.__name__.upper(),
                 help=_help(flag),
             )
+        added.append((flag, action))
+    return added
 
 
 def hyperparameters_from_flags(args: argparse.Namespace, model: str, registry: Mapping[str, type]) -> dict[str, Any]:

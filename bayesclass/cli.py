@@ -15,7 +15,7 @@ import typing
 from collections.abc import Sequence
 from pathlib import Path
 
-from bayesclass._flags import add_hyperparameter_flags, hyperparameters_from_flags
+from bayesclass._flags import FamilyHelpParser, add_hyperparameter_flags, hyperparameters_from_flags
 from bayesclass.data.dataset import FEATURE_KINDS
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import Backend
@@ -101,7 +101,8 @@ def _terminate_as_interrupt():
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bayesclass", description="Bayesian classifiers beside their MLE/MAP.")
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    # fit/compare --help: the common flags and one family's (--model NAME in the arguments, else the default)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=FamilyHelpParser)
     _add_datasets_command(commands)
     _add_fit_command(commands)
     _add_compare_command(commands)

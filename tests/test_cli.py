@@ -1253,3 +1253,61 @@ def test_a_bad_split_is_one_line_before_any_fit(capsys, split, message):
     assert run(*argv, "--split", split) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and error.startswith(f"bayesclass compare: error: {message}"), error
+
+
+# --------------------------------------------------------------------------- one family's flags in --help
+
+
+def _help_of(capsys, *argv: str) -> str:
+    assert run(*argv, "--help") == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["fit", "compare"])
+@pytest.mark.parametrize("family", sorted(REGISTRY))
+def test_help_with_a_model_shows_the_common_flags_and_that_familys_only(capsys, command, family):
+    from bayesclass._flags import hyperparameter_flags
+
+    shown = _help_of(capsys, command, "--model", family)
+    full = _subparser(command).format_help()  # a parser that parsed nothing lists every family
+    listed = set(re.findall(r"^  (--[\w-]+)", shown, flags=re.M))
+    for flag in hyperparameter_flags(REGISTRY):
+        assert (flag.flag in listed) == (family in flag.families), flag.flag
+        if family in flag.families:
+            field = flag.families[family]
+            assert f"[default {field.default!r}]" in " ".join(shown.split())  # this family's default only
+            if field.choices is not None:
+                assert f"{flag.flag} {{{','.join(map(str, field.choices))}}}" in shown  # its own choices
+    for common in ("--data", "--standardize", "--seed", "--draws", "--out" if command == "fit" else "--split"):
+        assert common in listed
+    others = [name for name in REGISTRY if name != family]
+    assert f"another family's flags: --model NAME --help, NAME one of {', '.join(others)}" in " ".join(shown.split())
+    assert "model flags of several families" not in shown and len(shown.splitlines()) < len(full.splitlines())
+    assert _help_of(capsys, command, "--help", f"--model={family}") == shown  # the order and spelling do not matter
+
+
+def test_help_without_a_model_shows_the_default_family_and_says_how_to_see_another(capsys):
+    shown = _help_of(capsys, "fit")
+    assert "--model logistic (the default family):" in shown
+    assert shown == _help_of(capsys, "fit", "--model", "logistic")
+    assert "--weight-sigma" in shown and "--lengthscale-alpha" not in shown and "--covariance " not in shown
+    assert len(shown.splitlines()) < 100  # 245 lines with every family's flags
+
+
+def test_a_flag_of_another_family_is_still_refused_clearly(tmp_path, capsys):
+    argv = ("fit", "--model", "gp", "--data", "seed004_gp", "--method", "map", "--out", str(tmp_path / "r.nc"))
+    assert run(*argv, "--weight-sigma", "2") == 2
+    error = capsys.readouterr().err
+    assert error == "bayesclass fit: error: --weight-sigma applies to --model logistic, not gp\n"
+
+
+def test_the_model_named_in_the_arguments():
+    from bayesclass._flags import model_named_in
+
+    assert model_named_in(["--data", "iris"], "logistic") == "logistic"
+    assert model_named_in(["--model", "gp", "--help"], "logistic") == "gp"
+    assert model_named_in(["--model=gcc"], "logistic") == "gcc"
+    assert model_named_in(["--mod", "gcc"], "logistic") == "gcc"  # argparse's abbreviation
+    assert model_named_in(["--model", "gp", "--model", "gcc"], None) == "gcc"  # the last one, as argparse
+    assert model_named_in(["--", "--model", "gp"], "logistic") == "logistic"
+    assert model_named_in(["--model"], "logistic") == "logistic"
