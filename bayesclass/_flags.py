@@ -288,7 +288,7 @@ class FamilyHelpParser(argparse.ArgumentParser):
         self._generated: _Generated | None = None
         self._help_family: str | None = None
 
-    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:
+    def parse_known_args(self, args=None, namespace=None):  # argparse's signature (typed by overloads there)
         """Note the family named by ``--model`` in ``args`` (for ``--help``), then parse as argparse does.
 
         Parameters
@@ -400,20 +400,23 @@ def add_hyperparameter_flags(parser: argparse.ArgumentParser, registry: Mapping[
     registry : mapping of str to type
         The families by name.
     """
-    flags = hyperparameter_flags(registry)
-    groups: dict[str | None, list[HyperparameterFlag]] = {}
-    for flag in flags:
-        owner = next(iter(flag.families)) if len(flag.families) == 1 else None
-        groups.setdefault(owner, []).append(flag)
+    shared: list[HyperparameterFlag] = []
+    owned: dict[str, list[HyperparameterFlag]] = {}
+    for flag in hyperparameter_flags(registry):
+        if len(flag.families) == 1:
+            owned.setdefault(next(iter(flag.families)), []).append(flag)
+        else:
+            shared.append(flag)
     generated = _Generated(actions=[], shared=None, groups={})
-    if None in groups:
+    if shared:
         generated.shared = parser.add_argument_group("model flags of several families (see each default)")
-        generated.actions += _add_flags(generated.shared, groups.pop(None))
-    for family, family_flags in groups.items():
+        generated.actions += _add_flags(generated.shared, shared)
+    for family, family_flags in owned.items():
         generated.groups[family] = parser.add_argument_group(f"--model {family}")
         generated.actions += _add_flags(generated.groups[family], family_flags)
     for family in registry:  # a family with shared flags only still gets its group in the one-family help
-        generated.groups.setdefault(family, parser.add_argument_group(f"--model {family}"))
+        if family not in generated.groups:
+            generated.groups[family] = parser.add_argument_group(f"--model {family}")
     if isinstance(parser, FamilyHelpParser):
         parser._generated = generated
 

@@ -264,7 +264,9 @@ def _add_study_report_command(commands) -> None:
 
 def _add_loo_command(commands) -> None:
     loo = commands.add_parser(
-        "loo", help="PSIS-LOO of saved NUTS/exact results; with several runs on the same data, their comparison"
+        "loo",
+        help="PSIS-LOO of saved NUTS/exact results; with several runs fitted on the same rows and labels (whatever "
+        "their features, family or standardisation), their comparison; ArviZ's warnings are printed as notes",
     )
     loo.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat to compare)")
     loo.set_defaults(command=_loo, name="loo")
