@@ -279,8 +279,16 @@ def _add_predict_command(commands) -> None:
         "in chunks, any size)",
     )
     predict.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
-    predict.add_argument("--data", required=True, help="built-in dataset name or CSV file")
-    predict.add_argument("--target", help="label column of a CSV file (optional for prediction)")
+    predict.add_argument("--data", required=True, help="built-in dataset name or a table file: .csv, .tsv or .parquet")
+    predict.add_argument("--target", help="label column of the file (optional for prediction)")
+    predict.add_argument(
+        "--missing",
+        choices=("error", "drop"),
+        default="error",
+        help="a blank feature cell: refuse the file (default error), or write that row with empty probabilities "
+        "(drop; the rows keep their order and number)",
+    )
+    predict.add_argument("--id-column", metavar="COLUMN", help="copy this column of the file to the output (first)")
     _csv_arguments(predict)
     predict.add_argument("--interval-prob", type=float, default=0.89, help="ETI probability (default 0.89)")
     predict.add_argument("--out", required=True, type=Path, help="CSV file to write (atomically)")
@@ -326,8 +334,22 @@ def _add_diagnose_command(commands) -> None:
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="logistic", choices=sorted(REGISTRY), help="model family (default logistic)")
-    parser.add_argument("--data", required=True, help="built-in dataset name (see 'bayesclass datasets') or CSV file")
-    parser.add_argument("--target", help="label column of a CSV file")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="built-in dataset name (see 'bayesclass datasets') or a table file: .csv, .tsv or .parquet",
+    )
+    parser.add_argument(
+        "--target",
+        help="label column of a table file, or another class column of a built-in table (e.g. penguins: --target sex)",
+    )
+    parser.add_argument(
+        "--missing",
+        choices=("error", "drop"),
+        default="error",
+        help="a blank cell (empty, NA, N/A, nan) in a used column (target or feature): refuse the table, counting "
+        "the blanks per column (default error), or drop the row (drop; the count is recorded in the result)",
+    )
     parser.add_argument(
         "--standardize",
         action="store_true",
@@ -344,8 +366,15 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "--feature-kind",
         action="append",
         metavar="COLUMN=KIND",
-        help=f"declare a CSV column's kind ({', '.join(FEATURE_KINDS)}) instead of the inferred one; "
-        "repeatable, e.g. --feature-kind smoker=continuous",
+        help=f"declare a column's kind ({', '.join(FEATURE_KINDS)}) instead of the inferred one; repeatable, e.g. "
+        "--feature-kind smoker=continuous; numbers declared categorical are coded by their distinct values "
+        "(--feature-kind year=categorical: levels 2007, 2008, ...)",
+    )
+    parser.add_argument(
+        "--max-levels",
+        type=int,
+        default=50,
+        help="the most levels a categorical column may have (default 50; more is refused, naming the column)",
     )
     parser.add_argument("--features", help="comma-separated feature names to keep, e.g. a 2-input slice for --model gp")
     parser.add_argument(
@@ -446,19 +475,30 @@ def _setup(args: argparse.Namespace):
             )
         kinds = _feature_kinds(args.feature_kind)
         if kinds and not _is_csv(args.data):
-            raise ValueError(f"--feature-kind applies to CSV files; {args.data!r} is a built-in dataset")
+            from bayesclass.data.loaders import builtin_tables
+
+            if args.data not in builtin_tables():
+                raise ValueError(
+                    f"--feature-kind applies to CSV files and the built-in tables ({', '.join(builtin_tables())}); "
+                    f"{args.data!r} is a built-in dataset"
+                )
         if args.rows is not None:
             from bayesclass.data import available
 
             generated = [info.name for info in available() if info.n_obs == "generated"]
             if args.data not in generated:
                 raise ValueError(f"--rows applies to the generated data sets {', '.join(generated)}, not {args.data!r}")
-        if _is_csv(args.data):
-            data = load(args.data, target=args.target, feature_kinds=kinds, csv_format=_csv_format(args))
-        else:
-            data = load(args.data, **({} if args.rows is None else {"n": args.rows}))
+        options: dict[str, object] = {"missing": args.missing, "max_levels": args.max_levels}
+        if kinds:
+            options["feature_kinds"] = kinds
         if args.features is not None:
-            data = data.select_features(args.features)
+            options["features"] = args.features
+        if args.target is not None:
+            options["target"] = args.target
+        if _is_csv(args.data):
+            data = load(args.data, csv_format=_csv_format(args), **options)
+        else:
+            data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
         model.check_training_data(data)
         if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
@@ -479,10 +519,16 @@ def _csv_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _csv_format(args: argparse.Namespace):
+    """The CSV format flags; None for a parquet file (a CSV flag given with one is a usage error)."""
     from bayesclass.data import CsvFormat
 
     delimiter = "\t" if args.delimiter in ("\\t", "tab", "TAB") else args.delimiter
-    return CsvFormat(delimiter=delimiter, decimal=args.decimal, encoding=args.encoding)
+    given = CsvFormat(delimiter=delimiter, decimal=args.decimal, encoding=args.encoding)
+    if str(args.data).lower().endswith(".parquet"):
+        if given != CsvFormat():
+            raise ValueError(f"--delimiter, --decimal and --encoding apply to CSV and TSV files, not to {args.data}")
+        return None
+    return given
 
 
 def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
@@ -506,7 +552,10 @@ def _standardize(args: argparse.Namespace) -> bool | str:
 
 
 def _is_csv(name: str) -> bool:
-    return name.lower().endswith(".csv")
+    """Whether ``--data`` names a table file (.csv, .tsv or .parquet, any case) rather than a built-in data set."""
+    from bayesclass.data.loaders import table_suffix
+
+    return table_suffix(name) is not None
 
 
 def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:
@@ -747,7 +796,15 @@ def _predict(args: argparse.Namespace) -> None:
             result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
         )
         csv_format = _csv_format(args) if _is_csv(args.data) else None
-        rows = PredictionRows.open(args.data, result, chunk_rows=chunk_rows, target=args.target, csv_format=csv_format)
+        rows = PredictionRows.open(
+            args.data,
+            result,
+            chunk_rows=chunk_rows,
+            target=args.target,
+            csv_format=csv_format,
+            missing=args.missing,
+            id_column=args.id_column,
+        )
     except (ValueError, TypeError, KeyError, ConvergenceError) as error:
         raise UsageError(error) from None
     try:
@@ -767,6 +824,11 @@ def _predict(args: argparse.Namespace) -> None:
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
+    if summary.incomplete:
+        print(
+            f"{summary.incomplete} row(s) have a blank feature cell: written with empty probabilities (--missing drop)",
+            file=sys.stderr,
+        )
     if summary.undefined:
         print(
             f"warning: {summary.undefined} row(s) have probability 0 under every class under some estimate (NaN "

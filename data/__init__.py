@@ -5,8 +5,8 @@ Everything a model or the CLI needs from this package is re-exported here.
 
 from bayesclass.data.csvfile import CsvChunk, CsvFormat, count_csv_rows, features_from_csv, load_csv, read_csv_chunks
 from bayesclass.data.dataset import Dataset, FeatureKind, check_features
-from bayesclass.data.loaders import DatasetInfo, available, load
-from bayesclass.data.origin import DataOrigin, SplitOrigin
+from bayesclass.data.loaders import DatasetInfo, available, load, load_parquet
+from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
 from bayesclass.data.split import train_validation_test_split
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp, seed004_gp_truth
 
@@ -21,6 +21,8 @@ __all__ = [
     "count_csv_rows",
     "check_features",
     "load",
+    "load_parquet",
+    "MissingRecord",
     "features_from_csv",
     "load_csv",
     "read_csv_chunks",

@@ -7,6 +7,11 @@ level is the reference: its effect is absorbed by the intercept, and each coeffi
 of ``"column=l_k"`` is the change of the linear predictor from ``l_0`` to ``l_k``. (Using
 the codes 0, 1, 2 as one number would force the three levels onto one line, which the
 data never said.) The same coding, with the training levels, is applied at prediction.
+
+A binary column read from text (two named levels, e.g. ``sex``: ``female``, ``male``) is coded the same way,
+as ONE indicator named after its second level (``"sex=male"``), so that every coefficient says which level
+it is the effect of. Its values are its 0/1 codes unchanged. A 0/1 column of numbers has no level names and
+keeps its name.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ def categorical_levels(
     feature_kinds: tuple[str, ...],
     category_names: Mapping[str, tuple[str, ...]],
 ) -> dict[str, tuple[str, ...]]:
-    """The levels of every categorical column: its category names, or the codes ``"0" .. str(max code)``.
+    """The levels of every column to treatment-code: categorical columns, and binary columns with level names.
+
+    A categorical column's levels are its category names, or the codes ``"0" .. str(max code)``; a binary
+    column's are its two category names (a 0/1 column of numbers, without names, is not coded).
 
     Parameters
     ----------
@@ -33,7 +41,7 @@ def categorical_levels(
     feature_names : tuple of str
         The name of every column of ``X``.
     feature_kinds : tuple of str
-        The kind of every column (``"categorical"`` for the ones coded here).
+        The kind of every column (``"categorical"``, and ``"binary"`` with level names, for the ones coded here).
     category_names : Mapping of str to tuple of str
         The level names of the categorical columns that have them (text levels, in code order).
 
@@ -48,6 +56,8 @@ def categorical_levels(
             levels[name] = tuple(category_names.get(name, ())) or tuple(
                 str(code) for code in range(int(X[:, column].max()) + 1)
             )
+        elif kind == "binary" and len(category_names.get(name, ())) == 2:
+            levels[name] = tuple(category_names[name])
     return levels
 
 

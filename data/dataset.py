@@ -13,23 +13,18 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
 from bayesclass.data.constraints import check_finite
-from bayesclass.data.origin import DataOrigin
+from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind
+from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
+from bayesclass.data.table import DEFAULT_MAX_LEVELS, CodedTable, TableOptions, TableSource, code_table, number_text
 
-FeatureKind = Literal["continuous", "binary", "categorical", "count"]
-"""How a feature's values are to be modelled.
-
-``"continuous"``: any finite real (Gaussian class models, seed 003 "Gaussian Naive Bayes").
-``"binary"``: 0/1 only (Bernoulli, seed 003 "Raining"). ``"categorical"``: codes
-``0..L-1`` (multinomial). ``"count"``: non-negative integers (e.g. pixel intensities 0..16).
-"""
-
-FEATURE_KINDS: tuple[str, ...] = get_args(FeatureKind)
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _names(value: object, *, argument: str) -> tuple[str, ...]:
@@ -156,6 +151,9 @@ class Dataset:
     origin : DataOrigin
         Structured provenance: the built-in data set or generator (and its arguments) that made the rows,
         and the split part they are, so the rows can be made again (:mod:`bayesclass.data.origin`).
+    missing : MissingRecord
+        What loading the table did about blank cells (:meth:`from_frame` ``missing=``): the policy, the rows
+        dropped and the blanks counted per used column; kept by subsets and splits.
 
     Raises
     ------
@@ -180,6 +178,7 @@ class Dataset:
     category_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     true_class_proba: np.ndarray | None = None
     origin: DataOrigin = field(default_factory=DataOrigin)
+    missing: MissingRecord = field(default_factory=MissingRecord)
 
     def __post_init__(self) -> None:
         def set_(attribute: str, value: object) -> None:  # frozen dataclass: store converted fields once
@@ -190,6 +189,10 @@ class Dataset:
                 raise ValueError(f"{argument} must be a str, got {getattr(self, argument)!r}")
         if not isinstance(self.origin, DataOrigin):
             raise ValueError(f"origin must be a bayesclass.data.origin.DataOrigin, got {type(self.origin).__name__}")
+        if not isinstance(self.missing, MissingRecord):
+            raise ValueError(
+                f"missing must be a bayesclass.data.origin.MissingRecord, got {type(self.missing).__name__}"
+            )
         if not self.name:
             raise ValueError("name must be a non-empty string; pass e.g. name='my_data'")
         feature_names = _names(self.feature_names, argument="feature_names")
@@ -263,6 +266,117 @@ class Dataset:
             checked[feature] = levels
         return MappingProxyType(checked)
 
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        target: str,
+        name: str | None = None,
+        feature_kinds: Mapping[str, FeatureKind] | None = None,
+        features: Sequence[str] | str | None = None,
+        missing: MissingPolicy = "error",
+        max_levels: int = DEFAULT_MAX_LEVELS,
+        category_names: Mapping[str, Sequence[str]] | None = None,
+        class_names: Sequence[str] | None = None,
+    ) -> Dataset:
+        """A Dataset from a pandas DataFrame: column ``target`` holds the class labels, the others are features.
+
+        The one coder of every table (:mod:`bayesclass.data.table`; CSV, TSV and parquet files go through it
+        too): numeric columns become ``"continuous"`` (``"binary"`` when all 0/1); text (``object``/``string``
+        cells that are not all numbers), ``bool`` and ``category`` columns become levels coded 0..L-1 (two levels
+        ``"binary"``, the second level being 1; more ``"categorical"``); a numeric column declared
+        ``"categorical"`` is coded by its sorted distinct values. Class names are the distinct labels (numbers
+        sorted by value).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            The table, one row per observation, with unique text column names.
+        target : str
+            The class column.
+        name : str, optional
+            The Dataset's name (default ``"frame"``).
+        feature_kinds : Mapping[str, FeatureKind], optional
+            Declared kinds of some features, overriding the inferred ones (e.g. ``{"year": "categorical"}``).
+        features : sequence of str or str, optional
+            The feature columns to use, in order (default: every column but the target). Only the used columns
+            (these and the target) are checked for blanks.
+        missing : {"error", "drop"}
+            A blank cell (empty, NA, N/A, nan, pandas NA/NaN/None) in a used column: refuse the table, listing
+            the blanks per column (default), or drop its row (counted in :attr:`missing`).
+        max_levels : int
+            The most levels a categorical column may have (default 50); more is refused.
+        category_names, class_names : optional
+            A training schema: coded columns keep these levels, labels these classes (new rows get the codes of
+            the training data; an unseen level or label is an error).
+
+        Returns
+        -------
+        Dataset
+            With ``provenance`` naming the frame's shape and :attr:`missing` recording the blanks.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument or column, the value and the fix.
+        TypeError
+            ``frame`` is not a DataFrame.
+        """
+        options = TableOptions(missing=missing, max_levels=max_levels)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        coded = code_table(
+            frame,
+            target=target,
+            features=features,
+            feature_kinds=feature_kinds,
+            options=options,
+            category_names=category_names,
+            class_names=class_names,
+            source=TableSource("DataFrame", name=name or "frame"),
+        )
+        return cls.from_coded_table(
+            coded,
+            name=name or "frame",
+            description=f"{len(coded.y)} rows of a DataFrame, classes from column {target!r}",
+            provenance=f"pandas DataFrame ({frame.shape[0]} rows x {frame.shape[1]} columns)",
+        )
+
+    @classmethod
+    def from_coded_table(cls, coded: CodedTable, *, name: str, description: str, provenance: str) -> Dataset:
+        """The Dataset of a table coded by :func:`bayesclass.data.table.code_table` (files and frames alike).
+
+        Parameters
+        ----------
+        coded : CodedTable
+            The coded columns.
+        name, description, provenance : str
+            As the fields of the same names; ``provenance`` gains the rows dropped for blanks, if any.
+
+        Returns
+        -------
+        Dataset
+        """
+        if coded.missing.dropped_rows:
+            counts = ", ".join(f"{column} {count}" for column, count in coded.missing.blanks_per_column)
+            provenance = f"{provenance}; {coded.missing.dropped_rows} row(s) with blank cells dropped ({counts})"
+        if coded.declared_kinds:
+            declared = ", ".join(f"{column}={kind}" for column, kind in coded.declared_kinds.items())
+            provenance = f"{provenance}; feature kinds declared: {declared}"
+        return cls(
+            name=name,
+            X=coded.X,
+            y=coded.y,
+            feature_names=coded.feature_names,
+            class_names=coded.class_names,
+            feature_kinds=coded.feature_kinds,
+            description=description,
+            provenance=provenance,
+            category_names=coded.category_names,
+            missing=coded.missing,
+        )
+
     def __reduce__(self):
         arguments = (
             self.name,
@@ -276,6 +390,7 @@ class Dataset:
             dict(self.category_names),
             self.true_class_proba,
             self.origin,
+            self.missing,
         )
         return (type(self), arguments)
 
@@ -390,14 +505,22 @@ class Dataset:
             provenance=f"{self.provenance}; features {', '.join(names)}",
         )
 
-    def with_feature_kinds(self, kinds: Mapping[str, FeatureKind], *, argument: str = "feature_kinds") -> Dataset:
+    def with_feature_kinds(
+        self,
+        kinds: Mapping[str, FeatureKind],
+        *,
+        argument: str = "feature_kinds",
+        max_levels: int = DEFAULT_MAX_LEVELS,
+    ) -> Dataset:
         """The same data with the kinds of some columns declared, e.g. ``{"smoker": "continuous"}``.
 
         A CSV column of 0/1 numbers is read as ``"binary"``; declaring it
         ``"continuous"`` makes ``standardize=True`` scale it and naive Bayes model it as
-        Gaussian. The values must suit the new kind: ``"binary"`` 0/1, ``"categorical"`` and
-        ``"count"`` non-negative integers, ``"continuous"`` numbers (a column read from text
-        levels cannot become continuous or count: its codes are not measurements).
+        Gaussian. The values must suit the new kind: ``"binary"`` 0/1, ``"count"`` non-negative
+        integers, ``"continuous"`` numbers (a column read from text levels cannot become continuous
+        or count: its codes are not measurements). A column of numbers declared ``"categorical"`` is
+        coded by its distinct values: the levels are the sorted values as text (``"2007"``), the codes
+        0..L-1, never the values themselves; more than ``max_levels`` levels are refused.
 
         Parameters
         ----------
@@ -405,6 +528,13 @@ class Dataset:
             Column name -> one of :data:`FEATURE_KINDS`.
         argument : str
             How the caller calls ``kinds`` in error messages (``--feature-kind`` on the CLI).
+        max_levels : int
+            The most levels a column declared categorical may have (default 50).
+
+        Returns
+        -------
+        Dataset
+            ``self`` when nothing changes.
 
         Raises
         ------
@@ -439,9 +569,15 @@ class Dataset:
         }
         if not changed:
             return self
+        X, category_names = self.X, dict(self.category_names)
+        for column, kind in changed.items():
+            if kind == "categorical" and column not in category_names:  # numbers: coded by their distinct values
+                X, category_names[column] = _coded_by_values(X, self.feature_names.index(column), column, max_levels)
         return replace(
             self,
+            X=X,
             feature_kinds=feature_kinds,
+            category_names=category_names,
             provenance=f"{self.provenance}; feature kinds declared: "
             + ", ".join(f"{name}={kind}" for name, kind in changed.items()),
         )
@@ -543,6 +679,21 @@ class Dataset:
             X=(self.X - mean) / std,
             provenance=f"{self.provenance}; standardized (ddof=0) with the mean/std of {reference.name!r} ({scale})",
         )
+
+
+def _coded_by_values(X: np.ndarray, index: int, column: str, max_levels: int) -> tuple[np.ndarray, tuple[str, ...]]:
+    """``X`` with column ``index`` replaced by the codes of its sorted distinct values, and those values as text."""
+    TableOptions(max_levels=max_levels)  # the limit itself is checked as declared
+    distinct, codes = np.unique(X[:, index], return_inverse=True)
+    if len(distinct) > max_levels:
+        raise ValueError(
+            f"column {column!r} has {len(distinct)} distinct values, more than max_levels={max_levels} levels for "
+            f"a categorical feature; keep it numeric, or raise the limit with max_levels={len(distinct)} "
+            f"(--max-levels {len(distinct)} on the command line)"
+        )
+    coded = X.copy()
+    coded[:, index] = codes
+    return coded, tuple(number_text(value) for value in distinct)
 
 
 def check_features(

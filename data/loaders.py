@@ -2,28 +2,56 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata, resources
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
 from bayesclass._cache import cache_directory
-from bayesclass.data.csvfile import load_csv
+from bayesclass.data.csvfile import CsvFormat, load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind
-from bayesclass.data.origin import DataOrigin
+from bayesclass.data.origin import MissingPolicy
 from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
+from bayesclass.data.table import DEFAULT_MAX_LEVELS, TableOptions, TableSource, code_table
+
+__all__ = [
+    "TABLE_SUFFIXES",
+    "DatasetInfo",
+    "available",
+    "builtin_table_file",
+    "builtin_tables",
+    "load",
+    "load_parquet",
+    "table_suffix",
+]
+
+#: the file suffixes :func:`load` reads (case-insensitive): CSV, tab-separated text, parquet
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
 @dataclass(frozen=True)
 class DatasetInfo:
     """One line of the catalogue printed by ``bayesclass datasets``.
 
-    ``n_obs`` is ``"generated"`` for synthetic sets, whose size is the ``n`` argument.
+    Parameters
+    ----------
+    name : str
+        The name :func:`load` takes.
+    description : str
+        One line about the data.
+    n_obs : int or "generated"
+        Rows (of the whole table, blanks included); ``"generated"`` for synthetic sets, whose size is ``n``.
+    n_features, n_classes : int
+        Feature columns and classes (with the default target).
+    source : str
+        Where the data come from.
     """
 
     name: str
@@ -135,16 +163,68 @@ def _digits_binary() -> Dataset:
     )
 
 
-def _transport() -> Dataset:
-    """The toy transportation table of seed 003, read through :func:`load_csv` from ``files/transport.csv``."""
-    with resources.as_file(resources.files(__package__) / "files" / "transport.csv") as path:
-        dataset = load_csv(path, target="Mode", name="transport")
-    return replace(
-        dataset,
-        description="Ten trips: distance (miles), raining, flat tire -> mode of transport (walk/bike/bus/car).",
-        provenance="seed 003, transport table (Naive Bayes slides, toy transportation data), transcribed in "
-        f"data/files/transport.csv, see data/files/PROVENANCE.md; {dataset.provenance}",
-    )
+def _builtin_table(
+    file: str,
+    default_target: str,
+    description: str,
+    provenance: str,
+) -> Callable[..., Dataset]:
+    """A loader of a table shipped in ``data/files``, read through :func:`load_csv` (the one table coder).
+
+    Its options are those of any table: another ``target`` column, ``features``, ``feature_kinds``,
+    ``missing`` and ``max_levels``.
+    """
+    stem = file.removesuffix(".csv")
+
+    def loader(
+        *,
+        target: str = default_target,
+        features: Sequence[str] | str | None = None,
+        feature_kinds: Mapping[str, FeatureKind] | str | None = None,
+        missing: MissingPolicy = "error",
+        max_levels: int = DEFAULT_MAX_LEVELS,
+    ) -> Dataset:
+        with resources.as_file(resources.files(__package__) / "files" / file) as path:
+            dataset = load_csv(
+                path,
+                target=target,
+                name=stem,
+                features=features,
+                feature_kinds=_kinds_mapping(feature_kinds),
+                missing=missing,
+                max_levels=max_levels,
+            )
+        return replace(dataset, description=description, provenance=f"{provenance}; {dataset.provenance}")
+
+    loader.__name__ = f"load_{stem}"
+    return loader
+
+
+def _kinds_mapping(kinds: Mapping[str, FeatureKind] | str | None) -> Mapping[str, FeatureKind] | None:
+    """``feature_kinds`` as a mapping; the text ``"year=categorical,sex=binary"`` (a recorded origin) is parsed."""
+    if not isinstance(kinds, str):
+        return kinds
+    pairs = [item.partition("=") for item in kinds.split(",") if item.strip()]
+    if any(not separator for _, separator, _ in pairs):
+        raise ValueError(f"feature_kinds {kinds!r} must map columns to kinds, e.g. {{'year': 'categorical'}}")
+    return {column.strip(): kind.strip() for column, _, kind in pairs}  # type: ignore[misc]
+
+
+_transport = _builtin_table(
+    "transport.csv",
+    "Mode",
+    "Ten trips: distance (miles), raining, flat tire -> mode of transport (walk/bike/bus/car).",
+    "seed 003, transport table (Naive Bayes slides, toy transportation data), transcribed in "
+    "data/files/transport.csv, see data/files/PROVENANCE.md",
+)
+_penguins = _builtin_table(
+    "penguins.csv",
+    "species",
+    "Palmer penguins: island, bill length and depth, flipper length, body mass, sex and year of 344 penguins "
+    "of three species (19 blank cells: load with missing='drop').",
+    "Horst, Hill & Gorman (2020) palmerpenguins, doi:10.5281/zenodo.3960218, CC0; Gorman, Williams & Fraser (2014) "
+    "PLoS ONE 9(3):e90081; data/files/penguins.csv (NA written as blank cells), see data/files/PROVENANCE.md",
+)
 
 
 _SCIKIT_LEARN = "scikit-learn (UCI)"
@@ -185,6 +265,17 @@ _REGISTRY: dict[str, tuple[DatasetInfo, Callable[..., Dataset]]] = {
         ),
         (
             DatasetInfo(
+                "penguins",
+                "Palmer penguins: island, bill, flipper, body mass, sex, year -> species (19 blank cells).",
+                344,
+                7,
+                3,
+                "palmerpenguins (Horst et al. 2020), CC0",
+            ),
+            _penguins,
+        ),
+        (
+            DatasetInfo(
                 "seed001_gaussians",
                 "Two Gaussian classes, P(C1)=0.7 (kwargs n=500, random_seed=0).",
                 "generated",
@@ -222,63 +313,263 @@ _REGISTRY: dict[str, tuple[DatasetInfo, Callable[..., Dataset]]] = {
 
 
 def available() -> tuple[DatasetInfo, ...]:
-    """Every built-in data set name with its shape and source (for ``bayesclass datasets``)."""
+    """Every built-in data set name with its shape and source (for ``bayesclass datasets``).
+
+    Returns
+    -------
+    tuple of DatasetInfo
+        One per built-in data set, in catalogue order.
+    """
     return tuple(info for info, _ in _REGISTRY.values())
 
 
+def builtin_tables() -> tuple[str, ...]:
+    """The built-in data sets that are tables (read through the table coder: options ``target``, ``feature_kinds``).
+
+    Returns
+    -------
+    tuple of str
+        Their names (``transport``, ``penguins``).
+    """
+    return tuple(name for name, (_, loader) in _REGISTRY.items() if "missing" in inspect.signature(loader).parameters)
+
+
+def builtin_table_file(name: str) -> tuple[Path, str]:
+    """The shipped CSV file of a built-in table and its default target (to stream it like any table file).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`builtin_tables`.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The file (inside the installed package).
+    target : str
+        Its default class column.
+    """
+    if name not in builtin_tables():
+        raise ValueError(f"{name!r} is not a built-in table; the built-in tables are {', '.join(builtin_tables())}")
+    loader = _REGISTRY[name][1]
+    default = inspect.signature(loader).parameters["target"].default
+    return Path(str(resources.files(__package__) / "files" / f"{name}.csv")), default
+
+
+def table_suffix(name: object) -> str | None:
+    """The table suffix (``.csv``, ``.tsv``, ``.parquet``, lower case) of a path, or None for a built-in name.
+
+    Parameters
+    ----------
+    name : object
+        A path or a data set name.
+
+    Returns
+    -------
+    str or None
+        The suffix when ``name`` is a path (or a string) ending in one of :data:`TABLE_SUFFIXES`.
+    """
+    if not isinstance(name, (str, os.PathLike)):
+        return None
+    text = os.fspath(name).lower()
+    return next((suffix for suffix in TABLE_SUFFIXES if text.endswith(suffix)), None)
+
+
+def load_parquet(
+    path: str | os.PathLike[str],
+    *,
+    target: str,
+    name: str | None = None,
+    features: Sequence[str] | str | None = None,
+    feature_kinds: Mapping[str, FeatureKind] | None = None,
+    missing: MissingPolicy = "error",
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    category_names: Mapping[str, tuple[str, ...]] | None = None,
+    class_names: tuple[str, ...] | None = None,
+) -> Dataset:
+    """Load a parquet file (read by pyarrow) through the one table coder, as :meth:`Dataset.from_frame`.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The parquet file.
+    target : str
+        The class column.
+    name : str, optional
+        Dataset name; defaults to the file name without extension.
+    features, feature_kinds, missing, max_levels, category_names, class_names
+        As for :meth:`Dataset.from_frame`.
+
+    Returns
+    -------
+    Dataset
+        With ``provenance = "parquet file <absolute path> (sha256 <first 12 hex digits>)"``.
+
+    Raises
+    ------
+    ValueError
+        Not an existing file, not a parquet file, and every error of :meth:`Dataset.from_frame`.
+    """
+    options = TableOptions(missing=missing, max_levels=max_levels)
+    file, frame, digest = _read_parquet(path)
+    coded = code_table(
+        frame,
+        target=target,
+        features=features,
+        feature_kinds=feature_kinds,
+        options=options,
+        category_names=category_names,
+        class_names=class_names,
+        source=TableSource(f"parquet file {file}"),
+    )
+    return Dataset.from_coded_table(
+        coded,
+        name=file.stem if name is None else name,
+        description=f"{len(coded.y)} rows of {file.name}, classes from column {target!r}",
+        provenance=f"parquet file {file} (sha256 {digest[:12]})",
+    )
+
+
+def _read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = None):
+    """(resolved path, DataFrame, sha256 hex) of a parquet file; a missing or unreadable file is a ValueError."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    file = Path(path).expanduser().resolve()
+    if not file.is_file():
+        raise ValueError(f"path {os.fspath(path)!r} is not an existing file (resolved to {file}); check the file name")
+    try:
+        table = pq.read_table(file, columns=None if columns is None else list(columns))
+    except (pa.ArrowException, OSError) as error:
+        raise ValueError(f"{file} is not a readable parquet file ({error}); check the file") from None
+    frame: pd.DataFrame = table.to_pandas()
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    return file, frame, digest
+
+
+def _load_table_file(path: str | os.PathLike[str], suffix: str, kwargs: dict[str, object]) -> Dataset:
+    """A CSV, TSV or parquet file by its suffix (the keyword arguments of :func:`load_csv` / :func:`load_parquet`)."""
+    shown = os.fspath(path)
+    if "target" not in kwargs:
+        raise ValueError(f"loading table file {shown!r} needs the class column: pass target=COLUMN (--target)")
+    accepted = {
+        "target", "name", "feature_kinds", "features", "missing", "max_levels", "category_names", "class_names",
+        "csv_format",
+    }  # fmt: skip
+    unexpected = sorted(set(kwargs) - accepted)
+    if unexpected:
+        raise ValueError(
+            f"load({shown!r}) got unexpected keyword arguments {unexpected}; a {suffix} file accepts "
+            f"{', '.join(f'{key}=' for key in sorted(accepted))}"
+        )
+    if suffix == ".parquet":
+        if kwargs.get("csv_format", "absent") is None:  # the command line passes none for a parquet file
+            kwargs.pop("csv_format")
+        if "csv_format" in kwargs:
+            raise ValueError(f"csv_format applies to CSV and TSV files, not to the parquet file {shown!r}")
+        return load_parquet(path, **kwargs)  # type: ignore[arg-type]
+    if suffix == ".tsv":
+        given = kwargs.get("csv_format") or CsvFormat()
+        if not isinstance(given, CsvFormat):
+            raise ValueError(f"csv_format must be a CsvFormat, got {type(given).__name__}")
+        kwargs = {**kwargs, "csv_format": replace(given, delimiter=given.delimiter or "\t")}
+    return load_csv(path, **kwargs)  # type: ignore[arg-type]
+
+
+#: options every built-in data set accepts (applied while coding a built-in table, after loading the others)
+_COMMON_OPTIONS = ("features", "feature_kinds", "missing", "max_levels")
+
+
 def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
-    """Load a built-in data set by name, or a CSV file by path.
+    """Load a built-in data set by name, or a table file (CSV, TSV, parquet) by path.
 
     Parameters
     ----------
     name : str or PathLike
-        One of the names in :func:`available` (``iris``, ``wine``,
-        ``breast_cancer``, ``digits``, ``digits_binary``, ``transport``, ``seed001_gaussians``,
-        ``seed000_separable``, ``seed004_gp``), or a path ending in ``.csv``.
+        One of the names in :func:`available` (``iris``, ``wine``, ``breast_cancer``, ``digits``,
+        ``digits_binary``, ``transport``, ``penguins``, ``seed001_gaussians``, ``seed000_separable``,
+        ``seed004_gp``), or a path ending in ``.csv``, ``.tsv`` or ``.parquet`` (any case).
     **kwargs
-        For the generators: ``n`` and ``random_seed``. For a CSV path:
-        ``target`` (required) and optionally ``name`` and ``feature_kinds`` (see
-        :func:`load_csv`). Other names take none.
+        For a file: ``target`` (required) and optionally ``name``, ``features``, ``feature_kinds``,
+        ``missing``, ``max_levels`` and (CSV/TSV) ``csv_format`` (see :func:`load_csv`). For every built-in:
+        ``features``, ``feature_kinds`` (a numeric column declared categorical is coded by its values),
+        ``missing`` and ``max_levels``; for the built-in tables (``transport``, ``penguins``) also ``target``
+        (another column as the class); for the generators ``n`` and ``random_seed``.
+
+    Returns
+    -------
+    Dataset
+        The rows, with ``origin`` recording the built-in name and every option given, so that
+        ``load(origin.source, **dict(origin.arguments))`` makes them again.
 
     Raises
     ------
     ValueError
         Unknown name (the valid names are listed), unexpected keyword
-        arguments (named), or a CSV path without ``target``.
+        arguments (named), or a file path without ``target``.
     """
-    if isinstance(name, os.PathLike) or (isinstance(name, str) and name.lower().endswith(".csv")):
-        if "target" not in kwargs:
-            raise ValueError(
-                f"loading CSV file {os.fspath(name)!r} needs the class column: pass target=COLUMN (--target)"
-            )
-        unexpected = sorted(set(kwargs) - {"target", "name", "feature_kinds", "csv_format"})
-        if unexpected:
-            raise ValueError(
-                f"load({os.fspath(name)!r}) got unexpected keyword arguments {unexpected}; "
-                "a CSV file accepts target=, name=, feature_kinds= and csv_format="
-            )
-        return load_csv(name, **kwargs)  # type: ignore[arg-type]
+    suffix = table_suffix(name)
+    if suffix is not None or isinstance(name, os.PathLike):
+        return _load_table_file(name, suffix or ".csv", dict(kwargs))
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(
             f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
-            "or pass the path of a .csv file with target=COLUMN"
+            "or pass the path of a .csv, .tsv or .parquet file with target=COLUMN"
         )
     if "csv_format" in kwargs:
         raise ValueError(f"csv_format applies to CSV files, not to the built-in {name!r}")
-    if "feature_kinds" in kwargs:
-        raise ValueError(
-            f"feature_kinds applies to CSV files; for the built-in {name!r} use "
-            f"load({name!r}).with_feature_kinds({{column: kind}})"
-        )
     loader = _REGISTRY[name][1]
     accepted = [p for p, spec in inspect.signature(loader).parameters.items() if spec.kind is not spec.VAR_KEYWORD]
-    unexpected = sorted(set(kwargs) - set(accepted))
+    table = "missing" in accepted  # a built-in table codes the options itself
+    unexpected = sorted(set(kwargs) - set(accepted) - set(_COMMON_OPTIONS))
     if unexpected:
+        hint = "; only the built-in tables (transport, penguins) take another target" if "target" in unexpected else ""
         raise ValueError(
             f"load({name!r}) got unexpected keyword arguments {unexpected}; "
-            f"{name!r} accepts {accepted if accepted else 'no keyword arguments'}"
+            f"{name!r} accepts {accepted if accepted else 'no keyword arguments'} and the table options "
+            f"{', '.join(_COMMON_OPTIONS)}{hint}"
         )
+    options = {key: kwargs.pop(key) for key in _COMMON_OPTIONS if key in kwargs and not table}
     dataset = loader(**kwargs)
-    if not dataset.origin.source:  # fixed data: the name alone makes the rows again (generators record themselves)
-        dataset = replace(dataset, origin=DataOrigin(source=name))
+    if options:
+        dataset = _with_options(dataset, **options)  # type: ignore[arg-type]
+    recorded = {**dict(dataset.origin.arguments), **_recordable(kwargs if table else options)}
+    return replace(
+        dataset,
+        origin=replace(dataset.origin, source=dataset.origin.source or name, arguments=tuple(sorted(recorded.items()))),
+    )
+
+
+def _with_options(
+    dataset: Dataset,
+    *,
+    features: Sequence[str] | str | None = None,
+    feature_kinds: Mapping[str, FeatureKind] | str | None = None,
+    missing: MissingPolicy = "error",
+    max_levels: int = DEFAULT_MAX_LEVELS,
+) -> Dataset:
+    """A built-in array data set with the table options applied (it has no blanks: ``missing`` is only checked)."""
+    TableOptions(missing=missing, max_levels=max_levels)
+    if features is not None:
+        dataset = dataset.select_features(features)
+    kinds = _kinds_mapping(feature_kinds)
+    if kinds:
+        dataset = dataset.with_feature_kinds(kinds, max_levels=max_levels)
     return dataset
+
+
+def _recordable(options: Mapping[str, object]) -> dict[str, int | float | str | bool]:
+    """The options as the plain values a DataOrigin records (lists joined by commas, kinds as ``col=kind``)."""
+    recorded: dict[str, int | float | str | bool] = {}
+    defaults = {"missing": "error", "max_levels": DEFAULT_MAX_LEVELS}
+    for key, value in options.items():
+        if value is None or (key in defaults and value == defaults[key]):
+            continue
+        if isinstance(value, Mapping):
+            value = ",".join(f"{column}={kind}" for column, kind in value.items())
+        elif isinstance(value, (list, tuple)):
+            value = ",".join(map(str, value))
+        if isinstance(value, (int, float, str, bool)):
+            recorded[key] = value
+    return recorded

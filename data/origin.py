@@ -11,9 +11,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-__all__ = ["DataOrigin", "SplitOrigin", "SplitPart"]
+__all__ = ["DataOrigin", "MissingPolicy", "MissingRecord", "SplitOrigin", "SplitPart"]
 
 SplitPart = Literal["train", "validation", "test"]
+#: what loading a table does with a blank cell in a column it uses: refuse the table, or drop the row
+MissingPolicy = Literal["error", "drop"]
 #: the plain values a generator argument may take (what JSON keeps exactly)
 ArgumentValue = int | float | str | bool
 
@@ -155,6 +157,83 @@ class DataOrigin:
             raise ValueError(f"data origin arguments must be finite, got {arguments!r}")
         split = None if value["split"] is None else SplitOrigin.from_dict(value["split"])
         return cls(source=source, arguments=tuple(sorted(arguments.items())), split=split)
+
+
+@dataclass(frozen=True)
+class MissingRecord:
+    """What loading a table did about blank cells in the columns it used (the target and the features).
+
+    Parameters
+    ----------
+    policy : {"error", "drop"}
+        ``"error"``: a blank cell refused the table (so none was there); ``"drop"``: rows with one were dropped.
+    dropped_rows : int
+        How many rows were dropped (0 under ``"error"``).
+    blanks_per_column : tuple of (str, int) pairs
+        The blank cells counted in each used column that had any, in column order (before dropping).
+    """
+
+    policy: MissingPolicy = "error"
+    dropped_rows: int = 0
+    blanks_per_column: tuple[tuple[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.policy not in get_args(MissingPolicy):
+            raise ValueError(f"missing must be 'error' or 'drop', got {self.policy!r}")
+        if isinstance(self.dropped_rows, bool) or not isinstance(self.dropped_rows, int) or self.dropped_rows < 0:
+            raise ValueError(f"dropped_rows must be a count (an integer >= 0), got {self.dropped_rows!r}")
+        counts = self.blanks_per_column
+        if not isinstance(counts, tuple) or not all(
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], int)
+            and not isinstance(pair[1], bool)
+            and pair[1] > 0
+            for pair in counts
+        ):
+            raise ValueError(f"blanks_per_column must be (column, count > 0) pairs, got {counts!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values.
+
+        Returns
+        -------
+        dict
+            ``policy``, ``dropped_rows`` and ``blanks_per_column`` (a dict column -> count).
+        """
+        return {
+            "policy": self.policy,
+            "dropped_rows": self.dropped_rows,
+            "blanks_per_column": dict(self.blanks_per_column),
+        }
+
+    @classmethod
+    def from_dict(cls, value: object) -> MissingRecord:
+        """Rebuild from :meth:`to_dict`, checked as untrusted input.
+
+        Parameters
+        ----------
+        value : object
+            What :meth:`to_dict` wrote.
+
+        Returns
+        -------
+        MissingRecord
+
+        Raises
+        ------
+        ValueError
+            Naming the entry that is malformed.
+        """
+        if not isinstance(value, dict) or set(value) != {"policy", "dropped_rows", "blanks_per_column"}:
+            raise ValueError(
+                f"a missing-value record has the keys policy, dropped_rows and blanks_per_column; got {value!r}"
+            )
+        counts = value["blanks_per_column"]
+        if not isinstance(counts, dict):
+            raise ValueError(f"blanks_per_column must map columns to counts, got {counts!r}")
+        return cls(policy=value["policy"], dropped_rows=value["dropped_rows"], blanks_per_column=tuple(counts.items()))
 
 
 def _is_real(value: object) -> bool:

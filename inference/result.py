@@ -31,6 +31,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
+from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
@@ -86,6 +87,9 @@ class DataRecord:
         SHA-256 of the class names and the class codes in row order
         (:attr:`bayesclass.data.Dataset.target_fingerprint`): the same for fits on the same rows and labels
         whatever their features; "" in results written before it was recorded.
+    missing : MissingRecord
+        What loading the table did about blank cells: the policy and the rows dropped (attr ``data_missing``;
+        files written before it have none and read as no row dropped).
     """
 
     name: str
@@ -97,6 +101,7 @@ class DataRecord:
     feature_kinds: tuple[FeatureKind, ...]
     category_names: Mapping[str, tuple[str, ...]]
     target_fingerprint: str = ""
+    missing: MissingRecord = field(default_factory=MissingRecord)
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,7 @@ class ResultInfo:
             "feature_names": json.dumps(list(data.feature_names)),
             "feature_kinds": json.dumps(list(data.feature_kinds)),
             "category_names": json.dumps({name: list(levels) for name, levels in data.category_names.items()}),
+            "data_missing": json.dumps(data.missing.to_dict()),
             "point_estimate_status": json.dumps(dict(self.point_estimate_status)),
             "mle_status": self.mle_status,
             "package_versions": json.dumps(dict(self.package_versions)),
@@ -437,6 +443,10 @@ def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
             raise ValueError(f"attr data_origin: {error}") from None
     else:
         origin = _legacy_origin(name, provenance)
+    try:
+        missing = MissingRecord.from_dict(_json(attrs, "data_missing", dict, MissingRecord().to_dict()))
+    except ValueError as error:
+        raise ValueError(f"attr data_missing: {error}") from None
     return DataRecord(
         name=name,
         fingerprint=_text(attrs, "data_fingerprint", default=""),
@@ -447,6 +457,7 @@ def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
         feature_kinds=cast("tuple[FeatureKind, ...]", kinds),  # checked against FEATURE_KINDS above
         category_names=MappingProxyType({column: tuple(levels) for column, levels in categories.items()}),
         target_fingerprint=_digest(attrs, "data_target_fingerprint"),
+        missing=missing,
     )
 
 

@@ -188,6 +188,14 @@ def summary_section(run: rd.RunEvaluation) -> Section:
             "training rows x features",
             f"{facts.n_rows} x {len(facts.feature_names)}: {_listing(facts.feature_names)}",
         ),
+        (
+            "rows dropped for blank cells",
+            f"{facts.dropped_rows} (missing='drop'; blanks per column: "
+            + ", ".join(f"{column} {count}" for column, count in facts.blanks_per_column)
+            + ")"
+            if facts.dropped_rows
+            else "none",
+        ),
         ("classes", _listing(facts.class_names)),
         ("standardized features", _listing(facts.standardized_features) or "none"),
         ("method", facts.method),

@@ -1311,3 +1311,79 @@ def test_the_model_named_in_the_arguments():
     assert model_named_in(["--model", "gp", "--model", "gcc"], None) == "gcc"  # the last one, as argparse
     assert model_named_in(["--", "--model", "gp"], "logistic") == "logistic"
     assert model_named_in(["--model"], "logistic") == "logistic"
+# -- tables: --missing, --feature-kind on a built-in table, --max-levels, parquet, predict --id-column -------------
+
+
+def test_penguins_fit_with_missing_drop_and_year_levels_then_predict_in_place(tmp_path, capsys):
+    base = ("fit", "--data", "penguins", "--method", "map", "--out", str(tmp_path / "r.nc"))
+    assert run(*base) == 2
+    error = capsys.readouterr().err
+    assert "19 blank cell(s)" in error and "column 'sex' 11" in error and "--missing drop" in error
+    assert len(error.strip().splitlines()) == 1  # one line, no traceback
+    assert run(*base, "--missing", "drop", "--feature-kind", "year=categorical", "--standardize") == 0
+    assert "(333 rows)" in capsys.readouterr().out
+    result = load_result(tmp_path / "r.nc")
+    names = json.loads(result.attrs["model_feature_names"])
+    assert [name for name in names if "=" in name] == [
+        "island=Dream", "island=Torgersen", "sex=male", "year=2008", "year=2009",
+    ]  # fmt: skip
+    assert json.loads(result.attrs["data_missing"])["dropped_rows"] == 11
+    out = tmp_path / "p.csv"
+    assert run("predict", "--run", str(tmp_path / "r.nc"), "--data", "penguins", "--out", str(out)) == 2
+    assert "missing value '' at line 5, column 'bill_length_mm'" in capsys.readouterr().err
+    assert (
+        run("predict", "--run", str(tmp_path / "r.nc"), "--data", "penguins", "--missing", "drop", "--out", str(out))
+        == 0
+    )
+    table = read_csv(out)
+    assert len(table) == 344 and [index for index, row in enumerate(table) if not row["predicted"]] == [
+        3, 8, 9, 10, 11, 47, 178, 218, 256, 268, 271,
+    ]  # fmt: skip
+    assert {row["observed"] for row in table} == {"Adelie", "Chinstrap", "Gentoo"}
+
+
+def test_another_target_of_a_built_in_table_and_the_level_limit(tmp_path, capsys):
+    out = str(tmp_path / "r.nc")
+    sex = ("fit", "--data", "penguins", "--target", "sex", "--features", "bill_depth_mm,body_mass_g", "--method", "map")
+    assert run(*sex, "--missing", "drop", "--out", out) == 0
+    assert json.loads(load_result(out).attrs["class_names"]) == ["female", "male"]
+    capsys.readouterr()
+    assert run("fit", "--data", "iris", "--target", "species", "--out", out) == 2
+    assert "only the built-in tables (transport, penguins) take another target" in capsys.readouterr().err
+    from importlib import resources
+
+    import pandas as pd
+
+    shipped = pd.read_csv(resources.files("bayesclass.data") / "files" / "penguins.csv").dropna()
+    levels = shipped["body_mass_g"].nunique()  # counted independently, on the 333 complete rows
+    kinds = ("--feature-kind", "body_mass_g=categorical")
+    assert run("fit", "--data", "penguins", "--missing", "drop", *kinds, "--method", "map", "--out", out) == 2
+    error = capsys.readouterr().err
+    assert f"column 'body_mass_g' has {levels} distinct levels, more than max_levels=50" in error
+    assert f"--max-levels {levels}" in error
+
+
+def test_a_parquet_file_with_blanks_fits_and_predicts_with_an_id_column(tmp_path, capsys):
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "id": [f"p{i}" for i in range(40)],
+            "size": [float(i % 7) if i != 5 else None for i in range(40)],
+            "colour": pd.Categorical([("red", "blue")[i % 2] if i != 9 else None for i in range(40)]),
+            "label": [("big", "small")[(i % 7 > 3) ^ (i % 5 == 0)] for i in range(40)],
+        }
+    )
+    frame.to_parquet(tmp_path / "t.parquet")
+    fit = ("fit", "--data", str(tmp_path / "t.parquet"), "--target", "label", "--features", "size,colour", "--method")
+    assert run(*fit, "map", "--missing", "drop", "--out", str(tmp_path / "r.nc")) == 0
+    assert "(38 rows)" in capsys.readouterr().out
+    assert run(*fit, "map", "--delimiter", ";", "--out", str(tmp_path / "r2.nc")) == 2
+    assert "apply to CSV and TSV files" in capsys.readouterr().err
+    out = tmp_path / "p.csv"
+    argv = ("predict", "--run", str(tmp_path / "r.nc"), "--data", str(tmp_path / "t.parquet"), "--out", str(out))
+    assert run(*argv, "--missing", "drop", "--id-column", "id", "--target", "label") == 0
+    table = read_csv(out)
+    assert [row["id"] for row in table] == list(frame["id"])
+    assert [row["id"] for row in table if not row["predicted"]] == ["p5", "p9"]
+    assert [row["observed"] for row in table] == list(frame["label"])

@@ -36,6 +36,7 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
+from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference.criticism.loo import pointwise_log_likelihood
 from bayesclass.inference.engines.methods import METHODS, SAMPLERS, methods_of
 from bayesclass.inference.engines.sampler import SamplerRun
@@ -45,6 +46,7 @@ from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
 
 if TYPE_CHECKING:
+    import pandas as pd
     import xarray as xr
 else:
     xr = lazy_import("xarray")
@@ -60,8 +62,10 @@ Standardize = bool | Literal["all"]
 
 def fit(
     model: ClassifierModel | str,
-    data: Dataset,
+    data: Dataset | pd.DataFrame,
     *,
+    target: str | None = None,
+    missing: MissingPolicy | None = None,
     method: Method = "auto",
     sampler: SamplerSettings | None = None,
     standardize: Standardize = False,
@@ -74,8 +78,15 @@ def fit(
     model : ClassifierModel or str
         A family instance (e.g. ``LogisticRegression(link="probit")``) or a
         registry name (default hyperparameters).
-    data : Dataset
-        Training data (see :func:`data.load`).
+    data : Dataset or pandas.DataFrame
+        Training data (see :func:`data.load`), or a DataFrame with the class labels in column ``target``
+        (coded by :meth:`Dataset.from_frame <bayesclass.data.Dataset.from_frame>`: text, ``bool`` and
+        ``category`` columns become levels; for declared kinds or a subset of features call it yourself).
+    target : str, optional
+        The class column of a DataFrame (required with one; refused with a Dataset, which has its classes).
+    missing : {"error", "drop"}, optional
+        With a DataFrame: a blank cell in a used column refuses it (default "error", counting the blanks per
+        column) or drops its row ("drop"; the count is recorded in the result). Refused with a Dataset.
     method : str
         Posterior sampling by NUTS; by the latent GP's exact data-augmentation Gibbs sampler ("gibbs",
         :mod:`bayesclass.inference.engines.gibbs`); or by independent draws from the exact conjugate posterior
@@ -103,6 +114,7 @@ def fit(
     xarray.DataTree
         See the module docstring.
     """
+    data = _as_dataset(data, target=target, missing=missing)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result, info = _fit(
@@ -114,6 +126,25 @@ def fit(
         result, dataclasses.replace(info, fit_warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught))
     )
     return result
+
+
+def _as_dataset(data: object, *, target: str | None, missing: MissingPolicy | None) -> Dataset:
+    """``data`` as a Dataset: a DataFrame with ``target`` goes through ``Dataset.from_frame``; else checked."""
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        if target is None:
+            raise ValueError(
+                f"data is a DataFrame with columns {list(data.columns)[:10]}: name its class column, e.g. "
+                "fit(model, frame, target='species')"
+            )
+        return Dataset.from_frame(data, target=target, missing=missing or "error")
+    if isinstance(data, Dataset) and (target is not None or missing is not None):
+        given = "target" if target is not None else "missing"
+        raise ValueError(
+            f"{given}= applies to a DataFrame; data is the Dataset {data.name!r}, whose classes and rows are fixed: "
+            f"drop {given}= (or pass the DataFrame)"
+        )
+    return data  # type: ignore[return-value]  # a wrong type is refused by _fit, naming the accepted types
 
 
 def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.DataTree, ResultInfo]:
@@ -130,7 +161,10 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
             f"{', '.join(map(repr, accepted))}{model.unavailable_hint(method)}"
         )
     if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
+        raise TypeError(
+            f"data must be a bayesclass.data.Dataset (see bayesclass.load) or a pandas DataFrame with target=COLUMN, "
+            f"got {type(data).__name__}"
+        )
     if random_seed is not None:
         random_seed = require_seed(random_seed)
     if random_seed is None:
@@ -201,6 +235,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
             feature_names=tuple(data.feature_names),
             feature_kinds=tuple(data.feature_kinds),
             category_names={name: tuple(levels) for name, levels in data.category_names.items()},
+            missing=data.missing,
         ),
         point_estimate_status=status,
         package_versions=_package_versions(),

@@ -91,6 +91,10 @@ class RunSummary:
         Package name and version, sorted by name.
     created_at : str
         When the result was made (ISO 8601).
+    dropped_rows : int
+        Rows of the training table dropped for blank cells (``missing="drop"``; 0 for older results).
+    blanks_per_column : tuple of (str, int)
+        The blank cells counted per used column of the training table.
     """
 
     label: str
@@ -114,6 +118,8 @@ class RunSummary:
     compile_cache_hit: bool | None
     package_versions: tuple[tuple[str, str], ...]
     created_at: str
+    dropped_rows: int = 0
+    blanks_per_column: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

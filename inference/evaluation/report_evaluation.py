@@ -361,6 +361,8 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
         compile_cache_hit=info.compile_cache_hit,
         package_versions=tuple(sorted(info.package_versions.items())),
         created_at=info.created_at,
+        dropped_rows=record.missing.dropped_rows,
+        blanks_per_column=record.missing.blanks_per_column,
     )
 
 

@@ -25,6 +25,7 @@ import csv
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,34 +44,72 @@ __all__ = [
 ]
 
 
-def _is_csv(data: str | os.PathLike) -> bool:
-    return isinstance(data, os.PathLike) or str(data).lower().endswith(".csv")
+def _table_suffix(data: str | os.PathLike) -> str | None:
+    from bayesclass.data.loaders import table_suffix
+
+    return table_suffix(data) if not isinstance(data, os.PathLike) else table_suffix(data) or ".csv"
+
+
+@dataclass
+class _Pending:
+    """Rows read but not yet written: which are complete (predicted), their labels and ids, in input order."""
+
+    complete: list[np.ndarray]
+    labels: list[np.ndarray]
+    ids: list[np.ndarray]
+
+    def take(self, n_complete: int | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """The rows up to and including the ``n_complete``-th complete one (None: every row left)."""
+        complete = np.concatenate(self.complete) if self.complete else np.zeros(0, dtype=bool)
+        if n_complete is None:
+            stop = len(complete)
+        else:
+            positions = np.flatnonzero(complete)
+            stop = int(positions[n_complete - 1]) + 1
+        parts = []
+        for queue in (self.labels, self.ids):
+            joined = np.concatenate(queue) if queue else None
+            parts.append(joined)
+            queue[:] = [] if joined is None or stop == len(joined) else [joined[stop:]]
+        self.complete[:] = [] if stop == len(complete) else [complete[stop:]]
+        labels, ids = parts
+        return complete[:stop], None if labels is None else labels[:stop], None if ids is None else ids[:stop]
 
 
 class PredictionRows:
-    """The new rows to predict: a CSV file read in chunks, or a built-in dataset cut in chunks.
+    """The new rows to predict: a table file (CSV, TSV, parquet) read in chunks, or a built-in dataset in chunks.
 
-    With their labels when there are any (``labelled``). Open with :meth:`open`.
+    With their labels when there are any (``labelled``), and an id column copied to the output when asked
+    (``id_column``). Rows with a blank feature (``missing="drop"``) are not predicted but still written, with
+    empty probabilities, in their place. Open with :meth:`open`.
 
     Parameters
     ----------
     chunks : iterable
-        The rows in chunks, each ``(features, labels or None)``.
+        The rows in chunks, each ``(features, labels or None, complete mask, ids or None)``.
     total_rows : int
         The number of rows over all chunks (for the progress bar).
     labelled : bool
         Whether the rows carry their observed classes.
     class_names : tuple of str
-        The fitted classes (labels are kept as their codes).
+        The fitted classes (labels are kept as their codes, -1 for a blank label).
+    id_column : str, optional
+        The name of the id column copied to the output.
     """
 
-    def __init__(self, chunks, total_rows: int, labelled: bool, class_names: tuple[str, ...]) -> None:
+    def __init__(
+        self, chunks, total_rows: int, labelled: bool, class_names: tuple[str, ...], id_column: str | None = None
+    ) -> None:
         self._chunks = chunks
         self.total_rows = total_rows
         self.labelled = labelled
+        self.id_column = id_column
         self.class_names = np.asarray(class_names, dtype=object)
-        self._labels: list[np.ndarray] = []  # labels of rows read but not yet written, in order
+        self._pending = _Pending([], [], [])
         self.undefined = 0
+        self.incomplete = 0
+        self.read = 0  # rows read so far (the position of the next row)
+        self._positions: list[np.ndarray] = []  # input positions of the complete rows read, not yet written
 
     @classmethod
     def open(
@@ -81,39 +120,54 @@ class PredictionRows:
         chunk_rows: int = CSV_CHUNK_ROWS,
         target: str | None = None,
         csv_format=None,
+        missing: str = "error",
+        id_column: str | None = None,
     ) -> PredictionRows:
-        """The rows of ``data`` (a CSV file, or a built-in dataset's name) with the features ``result`` was fitted on.
+        """The rows of ``data`` (a table file, or a built-in dataset's name) with the features ``result`` was fitted on.
 
-        ``target`` names a CSV file's label column (optional), ``csv_format`` its
-        :class:`~bayesclass.data.CsvFormat`. A CSV file's header, columns and first chunk are checked here,
-        before anything is written (``ValueError`` otherwise).
+        ``target`` names a file's label column (optional), ``csv_format`` a CSV/TSV file's
+        :class:`~bayesclass.data.CsvFormat`; ``missing="drop"`` writes rows with a blank feature with empty
+        probabilities instead of refusing them; ``id_column`` names a column copied to the output. A file's
+        header, columns and first chunk are checked here, before anything is written (``ValueError`` otherwise).
         """
-        from bayesclass.data import count_csv_rows, load, read_csv_chunks
+        from bayesclass.data import load
+        from bayesclass.data.loaders import builtin_table_file, builtin_tables
         from bayesclass.inference.prediction.predict import _check_labels
 
         info = result_info(result)
         feature_names, class_names = info.feature_names, info.class_names
-        if _is_csv(data):
-            chunks = read_csv_chunks(
-                data,
-                feature_names=feature_names,
-                category_names=dict(info.data.category_names),
-                target=target,
-                class_names=class_names,
-                csv_format=csv_format,
-                chunk_rows=chunk_rows,
-            )
+        if missing not in ("error", "drop"):
+            raise ValueError(f"missing must be 'error' or 'drop', got {missing!r}")
+        suffix = _table_suffix(data)
+        if suffix is None and isinstance(data, str) and data in builtin_tables():  # streamed as the file it is
+            data, default_target = builtin_table_file(data)
+            origin = dict(info.data.origin.arguments) if info.data.origin.source == data.stem else {}
+            target, suffix = target or str(origin.get("target", default_target)), ".csv"
+        if suffix is not None:
+            schema: dict[str, Any] = {
+                "feature_names": feature_names,
+                "category_names": dict(info.data.category_names),
+                "target": target,
+                "class_names": class_names,
+                "missing": missing,
+                "chunk_rows": chunk_rows,
+                "extra_columns": () if id_column is None else (id_column,),
+            }
+            if suffix == ".parquet":
+                chunks, total = _parquet_chunks(data, **schema)
+            else:
+                chunks, total = _csv_chunks(data, suffix, csv_format, **schema)
             first = next(chunks)  # the header, the columns and the first rows are checked before anything is written
-            rest = chunks
-
-            def pieces():
-                yield first.X, first.y
-                for chunk in rest:
-                    yield chunk.X, chunk.y
-
-            return cls(pieces(), count_csv_rows(data), target is not None, class_names)
+            return cls(_chain(first, chunks), total, target is not None, class_names, id_column)
         if target:
-            raise ValueError(f"--target applies to CSV files; {data!r} is a built-in dataset with its labels")
+            raise ValueError(
+                "--target applies to CSV files and other table files (.tsv, .parquet); "
+                f"{data!r} is a built-in dataset with its labels"
+            )
+        if id_column:
+            raise ValueError(
+                f"--id-column applies to CSV files and other table files (.tsv, .parquet); {data!r} is a built-in one"
+            )
         new = load(data)
         if new.feature_names != feature_names:
             new = new.select_features(feature_names)  # the fitted slice (--features)
@@ -123,47 +177,134 @@ class PredictionRows:
 
         def slices():
             for start in range(0, new.n_obs, chunk_rows):
-                yield new.X[start : start + chunk_rows], observed[start : start + chunk_rows]
+                stop = min(start + chunk_rows, new.n_obs)
+                yield new.X[start:stop], observed[start:stop], np.ones(stop - start, dtype=bool), None
 
         return cls(slices(), new.n_obs, True, class_names)
 
     def features(self):
-        """The feature chunks, for the predictor; their labels are queued for :meth:`take_labels`."""
-        for X, labels in self._chunks:
+        """The complete rows of each chunk, for the predictor; every row is queued for :meth:`take_rows`."""
+        for X, labels, complete, ids in self._chunks:
+            self._pending.complete.append(np.asarray(complete, dtype=bool))
             if labels is not None:
-                self._labels.append(labels)
-            yield X
+                self._pending.labels.append(labels)
+            if ids is not None:
+                self._pending.ids.append(ids)
+            self._positions.append(self.read + np.flatnonzero(complete))
+            self.read += len(complete)
+            self.incomplete += int((~np.asarray(complete)).sum())
+            if np.any(complete):
+                yield X[complete]
 
-    def take_labels(self, n: int) -> np.ndarray:
-        """The observed class names of the next ``n`` rows written.
+    def take_rows(self, n_complete: int | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """The next rows to write: up to the ``n_complete``-th complete one (None: all left), in input order.
+
+        Parameters
+        ----------
+        n_complete : int or None
+            Complete rows in the tile being written (None: the rows left after the last tile).
+
+        Returns
+        -------
+        complete : numpy.ndarray of bool
+            Which of the rows were predicted.
+        observed : numpy.ndarray or None
+            Their observed class names ("" for a blank label), when labelled.
+        ids : numpy.ndarray or None
+            Their ids, with an id column.
+        """
+        complete, labels, ids = self._pending.take(n_complete)
+        observed = None
+        if labels is not None:
+            names = np.append(self.class_names, "")  # code -1 (a blank label) -> ""
+            observed = names[np.where(labels < 0, len(self.class_names), labels)]
+        return complete, observed, ids
+
+    def positions(self, n: int) -> np.ndarray:
+        """The input positions (0-based) of the next ``n`` complete rows (for the draws file's ``obs``).
 
         Parameters
         ----------
         n : int
-            Rows written next (their labels are taken off the queue of rows read).
+            Complete rows in the tile.
 
         Returns
         -------
-        numpy.ndarray of shape (n,)
-            Their observed class names.
+        numpy.ndarray of int
+            Their positions in the input.
         """
-        taken, needed = [], n
-        while needed:
-            head = self._labels[0]
-            taken.append(head[:needed])
-            if len(head) <= needed:
-                self._labels.pop(0)
-            else:
-                self._labels[0] = head[needed:]
-            needed -= len(taken[-1])
-        return self.class_names[np.concatenate(taken)]
+        joined = np.concatenate(self._positions) if self._positions else np.zeros(0, dtype=np.int64)
+        self._positions = [joined[n:]]
+        return joined[:n]
 
 
-def prediction_header(predictor, *, labelled: bool) -> list[str]:
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _csv_chunks(data, suffix: str, csv_format, *, chunk_rows: int, **schema):
+    """The chunks of a CSV/TSV file (streamed by :func:`~bayesclass.data.read_csv_chunks`) and its row count."""
+    from dataclasses import replace
+
+    from bayesclass.data import CsvFormat, count_csv_rows, read_csv_chunks
+
+    csv_format = csv_format or CsvFormat()
+    if suffix == ".tsv" and csv_format.delimiter is None:
+        csv_format = replace(csv_format, delimiter="\t")
+    extra = schema.get("extra_columns", ())
+
+    def chunks():
+        for chunk in read_csv_chunks(data, csv_format=csv_format, chunk_rows=chunk_rows, **schema):
+            ids = chunk.extras[extra[0]] if extra else None
+            yield chunk.X, chunk.y, chunk.complete, ids
+
+    return chunks(), count_csv_rows(data)
+
+
+def _parquet_chunks(data, *, chunk_rows: int, feature_names, extra_columns, target, **schema):
+    """The chunks of a parquet file (record batches read by pyarrow) and its row count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bayesclass.data.table import TableSource, code_new_rows
+
+    file = os.path.abspath(os.fspath(data))
+    if not os.path.isfile(file):
+        raise ValueError(f"path {os.fspath(data)!r} is not an existing file (resolved to {file}); check the file name")
+    try:
+        parquet = pq.ParquetFile(file)
+    except (pa.ArrowException, OSError) as error:
+        raise ValueError(f"{file} is not a readable parquet file ({error}); check the file") from None
+    wanted = list(dict.fromkeys([*feature_names, *([target] if target else []), *extra_columns]))
+    absent = [name for name in wanted if name not in parquet.schema_arrow.names]
+    if absent:
+        raise ValueError(
+            f"parquet file {file} lacks the column(s) {absent}; its columns are {parquet.schema_arrow.names}"
+        )
+
+    def chunks():
+        start = 0
+        for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+            frame = batch.to_pandas()
+            source = TableSource(f"parquet file {file}", first_row=start)
+            rows = code_new_rows(frame, feature_names=feature_names, target=target, source=source, **schema)
+            ids = None
+            if extra_columns:
+                column = frame[extra_columns[0]]
+                ids = column.astype(object).where(column.notna(), "").map(str).to_numpy(dtype=object)
+            yield rows.X, rows.y, rows.complete, ids
+            start += len(frame)
+
+    return chunks(), parquet.metadata.num_rows
+
+
+def prediction_header(predictor, *, labelled: bool, id_column: str | None = None) -> list[str]:
     """The CSV header of the predictions.
 
-    ``p_<class>`` (with ``_low``/``_high`` and the plug-in estimates when there are draws), ``predicted``, the
-    decisions under a loss matrix, and ``observed`` when ``labelled``.
+    The id column first when one is copied, then ``p_<class>`` (with ``_low``/``_high`` and the plug-in
+    estimates when there are draws), ``predicted``, the decisions under a loss matrix, and ``observed`` when
+    ``labelled``.
 
     Parameters
     ----------
@@ -171,6 +312,8 @@ def prediction_header(predictor, *, labelled: bool) -> list[str]:
         The :class:`~bayesclass.inference.prediction.predict.Predictor` of the fitted result.
     labelled : bool
         Whether the rows carry their observed classes (adds ``observed``).
+    id_column : str, optional
+        The id column copied from the input (written first, under its own name).
 
     Returns
     -------
@@ -190,7 +333,21 @@ def prediction_header(predictor, *, labelled: bool) -> list[str]:
             header.append(f"expected_loss_{name}")
             if predictor.has_draws:
                 header += [f"expected_loss_{name}_low", f"expected_loss_{name}_high"]
-    return [*header, *(["observed"] if labelled else [])]
+    return [*([id_column] if id_column is not None else []), *header, *(["observed"] if labelled else [])]
+
+
+def _row_cells(columns: list[list[str]], complete: np.ndarray) -> list[list[str]]:
+    """The tile's columns spread over its input rows: the cells at the complete rows, "" at the others."""
+    if complete.all():
+        return columns
+    spread = []
+    positions = np.flatnonzero(complete)
+    for column in columns:
+        cells = [""] * len(complete)
+        for position, cell in zip(positions, column, strict=True):
+            cells[position] = cell
+        spread.append(cells)
+    return spread
 
 
 def _plug_ins(predictor) -> list[str]:
@@ -201,6 +358,7 @@ def _plug_ins(predictor) -> list[str]:
 def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]:
     """The CSV cells of one tile of predictions, column by column, in the order of :func:`prediction_header`.
 
+    Without the id and ``observed`` columns (the writer adds them for every input row, predicted or not).
     Counts the rows with undefined (NaN) probabilities in ``rows.undefined``.
 
     Parameters
@@ -232,8 +390,6 @@ def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]
             if predictor.has_draws:
                 columns.append(csv_cells(tile["expected_loss_low"].values[:, index]))
                 columns.append(csv_cells(tile["expected_loss_high"].values[:, index]))
-    if rows.labelled:
-        columns.append(csv_cells(rows.take_labels(tile.sizes["obs"])))
     rows.undefined += int(
         np.logical_or.reduce([np.isnan(tile[name].values).any(axis=1) for name in predictor.kernels]).sum()
     )
@@ -323,20 +479,23 @@ class DrawsFile:
             finally:
                 dataset.close()
 
-    def append(self, tile) -> None:
+    def append(self, tile, positions: np.ndarray | None = None) -> None:
         """Append the tile's ``class_proba_draws``.
 
         Parameters
         ----------
         tile : xarray.Dataset
             One tile of predictions with per-draw probabilities (``return_draws``).
+        positions : numpy.ndarray of int, optional
+            The input row (0-based) of each of the tile's rows, stored as ``obs`` (default: consecutive; rows
+            left out for blank cells leave gaps).
         """
         if self.dataset is None:
             return
         values = tile["class_proba_draws"].transpose("chain", "draw", "obs", "class").values
         start, stop = self.rows, self.rows + values.shape[2]
         self.dataset["class_proba_draws"][:, :, start:stop, :] = values
-        self.dataset["obs"][start:stop] = np.arange(start, stop)
+        self.dataset["obs"][start:stop] = np.arange(start, stop) if positions is None else positions
         self.rows = stop
 
 
@@ -416,10 +575,13 @@ class PredictionSummary:
         Rows written.
     undefined : int
         Of those, rows with probability 0 under every class under some estimate (NaN probabilities).
+    incomplete : int
+        Of those, rows with a blank feature, written with empty probabilities (``missing="drop"``).
     """
 
     written: int
     undefined: int
+    incomplete: int = 0
 
 
 def write_predictions(
@@ -458,12 +620,13 @@ def write_predictions(
     Returns
     -------
     PredictionSummary
-        The rows written and how many of them are undefined.
+        The rows written, how many of them are undefined and how many incomplete (empty probabilities).
     """
     from bayesclass.inference.engines.sampling import interrupt_guard
     from bayesclass.inference.io import atomic_write
 
-    header = prediction_header(predictor, labelled=rows.labelled)
+    header = prediction_header(predictor, labelled=rows.labelled, id_column=rows.id_column)
+    width = len(prediction_header(predictor, labelled=False))
     written = 0
     with (
         interrupt_guard(),
@@ -475,8 +638,24 @@ def write_predictions(
         writer = csv.writer(stream)
         writer.writerow(header)
         for tile in predictor.predict_chunks(rows.features()):
-            writer.writerows(zip(*prediction_columns(predictor, tile, rows), strict=True))
-            draws.append(tile)
-            written += tile.sizes["obs"]
-            advance(tile.sizes["obs"])
-    return PredictionSummary(written=written, undefined=rows.undefined)
+            n = tile.sizes["obs"]
+            complete, observed, ids = rows.take_rows(n)
+            _write_rows(writer, _row_cells(prediction_columns(predictor, tile, rows), complete), observed, ids)
+            draws.append(tile, rows.positions(n))
+            written += len(complete)
+            advance(len(complete))
+        complete, observed, ids = rows.take_rows(None)  # incomplete rows after the last predicted one
+        if len(complete):
+            _write_rows(writer, [[""] * len(complete)] * width, observed, ids)
+            written += len(complete)
+            advance(len(complete))
+    return PredictionSummary(written=written, undefined=rows.undefined, incomplete=rows.incomplete)
+
+
+def _write_rows(writer, columns: list[list[str]], observed: np.ndarray | None, ids: np.ndarray | None) -> None:
+    """Write the rows: the id (if any), the prediction cells, the observed class (if labelled)."""
+    if ids is not None:
+        columns = [[str(value) for value in ids], *columns]
+    if observed is not None:
+        columns = [*columns, csv_cells(observed)]
+    writer.writerows(zip(*columns, strict=True))

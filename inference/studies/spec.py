@@ -79,7 +79,7 @@ _TOP_KEYS = {
     "datasets",
 }  # fmt: skip
 _MODEL_KEYS = {"family", "options", "method", "point_estimates", "baselines", "label", "standardize"}
-_DATASET_KEYS = {"name", "path", "target", "generator", "models", "label"}
+_DATASET_KEYS = {"name", "path", "target", "generator", "models", "label", "missing"}
 
 
 @dataclass(frozen=True)
@@ -137,22 +137,24 @@ class StudyModel(Constrained):
 
 @dataclass(frozen=True)
 class StudyDataset:
-    """One data set of the grid: a built-in name (a generator with its parameters) or a CSV path and target.
+    """One data set of the grid: a built-in name (a generator with its parameters) or a table file and target.
 
     Parameters
     ----------
     label : str
         The data set's name in the results.
     name : str or None
-        A built-in data set's name (None for a CSV file).
+        A built-in data set's name (None for a file).
     path : str or None
-        A CSV file's path (None for a built-in data set).
+        A table file's path: ``.csv``, ``.tsv`` or ``.parquet`` (None for a built-in data set).
     target : str or None
-        The CSV file's label column.
+        The file's label column (or another class column of a built-in table, e.g. penguins' ``sex``).
     generator : tuple of (str, object)
         A built-in generator's parameters (``n``, ``random_seed`` ...).
     models : tuple of str or None
         The labels of the models that run on it (None: all).
+    missing : {"error", "drop"}
+        What a blank cell in a used column does (:meth:`bayesclass.data.Dataset.from_frame`).
     """
 
     label: str
@@ -161,6 +163,7 @@ class StudyDataset:
     target: str | None
     generator: tuple[tuple[str, Any], ...]
     models: tuple[str, ...] | None
+    missing: str = "error"
 
     def load(self) -> Dataset:
         """Load the data set.
@@ -168,11 +171,14 @@ class StudyDataset:
         Returns
         -------
         Dataset
-            The CSV file's rows, or the built-in data set (generated with ``generator``).
+            The file's rows, or the built-in data set (generated with ``generator``).
         """
+        options: dict[str, Any] = {} if self.missing == "error" else {"missing": self.missing}
         if self.path is not None:
-            return load(self.path, target=self.target)
-        return load(cast(str, self.name), **dict(self.generator))  # a data set without a path has a name
+            return load(self.path, target=self.target, **options)
+        if self.target is not None:
+            options["target"] = self.target
+        return load(cast(str, self.name), **dict(self.generator), **options)  # a data set without a path has a name
 
     def as_dict(self) -> dict[str, Any]:
         """The data set as plain data (for cell keys and records).
@@ -180,9 +186,12 @@ class StudyDataset:
         Returns
         -------
         dict
-            Every field.
+            Every field (``missing`` only when not the default, so that older cell keys stay valid).
         """
-        return dataclasses.asdict(self)
+        fields = dataclasses.asdict(self)
+        if self.missing == "error":
+            del fields["missing"]
+        return fields
 
 
 @dataclass(frozen=True)
@@ -640,12 +649,18 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
         name, path, target = entry.get("name"), entry.get("path"), entry.get("target")
         generator = entry.get("generator", {})
         if (name is None) == (path is None):
-            problems.append(f"{where}: give either name (a built-in data set) or path (a CSV file with target)")
+            problems.append(
+                f"{where}: give either name (a built-in data set) or path (a .csv, .tsv or .parquet file with target)"
+            )
             continue
+        missing = entry.get("missing", "error")
+        if missing not in ("error", "drop"):
+            problems.append(f"{where}: missing = {missing!r}; give 'error' (refuse blank cells) or 'drop' (drop rows)")
+            missing = "error"
         if path is not None:
             path = str(base / path) if not Path(path).is_absolute() else str(path)
             if target is None:
-                problems.append(f"{where}: CSV file {path!r} needs target = COLUMN")
+                problems.append(f"{where}: table file {path!r} needs target = COLUMN")
         elif name not in known:
             problems.append(f"{where}: unknown data set {name!r}; choose among {', '.join(sorted(known))}")
             continue
@@ -671,6 +686,7 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
                 target=target,
                 generator=tuple(sorted(generator.items())),
                 models=tuple(models) if models is not None else None,
+                missing=missing,
             )
         )
     return tuple(datasets)

@@ -92,12 +92,18 @@ def test_available_lists_every_loadable_name():
         "digits",
         "digits_binary",
         "transport",
+        "penguins",
         "seed001_gaussians",
         "seed000_separable",
         "seed004_gp",
     ]
     for info in data.available():
-        assert info.n_obs == "generated" or load(info.name).n_obs == info.n_obs
+        if info.name == "penguins":  # 19 blank cells: refused by default, 11 rows dropped on request
+            loaded = load(info.name, missing="drop")
+            assert loaded.n_obs + loaded.missing.dropped_rows == info.n_obs
+            assert (loaded.n_features, loaded.n_classes) == (info.n_features, info.n_classes)
+        else:
+            assert info.n_obs == "generated" or load(info.name).n_obs == info.n_obs
 
 
 def test_fingerprint_stable_and_sensitive(transport):
@@ -230,10 +236,10 @@ def test_csv_errors(tmp_path):
     with pytest.raises(ValueError, match=r"is not an existing file"):
         load_csv(tmp_path / "absent.csv", target="b")
     missing = write(tmp_path, "a,c,b\n1,u,x\n,u,y\n", "missing.csv")
-    with pytest.raises(ValueError, match=r"missing value '' at line 3, column 'a'; remove the row or impute"):
+    with pytest.raises(ValueError, match=r"column 'a' 1 \(first: missing value '' at line 3\).*missing='drop'"):
         load_csv(missing, target="b")
     not_available = write(tmp_path, "a,c,b\n1,u,x\n2,NA,y\n", "na.csv")
-    with pytest.raises(ValueError, match=r"missing value 'NA' at line 3, column 'c'"):
+    with pytest.raises(ValueError, match=r"column 'c' 1 \(first: missing value 'NA' at line 3\)"):
         load_csv(not_available, target="b")
     mixed = write(tmp_path, "a,b\n1,x\nfive,y\n", "mixed.csv")
     with pytest.raises(ValueError, match=r"column 'a' mixes text and numbers"):
@@ -520,7 +526,7 @@ def test_load_csv_declared_kinds_override_the_inferred_ones(tmp_path):
     [
         (
             {"smokr": "continuous"},
-            r"names column\(s\) 'smokr' that 'credit' does not have; its feature columns are 'age'",
+            r"names column\(s\) 'smokr' that 'credit' does not have as features; its feature columns are 'age'",
         ),
         ({"smoker": "dummy"}, r"feature_kinds\['smoker'\] = 'dummy' is not a feature kind; use one of \('continuous'"),
         (
@@ -530,7 +536,7 @@ def test_load_csv_declared_kinds_override_the_inferred_ones(tmp_path):
         ({"region": "count"}, r"column 'region' holds text levels"),
         ({"age": "binary"}, r"in binary column 'age' must be 0 or 1; fix the value or declare the column with another"),
         ({"age": "count"}, r"in categorical/count column 'age' must be a non-negative integer"),
-        ({"colour": "binary"}, r"in binary column 'colour' must be 0 or 1"),
+        ({"colour": "binary"}, r"'colour'\] = 'binary', but column 'colour' has 3 level\(s\).*declare it 'categ"),
     ],
 )
 def test_declared_kinds_the_values_cannot_have_are_refused(tmp_path, kinds, message):
@@ -539,9 +545,13 @@ def test_declared_kinds_the_values_cannot_have_are_refused(tmp_path, kinds, mess
         data.load_csv(path, target="default", feature_kinds=kinds)
 
 
-def test_feature_kinds_apply_to_csv_files_only():
-    with pytest.raises(ValueError, match=r"feature_kinds applies to CSV files.*load\('iris'\)\.with_feature_kinds"):
+def test_feature_kinds_of_a_built_in_are_checked_like_a_files():
+    # a built-in data set takes feature_kinds too, checked against its values as with_feature_kinds does
+    with pytest.raises(ValueError, match=r"X\[0, 0\] = 5.1 in categorical/count column 'sepal length \(cm\)'"):
         data.load("iris", feature_kinds={"sepal length (cm)": "count"})
+    assert data.load("iris", feature_kinds={"sepal length (cm)": "count"}.__class__()).feature_kinds == (
+        data.load("iris").feature_kinds
+    )
     with pytest.raises(ValueError, match="must map column names to feature kinds"):
         data.load("iris").with_feature_kinds(["continuous"])
 

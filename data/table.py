@@ -1,0 +1,718 @@
+"""One door for tables: the cells of a pandas DataFrame typed and coded as a Dataset's columns.
+
+Every table reaches a :class:`~bayesclass.data.Dataset` through this module: a DataFrame
+(:meth:`Dataset.from_frame <bayesclass.data.Dataset.from_frame>`), a CSV or TSV file (read by pandas into a
+DataFrame of text cells, :func:`~bayesclass.data.load_csv`), a parquet file (read by pyarrow), and the new rows
+of a fitted model (:func:`code_new_rows`). So the same table gives the same Dataset whatever its container.
+
+Typing, column by column (only the columns used: the target and the selected features)
+
+* numbers (a numeric dtype, or text cells that all parse as numbers under the decimal mark) -> ``"continuous"``,
+  or ``"binary"`` when every value is 0 or 1;
+* text (an ``object``/``string`` dtype whose cells are not all numbers), ``bool`` and pandas ``category``
+  dtypes -> levels: the sorted distinct values (an ordered ``category`` keeps its order; ``bool`` gives
+  ``False``, ``True``), coded 0..L-1; two levels -> ``"binary"`` (the second level is 1), more ->
+  ``"categorical"``;
+* a column declared ``"categorical"`` (``feature_kinds``) that holds numbers is coded by its distinct values:
+  levels are the sorted values written as text (``"2007"``, ``"2.5"``), never the values used as codes.
+
+A categorical column with more than ``max_levels`` levels (default :data:`DEFAULT_MAX_LEVELS` = 50) is refused:
+so many levels are usually an identifier or numbers read as text, and every level costs the discriminative
+families a coefficient per class. Raise the limit (``max_levels=``, ``--max-levels``) when they are meant.
+
+Missing cells: empty, ``NA``, ``N/A``, ``nan`` (any case, surrounding blanks ignored) and pandas' NA/NaN/None.
+They are never imputed. ``missing="error"`` (default) refuses a table with one in a used column, counting the
+blanks of every such column; ``missing="drop"`` drops those rows and records how many
+(:class:`~bayesclass.data.origin.MissingRecord`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.data.constraints import Constrained, Integer
+from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind
+from bayesclass.data.origin import MissingPolicy, MissingRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+else:
+    pd = lazy_import("pandas")
+
+__all__ = [
+    "DEFAULT_MAX_LEVELS",
+    "MISSING_TOKENS",
+    "CodedTable",
+    "NewRows",
+    "TableOptions",
+    "TableSource",
+    "code_new_rows",
+    "code_table",
+]
+
+MISSING_TOKENS = frozenset({"", "na", "n/a", "nan"})
+"""Cell texts (case-insensitive, after stripping blanks) that mean "missing"; they are never imputed."""
+#: the most levels a categorical column may have unless the caller raises the limit (``max_levels``)
+DEFAULT_MAX_LEVELS = 50
+#: a text column with as many levels as rows (and at least this many rows) is probably not a category
+UNIQUE_LEVELS_WARNING_ROWS = 10
+
+
+@dataclass(frozen=True)
+class TableOptions(Constrained):
+    """How a table is read: what to do with blank cells, and the most levels a categorical column may have.
+
+    Parameters
+    ----------
+    missing : {"error", "drop"}
+        ``"error"``: a blank cell in a used column refuses the table; ``"drop"``: its row is dropped.
+    max_levels : int
+        The most levels a categorical column may have (at least 2).
+    """
+
+    missing: MissingPolicy = "error"
+    max_levels: Annotated[int, Integer(minimum=2)] = DEFAULT_MAX_LEVELS
+
+
+@dataclass(frozen=True, eq=False)
+class TableSource:
+    """What a table is, for messages: ``"CSV file /x.csv"`` with the file line of each row, or ``"DataFrame"``.
+
+    Parameters
+    ----------
+    label : str
+        How messages name the table.
+    lines : numpy.ndarray, optional
+        The file line (1-based) of each row; messages then say ``line N``, else ``row i`` (0-based).
+    decimal : {".", ","}
+        The decimal mark of numbers written as text.
+    name : str
+        The data set's name, for messages about its columns (default: the label).
+    first_row : int
+        The position of the first row in the whole table (a chunk of a larger one), for ``row i``.
+    """
+
+    label: str = "DataFrame"
+    lines: np.ndarray | None = None
+    decimal: str = "."
+    name: str = ""
+    first_row: int = 0
+
+    def where(self, row: int) -> str:
+        """``"line N"`` or ``"row i"``.
+
+        Parameters
+        ----------
+        row : int
+            The row's position in the table.
+
+        Returns
+        -------
+        str
+            Where the row is, as a reader finds it.
+        """
+        return f"line {int(self.lines[row])}" if self.lines is not None else f"row {self.first_row + row}"
+
+    def take(self, keep: np.ndarray) -> TableSource:
+        """The source of the kept rows.
+
+        Parameters
+        ----------
+        keep : numpy.ndarray of bool
+            Which rows are kept.
+
+        Returns
+        -------
+        TableSource
+            With the lines of the kept rows.
+        """
+        positions = self.lines[keep] if self.lines is not None else np.flatnonzero(keep) + self.first_row
+        kind = type(self) if self.lines is not None else _RowSource  # rows of a table keep saying "row i"
+        return kind(self.label, positions, self.decimal, self.name)
+
+
+@dataclass(frozen=True, eq=False)
+class _RowSource(TableSource):
+    """A TableSource whose ``lines`` hold row positions (kept rows of a table without file lines)."""
+
+    def where(self, row: int) -> str:
+        assert self.lines is not None
+        return f"row {int(self.lines[row])}"
+
+
+@dataclass(frozen=True, eq=False)
+class CodedTable:
+    """The coded columns of a table, ready to become a Dataset.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        float64 (rows, features).
+    y : numpy.ndarray
+        int64 class codes.
+    feature_names, class_names : tuple of str
+        The features and classes.
+    feature_kinds : tuple of str
+        One kind per feature.
+    category_names : dict of str to tuple of str
+        The levels of every coded column, in code order.
+    missing : MissingRecord
+        What was done about blank cells.
+    declared_kinds : dict of str to str
+        The kinds the caller declared (``feature_kinds``), for the provenance.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: tuple[str, ...]
+    class_names: tuple[str, ...]
+    feature_kinds: tuple[FeatureKind, ...]
+    category_names: dict[str, tuple[str, ...]]
+    missing: MissingRecord = field(default_factory=MissingRecord)
+    declared_kinds: Mapping[str, str] = field(default_factory=dict)
+
+
+def _numbers(text: Any, decimal: str) -> np.ndarray:
+    """The cells as float64, NaN where a cell is not a number under the decimal mark ``decimal``."""
+    series = pd.Series(text, dtype=object)
+    if decimal == ",":
+        series = series.str.replace(",", ".", regex=False)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _parses(text: Any, decimal: str) -> np.ndarray:
+    """Which cells are numbers (``inf``/``nan`` spelled out count: they are then refused as not finite)."""
+    numbers = _numbers(text, decimal)
+    spelled = pd.Series(text, dtype=object).str.lower().isin(("nan", "+nan", "-nan"))
+    return ~np.isnan(numbers) | spelled.to_numpy()
+
+
+def number_text(value: float) -> str:
+    """A number as a level name: ``2007.0`` -> ``"2007"``, ``0.1`` -> ``"0.1"`` (shortest round trip)."""
+    return np.format_float_positional(float(value), trim="-")
+
+
+@dataclass(frozen=True, eq=False)
+class _Column:
+    """One column's cells: as numbers, as text (stripped), or both (text cells that are numbers)."""
+
+    name: str
+    missing: np.ndarray
+    numbers: np.ndarray | None = None
+    text: np.ndarray | None = None
+    cells: np.ndarray | None = None  # the cells as written (for messages), object
+    order: tuple[str, ...] | None = None  # an ordered pandas category's level order
+    fixed_text: bool = False  # bool/category dtype: levels, never parsed as numbers
+
+    def take(self, keep: np.ndarray) -> _Column:
+        def cut(array):
+            return None if array is None else array[keep]
+
+        return _Column(
+            self.name, self.missing[keep], cut(self.numbers), cut(self.text), cut(self.cells), self.order,
+            self.fixed_text,
+        )  # fmt: skip
+
+
+def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
+    """Type one column (see the module docstring); blanks are marked, not refused, here."""
+    dtype = series.dtype
+    absent = series.isna().to_numpy()
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        order = None
+        if isinstance(dtype, pd.CategoricalDtype):
+            labels = [_level_text(category) for category in dtype.categories]
+            order = tuple(labels) if dtype.ordered else None
+            text = np.asarray(labels, dtype=object)[np.where(absent, 0, series.cat.codes.to_numpy())]
+        else:
+            text = series.astype(object).where(~absent, "").map(str).to_numpy(dtype=object)
+        text = np.where(absent, "", text).astype(object)
+        return _Column(name, absent, text=text, cells=text, order=order, fixed_text=True)
+    if pd.api.types.is_numeric_dtype(dtype):
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return _Column(name, absent | np.isnan(numbers), numbers=numbers, cells=numbers.astype(object))
+    cells = series.astype(object).where(~absent, "").map(str).to_numpy(dtype=object)
+    text = pd.Series(cells, dtype=object).str.strip()
+    missing = absent | text.str.lower().isin(MISSING_TOKENS).to_numpy()
+    text = text.to_numpy(dtype=object)
+    present = ~missing
+    if not present.any():
+        return _Column(name, missing, text=text, cells=text)
+    parses = _parses(text, source.decimal) & present
+    if parses[present].all():
+        return _Column(name, missing, numbers=_numbers(text, source.decimal), text=text, cells=text)
+    if parses.any():
+        row = int(np.argmax(parses))
+        raise ValueError(
+            f"{source.label}: column {name!r} mixes text and numbers (e.g. {str(text[row])!r} at "
+            f"{source.where(row)}); make the column all numbers or all text labels"
+        )
+    other = "," if source.decimal == "." else "."
+    if _parses(text[present], other).all():
+        first = text[present][0]
+        raise ValueError(
+            f"{source.label}: column {name!r} holds numbers written with the decimal mark {other!r} (e.g. "
+            f"{str(first)!r}); pass decimal={other!r} (--decimal '{other}' on the command line)"
+        )
+    return _Column(name, missing, text=text, cells=text)
+
+
+def _level_text(value: object) -> str:
+    """A category's name: numbers written as :func:`number_text`, the rest as ``str``."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        return number_text(float(value))
+    return str(value)
+
+
+def _header(frame: object, source: TableSource) -> list[str]:
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}; e.g. pandas.read_csv(path)")
+    header = list(frame.columns)
+    bad = [column for column in header if not isinstance(column, str) or not column.strip()]
+    if bad:
+        raise ValueError(
+            f"{source.label} has column names that are not non-empty text: {bad[:5]}; rename them, e.g. "
+            "frame.columns = [str(c) for c in frame.columns]"
+        )
+    if len(set(header)) != len(header):
+        repeated = sorted({column for column in header if header.count(column) > 1})
+        raise ValueError(f"{source.label} repeats the column name(s) {repeated}; give each column a unique name")
+    if len(frame) == 0:
+        raise ValueError(f"{source.label} has no rows; it needs at least one data row")
+    return header
+
+
+def _used_features(features: Sequence[str] | str | None, header: list[str], target: str, source: TableSource):
+    if features is None:
+        chosen = [column for column in header if column != target]
+        if not chosen:
+            raise ValueError(
+                f"{source.label} has only the target column {target!r}; it needs at least one feature column"
+            )
+        return chosen
+    if isinstance(features, str):
+        features = [part.strip() for part in features.split(",") if part.strip()]
+    chosen = [str(feature) for feature in features]
+    unknown = [feature for feature in chosen if feature not in header]
+    if not chosen or unknown or target in chosen or len(set(chosen)) != len(chosen):
+        raise ValueError(
+            f"features {chosen!r} must name distinct columns of {source.label} other than the target {target!r} "
+            f"(unknown: {unknown}); its columns are {header}"
+        )
+    return chosen
+
+
+def _blank_error(blanks: dict[str, int], columns: dict[str, _Column], source: TableSource, n_rows: int) -> str:
+    incomplete = int(np.logical_or.reduce([columns[name].missing for name in blanks]).sum())
+    parts = []
+    for name, count in blanks.items():
+        column = columns[name]
+        row = int(np.argmax(column.missing))
+        cell = "" if column.cells is None or isinstance(column.cells[row], float) else str(column.cells[row])
+        parts.append(f"column {name!r} {count} (first: missing value {cell!r} at {source.where(row)})")
+    return (
+        f"{source.label} has {sum(blanks.values())} blank cell(s) in the columns used (target and features): "
+        f"{', '.join(parts)}; {incomplete} of {n_rows} rows are incomplete. Pass missing='drop' (--missing drop on "
+        "the command line) to drop them, choose other features, or fill the cells in before loading"
+    )
+
+
+def code_table(
+    frame: pd.DataFrame,
+    *,
+    target: str,
+    features: Sequence[str] | str | None = None,
+    feature_kinds: Mapping[str, FeatureKind] | None = None,
+    options: TableOptions | None = None,
+    category_names: Mapping[str, Sequence[str]] | None = None,
+    class_names: Sequence[str] | None = None,
+    source: TableSource | None = None,
+) -> CodedTable:
+    """Type and code the target and features of a table (see the module docstring).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table, one row per observation.
+    target : str
+        The class column.
+    features : sequence of str or str, optional
+        The feature columns, in order (a comma-separated string is split); default every column but the target.
+    feature_kinds : Mapping[str, FeatureKind], optional
+        Declared kinds of some features.
+    options : TableOptions, optional
+        Blank-cell policy and level limit.
+    category_names, class_names : optional
+        A training schema: coded columns keep these levels and the labels these classes.
+    source : TableSource, optional
+        How messages name the table and its rows.
+
+    Returns
+    -------
+    CodedTable
+        The coded columns and the missing-value record.
+
+    Raises
+    ------
+    ValueError
+        Naming the column, the value, where it is and the fix.
+    """
+    source = source or TableSource()
+    options = options or TableOptions()
+    header = _header(frame, source)
+    if not isinstance(target, str) or not target:
+        raise ValueError(f"target must be the name of the class column, got {target!r}; pass target=COLUMN")
+    if target not in header:
+        raise ValueError(
+            f"target column {target!r} is not in {source.label}; its columns are {header}; pass target=COLUMN "
+            "(--target on the command line)"
+        )
+    used = _used_features(features, header, target, source)
+    kinds = _declared_kinds(feature_kinds, used, source)
+    columns = {name: _read_column(frame[name], name, source) for name in [target, *used]}
+    columns, source, record = _apply_missing(columns, source, options.missing, len(frame))
+    known = dict(category_names or {})
+    coded = [_code_feature(columns[name], kinds.get(name), known.get(name), options, source) for name in used]
+    y, classes = _code_target(columns[target], class_names, source)
+    return CodedTable(
+        X=np.column_stack([values for values, _, _ in coded]),
+        y=y,
+        feature_names=tuple(used),
+        class_names=classes,
+        feature_kinds=tuple(kind for _, kind, _ in coded),
+        category_names={name: levels for name, (_, _, levels) in zip(used, coded, strict=True) if levels},
+        missing=record,
+        declared_kinds=kinds,
+    )
+
+
+def _declared_kinds(feature_kinds, features: list[str], source: TableSource) -> dict[str, FeatureKind]:
+    if feature_kinds is None:
+        return {}
+    if not isinstance(feature_kinds, Mapping):
+        raise ValueError(
+            f"feature_kinds must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {feature_kinds!r}"
+        )
+    unknown = [str(column) for column in feature_kinds if column not in features]
+    if unknown:
+        raise ValueError(
+            f"feature_kinds names column(s) {', '.join(map(repr, unknown))} that {source.name or source.label!r} does "
+            f"not have as features; its feature columns are {', '.join(map(repr, features))}"
+        )
+    for column, kind in feature_kinds.items():
+        if kind not in FEATURE_KINDS:
+            raise ValueError(f"feature_kinds[{column!r}] = {kind!r} is not a feature kind; use one of {FEATURE_KINDS}")
+    return dict(feature_kinds)
+
+
+def _apply_missing(
+    columns: dict[str, _Column], source: TableSource, policy: str, n_rows: int
+) -> tuple[dict[str, _Column], TableSource, MissingRecord]:
+    """Refuse or drop the rows with a blank cell in a used column; the record of what was done."""
+    blanks = {name: int(column.missing.sum()) for name, column in columns.items() if column.missing.any()}
+    if not blanks:
+        return columns, source, MissingRecord(policy=policy)  # type: ignore[arg-type]
+    if policy == "error":
+        raise ValueError(_blank_error(blanks, columns, source, n_rows))
+    keep = ~np.logical_or.reduce([column.missing for column in columns.values()])
+    if not keep.any():
+        raise ValueError(
+            f"{source.label}: every one of its {n_rows} rows has a blank cell in the columns used "
+            f"({', '.join(map(repr, blanks))}); nothing is left after missing='drop'; choose other features"
+        )
+    record = MissingRecord(
+        policy="drop", dropped_rows=int(n_rows - keep.sum()), blanks_per_column=tuple(blanks.items())
+    )
+    return {name: column.take(keep) for name, column in columns.items()}, source.take(keep), record
+
+
+def _code_feature(
+    column: _Column,
+    declared: FeatureKind | None,
+    known: Sequence[str] | None,
+    options: TableOptions,
+    source: TableSource,
+) -> tuple[np.ndarray, FeatureKind, tuple[str, ...] | None]:
+    """(values, kind, levels or None) of one feature column without blanks."""
+    name = column.name
+    as_levels = column.numbers is None or declared == "categorical" or known is not None
+    if not as_levels:
+        assert column.numbers is not None
+        values = _finite(column, source)
+        if declared is not None:
+            return values, declared, None
+        return values, "binary" if bool(np.isin(values, (0.0, 1.0)).all()) else "continuous", None
+    if column.numbers is None and declared in ("continuous", "count"):
+        levels = tuple(sorted(set(column.text.tolist())))[:5] if column.text is not None else ()
+        raise ValueError(
+            f"feature_kinds[{name!r}] = {declared!r}, but column {name!r} holds text levels {levels}, whose codes "
+            "are not measurements; declare it 'categorical' (or 'binary' with two levels)"
+        )
+    if known is not None:
+        levels = tuple(str(level) for level in known)
+        codes = _codes_of(column, levels, source, what="level")
+    else:
+        codes, levels = _levels(column, source)
+        if len(levels) > options.max_levels:
+            raise ValueError(
+                f"{source.label}: column {name!r} has {len(levels)} distinct levels, more than max_levels="
+                f"{options.max_levels}; so many levels are usually an identifier or numbers read as text: leave the "
+                f"column out (features=...), or raise the limit with max_levels={len(levels)} "
+                f"(--max-levels {len(levels)} on the command line)"
+            )
+        if column.numbers is None and len(levels) == len(codes) >= UNIQUE_LEVELS_WARNING_ROWS:
+            warnings.warn(
+                f"{source.label}: text column {name!r} has a different value in every one of its {len(codes)} rows, "
+                "so as a categorical feature each level is seen once; if it is an identifier drop it, if it holds "
+                "numbers check delimiter/decimal",
+                UserWarning,
+                stacklevel=4,
+            )
+    if declared == "binary" and len(levels) != 2:
+        raise ValueError(
+            f"feature_kinds[{name!r}] = 'binary', but column {name!r} has {len(levels)} level(s) {levels[:5]}; "
+            "declare it 'categorical'"
+        )
+    kind: FeatureKind = "binary" if len(levels) == 2 and declared is None else "categorical"
+    if declared == "binary":
+        kind = "binary"
+    return codes.astype(np.float64), kind, levels
+
+
+def _finite(column: _Column, source: TableSource) -> np.ndarray:
+    assert column.numbers is not None
+    bad = ~np.isfinite(column.numbers)
+    if bad.any():
+        row = int(np.argmax(bad))
+        cell = column.cells[row] if column.cells is not None else column.numbers[row]
+        raise ValueError(
+            f"{source.label}: value {str(cell)!r} at {source.where(row)}, column {column.name!r} is not finite; "
+            "fix or remove the row"
+        )
+    return column.numbers
+
+
+def _levels(column: _Column, source: TableSource) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(codes, levels) by the column's own levels: sorted values (numbers by value), or an ordered category's order."""
+    if column.numbers is not None:
+        values = _finite(column, source)
+        distinct, codes = np.unique(values, return_inverse=True)
+        return codes, tuple(number_text(value) for value in distinct)
+    assert column.text is not None
+    if column.order is not None:
+        present = set(column.text.tolist())
+        levels = tuple(level for level in column.order if level in present)
+        return pd.Index(levels, dtype=object).get_indexer(pd.Index(column.text, dtype=object)), levels
+    codes, found = pd.factorize(pd.Series(column.text, dtype=object), sort=True)
+    return codes, tuple(str(level) for level in found)
+
+
+def _code_target(
+    column: _Column, class_names: Sequence[str] | None, source: TableSource
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(codes, class names): labels as spelled (text cells), numbers sorted by value."""
+    if class_names is not None:
+        classes = tuple(str(name) for name in class_names)
+        return _codes_of(column, classes, source, what="label").astype(np.int64), classes
+    if column.numbers is not None and column.text is not None and not column.fixed_text:
+        distinct, first, codes = np.unique(_finite(column, source), return_index=True, return_inverse=True)
+        return codes.astype(np.int64), tuple(str(column.text[index]) for index in first)
+    codes, levels = _levels(column, source)
+    return np.asarray(codes, dtype=np.int64), levels
+
+
+def _codes_of(column: _Column, levels: tuple[str, ...], source: TableSource, *, what: str) -> np.ndarray:
+    """Codes of the column's cells in the given ``levels``.
+
+    Numbers are matched by value when every cell and level is a number (``"1"`` is ``"1.0"``); anything else by
+    its text. A value not among the levels is an error naming it, its column and where it is.
+    """
+    reference = _level_numbers(levels, source.decimal) if column.numbers is not None else None
+    if reference is not None:
+        assert column.numbers is not None
+        matches = column.numbers[:, np.newaxis] == reference[np.newaxis, :]
+        codes = np.argmax(matches, axis=1)
+        unseen = ~matches.any(axis=1)
+        shown = column.cells if column.cells is not None else column.numbers
+    else:
+        numbers = column.numbers if column.numbers is not None else np.zeros(0)
+        text = column.text if column.text is not None else np.array([number_text(v) for v in numbers], dtype=object)
+        codes = pd.Index(list(levels), dtype=object).get_indexer(pd.Index(text, dtype=object)).astype(np.int64)
+        unseen = codes < 0
+        shown = text
+    if unseen.any():
+        row = int(np.argmax(unseen))
+        raise ValueError(
+            f"{source.label}: {what} {str(shown[row])!r} at {source.where(row)}, column {column.name!r} was not seen "
+            f"in training (known: {list(levels)}); drop those rows or refit with them"
+        )
+    return codes
+
+
+def _level_numbers(levels: tuple[str, ...], decimal: str) -> np.ndarray | None:
+    """The levels as numbers when every one is a number (under ``decimal``, or as written by :func:`number_text`)."""
+    known = np.asarray(levels, dtype=object)
+    for mark in dict.fromkeys((decimal, ".")):
+        if len(known) and _parses(known, mark).all():
+            return _numbers(known, mark)
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class NewRows:
+    """New rows of a fitted model's features, coded by its training schema (:func:`code_new_rows`).
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        float64 (rows, features); a row with a blank feature holds NaN there.
+    y : numpy.ndarray or None
+        Class codes of the labels (when a target was read); -1 where a label is blank.
+    complete : numpy.ndarray of bool
+        Which rows have every feature (the rows that can be predicted).
+    """
+
+    X: np.ndarray
+    y: np.ndarray | None
+    complete: np.ndarray
+
+
+def code_new_rows(
+    frame: pd.DataFrame,
+    *,
+    feature_names: Sequence[str],
+    category_names: Mapping[str, Sequence[str]] | None = None,
+    target: str | None = None,
+    class_names: Sequence[str] | None = None,
+    missing: MissingPolicy = "error",
+    source: TableSource | None = None,
+) -> NewRows:
+    """Code new rows (a chunk of a file, or a whole table) by a fitted model's schema.
+
+    A feature fitted as numbers must hold numbers; a coded feature (``category_names``) holds its training levels
+    (numbers matched by value); labels are coded by ``class_names``. A blank cell is an error under
+    ``missing="error"``; under ``"drop"`` its row is marked incomplete (a blank label only leaves the label empty).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The rows, holding at least the feature columns (and ``target``).
+    feature_names : sequence of str
+        The fitted features, in the model's order.
+    category_names : Mapping[str, sequence of str], optional
+        The training levels of the coded features.
+    target : str, optional
+        A label column to code as well.
+    class_names : sequence of str, optional
+        The fitted classes (required with ``target``).
+    missing : {"error", "drop"}
+        What a blank cell does.
+    source : TableSource, optional
+        How messages name the table and its rows.
+
+    Returns
+    -------
+    NewRows
+        The coded rows and which are complete.
+
+    Raises
+    ------
+    ValueError
+        A missing column, a blank cell under ``"error"``, text in a column fitted as numbers, a value that is not
+        finite, a level or label not seen in training (value, column and where named).
+    """
+    source = source or TableSource()
+    known = dict(category_names or {})
+    absent = [name for name in [*feature_names, *([target] if target else [])] if name not in frame.columns]
+    if absent:
+        raise ValueError(f"{source.label} lacks the column(s) {absent}; its columns are {list(frame.columns)}")
+    X = np.full((len(frame), len(feature_names)), np.nan)
+    complete = np.ones(len(frame), dtype=bool)
+    for j, name in enumerate(feature_names):  # the columns of a table, not a model loop
+        levels = tuple(known[name]) if name in known else None
+        column = _new_column(frame[name], name, levels, missing, source)
+        present = ~column.missing
+        complete &= present
+        if levels is not None:
+            X[present, j] = _codes_of(column.take(present), levels, source.take(present), what="level")
+        else:
+            assert column.numbers is not None
+            X[present, j] = column.numbers[present]
+    y = None
+    if target:
+        if class_names is None:
+            raise ValueError("class_names (the fitted classes) must be given with target, to code the labels")
+        column = _new_column(frame[target], target, tuple(class_names), missing, source)
+        present = ~column.missing
+        y = np.full(len(frame), -1, dtype=np.int64)
+        y[present] = _codes_of(column.take(present), tuple(class_names), source.take(present), what="label")
+    return NewRows(X=X, y=y, complete=complete)
+
+
+def _new_column(
+    series: pd.Series, name: str, levels: tuple[str, ...] | None, missing: str, source: TableSource
+) -> _Column:
+    """One column of new rows, typed by the training schema: numbers, or cells coded by ``levels``."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        column = _read_column(series, name, source)
+    elif pd.api.types.is_numeric_dtype(dtype):
+        column = _read_column(series, name, source)
+    else:
+        absent = series.isna().to_numpy()
+        cells = series.astype(object).where(~absent, "").map(str).to_numpy(dtype=object)
+        text = pd.Series(cells, dtype=object).str.strip()
+        blank = absent | text.str.lower().isin(MISSING_TOKENS).to_numpy()
+        text = text.to_numpy(dtype=object)
+        numbers = _numbers(text, source.decimal)
+        if levels is None or (~blank).any() and np.isfinite(numbers[~blank]).all():
+            column = _Column(name, blank, numbers=numbers, text=text, cells=text)
+        else:
+            column = _Column(name, blank, text=text, cells=text)
+    if missing == "error" and column.missing.any():
+        row = int(np.argmax(column.missing))
+        cell = column.cells[row] if column.cells is not None and isinstance(column.cells[row], str) else ""
+        raise ValueError(
+            f"{source.label}: missing value {cell!r} at {source.where(row)}, column {name!r}; remove the row or "
+            "impute the value before loading, or pass missing='drop' (--missing drop) to leave the row's "
+            "probabilities empty"
+        )
+    if levels is None and column.numbers is None:
+        row = int(np.argmax(~column.missing))
+        raise ValueError(
+            f"{source.label}: column {name!r} holds text ({str(column.text[row])!r} at {source.where(row)}, "  # type: ignore[index]
+            f"column {name!r}) but the model was fitted on numbers in it; give the numeric values"
+        )
+    if levels is None:
+        _check_numbers(column, source)
+    return column
+
+
+def _check_numbers(column: _Column, source: TableSource) -> None:
+    """Every present cell of a column fitted as numbers is a finite number; else an error saying why."""
+    assert column.numbers is not None
+    bad = ~np.isfinite(column.numbers) & ~column.missing
+    if not bad.any():
+        return
+    row = int(np.argmax(bad))
+    cell = str(column.cells[row] if column.cells is not None else column.numbers[row]).strip()
+    where = f"at {source.where(row)}, column {column.name!r}"
+    if _parses(np.array([cell], dtype=object), source.decimal)[0]:
+        raise ValueError(f"{source.label}: value {cell!r} {where} is not finite; fix or remove the row")
+    other = "," if source.decimal == "." else "."
+    if _parses(np.array([cell], dtype=object), other)[0]:
+        raise ValueError(
+            f"{source.label}: value {cell!r} {where} is a number written with the decimal mark {other!r}; "
+            f"pass decimal={other!r} (--decimal '{other}' on the command line)"
+        )
+    raise ValueError(
+        f"{source.label}: column {column.name!r} holds text ({cell!r} {where}) but the model was fitted on numbers "
+        "in it; give the numeric values"
+    )
