@@ -1311,6 +1311,8 @@ def test_the_model_named_in_the_arguments():
     assert model_named_in(["--model", "gp", "--model", "gcc"], None) == "gcc"  # the last one, as argparse
     assert model_named_in(["--", "--model", "gp"], "logistic") == "logistic"
     assert model_named_in(["--model"], "logistic") == "logistic"
+
+
 # -- tables: --missing, --feature-kind on a built-in table, --max-levels, parquet, predict --id-column -------------
 
 
