@@ -27,6 +27,7 @@ import dataclasses
 import datetime
 import sys
 import warnings
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -36,6 +37,7 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
+from bayesclass.data.kinds import FeatureKind
 from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference.criticism.loo import pointwise_log_likelihood
 from bayesclass.inference.engines.methods import METHODS, SAMPLERS, methods_of
@@ -66,6 +68,9 @@ def fit(
     *,
     target: str | None = None,
     missing: MissingPolicy | None = None,
+    features: Sequence[str] | str | None = None,
+    feature_kinds: Mapping[str, FeatureKind] | None = None,
+    max_levels: int | None = None,
     method: Method = "auto",
     sampler: SamplerSettings | None = None,
     standardize: Standardize = False,
@@ -81,12 +86,21 @@ def fit(
     data : Dataset or pandas.DataFrame
         Training data (see :func:`data.load`), or a DataFrame with the class labels in column ``target``
         (coded by :meth:`Dataset.from_frame <bayesclass.data.Dataset.from_frame>`: text, ``bool`` and
-        ``category`` columns become levels; for declared kinds or a subset of features call it yourself).
+        ``category`` columns become levels).
     target : str, optional
         The class column of a DataFrame (required with one; refused with a Dataset, which has its classes).
     missing : {"error", "drop"}, optional
         With a DataFrame: a blank cell in a used column refuses it (default "error", counting the blanks per
         column) or drops its row ("drop"; the count is recorded in the result). Refused with a Dataset.
+    features : sequence of str or str, optional
+        With a DataFrame: the feature columns to use (a list, or comma-separated names; default every column but
+        ``target``). Only these and ``target`` are checked for blanks.
+    feature_kinds : Mapping[str, FeatureKind], optional
+        With a DataFrame: declared kinds of some columns, e.g. ``{"year": "categorical"}`` (a numeric column is
+        then coded by its distinct values).
+    max_levels : int, optional
+        With a DataFrame: the most levels a categorical column may have (default
+        :data:`~bayesclass.data.table.DEFAULT_MAX_LEVELS`); a column with more is refused, naming it.
     method : str
         Posterior sampling by NUTS; by the latent GP's exact data-augmentation Gibbs sampler ("gibbs",
         :mod:`bayesclass.inference.engines.gibbs`); or by independent draws from the exact conjugate posterior
@@ -114,7 +128,8 @@ def fit(
     xarray.DataTree
         See the module docstring.
     """
-    data = _as_dataset(data, target=target, missing=missing)
+    table_options = {"target": target, "missing": missing, "features": features, "feature_kinds": feature_kinds}
+    data = _as_dataset(data, **table_options, max_levels=max_levels)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result, info = _fit(
@@ -128,8 +143,12 @@ def fit(
     return result
 
 
-def _as_dataset(data: object, *, target: str | None, missing: MissingPolicy | None) -> Dataset:
-    """``data`` as a Dataset: a DataFrame with ``target`` goes through ``Dataset.from_frame``; else checked."""
+def _as_dataset(data: object, *, max_levels: int | None, **table_options: Any) -> Dataset:
+    """``data`` as a Dataset: a DataFrame with ``target`` goes through ``Dataset.from_frame``; else checked.
+
+    ``table_options`` are ``target``, ``missing``, ``features`` and ``feature_kinds`` (None where not given).
+    """
+    target = table_options["target"]
     pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
     if pandas is not None and isinstance(data, pandas.DataFrame):
         if target is None:
@@ -137,9 +156,11 @@ def _as_dataset(data: object, *, target: str | None, missing: MissingPolicy | No
                 f"data is a DataFrame with columns {list(data.columns)[:10]}: name its class column, e.g. "
                 "fit(model, frame, target='species')"
             )
-        return Dataset.from_frame(data, target=target, missing=missing or "error")
-    if isinstance(data, Dataset) and (target is not None or missing is not None):
-        given = "target" if target is not None else "missing"
+        options = {key: value for key, value in table_options.items() if value is not None}
+        return Dataset.from_frame(data, **options, **({} if max_levels is None else {"max_levels": max_levels}))
+    given = [key for key, value in {**table_options, "max_levels": max_levels}.items() if value is not None]
+    if isinstance(data, Dataset) and given:
+        given = given[0]
         raise ValueError(
             f"{given}= applies to a DataFrame; data is the Dataset {data.name!r}, whose classes and rows are fixed: "
             f"drop {given}= (or pass the DataFrame)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -426,3 +427,31 @@ def test_standardize_all_scales_binary_columns_as_declared_continuous_ones(dummi
 def test_standardize_refuses_other_values(gaussians_small, value):
     with pytest.raises(ValueError, match=r"standardize must be False, True \(continuous columns\) or 'all'"):
         inference.fit("logistic", gaussians_small, method="map", standardize=value)
+
+
+def test_fit_codes_a_dataframe_with_the_table_options_as_from_frame_does():
+    """``fit(model, frame, target=, features=, feature_kinds=, missing=)`` fits exactly the Dataset that
+    ``Dataset.from_frame`` makes with the same options (same model inputs, same MAP to 1e-12)."""
+    import pandas as pd
+
+    from bayesclass import LogisticRegression, result_info
+    from bayesclass.data import Dataset
+
+    frame = pd.read_csv(Path(data.__file__).parent / "files" / "penguins.csv")
+    options = {"target": "species", "features": "island,year,bill_depth_mm", "missing": "drop"}
+    kinds = {"year": "categorical"}
+    direct = fit(LogisticRegression(), frame, **options, feature_kinds=kinds, method="map")
+    coded = Dataset.from_frame(frame, **options, feature_kinds=kinds)
+    by_hand = fit(LogisticRegression(), coded, method="map")
+    info = result_info(direct)
+    assert info.model_feature_names == result_info(by_hand).model_feature_names
+    assert info.model_feature_names[:2] == ("island=Dream", "island=Torgersen")
+    assert "year=2008" in info.model_feature_names and "year=2009" in info.model_feature_names
+    assert info.data.missing.dropped_rows == int(
+        frame[["species", "island", "year", "bill_depth_mm"]].isna().any(axis=1).sum()
+    )
+    np.testing.assert_allclose(
+        direct["point_estimate_map"]["weights"].values, by_hand["point_estimate_map"]["weights"].values, rtol=1e-12
+    )
+    with pytest.raises(ValueError, match=r"max_levels= applies to a DataFrame"):
+        fit(LogisticRegression(), coded, max_levels=5, method="map")
