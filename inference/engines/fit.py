@@ -143,12 +143,14 @@ def fit(
     return result
 
 
-def _as_dataset(data: object, *, max_levels: int | None, **table_options: Any) -> Dataset:
+def _as_dataset(data: object, **table_options: Any) -> Dataset:
     """``data`` as a Dataset: a DataFrame with ``target`` goes through ``Dataset.from_frame``; else checked.
 
-    ``table_options`` are ``target``, ``missing``, ``features`` and ``feature_kinds`` (None where not given).
+    ``table_options`` are ``target``, ``missing``, ``features``, ``feature_kinds`` and ``max_levels`` (None where
+    not given).
     """
     target = table_options["target"]
+    options: dict[str, Any] = {key: value for key, value in table_options.items() if value is not None}
     pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
     if pandas is not None and isinstance(data, pandas.DataFrame):
         if target is None:
@@ -156,11 +158,9 @@ def _as_dataset(data: object, *, max_levels: int | None, **table_options: Any) -
                 f"data is a DataFrame with columns {list(data.columns)[:10]}: name its class column, e.g. "
                 "fit(model, frame, target='species')"
             )
-        options = {key: value for key, value in table_options.items() if value is not None}
-        return Dataset.from_frame(data, **options, **({} if max_levels is None else {"max_levels": max_levels}))
-    given = [key for key, value in {**table_options, "max_levels": max_levels}.items() if value is not None]
-    if isinstance(data, Dataset) and given:
-        given = given[0]
+        return Dataset.from_frame(data, **options)
+    if isinstance(data, Dataset) and options:
+        given = next(iter(options))
         raise ValueError(
             f"{given}= applies to a DataFrame; data is the Dataset {data.name!r}, whose classes and rows are fixed: "
             f"drop {given}= (or pass the DataFrame)"
