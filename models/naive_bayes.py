@@ -30,6 +30,14 @@ variable (dims)            prior                                                
 (class, continuous_feature)
 =========================  ====================================================  ==============================
 
+A binary feature read from two named levels (text such as ``sex``: ``female``,
+``male``; ``bool``) is labelled along ``binary_feature`` by the level coded 1,
+``"sex=male"``, as the discriminative families' treatment coding names it
+(:mod:`bayesclass.data.coding`), so ``binary_proba`` says which level it is the
+probability of; a 0/1 column of numbers keeps its name. The non-dimension coord
+``binary_column`` names each entry's column (results written before it existed
+have labels that are the column names, and are read as such).
+
 A categorical feature with :math:`L` levels ("categorical" kind, codes
 ``0..L-1``) has one probability per level in each class; all levels of all
 categorical features lie along one ``category_level`` dim, labelled
@@ -296,10 +304,33 @@ def _level_name(data: Dataset, column: int, code: int) -> str:
     return names[code] if names is not None else str(code)
 
 
+def _binary_labels(data: Dataset, layout: _Layout) -> list[str]:
+    """The ``binary_feature`` label of each binary column: ``"sex=male"``, the level coded 1, for two named levels.
+
+    As the discriminative families' treatment coding names it; a 0/1 column of numbers keeps its name.
+    """
+    labels = []
+    for column in layout.binary:  # labels of the columns, not a model loop
+        name = data.feature_names[column]
+        levels = data.category_names.get(name, ())
+        labels.append(f"{name}={levels[1]}" if len(levels) == 2 else name)
+    return labels
+
+
+def _binary_columns(params: xr.Dataset) -> list[str]:
+    """The feature (column) name of each ``binary_feature`` entry of ``params``.
+
+    The non-dimension coordinate ``binary_column`` holds it; results written before the labels said which level is
+    1 have none, and there the label is the column's name.
+    """
+    names = params["binary_column"] if "binary_column" in params.coords else params["binary_feature"]
+    return [str(name) for name in names.values]
+
+
 def _coords(data: Dataset, layout: _Layout) -> dict[str, list[str]]:
     names = np.array(data.feature_names, dtype=object)
     kinds = {
-        "binary_feature": list(names[layout.binary]),
+        "binary_feature": _binary_labels(data, layout),
         "category_level": list(layout.level_labels),
         "count_feature": list(names[layout.count]),
         "continuous_feature": list(names[layout.continuous]),
@@ -512,8 +543,10 @@ class NaiveBayes(GenerativeClassifierModel):
         """
         layout = _layout(data)
         coords: dict[str, Any] = _coords(data, layout)
+        names = np.array(data.feature_names, dtype=object)
+        if layout.binary.size:
+            coords["binary_column"] = ("binary_feature", list(names[layout.binary]))
         if layout.categorical.size:
-            names = np.array(data.feature_names, dtype=object)
             coords["category_feature"] = ("category_level", list(names[layout.categorical][layout.level_feature]))
             coords["category_code"] = ("category_level", layout.level_code.astype(np.int64))
         return coords
@@ -774,7 +807,8 @@ class NaiveBayes(GenerativeClassifierModel):
         checks = []
 
         def columns(dim: str) -> np.ndarray:
-            return np.array([feature_names.index(str(name)) for name in params[dim].values], dtype=np.intp)
+            names = _binary_columns(params) if dim == "binary_feature" else params[dim].values
+            return np.array([feature_names.index(str(name)) for name in names], dtype=np.intp)
 
         def per_draw(name: str, dim: str) -> np.ndarray:  # (dim, class * draws)
             return draws_last(params[name], leading, dim, "class").reshape(params.sizes[dim], n_columns)
@@ -788,8 +822,8 @@ class NaiveBayes(GenerativeClassifierModel):
             coefficients.append(log_one - log_zero)
             constant = constant + log_zero.sum(axis=0).reshape(constant.shape)
             zeros += [(binary.size, zero_one), (binary.size, zero_zero)]
-            names = params["binary_feature"].values
-            checks.append(lambda X, first_row: _check_binary(X[:, binary], names, first_row))
+            binary_names = np.array(_binary_columns(params), dtype=object)
+            checks.append(lambda X, first_row: _check_binary(X[:, binary], binary_names, first_row))
         levels = _Levels.of(params, feature_names) if "category_proba" in params else None
         if levels is not None:
             log_proba, zero = _safe_log(per_draw("category_proba", "category_level"))
@@ -892,7 +926,8 @@ class NaiveBayes(GenerativeClassifierModel):
             return params[name].transpose(*leading, "class", ...).values[..., codes, :]
 
         def put(dim: str, values: np.ndarray) -> None:
-            columns = [feature_names.index(str(name)) for name in params[dim].values]
+            names = _binary_columns(params) if dim == "binary_feature" else params[dim].values
+            columns = [feature_names.index(str(name)) for name in names]
             draws[..., columns] = values
 
         if "binary_proba" in params:
@@ -940,8 +975,9 @@ class NaiveBayes(GenerativeClassifierModel):
             One kind per feature, in the order of the ``feature`` coordinate.
         """
         kinds: dict[str, FeatureKind] = {}
+        if "binary_feature" in params.coords:
+            kinds |= dict.fromkeys(_binary_columns(params), "binary")
         kind_of_dim: tuple[tuple[str, FeatureKind], ...] = (
-            ("binary_feature", "binary"),
             ("count_feature", "count"),
             ("continuous_feature", "continuous"),
         )
@@ -1040,7 +1076,7 @@ def _label(name: str, dims: tuple[str, ...], index: tuple[int, ...], data: Datas
     names = np.array(data.feature_names, dtype=object)
     axis = {
         "class": list(data.class_names),
-        "binary_feature": list(names[layout.binary]),
+        "binary_feature": _binary_labels(data, layout),
         "category_level": list(layout.level_labels),
         "count_feature": list(names[layout.count]),
         "continuous_feature": list(names[layout.continuous]),

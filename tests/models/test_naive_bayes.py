@@ -9,9 +9,12 @@ import doctest
 import json
 import math
 import warnings
+from importlib import resources
+from pathlib import Path
 
 import arviz_stats as azs
 import numpy as np
+import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import pytest
@@ -214,7 +217,7 @@ def test_transport_mle_class_prior_and_raining_match_the_seed_tables(transport):
     """Seed 003 "Estimating P(y)" and "Estimating P(x|y)" tables; seed 000 eqs 9.27, 9.28."""
     mle = NaiveBayes().point_estimate(transport, "mle").sel({"class": TRANSPORT_ORDER})
     np.testing.assert_array_equal(mle["class_prior"].values, [0.2, 0.4, 0.2, 0.2])
-    np.testing.assert_array_equal(mle["binary_proba"].sel(binary_feature="Raining").values, [1.0, 0.5, 0.5, 0.0])
+    np.testing.assert_array_equal(mle["binary_proba"].sel(binary_feature="Raining=yes").values, [1.0, 0.5, 0.5, 0.0])
     assert mle.attrs["kind"] == "mle"
 
 
@@ -892,6 +895,96 @@ def test_exact_method_needs_a_conjugate_family(transport):
         inference.fit(LogisticRegression(), transport, method="exact")
 
 
+# --------------------------------------------------------------------------- binary labels say which level is 1
+
+
+def test_a_binary_text_column_is_labelled_by_its_level_coded_1_in_draws_estimates_and_tables(exact_transport):
+    """'Raining=yes' (as the discriminative families' coding names it), and the probability is that of 'yes':
+    checked against the class frequencies of 'yes' counted in the shipped text file with pandas."""
+    text = pd.read_csv(resources.files("bayesclass.data") / "files" / "transport.csv")
+    labels, columns = ["Raining=yes", "Flat Tire=yes"], ["Raining", "Flat Tire"]
+    groups = [name for name in exact_transport.children if name == "posterior" or name.startswith("point_estimate_")]
+    assert len(groups) == 5
+    for group in groups:
+        params = exact_transport[group].to_dataset()
+        assert list(params["binary_feature"].values) == labels, group
+        assert list(params["binary_column"].values) == columns, group
+    mle = exact_transport["point_estimate_mle"].to_dataset()["binary_proba"]
+    for label, column in zip(labels, columns, strict=True):
+        share_of_yes = (text[column] == "yes").groupby(text["Mode"]).mean()
+        np.testing.assert_allclose(
+            mle.sel(binary_feature=label).values, share_of_yes[list(mle["class"].values)].values, rtol=0, atol=1e-15
+        )
+    # the convergence table names each row by the label and holds that element's posterior mean
+    table = inference.diagnose(exact_transport).table
+    posterior = exact_transport["posterior"].to_dataset()["binary_proba"]
+    for label in labels:
+        row = table.loc[f"binary_proba[walk, {label}]"]
+        expected = float(posterior.sel({"class": "walk", "binary_feature": label}).mean())
+        assert float(row["mean"]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_numeric_0_1_columns_keep_their_names_and_a_bool_column_says_true(mixed):
+    estimate = NaiveBayes().point_estimate(mixed, "mle")
+    assert list(estimate["binary_feature"].values) == list(estimate["binary_column"].values) == ["rain"]
+    frame = pd.DataFrame(
+        {"wet": [True, False, True, True, False, False, True, False], "y": ["a", "a", "a", "b", "b", "b", "b", "b"]}
+    )
+    data_wet = Dataset.from_frame(frame, target="y")
+    estimate = NaiveBayes().point_estimate(data_wet, "mle")
+    assert list(estimate["binary_feature"].values) == ["wet=True"]
+    share_true = frame["wet"].groupby(frame["y"]).mean()
+    np.testing.assert_allclose(estimate["binary_proba"].sel(binary_feature="wet=True").values, share_true.values)
+
+
+def old_style(params: xr.Dataset) -> xr.Dataset:
+    """``params`` as results written before the labels named the level: labels are the column names."""
+    return params.drop_vars("binary_column").assign_coords(binary_feature=params["binary_column"].values)
+
+
+def test_parameters_labelled_by_column_names_as_in_older_results_predict_and_simulate_the_same(transport):
+    model = NaiveBayes()
+    for kind in ("map", "posterior_mean"):
+        new = model.point_estimate(transport, kind)
+        old = old_style(new)
+        assert list(old["binary_feature"].values) == ["Raining", "Flat Tire"] and "binary_column" not in old.coords
+        xr.testing.assert_identical(model.class_log_proba(old, transport.X), model.class_log_proba(new, transport.X))
+        assert model.feature_kinds_of(old) == model.feature_kinds_of(new) == transport.feature_kinds
+        xr.testing.assert_identical(
+            model.sample_features(old, transport.y, random_seed=3),
+            model.sample_features(new, transport.y, random_seed=3),
+        )
+        with pytest.raises(ValueError, match=r"binary feature 'Raining' has the value 2\.0 in row 0"):
+            model.class_proba(old, [[1.0, 2.0, 0.0]])
+
+
+def test_the_format_1_naive_bayes_file_reads_its_column_name_labels(transport):
+    old = inference.load(Path(__file__).parents[1] / "inference" / "format1" / "naive_bayes_exact_transport.nc")
+    posterior = old["posterior"].to_dataset()
+    assert list(posterior["binary_feature"].values) == ["Raining", "Flat Tire"] and "binary_column" not in posterior
+    relabelled = posterior.assign_coords(binary_feature=["Raining=yes", "Flat Tire=yes"]).assign_coords(
+        binary_column=("binary_feature", ["Raining", "Flat Tire"])
+    )
+    model = NaiveBayes()
+    assert model.feature_kinds_of(posterior) == transport.feature_kinds
+    np.testing.assert_array_equal(
+        inference.predict(old, transport.X)["class_proba"].values,
+        model.class_proba(relabelled, transport.X).mean(("chain", "draw")).values,
+    )
+
+
+def test_the_labels_and_their_columns_survive_netcdf(exact_transport, transport, tmp_path):
+    inference.save(exact_transport, tmp_path / "nb.nc")
+    loaded = inference.load(tmp_path / "nb.nc")
+    for group in ("posterior", "point_estimate_map"):
+        loaded_coords = loaded[group].to_dataset().coords.to_dataset()
+        xr.testing.assert_identical(loaded_coords, exact_transport[group].to_dataset().coords.to_dataset())
+    np.testing.assert_array_equal(
+        inference.predict(loaded, transport.X)["class_proba"].values,
+        inference.predict(exact_transport, transport.X)["class_proba"].values,
+    )
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -1046,7 +1139,7 @@ def test_a_single_row_class_has_no_unbiased_variance():
 def test_map_of_a_beta_below_one_at_a_zero_count_does_not_exist(transport):
     """Beta(0.5 + 0, 0.5 + 2) for P(Raining | car) is unbounded at 0: no mode; the posterior mean exists."""
     model = NaiveBayes(prior=NaiveBayesPrior(binary_alpha=0.5, binary_beta=0.5))
-    with pytest.raises(NoEstimateError, match=r"MAP of binary_proba\['car', 'Raining'\].*posterior_mean"):
+    with pytest.raises(NoEstimateError, match=r"MAP of binary_proba\['car', 'Raining=yes'\].*posterior_mean"):
         model.point_estimate(transport, "map")
     assert np.isfinite(model.point_estimate(transport, "posterior_mean")["binary_proba"].values).all()
 
