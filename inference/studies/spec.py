@@ -23,6 +23,7 @@ from typing import Annotated, Any, cast
 
 from bayesclass.data import Dataset, available, load
 from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field
+from bayesclass.data.kinds import FEATURE_KINDS
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
@@ -72,6 +73,10 @@ models = ["logistic", "naive_bayes"]   # optional: which models run on this data
 [[datasets]]
 name = "digits_binary"
 models = ["naive_bayes"]
+
+# Your own table: path = "table.csv" (or .tsv, .parquet; relative to this file) with target = "COLUMN"; on a
+# table (file or the built-in penguins), optionally missing = "drop" (rows with a blank in a used column),
+# features = ["a", "b"], feature_kinds = { year = "categorical" } and max_levels = 50.
 """
 
 _TOP_KEYS = {
@@ -79,7 +84,18 @@ _TOP_KEYS = {
     "datasets",
 }  # fmt: skip
 _MODEL_KEYS = {"family", "options", "method", "point_estimates", "baselines", "label", "standardize"}
-_DATASET_KEYS = {"name", "path", "target", "generator", "models", "label", "missing"}
+_DATASET_KEYS = {
+    "name",
+    "path",
+    "target",
+    "generator",
+    "models",
+    "label",
+    "missing",
+    "features",
+    "feature_kinds",
+    "max_levels",
+}
 
 
 @dataclass(frozen=True)
@@ -155,6 +171,12 @@ class StudyDataset:
         The labels of the models that run on it (None: all).
     missing : {"error", "drop"}
         What a blank cell in a used column does (:meth:`bayesclass.data.Dataset.from_frame`).
+    features : tuple of str or None
+        The feature columns to use (None: all); only these and the target are checked for blanks.
+    feature_kinds : tuple of (str, str)
+        Declared kinds of some columns, e.g. ``(("year", "categorical"),)``.
+    max_levels : int or None
+        The most levels a categorical column may have (None: the default of :func:`bayesclass.data.load`).
     """
 
     label: str
@@ -164,6 +186,9 @@ class StudyDataset:
     generator: tuple[tuple[str, Any], ...]
     models: tuple[str, ...] | None
     missing: str = "error"
+    features: tuple[str, ...] | None = None
+    feature_kinds: tuple[tuple[str, str], ...] = ()
+    max_levels: int | None = None
 
     def load(self) -> Dataset:
         """Load the data set.
@@ -174,6 +199,7 @@ class StudyDataset:
             The file's rows, or the built-in data set (generated with ``generator``).
         """
         options: dict[str, Any] = {} if self.missing == "error" else {"missing": self.missing}
+        options.update({key: value for key, value in self.table_options().items() if value is not None and value != {}})
         if self.path is not None:
             return load(self.path, target=self.target, **options)
         if self.target is not None:
@@ -186,12 +212,24 @@ class StudyDataset:
         Returns
         -------
         dict
-            Every field (``missing`` only when not the default, so that older cell keys stay valid).
+            Every field (the table options only when not the default, so that older cell keys stay valid).
         """
         fields = dataclasses.asdict(self)
-        if self.missing == "error":
-            del fields["missing"]
+        defaults = {"missing": "error", "features": None, "feature_kinds": (), "max_levels": None}
+        for key, default in defaults.items():
+            if fields[key] == default:
+                del fields[key]
         return fields
+
+    def table_options(self) -> dict[str, Any]:
+        """The options that choose and code the table's columns.
+
+        Returns
+        -------
+        dict
+            ``features``, ``feature_kinds`` (a dict) and ``max_levels``, None (or empty) where not given.
+        """
+        return {"features": self.features, "feature_kinds": dict(self.feature_kinds), "max_levels": self.max_levels}
 
 
 @dataclass(frozen=True)
@@ -678,6 +716,7 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
             if unknown:
                 problems.append(f"{where}: models {unknown} are not among the models' labels {sorted(model_labels)}")
         label = entry.get("label") or name or Path(path).stem
+        features, kinds, max_levels = _table_options(entry, where, problems)
         datasets.append(
             StudyDataset(
                 label=str(label),
@@ -687,6 +726,33 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
                 generator=tuple(sorted(generator.items())),
                 models=tuple(models) if models is not None else None,
                 missing=missing,
+                features=features,
+                feature_kinds=kinds,
+                max_levels=max_levels,
             )
         )
     return tuple(datasets)
+
+
+def _table_options(
+    entry: Mapping[str, Any], where: str, problems: list[str]
+) -> tuple[tuple[str, ...] | None, tuple[tuple[str, str], ...], int | None]:
+    """A data set entry's ``features``, ``feature_kinds`` and ``max_levels``, checked (problems appended)."""
+    features = entry.get("features")
+    if features is not None and (
+        not isinstance(features, list) or not features or not all(isinstance(f, str) and f for f in features)
+    ):
+        problems.append(f'{where}: features must be a non-empty list of column names, e.g. features = ["a", "b"]')
+        features = None
+    kinds = entry.get("feature_kinds", {})
+    if not isinstance(kinds, Mapping) or not all(kind in FEATURE_KINDS for kind in kinds.values()):
+        problems.append(
+            f"{where}: feature_kinds must be a table of column = kind with kinds among {', '.join(FEATURE_KINDS)}, "
+            f'e.g. feature_kinds = {{ year = "categorical" }}; got {kinds!r}'
+        )
+        kinds = {}
+    max_levels = entry.get("max_levels")
+    if max_levels is not None and (isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2):
+        problems.append(f"{where}: max_levels must be an integer >= 2, e.g. max_levels = 100; got {max_levels!r}")
+        max_levels = None
+    return (None if features is None else tuple(features)), tuple(sorted(kinds.items())), max_levels

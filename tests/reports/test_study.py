@@ -283,3 +283,30 @@ def test_the_report_shows_the_last_specs_cells_only(serial_run, tmp_path):
     bs.run(one, copy, serial=True, progress=False)  # all recorded: nothing runs
     page = bs.report(copy)
     assert "cells</td><td>3: 3 finished" in page.replace("\n", "")  # not the 6+ records on disk
+
+
+def test_a_datasets_table_options_choose_and_code_its_columns(tmp_path):
+    """``features``, ``feature_kinds`` and ``max_levels`` of a [[datasets]] entry reach the loader (penguins: the
+    year coded by its three values, blanks counted only in the chosen columns); bad values are named; the cell
+    keys of a spec without them are unchanged."""
+    spec_text = (
+        'name = "t"\nmetrics = ["log_loss"]\ntest_fraction = 0.3\ntraining_sizes = [60]\nrepeats = 1\n'
+        '[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\npoint_estimates = ["map"]\n'
+        '[[datasets]]\nname = "penguins"\nmissing = "drop"\nfeatures = ["island", "year", "bill_depth_mm"]\n'
+        'feature_kinds = { year = "categorical" }\nmax_levels = 10\n'
+    )
+    spec = bs.read_spec(_spec(tmp_path, spec_text))
+    data = spec.datasets[0].load()
+    assert data.feature_names == ("island", "year", "bill_depth_mm")
+    assert data.category_names["year"] == ("2007", "2008", "2009")
+    assert data.missing.dropped_rows == 2  # the two rows without measurements; sex (11 blanks) is not used
+    key = spec.datasets[0].as_dict()
+    assert key["features"] == ("island", "year", "bill_depth_mm") and key["max_levels"] == 10
+    bad = spec_text.replace("max_levels = 10", "max_levels = 1").replace('"categorical"', '"nominal"')
+    bad = bad.replace('features = ["island", "year", "bill_depth_mm"]', "features = 3")
+    with pytest.raises(ValueError) as error:
+        bs.read_spec(_spec(tmp_path, bad))
+    for expected in ("features must be a non-empty list", "feature_kinds must be a table", "max_levels must be"):
+        assert expected in str(error.value)
+    plain = bs.read_spec(_spec(tmp_path, SMALL)).datasets[0].as_dict()
+    assert not {"features", "feature_kinds", "max_levels", "missing"} & set(plain)
