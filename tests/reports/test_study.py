@@ -283,3 +283,51 @@ def test_the_report_shows_the_last_specs_cells_only(serial_run, tmp_path):
     bs.run(one, copy, serial=True, progress=False)  # all recorded: nothing runs
     page = bs.report(copy)
     assert "cells</td><td>3: 3 finished" in page.replace("\n", "")  # not the 6+ records on disk
+
+
+#: a plain script with no ``if __name__ == "__main__":`` guard: ``spawn`` (how Dask starts its worker processes)
+#: would run it again in each worker and start the study there too
+UNGUARDED_STUDY = """
+import os, sys
+import bayesclass.study as bs
+
+table = bs.run(bs.read_spec(sys.argv[1]), sys.argv[2], workers=1, progress=False)
+print(table.attrs["summary"])
+print("script pid", os.getpid())
+"""
+
+
+#: naive Bayes by exact draws only: seconds per cell, so the script test stays in the default run
+EXACT_ONLY = SMALL.split("[[models]]")[0] + "[[models]]" + SMALL.split("[[models]]")[2].split("[[datasets]]")[0] + (
+    '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 300, random_seed = 1 }\n'
+)
+
+
+def test_a_study_from_a_script_without_main_guard_runs_on_workers_and_resumes(tmp_path):
+    """The script's workers do not re-run it; the records equal a serial run's; a rerun resumes."""
+    spec_path = _spec(tmp_path, EXACT_ONLY)
+    serial = bs.run(bs.read_spec(spec_path), tmp_path / "serial", serial=True, progress=False)
+    script = tmp_path / "study.py"
+    script.write_text(UNGUARDED_STUDY, encoding="utf-8")
+    out = tmp_path / "out"
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, str(script), str(spec_path), str(out)], capture_output=True,
+                              text=True, timeout=600, cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Traceback" not in done.stderr and "bootstrapping phase" not in done.stderr, done.stderr[-3000:]
+        return done.stdout
+
+    first = run()
+    assert "2 run, 0 failed, 0 already recorded" in first, first
+    assert first.count("script pid") == 1  # the script ran once, not again in a worker
+    script_pid = int(first.split("script pid")[1])
+    pids = {json.loads(path.read_text())["worker_pid"] for path in (out / "cells").glob("*.json")}
+    assert script_pid not in pids and len(pids) >= 1  # the cells ran in worker processes
+    assert bs.load(out)[COMPARED].equals(serial[COMPARED])  # the same records as the serial run of the same spec
+    removed = sorted((out / "cells").glob("*.json"))[0]
+    removed.unlink()
+    stamps = {path.name: path.stat().st_mtime_ns for path in (out / "cells").glob("*.json")}
+    assert "1 run, 0 failed, 1 already recorded" in run()  # resumes: only the missing cell runs
+    assert all((out / "cells" / name).stat().st_mtime_ns == stamp for name, stamp in stamps.items())
+    assert removed.exists() and bs.load(out)[COMPARED].equals(serial[COMPARED])
