@@ -10,11 +10,11 @@ with its error; it never stops the study.
 with one thread each by default: PyTensor compilation is not thread-safe, pymc#7819; or the scheduler at
 ``scheduler``), shows cells done / failed / remaining with an ETA, and finally writes the tidy table
 ``<out>/results.parquet``. A script run as ``python script.py`` without an ``if __name__ == "__main__":`` guard
-starts its workers the same way: they do not import the script (which would run the study again in each of them,
-as ``spawn`` does for a guarded script's top level; see :func:`_workers_skip_main_script`). Workers write the records themselves, so killing the client (or a worker) loses no
-finished cell; rerunning the same command skips every recorded cell. A changed spec changes the keys of the cells
-it changes, and only those run again. Each worker process keeps its compiled models across cells
-(:mod:`bayesclass.inference.engines.sampling`'s cache): new data of the same structure do not recompile.
+gets the same workers, which do not import it (``spawn`` runs a script's top level again in each new process,
+here the whole study; see :func:`_workers_skip_main_script`). Workers write the records themselves, so killing the
+client (or a worker) loses no finished cell; rerunning the same command skips every recorded cell. A changed spec
+changes the keys of the cells it changes, and only those run again. Each worker process keeps its compiled models
+across cells (:mod:`bayesclass.inference.engines.sampling`'s cache): new data of the same structure do not recompile.
 
 :func:`load` reads the records into one tidy pandas DataFrame: a row per cell x estimate x metric.
 """

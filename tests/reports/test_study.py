@@ -298,9 +298,9 @@ print("script pid", os.getpid())
 
 
 #: naive Bayes by exact draws only: seconds per cell, so the script test stays in the default run
-EXACT_ONLY = SMALL.split("[[models]]")[0] + "[[models]]" + SMALL.split("[[models]]")[2].split("[[datasets]]")[0] + (
-    '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 300, random_seed = 1 }\n'
-)
+EXACT_ONLY = SMALL.replace(
+    '[[models]]\nfamily = "logistic"\nmethod = "nuts"\npoint_estimates = ["mle", "map"]\nbaselines = ["knn"]\n\n', ""
+).split('[[datasets]]\nname = "digits_binary"')[0]
 
 
 def test_a_study_from_a_script_without_main_guard_runs_on_workers_and_resumes(tmp_path):
