@@ -357,8 +357,10 @@ def _workers_skip_main_script() -> Iterator[bool]:
     process before the current process has finished its bootstrapping phase"). While this context is open the main
     module is marked as ``__main__`` of a package (``__spec__.name == "__main__"``), which ``spawn`` leaves alone, as
     it does for ``python -m package``: the workers start from the package alone. Nothing of the script is needed
-    there (a cell and :func:`run_cell` are defined in the package). Guarded scripts, ``python -m``, ``python -c``,
-    interactive sessions and the ``bayesclass`` command are not touched.
+    there (a cell and :func:`run_cell` are defined in the package); but what the script itself defines or registers
+    (a family added to the registry at its top level) is unknown to the workers, whose cells of it fail:
+    run those with ``serial=True`` or under the guard. Guarded scripts, ``python -m``, ``python -c``, interactive
+    sessions and the ``bayesclass`` command are not touched.
 
     Yields
     ------
