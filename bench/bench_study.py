@@ -9,6 +9,11 @@ exact draws (inverse-Wishart prior), over 10 training sizes (20 ... 200) and rep
 - ``local``: a ``LocalCluster`` of 2 process workers with one thread each (``bayesclass study --workers 2``).
 - ``external``: ``dask scheduler`` and two ``dask worker --nthreads 1`` processes started by this bench on
   localhost, the study run with ``--scheduler tcp://127.0.0.1:PORT`` (proves the flag; same numbers).
+- ``guarded`` / ``unguarded`` script: the same study (2 workers) run by ``python script.py``, with its code
+  under ``if __name__ == "__main__":`` and as a plain script without the guard (whose workers must not import
+  it), twice each in the order guarded, unguarded, unguarded, guarded; ``--scripts`` runs only these. Printed:
+  each script's wall time (interpreter start, imports, cluster start, cells) and the study's own time, and whether
+  their tables equal each other (and serial's).
 
 Each run writes to a fresh results folder (cold: no record to skip). The serial run warms this process's compile
 cache, as a worker does on its first cell of each structure; each Dask worker pays its own first compiles, which
@@ -22,7 +27,8 @@ tables.
 Run::
 
     .venv/bin/python bench/bench_study.py            # ~6 min on 2 cores
-    .venv/bin/python bench/bench_study.py --quick    # 40 cells
+    .venv/bin/python bench/bench_study.py --quick    # 60 cells
+    .venv/bin/python bench/bench_study.py --quick --scripts   # guarded vs unguarded script only
 """
 
 from __future__ import annotations
@@ -77,6 +83,54 @@ generator = {{ n = 2000, random_seed = 1 }}
 
 COMPARED = ["dataset", "model", "size", "repeat", "estimate", "metric", "value", "key"]
 
+#: the study run by a script; ``{guard}`` is empty (a plain script) or the main guard
+SCRIPT = """
+import sys
+import time
+
+import bayesclass.study as bs
+
+{guard}start = time.perf_counter()
+{indent}table = bs.run(bs.read_spec(sys.argv[1]), sys.argv[2], workers=2, progress=False)
+{indent}print(time.perf_counter() - start)
+"""
+
+
+def script_run(spec_path: Path, out: Path, *, guarded: bool) -> tuple[float, float]:
+    """(wall time of ``python script.py``, the study's time inside it) for the study run by a script."""
+    script = out.with_suffix(".py")
+    indent = "    " if guarded else ""
+    script.write_text(SCRIPT.format(guard='if __name__ == "__main__":\n    ' if guarded else "", indent=indent))
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, str(script), str(spec_path), str(out)], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"the {'guarded' if guarded else 'unguarded'} script failed:\n{done.stderr[-3000:]}")
+    return wall, float(done.stdout.split()[-1])
+
+
+def scripts(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
+    """Run the study from a guarded and from an unguarded script, twice each in the order guarded, unguarded,
+    unguarded, guarded (a load that drifts over the runs weighs on both alike); print and return their times."""
+    import bayesclass.study as bs
+
+    times: dict[str, list[tuple[float, float]]] = {"guarded": [], "unguarded": []}
+    for run, name in enumerate(("guarded", "unguarded", "unguarded", "guarded")):
+        wall, study = script_run(spec_path, scratch / f"{name}{run}", guarded=name == "guarded")
+        times[name].append((wall, study))
+        print(f"{name:9} script {wall:7.1f} s wall, study {study:7.1f} s  {n_cells / study:5.2f} cells/s", flush=True)
+    numbers: dict = {}
+    for name, pairs in times.items():
+        numbers[f"{name}_script_s"] = [wall for wall, _ in pairs]
+        numbers[f"{name}_study_s"] = [study for _, study in pairs]
+    means = {name: sum(numbers[f"{name}_study_s"]) / 2 for name in times}
+    print(f"mean study time: guarded {means['guarded']:.1f} s, unguarded {means['unguarded']:.1f} s "
+          f"(unguarded / guarded {means['unguarded'] / means['guarded']:.2f})")  # fmt: skip
+    tables = [bs.load(folder)[COMPARED] for folder in sorted(scratch.glob("*guarded[0-9]"))]
+    numbers["scripts_identical"] = all(table.equals(tables[0]) for table in tables)
+    print(f"guarded and unguarded scripts' tables identical: {numbers['scripts_identical']}")
+    return numbers
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -94,11 +148,96 @@ def worker_peaks(out: Path) -> dict[int, float]:
     return peaks
 
 
+def launches(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
+    """Serial, local, external and the two scripts; print and return their numbers."""
+    import bayesclass.study as bs
+
+    start = time.perf_counter()
+    cpu_before = os.times().user + os.times().system
+    serial = bs.run(spec, scratch / "serial", serial=True, progress=False)
+    serial_s = time.perf_counter() - start
+    cells = serial.drop_duplicates("key")
+    in_cell = float((cells["fit_seconds"] + cells["score_seconds"]).sum())
+    overhead = (serial_s - in_cell) / n_cells
+    cpu = os.times()
+    print(
+        f"serial   {serial_s:7.1f} s  {n_cells / serial_s:5.2f} cells/s  (in-cell {in_cell:.1f} s; "
+        f"this process used {(cpu.user + cpu.system - cpu_before) / serial_s:.0%} CPU: XLA and BLAS threads)",
+        flush=True,
+    )
+
+    start = time.perf_counter()
+    local = bs.run(spec, scratch / "local", workers=2, progress=False)
+    local_s = time.perf_counter() - start
+    print(f"local    {local_s:7.1f} s  {n_cells / local_s:5.2f} cells/s  (2 workers x 1 thread)", flush=True)
+
+    port = free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+         "--dashboard-address", ":0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    workers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                f"tcp://127.0.0.1:{port}",
+                "--nthreads",
+                "1",
+                "--nworkers",
+                "1",
+                "--no-dashboard",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    try:
+        from distributed import Client
+
+        with Client(f"tcp://127.0.0.1:{port}", timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        start = time.perf_counter()
+        external = bs.run(spec, scratch / "external", scheduler=f"tcp://127.0.0.1:{port}", progress=False)
+        external_s = time.perf_counter() - start
+    finally:
+        for process in [*workers, scheduler]:
+            process.terminate()
+        for process in [*workers, scheduler]:
+            process.wait(timeout=60)
+    print(f"external {external_s:7.1f} s  {n_cells / external_s:5.2f} cells/s  (dask scheduler + 2 dask workers)")
+
+    identical = serial[COMPARED].equals(local[COMPARED]) and serial[COMPARED].equals(external[COMPARED])
+    ratio = serial_s / local_s
+    peaks = worker_peaks(scratch / "local")
+    print()
+    verdict = "PASS" if ratio >= TARGET_RATIO else "MISS"
+    print(f"throughput local / serial: {ratio:.2f}x (>= {TARGET_RATIO}x) {verdict}")
+    print(f"per-cell overhead (serial wall - in-cell time, per cell): {overhead:.3f} s (<= {TARGET_OVERHEAD_S} s) "
+          f"{'PASS' if overhead <= TARGET_OVERHEAD_S else 'MISS'}")  # fmt: skip
+    print("peak RSS per local worker: " + ", ".join(f"{gb:.2f} GB" for gb in sorted(peaks.values())))
+    print(f"serial, local and external tables identical: {identical}")
+    numbers = scripts(spec, spec_path, scratch, n_cells)
+    identical = identical and serial[COMPARED].equals(bs.load(scratch / "unguarded1")[COMPARED])
+    print(f"... and the unguarded script's: {identical}")
+    numbers |= {
+        "cells": n_cells, "serial_s": serial_s, "local_s": local_s, "external_s": external_s, "ratio": ratio,
+        "overhead_s": overhead, "worker_peak_gb": sorted(peaks.values()), "identical": identical,
+    }  # fmt: skip
+    return numbers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="40 cells")
+    parser.add_argument("--quick", action="store_true", help="60 cells")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--draws", type=int, default=200, help="draws (and tuning steps) per chain: the cell size")
+    parser.add_argument("--scripts", action="store_true", help="only the guarded vs unguarded script runs")
     args = parser.parse_args()
     import bayesclass.study as bs
 
@@ -116,81 +255,7 @@ def main() -> None:
             f"2 chains x {args.draws} draws",
             flush=True,
         )
-
-        start = time.perf_counter()
-        cpu_before = os.times().user + os.times().system
-        serial = bs.run(spec, scratch / "serial", serial=True, progress=False)
-        serial_s = time.perf_counter() - start
-        cells = serial.drop_duplicates("key")
-        in_cell = float((cells["fit_seconds"] + cells["score_seconds"]).sum())
-        overhead = (serial_s - in_cell) / n_cells
-        cpu = os.times()
-        print(
-            f"serial   {serial_s:7.1f} s  {n_cells / serial_s:5.2f} cells/s  (in-cell {in_cell:.1f} s; "
-            f"this process used {(cpu.user + cpu.system - cpu_before) / serial_s:.0%} CPU: XLA and BLAS threads)",
-            flush=True,
-        )
-
-        start = time.perf_counter()
-        local = bs.run(spec, scratch / "local", workers=2, progress=False)
-        local_s = time.perf_counter() - start
-        print(f"local    {local_s:7.1f} s  {n_cells / local_s:5.2f} cells/s  (2 workers x 1 thread)", flush=True)
-
-        port = free_port()
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-        scheduler = subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
-             "--dashboard-address", ":0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        workers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "distributed.cli.dask_worker",
-                    f"tcp://127.0.0.1:{port}",
-                    "--nthreads",
-                    "1",
-                    "--nworkers",
-                    "1",
-                    "--no-dashboard",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-            )  # fmt: skip
-            for _ in range(2)
-        ]
-        try:
-            from distributed import Client
-
-            with Client(f"tcp://127.0.0.1:{port}", timeout="60s") as client:
-                client.wait_for_workers(2, timeout=120)
-            start = time.perf_counter()
-            external = bs.run(spec, scratch / "external", scheduler=f"tcp://127.0.0.1:{port}", progress=False)
-            external_s = time.perf_counter() - start
-        finally:
-            for process in [*workers, scheduler]:
-                process.terminate()
-            for process in [*workers, scheduler]:
-                process.wait(timeout=60)
-        print(f"external {external_s:7.1f} s  {n_cells / external_s:5.2f} cells/s  (dask scheduler + 2 dask workers)")
-
-        identical = serial[COMPARED].equals(local[COMPARED]) and serial[COMPARED].equals(external[COMPARED])
-        ratio = serial_s / local_s
-        peaks = worker_peaks(scratch / "local")
-        print()
-        verdict = "PASS" if ratio >= TARGET_RATIO else "MISS"
-        print(f"throughput local / serial: {ratio:.2f}x (>= {TARGET_RATIO}x) {verdict}")
-        print(f"per-cell overhead (serial wall - in-cell time, per cell): {overhead:.3f} s (<= {TARGET_OVERHEAD_S} s) "
-              f"{'PASS' if overhead <= TARGET_OVERHEAD_S else 'MISS'}")  # fmt: skip
-        print("peak RSS per local worker: " + ", ".join(f"{gb:.2f} GB" for gb in sorted(peaks.values())))
-        print(f"serial, local and external tables identical: {identical}")
-        numbers = {
-            "cells": n_cells, "serial_s": serial_s, "local_s": local_s, "external_s": external_s, "ratio": ratio,
-            "overhead_s": overhead, "worker_peak_gb": sorted(peaks.values()), "identical": identical,
-        }  # fmt: skip
+        numbers = (scripts if args.scripts else launches)(spec, spec_path, scratch, n_cells)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.json:
