@@ -6,8 +6,9 @@ NUTS by the family's default backend (blackjax) with the default draws and tunin
 run in the same process, alternately, after one untimed warm-up fit of each (the compiled executable depends
 on the number of parallel chains); the wall time of a fit is ``fit()`` end to end (compile cache warm).
 
-Printed: the best wall time of each, the ratio 4 chains / 2 chains, and each one's smallest bulk ESS per second
-of wall time with its max r_hat and the verdict a user sees (``bayesclass.inference.diagnose``).
+Printed: the best wall time of each (and of its sampling alone), the ratios 4 chains / 2 chains, and each one's
+smallest bulk ESS per second of wall time with its max r_hat and the verdict a user sees
+(``bayesclass.inference.diagnose``).
 
 Run::
 
@@ -26,6 +27,7 @@ import bayesclass as bc
 from bayesclass.data import load, train_validation_test_split
 from bayesclass.inference import diagnose
 from bayesclass.inference.engines.sampling import SamplerSettings
+from bayesclass.inference.result import result_info
 
 CHAINS = (2, 4)
 
@@ -52,12 +54,14 @@ def main() -> None:
         for chains in CHAINS:  # untimed: compiles the executable of each chain count
             fit(chains)
         times: dict[int, list[float]] = {chains: [] for chains in CHAINS}
+        sampling: dict[int, list[float]] = {chains: [] for chains in CHAINS}
         runs: dict[int, dict] = {}
         for _ in range(repeats):
             for chains in CHAINS:
                 seconds, result = fit(chains)
                 times[chains].append(seconds)
                 report = diagnose(result)
+                sampling[chains].append(float(result_info(result).sampling_seconds or 0.0))
                 runs[chains] = {"min_ess_bulk": report.min_ess_bulk, "min_ess_tail": report.min_ess_tail,
                                 "max_r_hat": report.max_r_hat, "divergences": report.n_divergences,
                                 "passed": report.passed}  # fmt: skip
@@ -67,13 +71,17 @@ def main() -> None:
         for chains in CHAINS:
             numbers = runs[chains]
             verdict = "PASS" if numbers["passed"] else "FAIL"
-            print(f"  {chains} chains: {best[chains]:6.2f} s wall, min bulk ESS {numbers['min_ess_bulk']:6.0f} "
+            print(f"  {chains} chains: {best[chains]:6.2f} s wall (sampling {min(sampling[chains]):5.2f} s), "
+                  f"min bulk ESS {numbers['min_ess_bulk']:6.0f} "
                   f"({numbers['min_ess_bulk'] / best[chains]:6.0f} /s), max r_hat {numbers['max_r_hat']:.4f}, "
                   f"divergences {numbers['divergences']}, verdict {verdict}")  # fmt: skip
         ratio = best[4] / best[2]
+        run.verdicts.check("sampling time of 4 chains / 2 chains", min(sampling[4]) / min(sampling[2]),
+                           baseline="2 chains", unit="x")  # fmt: skip
         run.verdicts.check("wall time of 4 chains / 2 chains", ratio, baseline="2 chains", unit="x", run=runs[4],
                            seconds=best[4], baseline_seconds=best[2])  # fmt: skip
         run.details.update({"seconds": {str(k): v for k, v in times.items()},
+                            "sampling_seconds": {str(k): v for k, v in sampling.items()},
                             "convergence": {str(k): v for k, v in runs.items()}})  # fmt: skip
 
 
