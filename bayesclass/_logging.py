@@ -86,7 +86,7 @@ def configure(verbosity: int = 0, *, stream: TextIO | None = None) -> Iterator[l
         logger.addHandler(handler)
         logger.setLevel(_LEVELS[verbosity])
         logger.propagate = False
-    warnings.formatwarning = _format_warning(verbose=verbosity > 0)  # type: ignore[assignment]
+    warnings.formatwarning = _format_warning(verbose=verbosity > 0)
     captured_before = logging._warnings_showwarning is not None  # type: ignore[attr-defined]
     logging.captureWarnings(True)
     try:
