@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = _terminate_as_interrupt()
     try:
         with configure(verbosity):
+            _debug_arguments(args)
             args.command(args)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see inference.sampling.interrupt_guard)
         print(f"bayesclass {args.name}: interrupted; nothing was written", file=sys.stderr)
@@ -111,6 +112,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _debug_arguments(args: argparse.Namespace) -> None:
+    """With ``-v``: the parsed arguments, one debug line."""
+    from bayesclass._logging import LOGGER
+
+    shown = {name: value for name, value in vars(args).items() if name not in ("command", "name")}
+    LOGGER.debug("%s with %s", args.name, ", ".join(f"{name}={value!r}" for name, value in shown.items()))
+
+
+def _debug_timings(result) -> None:
+    """With ``-v``: the timings and the sampler backend the result recorded, one debug line."""
+    from bayesclass._logging import LOGGER
+
+    info = result_info(result)
+    timings = ", ".join(f"{name.replace('_', ' ')} {seconds:.2f} s" for name, seconds in info.timings.items())
+    LOGGER.debug("%s: %s (backend %s)", info.method, timings or "no timings recorded", info.sampler_backend)
 
 
 def _terminate_as_interrupt():
@@ -575,6 +593,7 @@ def _fit(args: argparse.Namespace) -> None:
     result = _run_fit(model, data, method=args.method, sampler=sampler, standardize=_standardize(args), seed=args.seed)
     _save(result, args.out)
     print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
+    _debug_timings(result)
     verdict = diagnose(result) if "posterior" in result else None
     if verdict is not None:
         print(verdict)
@@ -609,6 +628,7 @@ def _compare(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     print(f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed})")
     result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
+    _debug_timings(result)
     heldout = {"validation": validation, "test": test}
     print(format_comparison(result, heldout, baselines=baselines, loss=loss))
     if args.report is not None:

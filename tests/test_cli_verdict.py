@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 
 import pytest
@@ -35,11 +36,13 @@ def short_fit(tmp_path_factory):
 
 def test_strict_fit_exits_3_after_writing_the_result(short_fit, tmp_path, capsys):
     out = tmp_path / "again.nc"
-    assert run("fit", *SHORT_RUN, "--strict", "--out", str(out)) == 3
+    assert run("fit", *SHORT_RUN, "--strict", "-v", "--out", str(out)) == 3
     captured = capsys.readouterr()
     assert out.is_file() and load_result(out).attrs["method"] == "nuts"  # written before the exit code
     assert "convergence FAIL" in captured.out  # the verdict and its advice, as without --strict
-    (line,) = captured.err.strip().splitlines()
+    assert re.search(r"^bayesclass: debug: nuts: compile seconds \S+ s, sampling seconds \S+ s \(backend blackjax\)$",
+                     captured.err, flags=re.MULTILINE)  # fmt: skip
+    (line,) = [line for line in captured.err.splitlines() if not line.startswith("bayesclass: debug:")]
     assert line.startswith(f"bayesclass fit: --strict: convergence FAIL: {out}: ")
     assert "bulk ESS" in line and line.endswith("(the outputs were written)")
 
@@ -100,7 +103,15 @@ ORIGIN = " (UserWarning at /somewhere/site-packages/arviz_stats/loo/helper_loo.p
     [
         ((), [PARETO, "bayesclass: note: a note"]),
         (("-q",), [PARETO]),
-        (("-v",), [PARETO + ORIGIN, "bayesclass: note: a note", "bayesclass: debug: a debug line"]),
+        (
+            ("-v",),
+            [
+                "bayesclass: debug: datasets with quiet=False, verbose=True",  # the parsed arguments
+                PARETO + ORIGIN,
+                "bayesclass: note: a note",
+                "bayesclass: debug: a debug line",
+            ],
+        ),
     ],
 )
 def test_warnings_notes_and_debug_are_one_line_each(flags, expected, monkeypatch, capsys):
