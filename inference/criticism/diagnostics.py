@@ -185,7 +185,9 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         convergence_table(posterior),
         failed_checks=names,
         notes=tuple(notes.values()),
-        advice=convergence_advice((*names, *notes), info) if applies and (failed or notes) else (),
+        advice=convergence_advice((*names, *notes), info, min_ess=min(ess_bulk, ess_tail))
+        if applies and (failed or notes)
+        else (),
         min_bfmi=bfmi,
         applies=applies,
     )
@@ -224,7 +226,7 @@ def _tree_depth_hits(stats: xr.Dataset | None) -> int:
     return 0
 
 
-def convergence_advice(checks: tuple[str, ...], info: ResultInfo) -> tuple[str, ...]:
+def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: float | None = None) -> tuple[str, ...]:
     """What to try for the failed ``checks`` (and notes), given what the method recorded and the family.
 
     An option is suggested only where the method recorded it among its settings (the Gibbs sampler records no
@@ -237,6 +239,9 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo) -> tuple[str, 
         Names of the failed checks and notes (:data:`CHECKS`).
     info : ResultInfo
         The result's recorded facts: its model, method settings, standardisation and data.
+    min_ess : float or None, default None
+        The smallest bulk or tail ESS of the draws: the draws advised grow with ``MIN_ESS / min_ess`` (ESS grows
+        about in proportion to the draws), at least twice the draws used (None: twice).
 
     Returns
     -------
@@ -263,7 +268,9 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo) -> tuple[str, 
         advice.append(f"a longer warm-up (--tune {max(2 * tune, 1000)}, was {tune})")
     if failed & {"r_hat", "ess_bulk", "ess_tail"} and "draws" in settings:
         draws = int(settings["draws"])
-        advice.append(f"more draws (--draws {2 * draws}, was {draws}): ESS grows with the draws")
+        factor = 2.0 if not min_ess or not np.isfinite(min_ess) else max(2.0, 1.2 * MIN_ESS / min_ess)
+        more = int(np.ceil(draws * factor / 100) * 100)
+        advice.append(f"more draws (--draws {more}, was {draws}): ESS grows about in proportion to the draws")
     if failed & _EXPLORATION:
         advice.extend(info.model.convergence_advice(tuple(sorted(failed))))
         continuous = "continuous" in info.data.feature_kinds
