@@ -354,3 +354,40 @@ def test_every_row_of_the_convergence_table_is_labelled_with_its_own_element(cas
     expected = _element_means(result["posterior"].to_dataset())
     assert list(table.index) == list(expected)
     np.testing.assert_allclose(table["mean"].to_numpy(), list(expected.values()), rtol=1e-9, atol=1e-12)
+
+
+def _with_stats(result, **replaced):
+    """A copy of ``result`` whose sample stats have the (chain, draw) arrays ``replaced``."""
+    tampered = result.copy(deep=True)
+    stats = tampered["sample_stats"].to_dataset()
+    tampered["sample_stats"] = stats.assign({name: (("chain", "draw"), value) for name, value in replaced.items()})
+    return tampered
+
+
+def test_a_low_e_bfmi_fails_with_its_advice(nuts_gaussians):
+    """E-BFMI = mean of squared energy changes / variance of the energy (Betancourt 2016): a random-walk energy
+    has a tiny one; the verdict fails on it and advises warm-up and the family's parametrisation."""
+    energy = nuts_gaussians["sample_stats"]["energy"].values
+    walk = np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, size=energy.shape), axis=1)
+    report = diagnose(_with_stats(nuts_gaussians, energy=walk))
+    expected = np.min(np.mean(np.diff(walk, axis=1) ** 2, axis=1) / np.var(walk, axis=1, ddof=1))
+    assert report.min_bfmi == pytest.approx(expected, rel=1e-6) and report.min_bfmi < 0.3
+    assert not report.passed and report.failed_checks == ("bfmi",)
+    assert report.failures == (f"E-BFMI {report.min_bfmi:.2f} < 0.3 in a chain",)
+    text = " ".join(report.advice)
+    assert "--tune 1000, was 500" in text and "--parametrization centered, was whitened" in text
+    assert "--draws" not in text and "--target-accept" not in text and "--chains" not in text
+    assert diagnose(nuts_gaussians).min_bfmi > 0.3  # the original
+
+
+def test_trajectories_at_the_maximum_tree_depth_are_a_note_with_advice(nuts_gaussians):
+    hits = np.zeros(nuts_gaussians["sample_stats"]["diverging"].shape, dtype=bool)
+    hits[0, :7] = True
+    report = diagnose(_with_stats(nuts_gaussians, reached_max_treedepth=hits))
+    assert report.passed and report.failures == ()  # valid draws, a slow sampler
+    assert report.notes == (f"7 of {hits.size} draws hit the maximum tree depth (slow, long trajectories)",)
+    assert report.advice == (  # no option of the sampler: the trajectories' length is not one
+        "the centered parametrisation (--parametrization centered, was whitened)",
+        "standardised features (--standardize): inputs on one scale are easier to explore",
+    )
+    assert "  note: 7 of" in str(report) and str(report).startswith("convergence PASS")
