@@ -1,8 +1,21 @@
 """The ``bayesclass`` command line.
 
-Subcommands: ``datasets``, ``fit``, ``predict``, ``compare``, ``check``, ``diagnose``.
-Exit codes: 0 success; 2 invalid arguments or input (one line on stderr);
-1 a fit that failed (the reason on stderr).
+Subcommands: ``datasets``, ``fit``, ``compare``, ``report``, ``study``, ``study-report``, ``loo``, ``predict``,
+``check``, ``diagnose``.
+
+Options of every subcommand, before or after its name: ``-q``/``--quiet`` (warnings and errors only: no notes,
+no progress bars) and ``-v``/``--verbose`` (also debug lines, and where each warning was raised). Notes and
+warnings, Python's warnings from the libraries included, are one line each on stderr,
+``bayesclass: warning: <message>`` (:mod:`bayesclass._logging`); results go to stdout.
+
+Exit codes:
+
+- 0 success;
+- 1 a fit that failed (the reason on stderr);
+- 2 invalid arguments or input (one line on stderr);
+- 3 with ``--strict`` (fit, compare, diagnose, report): the convergence verdict failed; the outputs were written
+  all the same, and stderr says which checks failed;
+- 130 interrupted (Ctrl-C or SIGTERM): nothing written, or the partial draws kept with ``--keep-partial``.
 """
 
 from __future__ import annotations
@@ -40,10 +53,20 @@ class PartialResult(Exception):
     """An interrupted NUTS run whose draws were kept (--keep-partial) and saved: exit code 130."""
 
 
+class VerdictFailed(Exception):
+    """``--strict`` and a failed convergence verdict, after the outputs were written: exit code 3."""
+
+
+#: the subcommands that take ``--strict``
+STRICT_COMMANDS = ("fit", "compare", "report", "diagnose")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``bayesclass`` command line and return its exit code.
 
-    SIGTERM is handled as Ctrl-C for the whole command; the previous handler is restored at the end.
+    SIGTERM is handled as Ctrl-C for the whole command; the previous handler is restored at the end. Notes and
+    warnings (Python's included) are one line each on stderr while the command runs (``-q`` and ``-v`` set how
+    many; :mod:`bayesclass._logging`).
 
     Parameters
     ----------
@@ -53,15 +76,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit code: 0 success; 2 invalid arguments or input (one line on stderr); 1 a fit that failed
-        (the reason on stderr); 130 interrupted (nothing written, or the partial draws kept with
-        ``--keep-partial``).
+        The exit code: 0 success; 1 a fit that failed (the reason on stderr); 2 invalid arguments or input (one
+        line on stderr); 3 with ``--strict``, a failed convergence verdict (the outputs written all the same);
+        130 interrupted (nothing written, or the partial draws kept with ``--keep-partial``).
     """
+    from bayesclass._logging import configure
+
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.quiet and args.verbose:  # one before the subcommand, the other after it
+        parser.error("argument -q/--quiet: not allowed with argument -v/--verbose")
+    verbosity = -1 if args.quiet else 1 if args.verbose else 0
+    if args.quiet and hasattr(args, "no_progress"):
+        args.no_progress = True
     previous = _terminate_as_interrupt()
     try:
-        args.command(args)
+        with configure(verbosity):
+            _debug_arguments(args)
+            args.command(args)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see inference.sampling.interrupt_guard)
         print(f"bayesclass {args.name}: interrupted; nothing was written", file=sys.stderr)
         return 130
@@ -74,10 +106,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FitFailed as error:
         print(f"bayesclass {args.name}: fit failed: {error}", file=sys.stderr)
         return 1
+    except VerdictFailed as error:
+        print(f"bayesclass {args.name}: --strict: {error}", file=sys.stderr)
+        return 3
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _debug_arguments(args: argparse.Namespace) -> None:
+    """With ``-v``: the parsed arguments, one debug line."""
+    from bayesclass._logging import LOGGER
+
+    shown = {name: value for name, value in vars(args).items() if name not in ("command", "name")}
+    LOGGER.debug("%s with %s", args.name, ", ".join(f"{name}={value!r}" for name, value in shown.items()))
+
+
+def _debug_timings(result) -> None:
+    """With ``-v``: the timings and the sampler backend the result recorded, one debug line."""
+    from bayesclass._logging import LOGGER
+
+    info = result_info(result)
+    timings = ", ".join(f"{name.replace('_', ' ')} {seconds:.2f} s" for name, seconds in info.timings.items())
+    LOGGER.debug("%s: %s (backend %s)", info.method, timings or "no timings recorded", info.sampler_backend)
 
 
 def _terminate_as_interrupt():
@@ -113,7 +165,27 @@ def _parser() -> argparse.ArgumentParser:
     _add_predict_command(commands)
     _add_check_command(commands)
     _add_diagnose_command(commands)
+    _add_verbosity_arguments(parser, default=False)
+    for name, command in commands.choices.items():
+        _add_verbosity_arguments(command, default=argparse.SUPPRESS)  # after the subcommand too; the first wins
+        if name in STRICT_COMMANDS:
+            command.add_argument(
+                "--strict",
+                action="store_true",
+                help="exit with code 3 when the convergence verdict fails (after writing the outputs)",
+            )
     return parser
+
+
+def _add_verbosity_arguments(parser: argparse.ArgumentParser, *, default) -> None:
+    """``-q``/``-v``: on the main parser with a default; on a subcommand without one, so it cannot reset it."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=default, help="warnings and errors only: no notes, no progress"
+    )
+    group.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="also debug lines and where warnings arise"
+    )
 
 
 def _add_datasets_command(commands) -> None:
@@ -386,7 +458,9 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     sampler = parser.add_argument_group("NUTS")
     sampler.add_argument("--draws", type=int, default=1000)
     sampler.add_argument("--tune", type=int, default=1000)
-    sampler.add_argument("--chains", type=int, default=2)
+    sampler.add_argument(
+        "--chains", type=int, default=4, help="chains (default 4: the r_hat <= 1.01 rule needs at least 4)"
+    )
     sampler.add_argument("--target-accept", type=float, default=0.8)
     sampler.add_argument(
         "--backend",
@@ -602,13 +676,16 @@ def _fit(args: argparse.Namespace) -> None:
     result = _run_fit(model, data, method=args.method, sampler=sampler, standardize=_standardize(args), seed=args.seed)
     _save(result, args.out)
     print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
-    if "posterior" in result:
-        print(diagnose(result))
+    _debug_timings(result)
+    verdict = diagnose(result) if "posterior" in result else None
+    if verdict is not None:
+        print(verdict)
     info = result_info(result)
     for kind, status in info.point_estimate_status.items():
         print(f"{kind}: {status}")
     if info.partial:
         raise PartialResult(f"{info.partial_reason}; saved {args.out}")
+    _strict(args, {str(args.out): verdict})
 
 
 def _compare(args: argparse.Namespace) -> None:
@@ -638,6 +715,7 @@ def _compare(args: argparse.Namespace) -> None:
         f"split {'/'.join(f'{fraction:g}' for fraction in fractions)}"
     )
     result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
+    _debug_timings(result)
     heldout = {"validation": validation, "test": test}
     print(format_comparison(result, heldout, baselines=baselines, loss=loss))
     if args.report is not None:
@@ -651,6 +729,10 @@ def _compare(args: argparse.Namespace) -> None:
     info = result_info(result)
     if info.partial:
         raise PartialResult(info.partial_reason)
+    if args.strict and "posterior" in result:
+        from bayesclass.inference import diagnose
+
+        _strict(args, {"the posterior": diagnose(result)})
 
 
 def _feature_list(value: str) -> tuple[str, ...]:
@@ -685,6 +767,10 @@ def _report(args: argparse.Namespace) -> None:
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     _write_page(page, args.out)
+    if args.strict:
+        from bayesclass.inference import diagnose
+
+        _strict(args, {name: diagnose(result) for name, result in results.items() if "posterior" in result})
 
 
 def _write_page(page: str, path: Path) -> None:
@@ -860,6 +946,24 @@ def _diagnose(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     print(report)
     print(report.table.to_string())
+    _strict(args, {str(args.run): report})
+
+
+def _strict(args: argparse.Namespace, verdicts: dict) -> None:
+    """With ``--strict``: exit code 3 (:class:`VerdictFailed`) when a verdict that applies failed.
+
+    ``verdicts`` maps what was diagnosed (a file, "the posterior") to its ConvergenceReport (None: no draws).
+    Independent exact draws have no verdict (``applies`` is False).
+    """
+    failed = {
+        name: report for name, report in verdicts.items() if report is not None and report.applies and not report.passed
+    }
+    if args.strict and failed:
+        raise VerdictFailed(
+            "convergence FAIL: "
+            + "; ".join(f"{name}: {', '.join(report.failures)}" for name, report in failed.items())
+            + " (the outputs were written)"
+        )
 
 
 def result_info(result):

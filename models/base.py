@@ -382,7 +382,7 @@ class ClassifierModel(abc.ABC):
     #: what :meth:`derived_quantities` are, as a report's table title (empty: the family derives none)
     derived_quantities_title: ClassVar[str] = ""
     #: reparametrisations or priors of the family that help a sampler that fails its convergence checks
-    #: (CLI flags; :meth:`convergence_advice`)
+    #: (CLI flags of this family only; :meth:`convergence_advice`)
     reparametrisation_advice: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
@@ -585,25 +585,26 @@ class ClassifierModel(abc.ABC):
         """
         return xr.Dataset()
 
-    def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
-        """What to try when posterior draws of this family fail the convergence checks, one suggestion each.
+    def convergence_advice(self, failed: tuple[str, ...]) -> tuple[str, ...]:
+        """What this family offers when its posterior draws explore badly: its reparametrisations or priors.
+
+        The sampler's own options (warm-up, draws, chains, target acceptance) and standardisation are advised by
+        the verdict (:func:`~bayesclass.inference.criticism.diagnostics.diagnose`), from the settings the
+        method recorded; a family adds only what depends on its hyperparameters, so never an option of another
+        family, nor the value it already has.
 
         Parameters
         ----------
-        integrates_trajectories : bool
-            Whether the sampler integrates Hamiltonian trajectories (NUTS: it can diverge, and a higher target
-            acceptance helps); a Gibbs or exact sampler cannot diverge and is not told to raise it.
+        failed : tuple of str
+            The failed checks and notes of the verdict, by name: ``r_hat``, ``ess_bulk``, ``ess_tail``,
+            ``divergences``, ``bfmi``, ``tree_depth`` (``partial`` is never passed alone).
 
         Returns
         -------
         tuple of str
-            More tuning and draws; a higher target acceptance (trajectories only); the family's
-            :attr:`reparametrisation_advice`; standardised features.
+            :attr:`reparametrisation_advice` (empty where the family has none).
         """
-        advice = ["more tuning steps (--tune, e.g. 2000) and draws (--draws)"]
-        if integrates_trajectories:
-            advice.append("a higher target acceptance (--target-accept 0.95) where there are divergences")
-        return (*advice, *self.reparametrisation_advice, "standardised features (--standardize)")
+        return self.reparametrisation_advice if failed else ()
 
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
         """The latent function's predictive moments at the inputs ``X`` (families with :attr:`latent_curve` only).

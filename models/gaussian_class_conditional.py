@@ -1006,23 +1006,22 @@ class GaussianClassConditional(GenerativeClassifierModel):
 
         return kernel_of(params, evaluate, leading_dims=leading)
 
-    def convergence_advice(self, *, integrates_trajectories: bool) -> tuple[str, ...]:
-        """What to try when posterior draws fail the convergence checks, one suggestion each.
+    def convergence_advice(self, failed: tuple[str, ...]) -> tuple[str, ...]:
+        """What to try when posterior draws explore badly: the conjugate covariance prior, unless it is the prior.
 
         Parameters
         ----------
-        integrates_trajectories : bool
-            Whether the sampler integrates Hamiltonian trajectories (NUTS), as for the base method.
+        failed : tuple of str
+            The failed checks of the verdict, by name (as for the base method).
 
         Returns
         -------
         tuple of str
-            The base advice; the conjugate covariance prior only where it is not the prior already.
+            :attr:`reparametrisation_advice` where the covariance prior is not inverse-Wishart already; else none.
         """
-        advice = super().convergence_advice(integrates_trajectories=integrates_trajectories)
         if self.prior.covariance_prior == "inverse_wishart":
-            return tuple(item for item in advice if item not in self.reparametrisation_advice)
-        return advice
+            return ()
+        return super().convergence_advice(failed)
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """The linear discriminants of a shared-covariance Gaussian parameter set, for reports.

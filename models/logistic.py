@@ -144,13 +144,28 @@ class LogisticRegression(ClassifierModel):
     name: ClassVar[str] = "logistic"
     #: a categorical column enters as treatment-coded dummies ("colour=green"), never as its codes
     categorical_coding: ClassVar[Literal["native", "treatment"]] = "treatment"
-    reparametrisation_advice: ClassVar[tuple[str, ...]] = (
-        "the other parametrisation (--parametrization centered or whitened)",
-    )
 
     prior: LogisticPrior = field(default_factory=LogisticPrior)
     link: Link = "logit"
     parametrization: Parametrization = "whitened"
+
+    def convergence_advice(self, failed: tuple[str, ...]) -> tuple[str, ...]:
+        """What to try when posterior draws explore badly: the other parametrisation (module docstring).
+
+        Parameters
+        ----------
+        failed : tuple of str
+            The failed checks of the verdict, by name (as for the base method).
+
+        Returns
+        -------
+        tuple of str
+            The parametrisation this model does not use, with its flag.
+        """
+        if not failed:
+            return ()
+        other = "centered" if self.parametrization == "whitened" else "whitened"
+        return (f"the {other} parametrisation (--parametrization {other}, was {self.parametrization})",)
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
         """The parameters of the model of ``data``: the intercept(s) and the weights.

@@ -108,7 +108,19 @@ def test_keep_partial_saves_the_draws_so_far_marked_partial(tmp_path):
     assert not report.passed and any("partial draws" in failure for failure in report.failures)
 
 
-GP_GIBBS = ["fit", "--model", "gp", "--data", "seed004_gp", "--rows", "200", "--standardize", "--no-progress"]
+GP_GIBBS = [
+    "fit",
+    "--model",
+    "gp",
+    "--data",
+    "seed004_gp",
+    "--rows",
+    "200",
+    "--standardize",
+    "--chains",
+    "2",
+    "--no-progress",
+]
 
 
 @pytest.mark.parametrize("keep_partial", [False, True], ids=["discard", "keep-partial"])

@@ -1,11 +1,24 @@
 """Convergence diagnostics of an MCMC fit (NUTS, the GP's Gibbs sampler), condensed into a pass/fail verdict.
 
-Every number comes from ArviZ (``arviz_stats.rhat``, ``ess``, ``mcse``,
-``summary``); this module only applies the thresholds:
+Every number comes from ArviZ (``arviz_stats.rhat``, ``ess``, ``mcse``, ``bfmi``,
+``summary``); this module only applies the thresholds. The checks, by name (:data:`CHECKS`):
 
-- rank-normalised split r_hat <= 1.01 for every parameter element,
-- bulk and tail ESS >= 400 for every parameter element,
-- 0 divergent transitions after warm-up (NUTS; other samplers have none).
+- ``r_hat``: rank-normalised split r_hat <= 1.01 for every parameter element (Vehtari et al. 2021,
+  a rule stated for at least 4 chains),
+- ``ess_bulk``, ``ess_tail``: bulk and tail ESS >= 400 for every parameter element,
+- ``divergences``: 0 divergent transitions after warm-up (NUTS; other samplers have none),
+- ``bfmi``: E-BFMI >= 0.3 in every chain (NUTS: where the sampler records the energy),
+- ``partial``: the draws are complete (not an interrupted run kept with ``keep_partial``),
+- ``tree_depth``: NUTS trajectories that hit the maximum tree depth; a note, not a failure (the draws are
+  valid, the sampler is slow), which adds its advice.
+
+The advice that comes with a report (:attr:`ConvergenceReport.advice`) is computed from what failed,
+the settings the sampling method recorded (an option the method does not take is never suggested:
+the Gibbs sampler records no ``target_accept``), whether the inputs were standardised, and the
+family's own :meth:`~bayesclass.models.base.ClassifierModel.convergence_advice`.
+
+The summary table is computed variable by variable: ``arviz_stats.summary`` (1.3.3) mislabels the rows of a
+Dataset that mixes the dims ``(class)`` and ``(feature, class)``.
 """
 
 from __future__ import annotations
@@ -16,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.result import result_info
+from bayesclass.inference.result import ResultInfo, result_info
 
 if TYPE_CHECKING:
     import arviz_stats as azs
@@ -27,15 +40,30 @@ else:
     pd = lazy_import("pandas")
     xr = lazy_import("xarray")
 
-__all__ = ["ConvergenceReport", "MAX_R_HAT", "MIN_ESS", "diagnose"]
+__all__ = [
+    "CHECKS",
+    "ConvergenceReport",
+    "MAX_R_HAT",
+    "MIN_BFMI",
+    "MIN_ESS",
+    "convergence_advice",
+    "convergence_table",
+    "diagnose",
+]
 
 MAX_R_HAT = 1.01
 MIN_ESS = 400
+#: E-BFMI below this in a chain: the momentum resampling cannot explore the energy distribution (Betancourt 2016)
+MIN_BFMI = 0.3
+#: the checks of a verdict, by name (module docstring); ``tree_depth`` is a note, never a failure
+CHECKS = ("r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi", "partial", "tree_depth")
+#: the checks whose failure says the sampler explores the posterior badly (the family's geometry may help)
+_EXPLORATION = frozenset({"r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi", "tree_depth"})
 
 
 @dataclass(frozen=True)
 class ConvergenceReport:
-    """Worst-case diagnostics over all parameter elements, and the verdict.
+    """Worst-case diagnostics over all parameter elements, the verdict and what to try.
 
     Parameters
     ----------
@@ -52,7 +80,21 @@ class ConvergenceReport:
     failures : tuple of str
         One message per failed threshold (empty when ``passed``).
     table : pandas.DataFrame
-        ArviZ's full summary table (``arviz_stats.summary``, 89% equal-tailed intervals), one row per element.
+        ArviZ's full summary table (``arviz_stats.summary``, 89% equal-tailed intervals), one row per element,
+        summarised variable by variable.
+    failed_checks : tuple of str
+        The names (:data:`CHECKS`) of the failed checks, in the order of ``failures``.
+    notes : tuple of str
+        Observations that do not fail the verdict (trajectories at the maximum tree depth).
+    advice : tuple of str
+        What to try, computed from the failed checks and notes, the method's recorded settings, the inputs'
+        standardisation and the family (empty when nothing failed and nothing was noted).
+    min_bfmi : float or None
+        Smallest E-BFMI over the chains (None: the sampler records no energy).
+    applies : bool
+        Whether the verdict applies: False for independent draws (exact conjugate draws, no sampler statistics),
+        which have no Markov chain to converge; their worst r_hat over many elements crosses 1.01 by chance, and
+        they get no advice. A failed verdict that applies is what ``--strict`` turns into exit code 3.
     """
 
     max_r_hat: float
@@ -63,19 +105,28 @@ class ConvergenceReport:
     passed: bool
     failures: tuple[str, ...]
     table: pd.DataFrame
+    failed_checks: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    advice: tuple[str, ...] = ()
+    min_bfmi: float | None = None
+    applies: bool = True
 
     def __str__(self) -> str:
         verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.failures)
-        return (
-            f"convergence {verdict}\n"
+        bfmi = "" if self.min_bfmi is None else f", min E-BFMI {self.min_bfmi:.2f} (>= {MIN_BFMI})"
+        lines = [
+            f"convergence {verdict}",
             f"  max r_hat {self.max_r_hat:.4f} (<= {MAX_R_HAT}), min ESS bulk {self.min_ess_bulk:.0f} / "
-            f"tail {self.min_ess_tail:.0f} (>= {MIN_ESS}), divergences {self.n_divergences} (= 0), "
-            f"max MCSE of the mean {self.max_mcse_mean:.3g}"
-        )
+            f"tail {self.min_ess_tail:.0f} (>= {MIN_ESS}), divergences {self.n_divergences} (= 0){bfmi}, "
+            f"max MCSE of the mean {self.max_mcse_mean:.3g}",
+        ]
+        lines += [f"  note: {note}" for note in self.notes]
+        lines += [f"  try: {item}" for item in self.advice]
+        return "\n".join(lines)
 
 
 def diagnose(result: xr.DataTree) -> ConvergenceReport:
-    """Diagnose the posterior of a NUTS result (see the module docstring for the thresholds).
+    """Diagnose the posterior draws of a result (see the module docstring for the checks and the advice).
 
     Parameters
     ----------
@@ -85,16 +136,17 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     Returns
     -------
     ConvergenceReport
-        The worst-case diagnostics, the verdict and ArviZ's summary table.
+        The worst-case diagnostics, the verdict, the advice and ArviZ's summary table.
 
     Raises
     ------
     ValueError
         The result has no posterior draws (a point estimate).
     """
+    info = result_info(result)
     if "posterior" not in result:
         raise ValueError(
-            f"this result was fitted by method {result_info(result).method!r} and has no posterior draws to "
+            f"this result was fitted by method {info.method!r} and has no posterior draws to "
             "diagnose; fit with method='nuts' (or 'exact' where the model has a conjugate posterior)"
         )
     posterior = result["posterior"].to_dataset()
@@ -105,22 +157,126 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
     # a sampler that integrates no trajectories (exact draws, the GP's Gibbs sampler) has no divergences
     divergences = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
-    failures = []
-    if not r_hat <= MAX_R_HAT:
-        failures.append(f"r_hat {r_hat:.4f} > {MAX_R_HAT}")
-    if not ess_bulk >= MIN_ESS:
-        failures.append(f"bulk ESS {ess_bulk:.0f} < {MIN_ESS}")
-    if not ess_tail >= MIN_ESS:
-        failures.append(f"tail ESS {ess_tail:.0f} < {MIN_ESS}")
-    if divergences:
-        failures.append(f"{divergences} divergent transitions")
-    info = result_info(result)
-    if info.partial:
-        failures.append(f"partial draws: {info.partial_reason}")
-    # non-dimension coords (e.g. naive Bayes' category_feature) are labels only; the summary table cannot stack them
+    bfmi = float(np.min(azs.bfmi(result)["energy"].values)) if stats is not None and "energy" in stats else None
+    checks = [
+        ("r_hat", not r_hat <= MAX_R_HAT, f"r_hat {r_hat:.4f} > {MAX_R_HAT}"),
+        ("ess_bulk", not ess_bulk >= MIN_ESS, f"bulk ESS {ess_bulk:.0f} < {MIN_ESS}"),
+        ("ess_tail", not ess_tail >= MIN_ESS, f"tail ESS {ess_tail:.0f} < {MIN_ESS}"),
+        ("divergences", divergences > 0, f"{divergences} divergent transitions"),
+        ("bfmi", bfmi is not None and not bfmi >= MIN_BFMI, f"E-BFMI {bfmi or 0:.2f} < {MIN_BFMI} in a chain"),
+        ("partial", info.partial, f"partial draws: {info.partial_reason}"),
+    ]
+    failed = tuple((name, message) for name, failing, message in checks if failing)
+    notes = {}
+    hits = _tree_depth_hits(stats)
+    if hits:
+        draws = int(stats["diverging"].size) if stats is not None and "diverging" in stats else hits
+        notes["tree_depth"] = f"{hits} of {draws} draws hit the maximum tree depth (slow, long trajectories)"
+    names = tuple(name for name, _ in failed)
+    applies = stats is not None  # exact conjugate draws come without sampler statistics
+    return ConvergenceReport(
+        r_hat,
+        ess_bulk,
+        ess_tail,
+        divergences,
+        mcse,
+        not failed,
+        tuple(message for _, message in failed),
+        convergence_table(posterior),
+        failed_checks=names,
+        notes=tuple(notes.values()),
+        advice=convergence_advice((*names, *notes), info, min_ess=min(ess_bulk, ess_tail))
+        if applies and (failed or notes)
+        else (),
+        min_bfmi=bfmi,
+        applies=applies,
+    )
+
+
+def convergence_table(posterior: xr.Dataset) -> pd.DataFrame:
+    """ArviZ's summary table of ``posterior``, one row per parameter element, labelled ``name[coord, ...]``.
+
+    Each variable is summarised alone: ``arviz_stats.summary`` (1.3.3) of a Dataset that mixes the dims
+    ``(class)`` and ``(feature, class)`` attaches the rows of one variable to the labels of another.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        Draws with dims ``(chain, draw, ...)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of every variable in the Dataset's order: mean, sd, 89% equal-tailed interval, MCSE, ESS, r_hat.
+    """
+    # non-dimension coords (e.g. naive Bayes' category_feature) are labels only; the summary cannot stack them
     labelled = posterior.drop_vars([name for name in posterior.coords if name not in posterior.dims])
-    table = azs.summary(labelled, kind="all", ci_prob=0.89, ci_kind="eti", round_to="none")
-    return ConvergenceReport(r_hat, ess_bulk, ess_tail, divergences, mcse, not failures, tuple(failures), table)
+    tables = [
+        azs.summary(labelled[[name]], kind="all", ci_prob=0.89, ci_kind="eti", round_to="none")
+        for name in labelled.data_vars
+    ]
+    return pd.concat(tables)
+
+
+def _tree_depth_hits(stats: xr.Dataset | None) -> int:
+    """Draws whose trajectory hit the maximum tree depth (0 where the sampler records none)."""
+    for name in ("reached_max_treedepth", "maxdepth_reached"):
+        if stats is not None and name in stats:
+            return int(stats[name].sum())
+    return 0
+
+
+def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: float | None = None) -> tuple[str, ...]:
+    """What to try for the failed ``checks`` (and notes), given what the method recorded and the family.
+
+    An option is suggested only where the method recorded it among its settings (the Gibbs sampler records no
+    ``target_accept``), with a value beyond the one used; ``--standardize`` only where continuous inputs were
+    not standardised; the family adds its own (:meth:`~bayesclass.models.base.ClassifierModel.convergence_advice`).
+
+    Parameters
+    ----------
+    checks : tuple of str
+        Names of the failed checks and notes (:data:`CHECKS`).
+    info : ResultInfo
+        The result's recorded facts: its model, method settings, standardisation and data.
+    min_ess : float or None, default None
+        The smallest bulk or tail ESS of the draws: the draws advised grow with ``MIN_ESS / min_ess`` (ESS grows
+        about in proportion to the draws), at least twice the draws used (None: twice).
+
+    Returns
+    -------
+    tuple of str
+        One suggestion each, most specific first (empty when no check is named).
+    """
+    settings = info.sampler_settings  # the options the method took: one it lacks is never suggested
+    failed = set(checks)
+    advice = []
+    if "partial" in failed:
+        advice.append("rerun to the end: the draws were interrupted and are incomplete")
+    if "r_hat" in failed and "chains" in settings and int(settings["chains"]) < 4:
+        advice.append(
+            f"4 or more chains (--chains 4, was {settings['chains']}): the r_hat <= {MAX_R_HAT} rule is stated "
+            "for at least 4 chains"
+        )
+    if "divergences" in failed and "target_accept" in settings:
+        accept = float(settings["target_accept"])
+        higher = 0.95 if accept < 0.95 else 0.99
+        if accept < higher:
+            advice.append(f"a higher target acceptance (--target-accept {higher}, was {accept:g}): smaller steps")
+    if failed & {"r_hat", "bfmi", "divergences"} and "tune" in settings:
+        tune = int(settings["tune"])
+        advice.append(f"a longer warm-up (--tune {max(2 * tune, 1000)}, was {tune})")
+    if failed & {"r_hat", "ess_bulk", "ess_tail"} and "draws" in settings:
+        draws = int(settings["draws"])
+        factor = 2.0 if not min_ess or not np.isfinite(min_ess) else max(2.0, 1.2 * MIN_ESS / min_ess)
+        more = int(np.ceil(draws * factor / 100) * 100)
+        advice.append(f"more draws (--draws {more}, was {draws}): ESS grows about in proportion to the draws")
+    if failed & _EXPLORATION:
+        advice.extend(info.model.convergence_advice(tuple(sorted(failed))))
+        continuous = "continuous" in info.data.feature_kinds
+        if continuous and info.standardize_mode == "none":
+            advice.append("standardised features (--standardize): inputs on one scale are easier to explore")
+    return tuple(advice)
 
 
 def _worst(statistics: xr.Dataset, reduce) -> float:

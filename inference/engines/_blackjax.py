@@ -20,7 +20,11 @@ Compilation is paid once per model structure and data shape:
 
 Chains run in parallel, one per XLA host device (``pmap``); PyMC's JAX module
 sets ``--xla_force_host_platform_device_count`` before JAX's first import. If JAX
-was imported earlier with one device, the chains run one after another.
+was imported earlier with one device, the chains run one after another. With more
+chains than cores (the default 4 chains on 2 cores) the devices share the cores;
+vectorising the chains of a core instead (``vmap`` inside ``pmap``) was measured
+slower (bench/README.md, ``bench_chains.py``): a vectorised NUTS step lasts as long
+as the longest trajectory of its chains.
 
 The warm-up (Stan's windowed adaptation, composed from blackjax's parts) and the draws run
 in one compiled loop, split into segments of :data:`SEGMENT_DRAWS` steps, each a call of the

@@ -158,9 +158,9 @@ class Convergence:
     """The convergence diagnostics of a run's posterior draws.
 
     ``table`` has one row per parameter element (mean, sd, r_hat, ess_bulk, ess_tail, mcse_mean); ``worst`` is
-    the one-line summary of the worst values; ``advice`` what the family says to try when the verdict fails;
-    ``draws`` the posterior draws of ``parameter_names`` (the family's summary parameters) for rank and trace
-    plots. ``statistics`` is None for independent exact draws (no sampler, no verdict).
+    the one-line summary of the worst values; ``advice`` what to try when the verdict fails (from what failed,
+    the method and the family); ``draws`` the posterior draws of ``parameter_names`` (the family's summary
+    parameters) for rank and trace plots. ``statistics`` is None for independent exact draws (no sampler, no verdict).
 
     Parameters
     ----------
@@ -177,7 +177,7 @@ class Convergence:
     max_r_hat, min_ess : float
         The thresholds applied.
     advice : tuple of str
-        What the family says to try when the verdict fails.
+        What to try when the verdict fails, from the failed checks, the method's settings and the family.
     integrates_trajectories : bool
         Whether the sampler integrates trajectories (divergences apply).
     statistics : SamplerStatistics or None

@@ -369,7 +369,8 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
 def convergence(result, info: ResultInfo) -> rd.Convergence:
     """r_hat, ESS and MCSE per parameter element, the verdict, advice, sampler statistics and summary draws.
 
-    The advice is the family's; the draws are those of the family's summary parameters.
+    The advice is the verdict's (computed from what failed, the method and the family); the draws are those of
+    the family's summary parameters.
     """
     report = diagnose(result)
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
@@ -381,11 +382,11 @@ def convergence(result, info: ResultInfo) -> rd.Convergence:
         independent=stats is None,
         passed=report.passed,
         failures=report.failures,
-        worst=str(report).split("\n", 1)[-1].strip(),
+        worst=str(report).split("\n")[1].strip(),
         table=report.table,
         max_r_hat=MAX_R_HAT,
         min_ess=MIN_ESS,
-        advice=info.model.convergence_advice(integrates_trajectories=stats is not None and "diverging" in stats),
+        advice=report.advice,
         integrates_trajectories=trajectories,
         statistics=None if stats is None else sampler_statistics(result, stats),
         draws=posterior[list(names)],

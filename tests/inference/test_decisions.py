@@ -111,7 +111,8 @@ def nuts_result():
     from bayesclass.inference import SamplerSettings, fit
 
     gaussians = data.seed001_gaussians(150, random_seed=3)
-    return fit("logistic", gaussians, sampler=SamplerSettings(draws=300, tune=300, progressbar=False), random_seed=5)
+    sampler = SamplerSettings(draws=300, tune=300, chains=2, progressbar=False)
+    return fit("logistic", gaussians, sampler=sampler, random_seed=5)
 
 
 def test_predict_decides_under_a_loss_matrix_with_posterior_intervals(nuts_result):

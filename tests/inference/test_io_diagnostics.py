@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
+import warnings
 
 import arviz_stats as azs
 import numpy as np
@@ -209,3 +212,182 @@ def test_naive_bayes_with_categorical_levels_round_trips_and_diagnoses(tmp_path)
     report = diagnose(loaded)
     assert report.passed
     assert "category_proba[a, colour=red]" in report.table.index
+
+
+# --------------------------------------------------------------------------- advice per family x sampler, labels
+
+#: short runs: every one fails its verdict (60 draws cannot hold 400 effective draws)
+TINY = SamplerSettings(draws=30, tune=30, chains=2, progressbar=False)
+#: (family, method, hyperparameters, standardize) of every family with every sampler it has
+FAMILY_METHODS = [
+    ("logistic", "nuts", {}, True),
+    ("logistic", "nuts", {"parametrization": "centered"}, False),
+    ("naive_bayes", "nuts", {}, False),
+    ("naive_bayes", "exact", {}, False),
+    ("gcc", "nuts", {}, True),
+    ("gcc", "nuts", {"prior": {"covariance_prior": "inverse_wishart"}}, True),
+    ("gcc", "exact", {"prior": {"covariance_prior": "inverse_wishart"}}, False),
+    ("gp", "gibbs", {}, True),
+    ("gp", "nuts", {}, True),  # nutpie: about 45 s to compile (slow)
+]
+
+
+def _case_id(case) -> str:
+    family, method, hyperparameters, standardize = case
+    options = ",".join(f"{key}={value}" for key, value in hyperparameters.items())
+    return f"{family}-{method}" + (f"-{options}" if options else "") + ("-std" if standardize else "")
+
+
+#: the short fits made so far, by case id (each is made when a test first needs it)
+_TINY_FITS: dict[str, xr.DataTree] = {}
+
+
+def _cases():
+    """:data:`FAMILY_METHODS` as parameters; the GP by NUTS (a nutpie compile) is slow."""
+    return [
+        pytest.param(case, id=_case_id(case), marks=[pytest.mark.slow] if case[:2] == ("gp", "nuts") else [])
+        for case in FAMILY_METHODS
+    ]
+
+
+def _tiny_fit(case) -> xr.DataTree:
+    """The short fit of ``case``: iris (3 classes, 4 features) or, for the GP, 30 rows of seed004_gp."""
+    from bayesclass import data
+    from bayesclass.models import get_model
+
+    key = _case_id(case)
+    if key not in _TINY_FITS:
+        family, method, hyperparameters, standardize = case
+        rows = data.seed004_gp(n=30) if family == "gp" else data.load("iris")
+        model = get_model(family, **hyperparameters)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _TINY_FITS[key] = fit(model, rows, method=method, sampler=TINY, standardize=standardize, random_seed=3)
+    return _TINY_FITS[key]
+
+
+def _flags_of_the_family(model) -> set[str]:
+    """The CLI flags of a family's hyperparameters (its fields and its prior's fields)."""
+    names = {item.name for item in dataclasses.fields(model)}
+    if dataclasses.is_dataclass(model.prior):
+        names |= {item.name for item in dataclasses.fields(model.prior)}
+    return {"--" + name.replace("_", "-") for name in names}
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_advice_names_only_options_the_fit_has(case):
+    """For every check alone and all together: each flag advised is a setting the method recorded, a hyperparameter
+    of this family, or --standardize on inputs that were not standardised; a value advised is never the one used."""
+    from bayesclass.inference.criticism.diagnostics import CHECKS, convergence_advice
+    from bayesclass.inference.result import result_info
+
+    result = _tiny_fit(case)
+    info = result_info(result)
+    settings = info.sampler_settings
+    allowed = {"--" + name.replace("_", "-") for name in settings} | _flags_of_the_family(info.model) | {"--method"}
+    if info.standardize_mode == "none":
+        allowed.add("--standardize")
+    for checks in [(name,) for name in CHECKS] + [CHECKS]:
+        advice = convergence_advice(checks, info)
+        text = " ".join(advice)
+        assert set(re.findall(r"--[a-z][a-z-]*", text)) <= allowed, (checks, advice)
+        assert "--target-accept" not in text or "target_accept" in settings
+        if "target_accept" in settings and "divergences" in checks:
+            assert f"--target-accept 0.95, was {settings['target_accept']:g}" in text
+        assert ("--chains 4, was 2" in text) == ("r_hat" in checks), advice
+        assert ("--standardize" in text) == (info.standardize_mode == "none" and checks != ("partial",)), advice
+        if checks == ("partial",):
+            assert advice == ("rerun to the end: the draws were interrupted and are incomplete",)
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_the_verdict_of_a_short_run_advises_from_what_failed(case):
+    from bayesclass.inference.criticism.diagnostics import convergence_advice
+    from bayesclass.inference.result import result_info
+
+    result = _tiny_fit(case)
+    family, method, hyperparameters, _ = case
+    with np.errstate(all="ignore"):
+        report = diagnose(result)
+    info = result_info(result)
+    if method == "exact":  # independent draws: no chain to converge, no verdict, no advice
+        assert not report.applies and report.advice == ()
+        return
+    assert report.applies and not report.passed and "ess_bulk" in report.failed_checks
+    checks = report.failed_checks + (("tree_depth",) if report.notes else ())
+    assert report.advice == convergence_advice(checks, info, min_ess=min(report.min_ess_bulk, report.min_ess_tail))
+    text = " ".join(report.advice)
+    # ESS grows about in proportion to the draws: the draws advised reach 400 at the ESS per draw seen, and more
+    (advised,) = re.findall(rf"--draws (\d+), was {TINY.draws}", text)
+    needed = TINY.draws * MIN_ESS / min(report.min_ess_bulk, report.min_ess_tail)
+    assert max(2 * TINY.draws, needed) <= int(advised) < max(2 * TINY.draws, 1.2 * needed) + 100
+    assert ("--target-accept" in text) == ("divergences" in report.failed_checks and method == "nuts")
+    if family == "logistic":
+        other = {"whitened": "centered", "centered": "whitened"}[info.model.parametrization]
+        assert f"--parametrization {other}, was {info.model.parametrization}" in text
+    if family == "gcc":
+        assert ("--covariance-prior inverse_wishart" in text) == (not hyperparameters)
+    assert "--covariance-prior" not in text or family == "gcc"
+    assert "--parametrization" not in text or family == "logistic"
+    assert all(line in str(report).splitlines() for line in (f"  try: {item}" for item in report.advice))
+
+
+def _element_means(posterior: xr.Dataset) -> dict[str, float]:
+    """``name[coord, ...]`` -> the posterior mean of that element, computed here element by element."""
+    means = {}
+    for name, variable in posterior.data_vars.items():
+        dims = [dim for dim in variable.dims if dim not in ("chain", "draw")]
+        for index in np.ndindex(*(variable.sizes[dim] for dim in dims)):
+            labels = [str(variable[dim].values[i]) for dim, i in zip(dims, index, strict=True)]
+            element = variable.isel(dict(zip(dims, index, strict=True)))
+            means[f"{name}[{', '.join(labels)}]" if labels else name] = float(element.mean())
+    return means
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_every_row_of_the_convergence_table_is_labelled_with_its_own_element(case):
+    """arviz_stats 1.3.3 ``summary`` of a Dataset mixing (class) and (feature, class) mislabels rows; the table
+    must give each element's own mean under its own label (multiclass logistic on iris: 3 classes x 4 features)."""
+    result = _tiny_fit(case)
+    with np.errstate(all="ignore"):
+        table = diagnose(result).table
+    expected = _element_means(result["posterior"].to_dataset())
+    assert list(table.index) == list(expected)
+    np.testing.assert_allclose(table["mean"].to_numpy(), list(expected.values()), rtol=1e-9, atol=1e-12)
+
+
+def _with_stats(result, **replaced):
+    """A copy of ``result`` whose sample stats have the (chain, draw) arrays ``replaced``."""
+    tampered = result.copy(deep=True)
+    stats = tampered["sample_stats"].to_dataset()
+    tampered["sample_stats"] = stats.assign({name: (("chain", "draw"), value) for name, value in replaced.items()})
+    return tampered
+
+
+def test_a_low_e_bfmi_fails_with_its_advice(nuts_gaussians):
+    """E-BFMI = mean of squared energy changes / variance of the energy (Betancourt 2016): a random-walk energy
+    has a tiny one; the verdict fails on it and advises warm-up and the family's parametrisation."""
+    energy = nuts_gaussians["sample_stats"]["energy"].values
+    walk = np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, size=energy.shape), axis=1)
+    report = diagnose(_with_stats(nuts_gaussians, energy=walk))
+    expected = np.min(np.mean(np.diff(walk, axis=1) ** 2, axis=1) / np.var(walk, axis=1, ddof=1))
+    assert report.min_bfmi == pytest.approx(expected, rel=1e-6) and report.min_bfmi < 0.3
+    assert not report.passed and report.failed_checks == ("bfmi",)
+    assert report.failures == (f"E-BFMI {report.min_bfmi:.2f} < 0.3 in a chain",)
+    text = " ".join(report.advice)
+    assert "--tune 1000, was 500" in text and "--parametrization centered, was whitened" in text
+    assert "--draws" not in text and "--target-accept" not in text and "--chains" not in text
+    assert diagnose(nuts_gaussians).min_bfmi > 0.3  # the original
+
+
+def test_trajectories_at_the_maximum_tree_depth_are_a_note_with_advice(nuts_gaussians):
+    hits = np.zeros(nuts_gaussians["sample_stats"]["diverging"].shape, dtype=bool)
+    hits[0, :7] = True
+    report = diagnose(_with_stats(nuts_gaussians, reached_max_treedepth=hits))
+    assert report.passed and report.failures == ()  # valid draws, a slow sampler
+    assert report.notes == (f"7 of {hits.size} draws hit the maximum tree depth (slow, long trajectories)",)
+    assert report.advice == (  # no option of the sampler: the trajectories' length is not one
+        "the centered parametrisation (--parametrization centered, was whitened)",
+        "standardised features (--standardize): inputs on one scale are easier to explore",
+    )
+    assert "  note: 7 of" in str(report) and str(report).startswith("convergence PASS")
