@@ -271,7 +271,21 @@ class _Generated:
     groups: dict[str, argparse._ArgumentGroup]
 
 
-class FamilyHelpParser(argparse.ArgumentParser):
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit code 2), without the usage block."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        """Print ``<prog>: error: <message>`` and where to read the flags, then exit with code 2.
+
+        Parameters
+        ----------
+        message : str
+            argparse's description of the error (e.g. an invalid choice and the valid ones).
+        """
+        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
+class FamilyHelpParser(OneLineErrorParser):
     """An argument parser whose ``--help`` shows the common flags and one family's generated flags.
 
     The family is the one ``--model`` names in the arguments being parsed (``fit --model gp --help``), else

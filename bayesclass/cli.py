@@ -28,7 +28,12 @@ import typing
 from collections.abc import Sequence
 from pathlib import Path
 
-from bayesclass._flags import FamilyHelpParser, add_hyperparameter_flags, hyperparameters_from_flags
+from bayesclass._flags import (
+    FamilyHelpParser,
+    OneLineErrorParser,
+    add_hyperparameter_flags,
+    hyperparameters_from_flags,
+)
 from bayesclass.data.dataset import FEATURE_KINDS
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import Backend
@@ -152,7 +157,7 @@ def _terminate_as_interrupt():
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bayesclass", description="Bayesian classifiers beside their MLE/MAP.")
+    parser = OneLineErrorParser(prog="bayesclass", description="Bayesian classifiers beside their MLE/MAP.")
     # fit/compare --help: the common flags and one family's (--model NAME in the arguments, else the default)
     commands = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=FamilyHelpParser)
     _add_datasets_command(commands)
@@ -289,6 +294,13 @@ def _add_report_command(commands) -> None:
         "was fitted on a split of a built-in dataset; else LOO only)",
     )
     report.add_argument("--target", help="class column of a CSV file given as --data")
+    report.add_argument(
+        "--missing",
+        choices=("error", "drop"),
+        default="error",
+        help="a blank cell in a column the runs use (target or feature) of --data: refuse the table (default "
+        "error) or drop the row (drop; the count is shown on the page)",
+    )
     _csv_arguments(report)
     report.add_argument(
         "--loss-matrix",
@@ -675,7 +687,8 @@ def _fit(args: argparse.Namespace) -> None:
     model, sampler, data = _setup(args)
     result = _run_fit(model, data, method=args.method, sampler=sampler, standardize=_standardize(args), seed=args.seed)
     _save(result, args.out)
-    print(f"fitted {model.name} to {data.name} ({data.n_obs} rows) by {args.method}; saved {args.out}")
+    dropped = f"; {data.missing.dropped_rows} with blank cells dropped" if data.missing.dropped_rows else ""
+    print(f"fitted {model.name} to {data.name} ({data.n_obs} rows{dropped}) by {args.method}; saved {args.out}")
     _debug_timings(result)
     verdict = diagnose(result) if "posterior" in result else None
     if verdict is not None:
@@ -755,11 +768,13 @@ def _report(args: argparse.Namespace) -> None:
         heldout = None
         if args.data is not None:
             if _is_csv(args.data) and args.target is None:
-                raise ValueError(f"--data {args.data} is a CSV file: name its class column with --target COLUMN")
+                raise ValueError(f"--data {args.data} is a table file: name its class column with --target COLUMN")
+            used = dict.fromkeys(name for result in results.values() for name in result_info(result).feature_names)
+            options: dict[str, object] = {"missing": args.missing, "features": list(used)}
             if _is_csv(args.data):
-                heldout = load(args.data, target=args.target, csv_format=_csv_format(args))
+                heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
             else:
-                heldout = load(args.data)
+                heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
         if loss is not None:
             for result in results.values():
                 loss.aligned(result_info(result).class_names)

@@ -1395,3 +1395,43 @@ def test_a_parquet_file_with_blanks_fits_and_predicts_with_an_id_column(tmp_path
     assert [row["id"] for row in table] == list(frame["id"])
     assert [row["id"] for row in table if not row["predicted"]] == ["p5", "p9"]
     assert [row["observed"] for row in table] == list(frame["label"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fit", "--data", "penguins", "--missing", "nope", "--out", "x.nc"], "argument --missing: invalid choice"),
+        (["fitt"], "argument COMMAND: invalid choice: 'fitt'"),
+        (["fit", "--out", "x.nc"], "the following arguments are required: --data"),
+        (["predict", "--run", "r.nc", "--data", "x.csv", "--out", "p.csv", "--missing", "skip"], "invalid choice"),
+    ],
+)
+def test_argument_errors_are_one_line_with_exit_code_2(capsys, argv, message):
+    """argparse's own errors (a bad choice, an unknown command, a missing flag) are one line, not the usage block."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "--help" in err and "usage:" not in err
+
+
+def test_report_missing_drop_counts_only_the_columns_the_runs_use(tmp_path, capsys):
+    """report --data TABLE: a blank in a column the run uses refuses the table unless --missing drop; a blank in
+    a column it does not use (sex) is no error."""
+    import shutil
+    from importlib import resources
+
+    table = tmp_path / "penguins.csv"
+    shutil.copy(str(resources.files("bayesclass.data") / "files" / "penguins.csv"), table)
+    run = tmp_path / "r.nc"
+    features = "bill_depth_mm,island"
+    assert main(["fit", "--data", str(table), "--target", "species", "--features", features, "--missing", "drop",
+                 "--method", "map", "--out", str(run)]) == 0  # fmt: skip
+    assert "(342 rows; 2 with blank cells dropped)" in capsys.readouterr().out
+    page = tmp_path / "r.html"
+    argv = ["report", "--run", str(run), "--data", str(table), "--target", "species", "--out", str(page)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "column 'bill_depth_mm' 2" in err and "sex" not in err and not page.exists()
+    assert main([*argv, "--missing", "drop"]) == 0
+    assert page.exists()
