@@ -925,16 +925,17 @@ def _predict(args: argparse.Namespace) -> None:
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
+    from bayesclass._logging import LOGGER
+
     if summary.incomplete:
-        print(
-            f"{summary.incomplete} row(s) have a blank feature cell: written with empty probabilities (--missing drop)",
-            file=sys.stderr,
+        LOGGER.info(
+            "%d row(s) have a blank feature cell: written with empty probabilities (--missing drop)", summary.incomplete
         )
     if summary.undefined:
-        print(
-            f"warning: {summary.undefined} row(s) have probability 0 under every class under some estimate (NaN "
-            "probabilities; empty 'predicted' where that is the reported estimate)",
-            file=sys.stderr,
+        LOGGER.warning(
+            "%d row(s) have probability 0 under every class under some estimate (NaN probabilities; empty "
+            "'predicted' where that is the reported estimate)",
+            summary.undefined,
         )
 
 
