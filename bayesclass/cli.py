@@ -199,7 +199,11 @@ def _add_datasets_command(commands) -> None:
 
 
 def _add_fit_command(commands) -> None:
-    fit = commands.add_parser("fit", help="fit a model and save the result as netCDF")
+    fit = commands.add_parser(
+        "fit",
+        help="fit a model and save the result as netCDF",
+        usage="%(prog)s --data DATA --out OUT [--model NAME] [--method METHOD] [options]",
+    )
     _model_arguments(fit)
     fit.add_argument(
         "--method",
@@ -221,7 +225,9 @@ def _sampler_help() -> str:
 
 def _add_compare_command(commands) -> None:
     compare = commands.add_parser(
-        "compare", help="fit the posterior and every point estimate on a training split and print the comparison"
+        "compare",
+        help="fit the posterior and every point estimate on a training split and print the comparison",
+        usage="%(prog)s --data DATA [--model NAME] [--method METHOD] [--split T,V,T] [options]",
     )
     _model_arguments(compare)
     compare.add_argument(
