@@ -321,8 +321,10 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_hyperparameter_flags(parser, REGISTRY)
     sampler = parser.add_argument_group("NUTS")
-    sampler.add_argument("--draws", type=int, default=1000)
-    sampler.add_argument("--tune", type=int, default=1000)
+    sampler.add_argument("--draws", type=int, default=None, help="draws kept per chain (default: the family's)")
+    sampler.add_argument(
+        "--tune", type=int, default=None, help="warm-up (Gibbs: burn-in) steps per chain (default: the family's)"
+    )
     sampler.add_argument("--chains", type=int, default=2)
     sampler.add_argument("--target-accept", type=float, default=0.8)
     sampler.add_argument(

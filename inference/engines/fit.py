@@ -131,6 +131,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         )
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bayesclass.data.Dataset (see bayesclass.load), got {type(data).__name__}")
+    sampler = with_sampling_defaults(model, method, sampler, data.n_obs)
     if random_seed is not None:
         random_seed = require_seed(random_seed)
     if random_seed is None:
@@ -211,6 +212,37 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         partial_reason=_partial_reason(groups, sampler) if run.partial else "",
     )
     return tree, info
+
+
+def with_sampling_defaults(
+    model: ClassifierModel, method: str, sampler: SamplerSettings, n_obs: int
+) -> SamplerSettings:
+    """``sampler`` with the draws and tuning steps it leaves None set to the family's defaults.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance (:meth:`~bayesclass.models.base.ClassifierModel.sampling_defaults`).
+    method : str
+        The resolved method (a point estimate uses no sampler: its settings stay as given).
+    sampler : SamplerSettings
+        The caller's settings.
+    n_obs : int
+        The number of training rows.
+
+    Returns
+    -------
+    SamplerSettings
+        ``sampler`` with ``draws`` and ``tune`` set (those the caller gave are kept).
+    """
+    if method not in SAMPLERS or (sampler.draws is not None and sampler.tune is not None):
+        return sampler
+    defaults = model.sampling_defaults(method, n_obs)
+    return dataclasses.replace(
+        sampler,
+        draws=defaults["draws"] if sampler.draws is None else sampler.draws,
+        tune=defaults["tune"] if sampler.tune is None else sampler.tune,
+    )
 
 
 def _partial_reason(groups: dict[str, xr.Dataset], sampler: SamplerSettings) -> str:
