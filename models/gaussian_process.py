@@ -141,7 +141,7 @@ HSGP_MAX_BASIS = 2500
 #: hyperparameters) and the HSGP's sweeps per kept draw (``thin``: there a latent draw costs a whole sweep)
 GIBBS_DRAWS, GIBBS_BURN_IN = 1000, 500
 GIBBS_LATENT_UPDATES = 5
-GIBBS_HSGP_THIN = 2
+GIBBS_HSGP_THIN = 4
 #: the posterior variables (and dims) of :meth:`LatentGaussianProcess.build`, for latent-Gaussian samplers:
 #: exact GP (latent f at the training rows) and HSGP (basis weights)
 _EXACT_LATENT_NAMES = LatentGaussianNames(

@@ -272,8 +272,13 @@ def latent_given_augmentation(
     noise = np.sqrt(variance) * rng.standard_normal(pseudo.size)
     joint = covariance.copy()
     joint[np.diag_indices_from(joint)] += variance
-    factor = scipy.linalg.cho_factor(joint, lower=True, check_finite=False)
-    return prior_draw + covariance @ scipy.linalg.cho_solve(factor, pseudo - prior_draw - noise, check_finite=False)
+    factor = _cholesky(joint)  # LAPACK's own (Fortran-ordered) factor: two triangular solves of O(n^2) follow
+    if factor is None:
+        raise np.linalg.LinAlgError("the latent covariance plus the pseudo-variances is not positive definite")
+    half = scipy.linalg.solve_triangular(factor, pseudo - prior_draw - noise, lower=True, check_finite=False)
+    return prior_draw + covariance @ scipy.linalg.solve_triangular(
+        factor, half, lower=True, trans="T", check_finite=False
+    )
 
 
 class _Chain:
