@@ -87,6 +87,8 @@ def fit(
     sampler : SamplerSettings, optional
         Settings of the NUTS run; "gibbs" uses its ``draws``, ``tune`` (burn-in sweeps), ``chains``,
         ``progressbar`` and ``keep_partial``; "exact" its ``draws`` and ``chains``; point estimates ignore it.
+        ``draws`` and ``tune`` left None (the default) take the family's defaults for the method and the
+        number of rows (``model.sampling_defaults``); the result records the numbers used.
     standardize : bool or "all"
         ``True``: centre and scale the continuous features by their training mean and
         standard deviation (ddof 0) before fitting; ``"all"``: the binary (0/1) features

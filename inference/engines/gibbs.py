@@ -578,10 +578,16 @@ def sample_gibbs(
         if memory is not None:
             arrays = {name: value.copy() for name, value in arrays.items()}
             memory.close()
+    posterior, sample_stats = _kept_draws(form, arrays, tune, thin)
+    return GibbsRun(posterior, sample_stats, time.perf_counter() - start, partial)
+
+
+def _kept_draws(form, arrays: dict, tune: int, thin: int) -> tuple[xr.Dataset, xr.Dataset]:
+    """The posterior and sample stats of every ``thin``-th sweep after the first ``tune`` (all chains as long)."""
     theta, latent, stats, done = arrays["theta"], arrays["latents"], arrays["stats"], arrays["done"].astype(int)
     kept = slice(tune + thin - 1, int(done.min()), thin)
     d, names = form.n_lengthscales, form.names
-    coords = {"chain": np.arange(len(seeds)), "draw": np.arange(len(range(kept.start, kept.stop, thin)))}
+    coords = {"chain": np.arange(arrays["done"].size), "draw": np.arange(len(range(kept.start, kept.stop, thin)))}
     posterior = xr.Dataset(
         {
             names.lengthscale: (("chain", "draw", names.feature_dim), theta[:, kept, :d]),
@@ -600,7 +606,7 @@ def sample_gibbs(
         },
         coords=coords,
     )
-    return GibbsRun(posterior, sample_stats, time.perf_counter() - start, partial)
+    return posterior, sample_stats
 
 
 def _load_lapack() -> None:
