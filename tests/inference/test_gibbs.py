@@ -404,6 +404,14 @@ def test_cli_fits_gp_by_gibbs_and_refuses_a_backend(tmp_path, capsys):
     assert "by nuts" in capsys.readouterr().out  # auto + a named NUTS backend: NUTS
 
 
+def test_cli_draws_and_tune_default_to_the_familys(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--draws DRAWS draws kept per chain (default: the family's)" in text
+    assert "--tune TUNE warm-up (Gibbs: burn-in) steps per chain (default: the family's)" in text
+
+
 # --------------------------------------------------------------------------- slow: HSGP, probit, coverage
 
 
