@@ -473,9 +473,11 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         help="rows of a generated data set (seed001_gaussians, seed000_separable, seed004_gp), e.g. --rows 50",
     )
     add_hyperparameter_flags(parser, REGISTRY)
-    sampler = parser.add_argument_group("NUTS")
-    sampler.add_argument("--draws", type=int, default=1000)
-    sampler.add_argument("--tune", type=int, default=1000)
+    sampler = parser.add_argument_group("sampling (NUTS, Gibbs, exact draws)")
+    sampler.add_argument("--draws", type=int, default=None, help="draws kept per chain (default: the family's)")
+    sampler.add_argument(
+        "--tune", type=int, default=None, help="warm-up (Gibbs: burn-in) steps per chain (default: the family's)"
+    )
     sampler.add_argument(
         "--chains", type=int, default=4, help="chains (default 4: the r_hat <= 1.01 rule needs at least 4)"
     )

@@ -87,6 +87,12 @@ class LatentGaussianForm:
     prior : GaussianProcessPrior
     names : LatentGaussianNames
         The posterior variables (and dims) of the hyperparameters and the latents, as the family's model names them.
+    latent_updates : int
+        A Gibbs sweep's draws of the augmentation and the latents given the hyperparameters (1: once, after the
+        hyperparameters; more: again, which costs one (n, n) factorisation each where the hyperparameter step
+        costs ~15, and shortens the latents' autocorrelation that the augmentation causes).
+    thin : int
+        Gibbs sweeps per kept draw (the sweeps between are run and dropped).
     """
 
     link: Link
@@ -99,6 +105,8 @@ class LatentGaussianForm:
     inputs: np.ndarray | None = None
     basis: np.ndarray | None = None
     frequencies: np.ndarray | None = None
+    latent_updates: int = 1
+    thin: int = 1
 
     @property
     def n_hyperparameters(self) -> int:

@@ -527,6 +527,27 @@ class ClassifierModel(abc.ABC):
         """
         return ()
 
+    def sampling_defaults(self, method: str, n_obs: int) -> dict[str, int]:
+        """The draws and tuning steps per chain of a posterior sampler where the settings leave them None.
+
+        ``fit`` resolves ``SamplerSettings(draws=None, tune=None)`` (the default) with them and records the
+        numbers used in the result. A family whose sampler needs more (or fewer) steps to pass the convergence
+        verdict at its default settings overrides this.
+
+        Parameters
+        ----------
+        method : str
+            The sampling method that runs (e.g. ``"nuts"``, ``"gibbs"``, ``"exact"``).
+        n_obs : int
+            The number of training rows.
+
+        Returns
+        -------
+        dict
+            ``{"draws": kept draws, "tune": warm-up (or burn-in) steps}`` per chain: 1000 and 1000.
+        """
+        return {"draws": 1000, "tune": 1000}
+
     def has_exact(self) -> bool:
         """Whether :meth:`exact_posterior` draws from a conjugate posterior for these hyperparameters.
 

@@ -134,6 +134,14 @@ LatentGraph = Literal["fused", "pytensor"]
 EXACT_UP_TO = 500
 #: the most HSGP basis functions (hsgp_basis ** n_inputs) a model may have
 HSGP_MAX_BASIS = 2500
+#: the Gibbs sampler's defaults (bench/bench_gp_defaults.py: with them, 4 chains of seed 004 at n = 400 (exact) and
+#: n = 2,000 (HSGP) and penguins' sex at n = 333 pass the convergence verdict, latents included): kept draws and
+#: burn-in sweeps per chain, the exact GP's augmentation-and-latent draws per sweep (:class:`LatentGaussianForm`
+#: ``latent_updates``: the latents' autocorrelation comes from the augmentation where |f| is large, not from the
+#: hyperparameters) and the HSGP's sweeps per kept draw (``thin``: there a latent draw costs a whole sweep)
+GIBBS_DRAWS, GIBBS_BURN_IN = 1000, 500
+GIBBS_LATENT_UPDATES = 5
+GIBBS_HSGP_THIN = 4
 #: the posterior variables (and dims) of :meth:`LatentGaussianProcess.build`, for latent-Gaussian samplers:
 #: exact GP (latent f at the training rows) and HSGP (basis weights)
 _EXACT_LATENT_NAMES = LatentGaussianNames(
@@ -233,6 +241,15 @@ class LatentGaussianProcess(ClassifierModel):
     again with type-II maximum-likelihood hyperparameters. A draw predicts
     :math:`g^{-1}(\beta_0 + \boldsymbol\phi(x_*)^\top\boldsymbol\beta)` (f* is a function of the
     weights).
+
+    Sampling defaults (``fit(method="auto")``: the exact Gibbs sampler,
+    :mod:`bayesclass.inference.engines.gibbs`): per chain :data:`GIBBS_DRAWS` kept draws after
+    :data:`GIBBS_BURN_IN` burn-in sweeps (:meth:`sampling_defaults`; ``SamplerSettings`` draws and tune
+    override them); each sweep of the exact GP draws the augmentation and the latents
+    :data:`GIBBS_LATENT_UPDATES` times, and the HSGP keeps every :data:`GIBBS_HSGP_THIN`-th sweep
+    (:meth:`latent_gaussian_form`). With 4 chains these pass the convergence verdict on every hyperparameter
+    and latent value of seed 004 at n = 400 (exact) and 2,000 (HSGP) and of the penguins' sex on bill depth
+    and body mass (n = 333), bench/bench_gp_defaults.py.
     """
 
     link: Link = "logit"
@@ -610,7 +627,32 @@ class LatentGaussianProcess(ClassifierModel):
             inputs=None if hsgp else np.asarray(data.X, dtype=float),
             basis=basis,
             frequencies=frequencies,
+            latent_updates=1 if hsgp else GIBBS_LATENT_UPDATES,
+            thin=GIBBS_HSGP_THIN if hsgp else 1,
         )
+
+    def sampling_defaults(self, method: str, n_obs: int) -> dict[str, int]:
+        """The Gibbs sampler's draws and burn-in (:data:`GIBBS_DRAWS`, :data:`GIBBS_BURN_IN`); NUTS the base's.
+
+        With them (and the sweep of :meth:`latent_gaussian_form`) 4 chains pass the convergence verdict on every
+        hyperparameter and latent value of seed 004 at n = 400 and 2,000 and of penguins' sex at n = 333
+        (bench/bench_gp_defaults.py).
+
+        Parameters
+        ----------
+        method : str
+            The sampling method that runs.
+        n_obs : int
+            The number of training rows.
+
+        Returns
+        -------
+        dict
+            ``{"draws": ..., "tune": ...}`` per chain.
+        """
+        if method == "gibbs":
+            return {"draws": GIBBS_DRAWS, "tune": GIBBS_BURN_IN}
+        return super().sampling_defaults(method, n_obs)
 
     # -- Laplace point estimate -------------------------------------------------------------------
     def _covariance(self, a: np.ndarray, b: np.ndarray, lengthscale, amplitude: float, constant: float) -> np.ndarray:

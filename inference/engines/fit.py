@@ -112,6 +112,8 @@ def fit(
     sampler : SamplerSettings, optional
         Settings of the NUTS run; "gibbs" uses its ``draws``, ``tune`` (burn-in sweeps), ``chains``,
         ``progressbar`` and ``keep_partial``; "exact" its ``draws`` and ``chains``; point estimates ignore it.
+        ``draws`` and ``tune`` left None (the default) take the family's defaults for the method and the
+        number of rows (``model.sampling_defaults``); the result records the numbers used.
     standardize : bool or "all"
         ``True``: centre and scale the continuous features by their training mean and
         standard deviation (ddof 0) before fitting; ``"all"``: the binary (0/1) features
@@ -186,6 +188,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
             f"data must be a bayesclass.data.Dataset (see bayesclass.load) or a pandas DataFrame with target=COLUMN, "
             f"got {type(data).__name__}"
         )
+    sampler = with_sampling_defaults(model, method, sampler, data.n_obs)
     if random_seed is not None:
         random_seed = require_seed(random_seed)
     if random_seed is None:
@@ -268,6 +271,37 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         partial_reason=_partial_reason(groups, sampler) if run.partial else "",
     )
     return tree, info
+
+
+def with_sampling_defaults(
+    model: ClassifierModel, method: str, sampler: SamplerSettings, n_obs: int
+) -> SamplerSettings:
+    """``sampler`` with the draws and tuning steps it leaves None set to the family's defaults.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance (:meth:`~bayesclass.models.base.ClassifierModel.sampling_defaults`).
+    method : str
+        The resolved method (a point estimate uses no sampler: its settings stay as given).
+    sampler : SamplerSettings
+        The caller's settings.
+    n_obs : int
+        The number of training rows.
+
+    Returns
+    -------
+    SamplerSettings
+        ``sampler`` with ``draws`` and ``tune`` set (those the caller gave are kept).
+    """
+    if method not in SAMPLERS or (sampler.draws is not None and sampler.tune is not None):
+        return sampler
+    defaults = model.sampling_defaults(method, n_obs)
+    return dataclasses.replace(
+        sampler,
+        draws=defaults["draws"] if sampler.draws is None else sampler.draws,
+        tune=defaults["tune"] if sampler.tune is None else sampler.tune,
+    )
 
 
 def _partial_reason(groups: dict[str, xr.Dataset], sampler: SamplerSettings) -> str:

@@ -71,8 +71,11 @@ class SamplerSettings(Constrained):
 
     Parameters
     ----------
-    draws, tune : int
-        Kept draws and adaptation (warm-up) draws per chain.
+    draws, tune : int or None
+        Kept draws and adaptation (warm-up) draws per chain (the Gibbs sampler: kept and burn-in sweeps).
+        None (the default): the family's default for the method and the number of rows
+        (``ClassifierModel.sampling_defaults``: 1000 and 1000, the latent GP's Gibbs sampler its own),
+        resolved by ``fit`` and recorded in the result's ``sampler_settings``.
     chains : int
         Number of chains, 4 by default: the r_hat <= 1.01 rule of the verdict is stated for at least 4 chains
         (with 2, the largest of many split r_hats passes 1.01 by chance). blackjax runs them in parallel (one XLA
@@ -93,14 +96,34 @@ class SamplerSettings(Constrained):
         normal result, instead of discarding them and re-raising the interrupt.
     """
 
-    draws: Annotated[int, Integer(minimum=1)] = 1000
-    tune: Annotated[int, Integer(minimum=0)] = 1000
+    draws: Annotated[int | None, Integer(minimum=1, fix="None takes the family's default")] = None
+    tune: Annotated[int | None, Integer(minimum=0, fix="None takes the family's default")] = None
     chains: Annotated[int, Integer(minimum=1)] = 4
     target_accept: Annotated[float, InRange(0, 1, closed="neither", fix="e.g. 0.9 to cut divergences")] = 0.8
     backend: Backend = "auto"
     progressbar: bool = True
     blas_threads: Annotated[int | None, Integer(minimum=1, fix="None keeps the libraries' default")] = 1
     keep_partial: bool = False
+
+    def resolved_counts(self) -> tuple[int, int]:
+        """``(draws, tune)``, which a sampler needs set (``fit`` sets the family's defaults where they are None).
+
+        Returns
+        -------
+        tuple of int
+            The kept draws and the warm-up (burn-in) steps per chain.
+
+        Raises
+        ------
+        ValueError
+            ``draws`` or ``tune`` is None (a sampler called without ``fit``).
+        """
+        if self.draws is None or self.tune is None:
+            raise ValueError(
+                f"draws={self.draws!r}, tune={self.tune!r}: a sampler needs both counts; fit() sets the family's "
+                "defaults where they are None, a direct call passes numbers (e.g. draws=1000, tune=1000)"
+            )
+        return self.draws, self.tune
 
 
 #: compiled models of this process: nutpie's (an untyped library) and blackjax's CompiledDensity, by cache key
@@ -242,10 +265,11 @@ def sample_nuts(
         start = time.perf_counter()
         limit = settings.blas_threads  # one thread per chain by default (module docstring)
         with threadpool_limits(limits=limit, user_api="blas") if limit is not None else contextlib.nullcontext():
+            draws, tune = settings.resolved_counts()
             sampler = nutpie.sample(
                 compiled,
-                draws=settings.draws,
-                tune=settings.tune,
+                draws=draws,
+                tune=tune,
                 chains=settings.chains,
                 seed=random_seed,
                 target_accept=settings.target_accept,
@@ -294,8 +318,8 @@ def _sample_blackjax(
             density,
             model,
             point,
-            draws=settings.draws,
-            tune=settings.tune,
+            draws=settings.resolved_counts()[0],
+            tune=settings.resolved_counts()[1],
             chains=settings.chains,
             target_accept=settings.target_accept,
             random_seed=random_seed,
@@ -330,9 +354,10 @@ def _finished(sampler) -> bool:
 
 def _sample_pymc(model: pm.Model, *, var_names, settings: SamplerSettings, random_seed: int) -> NutsRun:
     start = time.perf_counter()
+    draws, tune = settings.resolved_counts()
     trace = pm.sample(
-        draws=settings.draws,
-        tune=settings.tune,
+        draws=draws,
+        tune=tune,
         chains=settings.chains,
         random_seed=random_seed,
         target_accept=settings.target_accept,

@@ -336,10 +336,10 @@ def test_fit_rejects_multiclass_probit(iris):
 @pytest.mark.parametrize(
     ("arguments", "pattern"),
     [
-        ({"draws": 0}, r"draws must be an integer >= 1, got 0"),
+        ({"draws": 0}, r"draws must be an integer >= 1 or None, got 0; None takes the family.s default"),
         ({"chains": 0}, r"chains must be an integer >= 1, got 0"),
-        ({"tune": -1}, r"tune must be an integer >= 0, got -1"),
-        ({"draws": 10.5}, r"draws must be an integer >= 1, got 10.5"),
+        ({"tune": -1}, r"tune must be an integer >= 0 or None, got -1; None takes the family.s default"),
+        ({"draws": 10.5}, r"draws must be an integer >= 1 or None, got 10.5; None takes the family.s default"),
         ({"target_accept": 1.5}, r"target_accept must be a number in \(0, 1\).*1.5"),
         ({"target_accept": 0.0}, r"target_accept must be a number in \(0, 1\).*0.0"),
         ({"backend": "stan"}, r"backend must be 'auto', 'blackjax', 'nutpie' or 'pymc', got 'stan'"),

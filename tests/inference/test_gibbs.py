@@ -8,6 +8,7 @@ the method plugs into fit / diagnose / predict / report / the CLI like NUTS.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import arviz_stats as azs
@@ -125,11 +126,12 @@ def _two_point_form(link: str):
     return LatentGaussianProcess(approximation="exact", link=link).latent_gaussian_form(data)
 
 
-@pytest.mark.parametrize("link", ["logit", "probit"])
-def test_augmentation_sweep_leaves_the_exact_latent_posterior_invariant(link):
-    """Hyperparameters held: alternating augmentation and Gaussian latent draws samples p(z | y) exactly. Two
-    labelled points, the posterior's moments by quadrature on a grid: equal within 4 MCSE."""
-    form = _two_point_form(link)
+@pytest.mark.parametrize(("link", "latent_updates", "thin"), [("logit", 1, 1), ("probit", 1, 1), ("logit", 3, 2)])
+def test_augmentation_sweep_leaves_the_exact_latent_posterior_invariant(link, latent_updates, thin):
+    """Hyperparameters held: alternating augmentation and Gaussian latent draws samples p(z | y) exactly (also
+    with several latent draws per sweep and thinning). Two labelled points, the posterior's moments by quadrature
+    on a grid: equal within 4 MCSE."""
+    form = dataclasses.replace(_two_point_form(link), latent_updates=latent_updates, thin=thin)
     log_theta = np.log([0.5, 1.5, 0.5])
     run = sample_gibbs(
         form,
@@ -297,6 +299,62 @@ def test_chains_draw_the_same_in_processes_as_in_turn(monkeypatch):
     xr.testing.assert_identical(runs[0].sample_stats, runs[1].sample_stats)
 
 
+def test_thinning_keeps_every_thin_th_sweep_after_the_burn_in():
+    """``thin`` sweeps per kept draw: the draws are those of the unthinned chain at sweeps tune + thin - 1, ... ."""
+    form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(20, random_seed=2))
+    plain = sample_gibbs(form, settings=SamplerSettings(draws=30, tune=5, chains=2, progressbar=False), random_seed=3)
+    thinned = sample_gibbs(
+        dataclasses.replace(form, thin=3),
+        settings=SamplerSettings(draws=10, tune=5, chains=2, progressbar=False),
+        random_seed=3,
+    )
+    assert thinned.posterior.sizes["draw"] == 10
+    for name in thinned.posterior.data_vars:
+        np.testing.assert_array_equal(thinned.posterior[name].values, plain.posterior[name].values[:, 2::3])
+
+
+def test_a_direct_sampler_call_needs_both_counts():
+    form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(20, random_seed=2))
+    with pytest.raises(ValueError, match=r"draws=None, tune=10: a sampler needs both counts; fit\(\) sets"):
+        sample_gibbs(form, settings=SamplerSettings(tune=10, progressbar=False), random_seed=3)
+
+
+def test_family_sampling_defaults_fill_only_what_the_settings_leave_none():
+    from bayesclass.inference.engines.fit import with_sampling_defaults
+    from bayesclass.models.gaussian_process import GIBBS_BURN_IN, GIBBS_DRAWS
+
+    gp, logistic = LatentGaussianProcess(), LogisticRegression()
+    assert SamplerSettings().draws is None and SamplerSettings().tune is None
+    resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(), 400)
+    assert (resolved.draws, resolved.tune) == (GIBBS_DRAWS, GIBBS_BURN_IN)
+    resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(draws=77), 400)
+    assert (resolved.draws, resolved.tune) == (77, GIBBS_BURN_IN)
+    for model, method in ((gp, "nuts"), (logistic, "nuts")):
+        resolved = with_sampling_defaults(model, method, SamplerSettings(tune=5), 400)
+        assert (resolved.draws, resolved.tune) == (1000, 5)
+    assert with_sampling_defaults(gp, "map", SamplerSettings(), 400) == SamplerSettings()  # no sampler runs
+
+
+@pytest.mark.slow
+def test_default_settings_pass_the_verdict_on_every_latent_value():
+    """Issue 25: a user's ``fit(gp, data, standardize=True)`` with the default settings (4 chains, the family's
+    draws, burn-in and sweep) passes the convergence verdict on every hyperparameter and latent value (seed 004,
+    n = 60, exact GP); the resolved counts are recorded."""
+    from bayesclass.models.gaussian_process import GIBBS_BURN_IN, GIBBS_DRAWS
+
+    result = inference.fit(
+        LatentGaussianProcess(),
+        seed004_gp(60, random_seed=1),
+        standardize=True,
+        sampler=SamplerSettings(chains=4, progressbar=False),
+        random_seed=1,
+    )
+    settings = json.loads(result.attrs["sampler_settings"])
+    assert settings == {"draws": GIBBS_DRAWS, "tune": GIBBS_BURN_IN, "chains": 4}
+    report = inference.diagnose(result)
+    assert report.passed, report.failures
+
+
 def test_method_errors_name_the_fix():
     data = seed004_gp(20, random_seed=2)
     with pytest.raises(ValueError, match=r"method='gibbs' is not available for the 'logistic' model; choose one of"):
@@ -343,6 +401,14 @@ def test_cli_fits_gp_by_gibbs_and_refuses_a_backend(tmp_path, capsys):
     assert "method='gibbs' is not NUTS" in error and "Traceback" not in error
     assert main([*base, "--backend", "nutpie", *short, "--out", str(out)]) == 0
     assert "by nuts" in capsys.readouterr().out  # auto + a named NUTS backend: NUTS
+
+
+def test_cli_draws_and_tune_default_to_the_familys(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--draws DRAWS draws kept per chain (default: the family's)" in text
+    assert "--tune TUNE warm-up (Gibbs: burn-in) steps per chain (default: the family's)" in text
 
 
 # --------------------------------------------------------------------------- slow: HSGP, probit, coverage
