@@ -1329,7 +1329,7 @@ def test_penguins_fit_with_missing_drop_and_year_levels_then_predict_in_place(tm
     assert "19 blank cell(s)" in error and "column 'sex' 11" in error and "--missing drop" in error
     assert len(error.strip().splitlines()) == 1  # one line, no traceback
     assert run(*base, "--missing", "drop", "--feature-kind", "year=categorical", "--standardize") == 0
-    assert "(333 rows)" in capsys.readouterr().out
+    assert "(333 rows; 11 with blank cells dropped)" in capsys.readouterr().out
     result = load_result(tmp_path / "r.nc")
     names = json.loads(result.attrs["model_feature_names"])
     assert [name for name in names if "=" in name] == [
@@ -1385,7 +1385,7 @@ def test_a_parquet_file_with_blanks_fits_and_predicts_with_an_id_column(tmp_path
     frame.to_parquet(tmp_path / "t.parquet")
     fit = ("fit", "--data", str(tmp_path / "t.parquet"), "--target", "label", "--features", "size,colour", "--method")
     assert run(*fit, "map", "--missing", "drop", "--out", str(tmp_path / "r.nc")) == 0
-    assert "(38 rows)" in capsys.readouterr().out
+    assert "(38 rows; 2 with blank cells dropped)" in capsys.readouterr().out
     assert run(*fit, "map", "--delimiter", ";", "--out", str(tmp_path / "r2.nc")) == 2
     assert "apply to CSV and TSV files" in capsys.readouterr().err
     out = tmp_path / "p.csv"
