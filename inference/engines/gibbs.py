@@ -48,7 +48,10 @@ integrated) and no step size or tree depth: ``diverging`` is absent and
 
 The sweeps run in NumPy/SciPy (LAPACK) at one BLAS thread, the chains in parallel processes (``spawn``, the
 draws in shared memory) where a chain's work outweighs starting a process (:func:`_parallel`), else in turn,
-one sweep of each chain at a time; a chain's draws do not depend on where it runs. Nothing is compiled, so a fit
+one sweep of each chain at a time (also inside a daemonic process, such as a Dask worker, which may start none); a
+chain's draws do not depend on where it runs. A script without an ``if __name__ == "__main__":`` guard gets the
+same processes, which do not run it again (:mod:`bayesclass.inference.engines._spawn`); a chain process that ends
+before finishing its chain has the chain run here, with a warning. Nothing is compiled, so a fit
 starts at once and new data never recompile. (The same sweep written in JAX, with blackjax's
 ``slice.build_coordinate_kernel``, measured 6-11 ms per sweep on one chain at n = 200 against 4 ms here, and
 its two chains did not run in parallel on 2 cores: XLA's CPU runtime pays per small operation inside the slice
@@ -60,17 +63,18 @@ draws made so far (every chain cut to the shortest).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.engines._blackjax import _Progress
+from bayesclass.inference.engines._spawn import spawn_skips_main_script
 from bayesclass.inference.engines.sampler import Sampler
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models._kernels import stationary_of_squared
@@ -544,7 +548,12 @@ def sample_gibbs(
         "done": (len(seeds),),
         "stop": (1,),
     }
-    processes = settings.chains > 1 and (os.cpu_count() or 1) > 1 and _parallel(form, total) and _main_is_safe()
+    processes = (
+        settings.chains > 1
+        and (os.cpu_count() or 1) > 1
+        and _parallel(form, total)
+        and not multiprocessing.current_process().daemon  # a daemonic process (a Dask worker) may have no children
+    )
     progress = _Progress(len(seeds) * total, enabled=settings.progressbar, label="Gibbs (data augmentation)")
     memory = _SharedArrays(shapes) if processes else None
     arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
@@ -629,26 +638,6 @@ def _record(arrays: dict, index: int, step: int, chain: _Chain) -> None:
     arrays["done"][index] = step + 1
 
 
-def _main_is_safe() -> bool:
-    """Whether chain processes can start: ``spawn`` re-imports the main script in each of them.
-
-    A script run as ``python script.py`` whose code is not under ``if __name__ == "__main__":`` would run again in
-    every chain process and fail there; its chains run one after another in this process instead. Interactive
-    sessions, ``python -c``, modules run with ``-m`` and the ``bayesclass`` command are safe.
-    """
-    import sys
-
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if path is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
-        return True
-    try:
-        source = Path(path).read_text(errors="replace")
-    except OSError:
-        return False
-    return "__name__" in source and "__main__" in source
-
-
 def _parallel(form, sweeps: int) -> bool:
     """Whether the chains run in parallel processes: where a chain's work outweighs starting a process.
 
@@ -725,11 +714,16 @@ def _chain_process(form, seed, log_theta, total, update, cycles, shapes, names, 
 def _run_in_processes(form, seeds, starts, total, update, cycles, memory: _SharedArrays, progress) -> None:
     """Run the first chain here and each other one in a process of its own, showing progress.
 
-    The processes are started by ``spawn`` (nothing inherited from this process's threads), at most one per
-    core at a time; on an interrupt, stop them all and keep what they wrote.
+    The processes are started by ``spawn`` (nothing inherited from this process's threads; a script without a
+    main guard is not run again in them, :func:`~bayesclass.inference.engines._spawn.spawn_skips_main_script`),
+    at most one per core at a time; on an interrupt, stop them all and keep what they wrote.
     """
-    import multiprocessing
+    with spawn_skips_main_script():
+        _run_chain_processes(form, seeds, starts, total, update, cycles, memory, progress)
 
+
+def _run_chain_processes(form, seeds, starts, total, update, cycles, memory: _SharedArrays, progress) -> None:
+    """The body of :func:`_run_in_processes`."""
     from threadpoolctl import threadpool_limits
 
     context = multiprocessing.get_context("spawn")

@@ -11,10 +11,11 @@ with one thread each by default: PyTensor compilation is not thread-safe, pymc#7
 ``scheduler``), shows cells done / failed / remaining with an ETA, and finally writes the tidy table
 ``<out>/results.parquet``. A script run as ``python script.py`` without an ``if __name__ == "__main__":`` guard
 gets the same workers, which do not import it (``spawn`` runs a script's top level again in each new process,
-here the whole study; see :func:`_workers_skip_main_script`). Workers write the records themselves, so killing the
-client (or a worker) loses no finished cell; rerunning the same command skips every recorded cell. A changed spec
-changes the keys of the cells it changes, and only those run again. Each worker process keeps its compiled models
-across cells (:mod:`bayesclass.inference.engines.sampling`'s cache): new data of the same structure do not recompile.
+here the whole study; see :mod:`bayesclass.inference.engines._spawn`). Workers write the records themselves, so
+killing the client (or a worker) loses no finished cell; rerunning the same command skips every recorded cell. A
+changed spec changes the keys of the cells it changes, and only those run again. Each worker process keeps its
+compiled models across cells (:mod:`bayesclass.inference.engines.sampling`'s cache): new data of the same structure
+do not recompile.
 
 :func:`load` reads the records into one tidy pandas DataFrame: a row per cell x estimate x metric.
 """
@@ -24,12 +25,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.inference.engines._spawn import spawn_skips_main_script
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.io import atomic_write
 from bayesclass.inference.result import result_info
@@ -312,7 +313,7 @@ def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished
         if scheduler is not None:
             client = stack.enter_context(Client(scheduler, timeout="30s"))
         else:
-            stack.enter_context(_workers_skip_main_script())  # for the cluster's whole life: a dead worker restarts
+            stack.enter_context(spawn_skips_main_script())  # for the cluster's whole life: a dead worker restarts
             cluster = LocalCluster(
                 n_workers=workers or min(4, len(os.sched_getaffinity(0))),
                 threads_per_worker=1,
@@ -344,43 +345,6 @@ def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished
                 finished(future.result())
             except Exception as error:  # the worker died (killed, out of memory): the cell has no record
                 finished({"status": "error", "error": f"{type(error).__name__}: {error}", "key": future.key})
-
-
-@contextmanager
-def _workers_skip_main_script() -> Iterator[bool]:
-    """While open, processes started by ``spawn`` do not import this process's main script if it has no main guard.
-
-    ``spawn`` (how Dask's nannies start worker processes) runs the main script again in every new process, under the
-    name ``__mp_main__``, so that objects defined at its top level can be unpickled there. A script with no
-    ``if __name__ == "__main__":`` guard (the rule of :func:`bayesclass.inference.engines.gibbs._main_is_safe`)
-    would start the whole study again in each worker, which fails there ("An attempt has been made to start a new
-    process before the current process has finished its bootstrapping phase"). While this context is open the main
-    module is marked as ``__main__`` of a package (``__spec__.name == "__main__"``), which ``spawn`` leaves alone, as
-    it does for ``python -m package``: the workers start from the package alone. Nothing of the script is needed
-    there (a cell and :func:`run_cell` are defined in the package); but what the script itself defines or registers
-    (a family added to the registry at its top level) is unknown to the workers, whose cells of it fail:
-    run those with ``serial=True`` or under the guard. Guarded scripts, ``python -m``, ``python -c``, interactive
-    sessions and the ``bayesclass`` command are not touched.
-
-    Yields
-    ------
-    bool
-        Whether the main module was marked.
-    """
-    from importlib.machinery import ModuleSpec
-
-    from bayesclass.inference.engines.gibbs import _main_is_safe
-
-    main = sys.modules.get("__main__")
-    if main is None or _main_is_safe():
-        yield False
-        return
-    saved = main.__spec__
-    main.__spec__ = ModuleSpec("__main__", None)
-    try:
-        yield True
-    finally:
-        main.__spec__ = saved
 
 
 def _shape(cell: Cell) -> tuple:

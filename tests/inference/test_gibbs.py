@@ -484,15 +484,18 @@ def test_gibbs_posterior_covers_the_true_latent_on_each_data_seed():
 
 
 #: a plain script with no ``if __name__ == "__main__":`` guard (as the README's snippets are run): ``spawn`` would
-#: run it again in every chain process; argv[1] "force" starts chain processes anyway (their start then fails)
+#: run it again in every chain process; it counts its own runs in runs.txt. argv[1] "force" disables the marking of
+#: the main module that keeps ``spawn`` from re-running it, so the chain processes die re-running it
 UNGUARDED_SCRIPT = """
-import sys, warnings
+import contextlib, sys, warnings
 import numpy as np
 import bayesclass as bc
 from bayesclass.inference.engines import gibbs
 
+with open("runs.txt", "a") as runs:
+    runs.write("run\\n")
 if sys.argv[1] == "force":
-    gibbs._main_is_safe = lambda: True
+    gibbs.spawn_skips_main_script = lambda: contextlib.nullcontext(False)
 data = bc.load("seed004_gp", n=200, random_seed=1)
 settings = bc.SamplerSettings(draws=400, tune=100, chains=2, progressbar=False)
 with warnings.catch_warnings(record=True) as caught:
@@ -504,7 +507,9 @@ print("lost" if lost else "kept")
 """
 
 
-def test_an_unguarded_script_fits_by_gibbs_and_a_lost_chain_process_is_run_again_here(tmp_path):
+def test_an_unguarded_script_fits_by_gibbs_in_processes_and_a_lost_chain_process_is_run_again_here(tmp_path):
+    """A script without a main guard gets chain processes that do not run it again (it runs once, every chain
+    kept); where they do re-run it and die (the marking disabled), their chains are run here with the same draws."""
     import subprocess
     import sys
 
@@ -513,15 +518,17 @@ def test_an_unguarded_script_fits_by_gibbs_and_a_lost_chain_process_is_run_again
 
     def run(mode: str):
         out = tmp_path / f"{mode}.npy"
+        (tmp_path / "runs.txt").unlink(missing_ok=True)
         done = subprocess.run(
             [sys.executable, str(script), mode, str(out)], capture_output=True, text=True, timeout=600, cwd=tmp_path
         )
         assert done.returncode == 0, done.stderr[-3000:]
-        return done, np.load(out)
+        return done, np.load(out), (tmp_path / "runs.txt").read_text().count("run")
 
-    plain, in_turn = run("plain")  # the script is seen to be unguarded: the chains run in turn, no process
+    plain, in_processes, plain_runs = run("plain")
     assert plain.stdout.strip() == "kept" and "Traceback" not in plain.stderr
-    forced, rerun = run("force")  # chain processes start and die re-running the script: their chains run here
-    assert forced.stdout.strip() == "lost"
-    assert in_turn.shape == rerun.shape == (2, 400)
-    np.testing.assert_array_equal(rerun, in_turn)  # a chain's draws do not depend on where it runs
+    assert plain_runs == 1  # the chain process did not run the script again
+    forced, rerun, forced_runs = run("force")  # chain processes start and die re-running the script
+    assert forced.stdout.strip() == "lost" and forced_runs > 1  # the processes were started (and ran the script)
+    assert in_processes.shape == rerun.shape == (2, 400)
+    np.testing.assert_array_equal(rerun, in_processes)  # a chain's draws do not depend on where it runs

@@ -386,11 +386,6 @@ generator = { n = 300, random_seed = 1 }
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="gibbs.py starts chain processes from a Dask worker, which is daemonic: 'daemonic processes are not "
-    "allowed to have children'; fix in gibbs: no chain processes when multiprocessing.current_process().daemon",
-)
 def test_a_gibbs_cell_large_enough_for_chain_processes_runs_on_a_dask_worker(tmp_path):
     """150 rows x 1,500 sweeps is work enough for the Gibbs sampler to run its chains in processes; in a study worker
     (one cell per single-threaded daemonic process) they must run in turn, with the draws of a serial run."""
