@@ -140,28 +140,24 @@ def fresh(dataset):
 
 
 def convergence(posterior, sample_stats=None, *, var_names=None) -> dict:
-    """Worst-case convergence numbers of ``posterior`` (variables ``var_names``) from ``bayesclass.inference.diagnose``.
+    """Worst-case convergence numbers of ``posterior`` (variables ``var_names``) from the verdict's convergence table.
 
     Returns ``min_ess_bulk``, ``min_ess_tail``, ``max_r_hat``, ``max_mcse_mean``, ``divergences``
     (None without ``sample_stats``), ``min_ess_bulk_by_variable`` and ``mean_tree_steps`` (NaN
     when the sampler does not report ``n_steps``).
     """
-    import xarray as xr
-
-    from bayesclass.inference import diagnose
+    from bayesclass.inference.criticism.diagnostics import convergence_table
 
     posterior = posterior if var_names is None else posterior[list(var_names)]
-    groups = {"posterior": xr.DataTree(posterior)}
-    if sample_stats is not None:
-        groups["sample_stats"] = xr.DataTree(sample_stats)
-    report = diagnose(xr.DataTree.from_dict(groups))
-    by_variable = report.table["ess_bulk"].groupby(lambda label: str(label).split("[")[0]).min()
+    table = convergence_table(posterior)  # the verdict's own table (a bare posterior has no result attrs)
+    by_variable = table["ess_bulk"].groupby(lambda label: str(label).split("[")[0]).min()
+    diverging = None if sample_stats is None or "diverging" not in sample_stats else sample_stats["diverging"]
     return {
-        "min_ess_bulk": report.min_ess_bulk,
-        "min_ess_tail": report.min_ess_tail,
-        "max_r_hat": report.max_r_hat,
-        "max_mcse_mean": report.max_mcse_mean,
-        "divergences": None if sample_stats is None else report.n_divergences,
+        "min_ess_bulk": float(table["ess_bulk"].min()),
+        "min_ess_tail": float(table["ess_tail"].min()),
+        "max_r_hat": float(table["r_hat"].max()),
+        "max_mcse_mean": float(table["mcse_mean"].max()),
+        "divergences": None if sample_stats is None else (0 if diverging is None else int(diverging.sum())),
         "min_ess_bulk_by_variable": {str(name): float(value) for name, value in by_variable.items()},
         "mean_tree_steps": float(sample_stats["n_steps"].mean())
         if sample_stats is not None and "n_steps" in sample_stats
