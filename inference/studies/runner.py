@@ -23,6 +23,7 @@ do not recompile.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -321,7 +322,11 @@ def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished
                 dashboard_address=None,
                 env=WORKER_ENV,
             )
+            nanny = logging.getLogger("distributed.nanny")
+            stack.callback(nanny.setLevel, nanny.level)  # restored once the cluster is closed
             stack.enter_context(cluster)
+            # closing stops the workers on purpose: no "Worker process still alive after 4.0 seconds, killing"
+            stack.callback(nanny.setLevel, logging.ERROR)
             client = stack.enter_context(Client(cluster))
         addresses = sorted(client.scheduler_info()["workers"])
         futures = []
