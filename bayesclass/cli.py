@@ -35,6 +35,7 @@ from bayesclass._flags import (
     hyperparameters_from_flags,
 )
 from bayesclass.data.dataset import FEATURE_KINDS
+from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
@@ -300,11 +301,9 @@ def _add_report_command(commands) -> None:
         "was fitted on a split of a built-in dataset; else LOO only)",
     )
     report.add_argument("--target", help="class column of a CSV file given as --data")
-    report.add_argument(
-        "--missing",
-        choices=("error", "drop"),
-        default="error",
-        help="a blank cell in a column the runs use (target or feature) of --data: refuse the table (default "
+    _missing_argument(
+        report,
+        "a blank cell in a column the runs use (target or feature) of --data: refuse the table (default "
         "error) or drop the row (drop; the count is shown on the page)",
     )
     _csv_arguments(report)
@@ -371,11 +370,9 @@ def _add_predict_command(commands) -> None:
     predict.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
     predict.add_argument("--data", required=True, help="built-in dataset name or a table file: .csv, .tsv or .parquet")
     predict.add_argument("--target", help="label column of the file (optional for prediction)")
-    predict.add_argument(
-        "--missing",
-        choices=("error", "drop"),
-        default="error",
-        help="a blank feature cell: refuse the file (default error), or write that row with empty probabilities "
+    _missing_argument(
+        predict,
+        "a blank feature cell: refuse the file (default error), or write that row with empty probabilities "
         "(drop; the rows keep their order and number)",
     )
     predict.add_argument("--id-column", metavar="COLUMN", help="copy this column of the file to the output (first)")
@@ -433,11 +430,9 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "--target",
         help="label column of a table file, or another class column of a built-in table (e.g. penguins: --target sex)",
     )
-    parser.add_argument(
-        "--missing",
-        choices=("error", "drop"),
-        default="error",
-        help="a blank cell (empty, NA, N/A, nan) in a used column (target or feature): refuse the table, counting "
+    _missing_argument(
+        parser,
+        "a blank cell (empty, NA, N/A, nan) in a used column (target or feature): refuse the table, counting "
         "the blanks per column (default error), or drop the row (drop; the count is recorded in the result)",
     )
     parser.add_argument(
@@ -568,7 +563,7 @@ def _setup(args: argparse.Namespace):
                 f"{', '.join(accepted)}{model.unavailable_hint(args.method)}"
             )
         kinds = _feature_kinds(args.feature_kind)
-        if kinds and not _is_csv(args.data):
+        if kinds and not _is_table_file(args.data):
             from bayesclass.data.loaders import builtin_tables
 
             if args.data not in builtin_tables():
@@ -589,7 +584,7 @@ def _setup(args: argparse.Namespace):
             options["features"] = args.features
         if args.target is not None:
             options["target"] = args.target
-        if _is_csv(args.data):
+        if _is_table_file(args.data):
             data = load(args.data, csv_format=_csv_format(args), **options)
         else:
             data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
@@ -603,6 +598,11 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+def _missing_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--missing {error,drop}`` (default error): what a blank cell in a used column does, as ``help`` says."""
+    parser.add_argument("--missing", choices=typing.get_args(MissingPolicy), default="error", help=help)
 
 
 def _csv_arguments(parser: argparse.ArgumentParser) -> None:
@@ -645,7 +645,7 @@ def _standardize(args: argparse.Namespace) -> bool | str:
     return "all" if args.standardize_binary else args.standardize
 
 
-def _is_csv(name: str) -> bool:
+def _is_table_file(name: str) -> bool:
     """Whether ``--data`` names a table file (.csv, .tsv or .parquet, any case) rather than a built-in data set."""
     from bayesclass.data.loaders import table_suffix
 
@@ -775,11 +775,11 @@ def _report(args: argparse.Namespace) -> None:
         results = {str(path): load_result(path) for path in args.run}
         heldout = None
         if args.data is not None:
-            if _is_csv(args.data) and args.target is None:
+            if _is_table_file(args.data) and args.target is None:
                 raise ValueError(f"--data {args.data} is a table file: name its class column with --target COLUMN")
             used = dict.fromkeys(name for result in results.values() for name in result_info(result).feature_names)
             options: dict[str, object] = {"missing": args.missing, "features": list(used)}
-            if _is_csv(args.data):
+            if _is_table_file(args.data):
                 heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
             else:
                 heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
@@ -904,7 +904,7 @@ def _predict(args: argparse.Namespace) -> None:
         predictor = Predictor.of(
             result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
         )
-        csv_format = _csv_format(args) if _is_csv(args.data) else None
+        csv_format = _csv_format(args) if _is_table_file(args.data) else None
         rows = PredictionRows.open(
             args.data,
             result,

@@ -19,7 +19,7 @@ import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
 from bayesclass.data.constraints import check_finite
-from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind
+from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
 from bayesclass.data.table import DEFAULT_MAX_LEVELS, CodedTable, TableOptions, TableSource, code_table, number_text
 
@@ -542,19 +542,8 @@ class Dataset:
             An unknown column (the columns are listed), an unknown kind (the kinds are
             listed), or values the kind cannot hold (column, value and fix named).
         """
-        if not isinstance(kinds, Mapping):
-            raise ValueError(
-                f"{argument} must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {kinds!r}"
-            )
-        unknown = [str(column) for column in kinds if column not in self.feature_names]
-        if unknown:
-            raise ValueError(
-                f"{argument} names column(s) {', '.join(map(repr, unknown))} that {self.name!r} does not have; "
-                f"its feature columns are {', '.join(map(repr, self.feature_names))}"
-            )
+        kinds = check_feature_kinds(kinds, self.feature_names, owner=self.name, argument=argument)
         for column, kind in kinds.items():
-            if kind not in FEATURE_KINDS:
-                raise ValueError(f"{argument}[{column!r}] = {kind!r} is not a feature kind; use one of {FEATURE_KINDS}")
             if kind in ("continuous", "count") and column in self.category_names:
                 levels = self.category_names[column]
                 raise ValueError(

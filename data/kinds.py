@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Mapping, Sequence
+from typing import Literal, cast, get_args
 
-__all__ = ["FEATURE_KINDS", "FeatureKind"]
+__all__ = ["FEATURE_KINDS", "FeatureKind", "check_feature_kinds"]
 
 FeatureKind = Literal["continuous", "binary", "categorical", "count"]
 """How a feature's values are to be modelled.
@@ -15,3 +16,46 @@ FeatureKind = Literal["continuous", "binary", "categorical", "count"]
 """
 
 FEATURE_KINDS: tuple[str, ...] = get_args(FeatureKind)
+
+
+def check_feature_kinds(
+    kinds: object, features: Sequence[str], *, owner: str, argument: str = "feature_kinds"
+) -> dict[str, FeatureKind]:
+    """Declared kinds of some columns, checked: a mapping from feature columns of ``owner`` to feature kinds.
+
+    Parameters
+    ----------
+    kinds : object
+        What the caller gave (``{"year": "categorical"}``).
+    features : sequence of str
+        The feature columns that may be named.
+    owner : str
+        The table's name in error messages.
+    argument : str, default "feature_kinds"
+        How the caller calls ``kinds`` in error messages (``--feature-kind`` on the CLI).
+
+    Returns
+    -------
+    dict of str to FeatureKind
+        The declared kinds.
+
+    Raises
+    ------
+    ValueError
+        Not a mapping, a column that is not a feature (the features are listed), or an unknown kind (the kinds are
+        listed).
+    """
+    if not isinstance(kinds, Mapping):
+        raise ValueError(
+            f"{argument} must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {kinds!r}"
+        )
+    unknown = [str(column) for column in kinds if column not in features]
+    if unknown:
+        raise ValueError(
+            f"{argument} names column(s) {', '.join(map(repr, unknown))} that {owner!r} does not have as features; "
+            f"its feature columns are {', '.join(map(repr, features))}"
+        )
+    for column, kind in kinds.items():
+        if kind not in FEATURE_KINDS:
+            raise ValueError(f"{argument}[{column!r}] = {kind!r} is not a feature kind; use one of {FEATURE_KINDS}")
+    return cast("dict[str, FeatureKind]", dict(kinds))

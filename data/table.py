@@ -37,7 +37,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data.constraints import Constrained, Integer
-from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind
+from bayesclass.data.kinds import FeatureKind, check_feature_kinds
 from bayesclass.data.origin import MissingPolicy, MissingRecord
 
 if TYPE_CHECKING:
@@ -396,20 +396,7 @@ def code_table(
 def _declared_kinds(feature_kinds, features: list[str], source: TableSource) -> dict[str, FeatureKind]:
     if feature_kinds is None:
         return {}
-    if not isinstance(feature_kinds, Mapping):
-        raise ValueError(
-            f"feature_kinds must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {feature_kinds!r}"
-        )
-    unknown = [str(column) for column in feature_kinds if column not in features]
-    if unknown:
-        raise ValueError(
-            f"feature_kinds names column(s) {', '.join(map(repr, unknown))} that {source.name or source.label!r} does "
-            f"not have as features; its feature columns are {', '.join(map(repr, features))}"
-        )
-    for column, kind in feature_kinds.items():
-        if kind not in FEATURE_KINDS:
-            raise ValueError(f"feature_kinds[{column!r}] = {kind!r} is not a feature kind; use one of {FEATURE_KINDS}")
-    return dict(feature_kinds)
+    return check_feature_kinds(feature_kinds, features, owner=source.name or source.label)
 
 
 def _apply_missing(
