@@ -352,13 +352,23 @@ def test_bad_csv_labels_and_options_are_one_line_usage_errors(csv_folder, capsys
 
 def count_cases() -> int:
     """Rows of the bad-input table: every module-level list named ``*_CASES`` here (the result cases once per
-    command), plus the interrupt cases of tests/test_interrupts.py, each driven by a real signal."""
+    command), in every module of tests/bad_inputs/, and the interrupt cases of tests/test_interrupts.py, each
+    driven by a real signal."""
+    import importlib
+    import pkgutil
+
+    import tests.bad_inputs
     from tests import test_interrupts
 
     tables = {name: value for name, value in globals().items() if name.endswith("_CASES")}
     count = sum(len(table) for name, table in tables.items() if name != "RESULT_CASES")
     count += len(RESULT_CASES) * len(COMMANDS)
-    return count + sum(len(table) for name, table in vars(test_interrupts).items() if name.endswith("_CASES"))
+    modules = [test_interrupts]
+    for info in pkgutil.iter_modules(tests.bad_inputs.__path__):
+        modules.append(importlib.import_module(f"tests.bad_inputs.{info.name}"))
+    for module in modules:
+        count += sum(len(table) for name, table in vars(module).items() if name.endswith("_CASES"))
+    return count
 
 
 def test_the_table_holds_at_least_120_cases():
