@@ -403,8 +403,17 @@ def read_spec(path: str | Path) -> StudySpec:
         raise ValueError(
             f"no study spec at {str(path)!r}; write the example with 'bayesclass study --write-example {path.name}'"
         ) from None
+    except IsADirectoryError:
+        raise ValueError(
+            f"study spec {str(path)!r} is a folder; give the spec's TOML file, e.g. {path / 'spec.toml'}"
+        ) from None
+    except OSError as error:
+        raise ValueError(f"study spec {str(path)!r} cannot be read ({error.strerror or error})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"study spec {str(path)!r} is not valid TOML: {error}") from None
+        raise ValueError(
+            f"study spec {str(path)!r} is not valid TOML ({error}); a spec is a TOML file like the example of "
+            "'bayesclass study --write-example ex.toml'"
+        ) from None
     return parse_spec(raw, source=str(path), base=path.parent)
 
 
@@ -413,6 +422,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
     problems: list[str] = []
     for key in sorted(set(raw) - _TOP_KEYS):
         problems.append(f"unknown key {key!r} (known: {', '.join(sorted(_TOP_KEYS))})")
+    _typed(raw, "spec", problems, texts=("name", "loss_matrix"))
     name = raw.get("name", Path(source).stem)
     seed = _declared("seed", raw.get("seed", 0), problems, fallback=0)
     repeats = _declared("repeats", raw.get("repeats", 1), problems, fallback=1)
@@ -435,14 +445,18 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
                 problems.append(f"unknown metric(s) {unknown}; choose among {', '.join(METRICS)}")
             metrics = tuple(metric for metric in metrics if metric in METRICS) or None
     sampler_raw = raw.get("sampler", {})
+    known = {field.name for field in dataclasses.fields(SamplerSettings)} - {"progressbar"}
+    if not _is_table(sampler_raw, "sampler", known, problems):
+        sampler_raw = {}
     try:
-        sampler = SamplerSettings(**{**sampler_raw, "progressbar": False})
+        sampler = SamplerSettings(**{**{k: v for k, v in sampler_raw.items() if k in known}, "progressbar": False})
     except (TypeError, ValueError) as error:
         problems.append(f"sampler: {error}")
         sampler = SamplerSettings(progressbar=False)
     models = _models(raw.get("models"), problems)
     datasets = _datasets(raw.get("datasets"), {model.label for model in models}, problems, base)
     loss_matrix = raw.get("loss_matrix")
+    loss_matrix = loss_matrix if isinstance(loss_matrix, str) else None  # (another type is a problem above)
     if loss_matrix is not None:
         loss_matrix = str((base / loss_matrix) if not Path(loss_matrix).is_absolute() else loss_matrix)
     loaded = {}
@@ -578,11 +592,39 @@ def _declared(name: str, value: Any, problems: list[str], *, fallback: Any) -> A
 def _is_table(entry: Any, where: str, known: set[str], problems: list[str]) -> bool:
     """Whether ``entry`` is a TOML table; its unknown keys are problems (it is still checked)."""
     if not isinstance(entry, Mapping):
-        problems.append(f"{where} must be a table")
+        problems.append(f"{where} must be a table ([{where.split('[')[0]}] in TOML), got {entry!r}")
         return False
     for key in sorted(set(entry) - known):
         problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
     return True
+
+
+def _typed(
+    entry: Mapping[str, Any],
+    where: str,
+    problems: list[str],
+    *,
+    texts: tuple[str, ...] = (),
+    text_lists: tuple[str, ...] = (),
+    booleans: tuple[str, ...] = (),
+) -> bool:
+    """Whether the keys of ``entry`` that are present have their types: a text, a list of texts, true or false.
+
+    Each wrong one is added to ``problems``, naming the key, the value and an example of the right form.
+    """
+    wrong = []
+    for key in texts:
+        if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
+            wrong.append(f'{where}: {key} = {entry[key]!r} must be a non-empty text, e.g. {key} = "..."')
+    for key in text_lists:
+        value = entry.get(key)
+        if key in entry and (not isinstance(value, list) or not all(isinstance(item, str) for item in value)):
+            wrong.append(f'{where}: {key} = {value!r} must be a list of texts, e.g. {key} = ["..."]')
+    for key in booleans:
+        if key in entry and not isinstance(entry[key], bool):
+            wrong.append(f"{where}: {key} = {entry[key]!r} must be true or false (TOML booleans, unquoted)")
+    problems.extend(wrong)
+    return not wrong
 
 
 def _frozen(options: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -618,7 +660,10 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
     models: list[StudyModel] = []
     for index, entry in enumerate(raw):
         where = f"models[{index}]"
-        if not _is_table(entry, where, _MODEL_KEYS, problems):
+        if not _is_table(entry, where, _MODEL_KEYS, problems) or not _typed(
+            entry, where, problems, texts=("family", "method", "label"), text_lists=("point_estimates", "baselines"),
+            booleans=("standardize",),
+        ):  # fmt: skip
             continue
         family = entry.get("family")
         if family not in REGISTRY:
@@ -680,9 +725,12 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
         return ()
     known = {info.name: info for info in available()}
     datasets = []
+    seen: dict[str, Mapping[str, Any]] = {}  # label -> the first entry with it
     for index, entry in enumerate(raw):
         where = f"datasets[{index}]"
-        if not _is_table(entry, where, _DATASET_KEYS, problems):
+        if not _is_table(entry, where, _DATASET_KEYS, problems) or not _typed(
+            entry, where, problems, texts=("name", "path", "target", "label", "missing"), text_lists=("models",)
+        ):
             continue
         name, path, target = entry.get("name"), entry.get("path"), entry.get("target")
         generator = entry.get("generator", {})
@@ -711,11 +759,24 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
         if models is not None and not isinstance(models, list):
             problems.append(f'{where}: models must be a list of model labels, e.g. models = ["logistic"]')
             models = None
+        if models == []:
+            problems.append(f'{where}: models = [] runs no model on it; name some, e.g. models = ["logistic"], or drop '
+                            "the key (all models)")  # fmt: skip
         if models is not None:
             unknown = [label for label in models if label not in model_labels]
             if unknown:
                 problems.append(f"{where}: models {unknown} are not among the models' labels {sorted(model_labels)}")
         label = entry.get("label") or name or Path(path).stem
+        if not isinstance(label, str):
+            problems.append(f'{where}: label = {label!r} must be a text, e.g. label = "small sample"')
+            label = str(label)
+        twin = seen.setdefault(label, entry)
+        if twin is not entry:
+            problems.append(
+                f"{where}: the label {label!r} is used twice ({_describe_entry(twin)} and "
+                f"{_describe_entry(entry)}); their cells would be mixed in one table: give each data set a distinct "
+                "'label'"
+            )
         features, kinds, max_levels = _table_options(entry, where, problems)
         datasets.append(
             StudyDataset(
@@ -732,6 +793,12 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
             )
         )
     return tuple(datasets)
+
+
+def _describe_entry(entry: Mapping[str, Any]) -> str:
+    """A [[datasets]] entry in one line, for messages: its name or path and its parameters."""
+    shown = {key: value for key, value in entry.items() if key in ("name", "path", "target", "generator")}
+    return "{" + ", ".join(f"{key} = {value!r}" for key, value in shown.items()) + "}"
 
 
 def _table_options(
