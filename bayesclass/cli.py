@@ -341,6 +341,7 @@ def _add_study_command(commands) -> None:
     study.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on an existing Dask scheduler instead")
     study.add_argument("--serial", action="store_true", help="run the cells one by one in this process (no Dask)")
     study.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    study.add_argument("--yes", action="store_true", help="run a grid of more than 10,000 cells (refused without)")
     study.set_defaults(command=_study, name="study")
 
 
@@ -829,15 +830,23 @@ def _study(args: argparse.Namespace) -> None:
         spec = studies.read_spec(args.spec)
     except ValueError as error:
         raise UsageError(error) from None
-    table = studies.run(
-        spec,
-        args.out,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        serial=args.serial,
-        progress=not args.no_progress,
-    )
+    from bayesclass.inference.studies.runner import GridTooLarge, SchedulerUnreachable
+
+    try:
+        table = studies.run(
+            spec,
+            args.out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            serial=args.serial,
+            progress=not args.no_progress,
+            confirm_large=args.yes,
+        )
+    except (GridTooLarge, SchedulerUnreachable) as error:  # found before any cell runs
+        raise UsageError(error) from None
     print(table.attrs["summary"])
+    if table.attrs.get("lost"):
+        raise FitFailed(f"{len(table.attrs['lost'])} cell(s) not recorded (listed above); rerun to run them")
 
 
 def _study_report(args: argparse.Namespace) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.studies.runner import current_keys, load
+from bayesclass.inference.studies.runner import current_cells, load
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
@@ -64,8 +64,14 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
         If the folder holds no finished cell yet.
     """
     started = time.perf_counter()
-    table = load(out, keys=current_keys(out))  # the last spec's cells (an earlier spec's records stay on disk)
+    table = load(out, keys=current_cells(out))  # the last spec's cells (an earlier spec's records stay on disk)
+    rejected = table.attrs.get("rejected", [])
     if table.empty:
+        if rejected:
+            raise ValueError(
+                f"{str(out)!r} holds no verified cell record: {len(rejected)} left out ({'; '.join(rejected)}); rerun "
+                "'bayesclass study SPEC.toml --out' on it to move them aside and run their cells again"
+            )
         raise ValueError(f"{str(out)!r} holds no finished cell yet; run the study first")
     studies = sorted(set(table["study"].dropna()))
     title = title or f"bayesclass study: {', '.join(studies)}"
@@ -80,11 +86,34 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
         PageSection("convergence", "Convergence and failures", _convergence(table)),
         PageSection("cost", "Time per fit", _cost(table)),
     ]
+    if rejected:
+        sections.insert(1, PageSection("rejected", "Records left out", _rejected(rejected)))
     alerts = []
+    if rejected:
+        alerts.append(
+            f"{len(rejected)} record(s) failed verification (damaged, edited, or written without a checksum) and are "
+            "left out of every table; see 'Records left out'."
+        )
     failed = table.loc[table["status"] == "error", "key"].nunique()
     if failed:
         alerts.append(f"{failed} cell(s) failed; their errors are listed under 'Convergence and failures'.")
     return render_page(title, sections, alerts=alerts, started=started, version=version)
+
+
+def _rejected(rejected: list[str]) -> tuple:
+    """The records that failed verification, each with why (none of their numbers is shown elsewhere)."""
+    return (
+        Text(
+            "These cell records did not pass verification (structure, value ranges, checksum, key and cell) and are "
+            "not reported: rerunning the study moves them aside (*.damaged) and runs their cells again."
+        ),
+        Table(
+            "Records left out",
+            ("record", "why"),
+            tuple(tuple(line.split(": ", 1)) for line in rejected),  # type: ignore[misc]
+            text=True,
+        ),
+    )
 
 
 def estimate_colors(labels) -> dict[str, str]:

@@ -22,6 +22,7 @@ do not recompile.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -29,7 +30,7 @@ import os
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,17 +43,30 @@ from bayesclass.inference.engines._spawn import spawn_skips_main_script
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.io import atomic_write
 from bayesclass.inference.result import result_info
-from bayesclass.inference.studies.spec import Cell, StudySpec, cells
+from bayesclass.inference.studies.records import RECORD_FORMAT, move_aside, read_records, seal
+from bayesclass.inference.studies.spec import MAX_CELLS, Cell, StudySpec, cells, describe_grid, grid_size
 
 if TYPE_CHECKING:
     import pandas as pd
 else:
     pd = lazy_import("pandas")
 
-__all__ = ["RECORD_FORMAT", "cell_data", "current_keys", "load", "run_cell", "run_study"]
+__all__ = [
+    "RECORD_FORMAT",
+    "GridTooLarge",
+    "SchedulerUnreachable",
+    "cell_data",
+    "check_scheduler",
+    "current_cells",
+    "current_keys",
+    "load",
+    "run_cell",
+    "run_study",
+]
 
-#: the layout version of a cell record
-RECORD_FORMAT = 1
+LOGGER = logging.getLogger("bayesclass.studies")
+#: cells submitted to Dask at a time per worker (the rest are made as these finish: a grid is never held whole)
+WINDOW_PER_WORKER = 8
 #: threads of BLAS and OpenMP in each worker process (one cell per single-threaded process)
 WORKER_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -142,6 +156,7 @@ def run_cell(cell: Cell, out: str | Path) -> dict:
     record["peak_rss_gb"] = _peak_rss_gb()
     folder = Path(out) / "cells"
     folder.mkdir(parents=True, exist_ok=True)
+    record = seal(json.loads(json.dumps(record)))  # the checksum of what a reader will parse back
     with atomic_write(folder / f"{record['key']}.json") as temporary:
         temporary.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
     return record
@@ -226,10 +241,50 @@ def _json_number(value: float):
     return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 
-def recorded_keys(out: str | Path) -> set[str]:
-    """Keys of the cells with a complete record under ``out`` (temporary files of an interrupted write ignored)."""
-    folder = Path(out) / "cells"
-    return {path.stem for path in folder.glob("*.json")} if folder.is_dir() else set()
+class GridTooLarge(ValueError):
+    """A grid above :data:`~bayesclass.inference.studies.spec.MAX_CELLS` cells run without confirmation."""
+
+
+class SchedulerUnreachable(ValueError):
+    """No Dask scheduler answers at the address given."""
+
+
+def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
+    """Refuse, within ``timeout`` seconds, a scheduler address that is malformed or where nothing listens.
+
+    Parameters
+    ----------
+    address : str
+        A Dask scheduler address, e.g. ``tcp://host:8786``.
+    timeout : float, default 5.0
+        Seconds to wait for the connection.
+
+    Raises
+    ------
+    SchedulerUnreachable
+        Naming the address and the reason (malformed, unknown host, connection refused, no answer).
+    """
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    fix = "start one ('dask scheduler --port 8786') or drop --scheduler to run on a local cluster"
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return  # (inproc://, ucx:// ...: Dask's own connection says more)
+        host, port = parse_host_port(location)
+    except (TypeError, ValueError) as error:
+        raise SchedulerUnreachable(
+            f"scheduler address {address!r} is not HOST:PORT ({error}); e.g. tcp://host:8786"
+        ) from None
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except TimeoutError:
+        raise SchedulerUnreachable(f"no Dask scheduler answers at {address!r} within {timeout:g} s; {fix}") from None
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise SchedulerUnreachable(f"no Dask scheduler at {address!r} ({reason}); {fix}") from None
 
 
 def run_study(
@@ -241,8 +296,13 @@ def run_study(
     serial: bool = False,
     progress: bool = True,
     on_cell: Callable[[dict], None] | None = None,
+    confirm_large: bool = False,
 ):
-    """Run every cell of ``spec`` that has no record under ``out``; return :func:`load` of ``out``.
+    """Run every cell of ``spec`` that has no verified record under ``out``; return :func:`load` of ``out``.
+
+    A record of one of the spec's cells that is damaged, edited or unverified
+    (:mod:`bayesclass.inference.studies.records`) is moved aside (``<key>.json.damaged``), its cell run again, and
+    each is named in a warning and in the summary.
 
     Parameters
     ----------
@@ -250,69 +310,112 @@ def run_study(
         From :func:`bayesclass.inference.studies.spec.read_spec`.
     out : path
         The results folder (created): ``cells/<key>.json`` per cell, ``spec.toml`` a copy of the spec's source
-        when it is a file, ``results.parquet`` the tidy table.
+        when it is a file, ``current_cells.json`` the spec's cells, ``results.parquet`` the tidy table.
     workers : int, optional
         Process workers of the ``LocalCluster`` (default: the usable cores, at most 4).
     scheduler : str, optional
         Address of an existing Dask scheduler (``tcp://host:8786``); its workers need bayesclass installed and
-        ``out`` on a filesystem they share with the client.
+        ``out`` on a filesystem they share with the client. Checked first (:func:`check_scheduler`).
     serial : bool
         Run the cells one after another in this process (no Dask).
     progress : bool
         Show the progress bar (cells done / failed / remaining, ETA).
     on_cell : callable, optional
         Called with each finished cell's record, in this process.
+    confirm_large : bool, default False
+        Run a grid of more than :data:`~bayesclass.inference.studies.spec.MAX_CELLS` cells (``--yes``).
 
     Returns
     -------
     pandas.DataFrame
         :func:`load` of ``out``, restricted to the cells of ``spec`` (also written to ``results.parquet``), with
-        ``attrs["summary"]``: one line counting the cells run, failed and already recorded.
+        ``attrs["summary"]``: the cells run, failed, already recorded, moved aside and lost (their worker died).
+
+    Raises
+    ------
+    GridTooLarge
+        More than ``MAX_CELLS`` cells without ``confirm_large`` (counted, before anything is made or run).
+    SchedulerUnreachable
+        Nothing answers at ``scheduler``.
     """
+    if grid_size(spec) > MAX_CELLS and not confirm_large:
+        raise GridTooLarge(
+            f"study {spec.name!r} has {describe_grid(spec)}, more than {MAX_CELLS:,} (hours to days of fits); "
+            "make it smaller (repeats, training_sizes) or confirm with --yes (run_study(..., confirm_large=True))"
+        )
+    if scheduler is not None and not serial:
+        check_scheduler(scheduler)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cells").mkdir(exist_ok=True)
-    for stale in (out / "cells").glob(".*.tmp"):  # a write killed mid-way (SIGKILL) left its temporary file
-        stale.unlink(missing_ok=True)
+    _remove_temporaries(out)
     if spec.source and Path(spec.source).is_file():
         with atomic_write(out / "spec.toml") as temporary:
             temporary.write_text(Path(spec.source).read_text(encoding="utf-8"), encoding="utf-8")
     grid = cells(spec)
-    with atomic_write(out / "current_cells.json") as temporary:  # the keys of this spec's cells (the report's)
-        temporary.write_text(json.dumps(sorted(cell.key() for cell in grid)), encoding="utf-8")
-    done = recorded_keys(out)
-    pending = [cell for cell in grid if cell.key() not in done]
-    counts = {"done": 0, "failed": 0, "skipped": len(grid) - len(pending)}
+    expected = {cell.key(): cell.describe() for cell in grid}
+    with atomic_write(out / "current_cells.json") as temporary:  # the spec's cells (the report's), derived state
+        temporary.write_text(json.dumps({"format": 1, "cells": expected}, sort_keys=True), encoding="utf-8")
+    records, rejected = read_records(out, cells=expected)
+    moved = []
+    for path, reason in rejected:
+        aside = move_aside(path)
+        moved.append(f"{path.name} -> {aside.name} ({reason})")
+        LOGGER.warning(f"study record {path} is not used and its cell runs again: {reason}; moved to {aside.name}")
+    done = {record["key"] for record in records}
+    pending = (cell for cell in grid if cell.key() not in done)
+    counts = {"done": 0, "failed": 0, "skipped": len(done), "lost": 0}
+    lost: list[str] = []
     start = time.perf_counter()
-    with _Progress(len(pending), hide=not progress, skipped=counts["skipped"]) as bar:
+    with _Progress(len(expected) - len(done), hide=not progress, skipped=counts["skipped"]) as bar:
 
         def finished(record: dict) -> None:
-            counts["failed" if record["status"] == "error" else "done"] += 1
-            bar.advance(record["status"] == "error")
-            if on_cell is not None:
+            outcome = {"ok": "done", "error": "failed"}.get(record["status"], "lost")
+            counts[outcome] += 1
+            if outcome == "lost":
+                lost.append(record["error"])
+            bar.advance(outcome != "done")
+            if on_cell is not None and outcome != "lost":
                 on_cell(record)
 
-        if serial or not pending:
+        if serial or len(done) == len(expected):
             for cell in pending:
                 finished(run_cell(cell, out))
         else:
             _run_on_dask(pending, out, workers=workers, scheduler=scheduler, finished=finished)
-    table = load(out, keys={cell.key() for cell in grid})
+    _remove_temporaries(out)  # a worker killed while writing leaves its temporary file (its cell ran again)
+    table = load(out, keys=expected)
     with atomic_write(out / "results.parquet") as temporary:
         table.to_parquet(temporary, index=False)
-    table.attrs["summary"] = (
-        f"study {spec.name!r}: {len(grid)} cells: {counts['done']} run, {counts['failed']} failed, "
+    summary = (
+        f"study {spec.name!r}: {len(expected)} cells: {counts['done']} run, {counts['failed']} failed, "
         f"{counts['skipped']} already recorded; {time.perf_counter() - start:.1f} s; results in {out}"
     )
+    if moved:
+        summary += f"\n{len(moved)} damaged record(s) moved aside, their cells run again:\n" + "\n".join(
+            f"  {line}" for line in moved
+        )
+    if lost:
+        summary += f"\n{len(lost)} cell(s) not recorded (rerun the same command to run them):\n" + "\n".join(
+            f"  {line}" for line in lost
+        )
+    table.attrs["summary"] = summary
+    table.attrs["lost"] = lost
     return table
 
 
-def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished) -> None:
+def _remove_temporaries(out: Path) -> None:
+    """Remove the temporary files of record writes killed mid-way (SIGKILL: no cleanup ran)."""
+    for stale in (out / "cells").glob(".*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, finished) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     with ExitStack() as stack:  # closed in reverse: the client, the cluster, then the main script's mark
         if scheduler is not None:
-            client = stack.enter_context(Client(scheduler, timeout="30s"))
+            client = stack.enter_context(Client(scheduler, timeout="10s"))
         else:
             stack.enter_context(spawn_skips_main_script())  # for the cluster's whole life: a dead worker restarts
             cluster = LocalCluster(
@@ -329,27 +432,39 @@ def _run_on_dask(pending: list[Cell], out: Path, *, workers, scheduler, finished
             stack.callback(nanny.setLevel, logging.ERROR)
             client = stack.enter_context(Client(cluster))
         addresses = sorted(client.scheduler_info()["workers"])
-        futures = []
-        for cell in sorted(pending, key=_shape):
+        described: dict[str, Cell] = {}
+
+        def submit(cell: Cell):
             # the cells of one shape (model, data set, size) go to one worker, which compiles that shape once (a
             # static-shape JAX model recompiles for another number of rows); idle workers may still take them
             home = addresses[_shape_index(cell) % len(addresses)] if addresses else None
-            futures.append(
-                client.submit(
-                    run_cell,
-                    cell,
-                    str(out),
-                    key=f"cell-{cell.key()}",
-                    pure=False,
-                    workers=[home] if home else None,
-                    allow_other_workers=True,
-                )
-            )
-        for future in as_completed(futures):
+            described[f"cell-{cell.key()}"] = cell
+            return client.submit(run_cell, cell, str(out), key=f"cell-{cell.key()}", pure=False,
+                                 workers=[home] if home else None, allow_other_workers=True)  # fmt: skip
+
+        window = WINDOW_PER_WORKER * max(1, len(addresses))
+        futures = as_completed([submit(cell) for cell in itertools.islice(pending, window)])
+        for future in futures:
             try:
                 finished(future.result())
-            except Exception as error:  # the worker died (killed, out of memory): the cell has no record
-                finished({"status": "error", "error": f"{type(error).__name__}: {error}", "key": future.key})
+            except Exception as error:  # its worker died each time it ran it (killed, out of memory): no record
+                cell = described[str(future.key)]
+                finished({"status": "lost", "key": cell.key(), "error": _lost(cell, error)})
+            described.pop(str(future.key), None)
+            future.release()
+            following = next(pending, None)
+            if following is not None:
+                futures.add(submit(following))
+
+
+def _lost(cell: Cell, error: BaseException) -> str:
+    """The line naming a cell without record because its worker died (Dask's ``KilledWorker`` after retries)."""
+    c = cell.describe()
+    return (
+        f"{c['model']} on {c['dataset']}, {c['size']} training rows, repeat {c['repeat']} (key {cell.key()}): "
+        f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''} (the worker process "
+        "running it died: killed, or out of memory)"
+    )
 
 
 def _shape(cell: Cell) -> tuple:
@@ -404,46 +519,104 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def load(out: str | Path, *, keys: set[str] | None = None):
-    """The tidy results table of a study folder: a row per cell x estimate x metric.
+def load(out: str | Path, *, keys: Collection[str] | Mapping[str, Mapping | None] | None = None):
+    """The tidy results table of a study folder: a row per cell x estimate x metric, of its verified records.
 
     A failed cell has one row with its error and no metric; every row has its cell's diagnostics and timings.
+    Every record is verified first (:func:`bayesclass.inference.studies.records.verify_record`: structure, ranges,
+    checksum, key, cell): one that does not pass is left out of the table, logged as a warning and listed in
+    ``attrs["rejected"]``.
 
     Parameters
     ----------
     out : str or pathlib.Path
         The study's results folder.
-    keys : set of str, optional
-        Keep these cells only (e.g. :func:`current_keys`, the last spec's; records of an earlier spec stay on
-        disk).
+    keys : collection of str, or mapping of key to cell description, optional
+        Keep these cells only (e.g. :func:`current_cells`, the last spec's; records of an earlier spec stay on
+        disk); with descriptions, each record's cell must match its key's.
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :data:`COLUMNS`, sorted by dataset, model, size, repeat, estimate and metric.
+        The columns of :data:`COLUMNS`, sorted by dataset, model, size, repeat, estimate and metric;
+        ``attrs["rejected"]``: ``"<file>: <why>"`` for each record left out.
 
     Raises
     ------
     ValueError
-        No ``cells/`` folder, or a damaged record.
+        No ``cells/`` folder.
     """
     folder = Path(out) / "cells"
     if not folder.is_dir():
         raise ValueError(f"{str(out)!r} holds no study results (no cells/ folder); run 'bayesclass study SPEC --out'")
-    rows = []
-    for path in sorted(folder.glob("*.json")):
-        if keys is not None and path.stem not in keys:
-            continue
-        try:
-            rows.extend(_record_rows(json.loads(path.read_text(encoding="utf-8"))))
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(
-                f"study record {path} is damaged ({error!r}); delete it and rerun to redo that cell"
-            ) from None
+    expected = None if keys is None else (dict(keys) if isinstance(keys, Mapping) else dict.fromkeys(keys))
+    records, rejected = read_records(out, cells=expected)
+    for path, reason in rejected:
+        LOGGER.warning(f"study record {path} is left out of the results: {reason}")
+    rows = [row for record in records for row in _record_rows(record)]
     table = pd.DataFrame(rows, columns=list(COLUMNS))
-    return table.sort_values(["dataset", "model", "size", "repeat", "estimate", "metric"], kind="stable").reset_index(
-        drop=True
-    )
+    table = table.sort_values(["dataset", "model", "size", "repeat", "estimate", "metric"], kind="stable")
+    table = table.reset_index(drop=True)
+    table.attrs["rejected"] = [f"{path.name}: {reason}" for path, reason in rejected]
+    return table
+
+
+def current_cells(out: str | Path) -> dict[str, dict | None] | None:
+    """The cells of the spec last run into ``out``: key -> its description (None where no run has recorded them).
+
+    ``current_cells.json`` is derived state: a damaged one is rebuilt from the spec copy ``out/spec.toml`` where
+    that spec reads (a warning says so), else refused with what to do.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The study's results folder.
+
+    Returns
+    -------
+    dict or None
+        Each cell key and its description (None for the keys of an older layout that listed keys only).
+
+    Raises
+    ------
+    ValueError
+        A damaged ``current_cells.json`` that cannot be rebuilt: naming it, why, and the command that rebuilds it.
+    """
+    path = Path(out) / "current_cells.json"
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(raw, list) and all(isinstance(key, str) for key in raw):  # the first layout: keys only
+            return dict.fromkeys(raw)
+        if isinstance(raw, dict) and raw.get("format") == 1 and isinstance(raw.get("cells"), dict):
+            return {str(key): dict(cell) for key, cell in raw["cells"].items() if isinstance(cell, dict)}
+        problem = "not a list of the study's cells"
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        problem = f"{type(error).__name__}: {error}"
+    return _rebuilt_current_cells(Path(out), problem)
+
+
+def _rebuilt_current_cells(out: Path, problem: str) -> dict[str, dict | None]:
+    """``current_cells.json`` made again from ``out/spec.toml``, or a ValueError saying what to do."""
+    from bayesclass.inference.studies.spec import read_spec
+
+    path = out / "current_cells.json"
+    rebuild = f"rerun 'bayesclass study SPEC.toml --out {out}' to rebuild it (recorded cells do not run again)"
+    try:
+        spec = read_spec(out / "spec.toml")
+        if grid_size(spec) > MAX_CELLS:
+            raise ValueError(describe_grid(spec))
+        expected = {cell.key(): cell.describe() for cell in cells(spec)}
+    except (ValueError, OSError) as error:
+        raise ValueError(
+            f"{path} is damaged ({problem}); it is derived state (the cells of the last spec run into {out}) and "
+            f"could not be rebuilt from {out / 'spec.toml'} ({str(error).splitlines()[0]}): {rebuild}"
+        ) from None
+    with atomic_write(path) as temporary:
+        temporary.write_text(json.dumps({"format": 1, "cells": expected}, sort_keys=True), encoding="utf-8")
+    LOGGER.warning(f"{path} was damaged ({problem}); rebuilt from {out / 'spec.toml'} (derived state)")
+    return dict(expected)
 
 
 def current_keys(out: str | Path) -> set[str] | None:
@@ -457,16 +630,14 @@ def current_keys(out: str | Path) -> set[str] | None:
     Returns
     -------
     set of str or None
-        The cell keys.
+        The cell keys (see :func:`current_cells`).
     """
-    path = Path(out) / "current_cells.json"
-    return set(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+    found = current_cells(out)
+    return None if found is None else set(found)
 
 
 def _record_rows(record: dict) -> list[dict]:
-    """The tidy rows of one cell record."""
-    if record.get("format") != RECORD_FORMAT:
-        raise ValueError(f"record format {record.get('format')!r}; this bayesclass reads format {RECORD_FORMAT}")
+    """The tidy rows of one verified cell record."""
     diagnostics, timings = record.get("diagnostics", {}), record.get("timings", {})
     common = {
         **record["cell"],

@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, cast
@@ -27,7 +27,20 @@ from bayesclass.data.kinds import FEATURE_KINDS
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
-__all__ = ["EXAMPLE_SPEC", "Cell", "StudyDataset", "StudyModel", "StudySpec", "cells", "read_spec"]
+__all__ = [
+    "EXAMPLE_SPEC",
+    "MAX_CELLS",
+    "Cell",
+    "Grid",
+    "StudyDataset",
+    "StudyModel",
+    "StudySpec",
+    "cells",
+    "describe_grid",
+    "grid_size",
+    "models_on",
+    "read_spec",
+]
 
 #: a sampler of :data:`~bayesclass.inference.engines.methods.SAMPLERS` (the registry)
 PosteriorMethod = str
@@ -507,8 +520,31 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
     )
 
 
-def cells(spec: StudySpec) -> list[Cell]:
-    """Every cell of the grid, in a fixed order (dataset, model, size, repeat).
+#: the most cells a study runs without confirmation (``bayesclass study --yes``, ``run_study(confirm_large=True)``):
+#: a cell takes seconds to minutes, so 10,000 cells are hours to days of a few workers
+MAX_CELLS = 10_000
+
+
+def models_on(spec: StudySpec, dataset: StudyDataset) -> tuple[StudyModel, ...]:
+    """The models of ``spec`` that run on ``dataset`` (its ``models`` list, or all).
+
+    Parameters
+    ----------
+    spec : StudySpec
+        A validated study.
+    dataset : StudyDataset
+        One of its data sets.
+
+    Returns
+    -------
+    tuple of StudyModel
+        In the spec's order.
+    """
+    return tuple(model for model in spec.models if dataset.models is None or model.label in dataset.models)
+
+
+def grid_size(spec: StudySpec) -> int:
+    """The number of cells of the grid, counted (never expanded): data set x its models x sizes x repeats.
 
     Parameters
     ----------
@@ -517,45 +553,66 @@ def cells(spec: StudySpec) -> list[Cell]:
 
     Returns
     -------
-    list of Cell
-        One per data set x model (that runs on it) x training size x repeat.
+    int
+        The length of :func:`cells`.
     """
-    from bayesclass.inference.engines.fit import _version
+    return sum(len(models_on(spec, dataset)) for dataset in spec.datasets) * len(spec.training_sizes) * spec.repeats
 
-    versions = tuple(
-        (name, _version(name))
-        for name in (
-            "bayesclass",
-            "pymc",
-            "pytensor",
-            "nutpie",
-            "jax",
-            "blackjax",
-            "numba",
-            "numpy",
-            "scipy",
-            "scikit-learn",
-            "arviz",
-            "arviz-base",
-            "arviz-stats",
-        )  # fmt: skip
+
+def describe_grid(spec: StudySpec) -> str:
+    """The grid's size as a product, for messages: ``20,000,000 cells (2 model x data set pairs x ...)``.
+
+    Parameters
+    ----------
+    spec : StudySpec
+        A validated study.
+
+    Returns
+    -------
+    str
+        The count and its factors.
+    """
+    pairs = sum(len(models_on(spec, dataset)) for dataset in spec.datasets)
+    return (
+        f"{grid_size(spec):,} cells ({pairs} model x data set pair(s) x {len(spec.training_sizes)} training size(s) "
+        f"x {spec.repeats:,} repeat(s))"
     )
-    loss = None
-    if spec.loss_matrix is not None:
-        from bayesclass.inference.prediction.decisions import LossMatrix
 
-        loss = LossMatrix.from_csv(spec.loss_matrix)
-    grid = []
-    for dataset in spec.datasets:
-        data = dataset.load()
-        matrix = tuple(map(tuple, loss.aligned(data.class_names).tolist())) if loss is not None else None
-        for model in spec.models:
-            if dataset.models is not None and model.label not in dataset.models:
-                continue
-            for size in spec.training_sizes:
-                for repeat in range(spec.repeats):
-                    grid.append(
-                        Cell(
+
+class Grid:
+    """The cells of a study, generated on demand: ``len`` counts them (:func:`grid_size`), iterating makes them.
+
+    Each iteration makes the cells again, in a fixed order (dataset, model, size, repeat), loading each data set
+    once; nothing holds the whole grid.
+
+    Parameters
+    ----------
+    spec : StudySpec
+        A validated study.
+    """
+
+    def __init__(self, spec: StudySpec) -> None:
+        self.spec = spec
+
+    def __len__(self) -> int:
+        return grid_size(self.spec)
+
+    def __iter__(self) -> Iterator[Cell]:
+        spec = self.spec
+        versions = _versions()
+        loss = None
+        if spec.loss_matrix is not None:
+            from bayesclass.inference.prediction.decisions import LossMatrix
+
+            loss = LossMatrix.from_csv(spec.loss_matrix)
+        for dataset in spec.datasets:
+            data = dataset.load()
+            matrix = tuple(map(tuple, loss.aligned(data.class_names).tolist())) if loss is not None else None
+            fingerprint = data.fingerprint()
+            for model in models_on(spec, dataset):
+                for size in spec.training_sizes:
+                    for repeat in range(spec.repeats):
+                        yield Cell(
                             study=spec.name,
                             model=model,
                             dataset=dataset,
@@ -567,11 +624,35 @@ def cells(spec: StudySpec) -> list[Cell]:
                             metrics=spec.metrics,
                             loss_matrix=matrix,
                             loss_classes=tuple(data.class_names) if matrix is not None else None,
-                            data_fingerprint=data.fingerprint(),
+                            data_fingerprint=fingerprint,
                             versions=versions,
                         )
-                    )
-    return grid
+
+
+def cells(spec: StudySpec) -> Grid:
+    """Every cell of the grid, in a fixed order (dataset, model, size, repeat), generated lazily.
+
+    Parameters
+    ----------
+    spec : StudySpec
+        A validated study.
+
+    Returns
+    -------
+    Grid
+        One cell per data set x model (that runs on it) x training size x repeat; ``len()`` counts them without
+        making them.
+    """
+    return Grid(spec)
+
+
+def _versions() -> tuple[tuple[str, str], ...]:
+    """Versions of the packages that determine a cell's numbers (part of its key)."""
+    from bayesclass.inference.engines.fit import _version
+
+    names = ("bayesclass", "pymc", "pytensor", "nutpie", "jax", "blackjax", "numba", "numpy", "scipy", "scikit-learn",
+             "arviz", "arviz-base", "arviz-stats")  # fmt: skip
+    return tuple((name, _version(name)) for name in names)
 
 
 # -- validation helpers ---------------------------------------------------------------------------------------------
@@ -592,7 +673,7 @@ def _declared(name: str, value: Any, problems: list[str], *, fallback: Any) -> A
 def _is_table(entry: Any, where: str, known: set[str], problems: list[str]) -> bool:
     """Whether ``entry`` is a TOML table; its unknown keys are problems (it is still checked)."""
     if not isinstance(entry, Mapping):
-        problems.append(f"{where} must be a table ([{where.split('[')[0]}] in TOML), got {entry!r}")
+        problems.append(f"{where} must be a table, got {entry!r}")
         return False
     for key in sorted(set(entry) - known):
         problems.append(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
