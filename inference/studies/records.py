@@ -64,6 +64,7 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "mean_loss": (-math.inf, math.inf),
     "n_zero_probability": (0.0, math.inf),
     "n_undefined": (0.0, math.inf),
+    "n_rows": (1.0, math.inf),
 }
 _KEY = re.compile(r"[0-9a-f]{24}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -696,14 +696,14 @@ def _typed(
     wrong = []
     for key in texts:
         if key in entry and (not isinstance(entry[key], str) or not entry[key].strip()):
-            wrong.append(f'{where}: {key} = {entry[key]!r} must be a non-empty text, e.g. {key} = "..."')
+            wrong.append(f'{where}: {key} must be a non-empty text, got {entry[key]!r}; e.g. {key} = "..."')
     for key in text_lists:
         value = entry.get(key)
         if key in entry and (not isinstance(value, list) or not all(isinstance(item, str) for item in value)):
-            wrong.append(f'{where}: {key} = {value!r} must be a list of texts, e.g. {key} = ["..."]')
+            wrong.append(f'{where}: {key} must be a list of texts, got {value!r}; e.g. {key} = ["..."]')
     for key in booleans:
         if key in entry and not isinstance(entry[key], bool):
-            wrong.append(f"{where}: {key} = {entry[key]!r} must be true or false (TOML booleans, unquoted)")
+            wrong.append(f"{where}: {key} must be true or false (TOML booleans, unquoted), got {entry[key]!r}")
     problems.extend(wrong)
     return not wrong
 
@@ -754,9 +754,6 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
         if not isinstance(options, Mapping):
             problems.append(f'{where} ({family}): options must be a table, e.g. options = {{ link = "probit" }}')
             options = {}
-        for key in ("point_estimates", "baselines"):
-            if key in entry and not isinstance(entry[key], list):
-                problems.append(f'{where} ({family}): {key} must be a list, e.g. {key} = ["map"]')
         try:
             model = get_model(family, **options)
         except (TypeError, ValueError) as error:
