@@ -17,14 +17,16 @@ from pathlib import Path
 from bayesclass.inference.io import atomic_write
 from bayesclass.inference.studies.runner import load, run_cell
 from bayesclass.inference.studies.runner import run_study as run
-from bayesclass.inference.studies.spec import EXAMPLE_SPEC, StudySpec, cells, read_spec
+from bayesclass.inference.studies.spec import EXAMPLE_SPEC, MAX_CELLS, StudySpec, cells, grid_size, read_spec
 from bayesclass.reports.html import write_report
 from bayesclass.reports.study_report import study_report
 
 __all__ = [
     "EXAMPLE_SPEC",
+    "MAX_CELLS",
     "StudySpec",
     "cells",
+    "grid_size",
     "load",
     "read_spec",
     "report",

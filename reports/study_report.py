@@ -110,7 +110,7 @@ def _rejected(rejected: list[str]) -> tuple:
         Table(
             "Records left out",
             ("record", "why"),
-            tuple(tuple(line.split(": ", 1)) for line in rejected),  # type: ignore[misc]
+            tuple(tuple(line.split(": ", 1)) for line in rejected),
             text=True,
         ),
     )

@@ -3,8 +3,9 @@
 :func:`run_cell` is one cell, start to finish, in whatever process runs it: split and subsample the data (seeded
 by the cell's key), fit (:func:`bayesclass.inference.engines.fit`), score every estimate on the test split
 (:func:`bayesclass.inference.evaluation.heldout.evaluate`: the posterior, the point estimates the spec names, the
-baselines), and write the cell's record atomically to ``<out>/cells/<key>.json``. A cell that raises is recorded
-with its error; it never stops the study.
+baselines), and write the cell's record atomically to ``<out>/cells/<key>.json``, with its checksum
+(:mod:`bayesclass.inference.studies.records`, which also verifies every record read back). A cell that raises is
+recorded with its error; it never stops the study.
 
 :func:`run_study` submits the cells without a record to Dask distributed (a ``LocalCluster`` of process workers
 with one thread each by default: PyTensor compilation is not thread-safe, pymc#7819; or the scheduler at
@@ -30,7 +31,7 @@ import os
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -346,23 +347,8 @@ def run_study(
     if scheduler is not None and not serial:
         check_scheduler(scheduler)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "cells").mkdir(exist_ok=True)
-    _remove_temporaries(out)
-    if spec.source and Path(spec.source).is_file():
-        with atomic_write(out / "spec.toml") as temporary:
-            temporary.write_text(Path(spec.source).read_text(encoding="utf-8"), encoding="utf-8")
     grid = cells(spec)
-    expected = {cell.key(): cell.describe() for cell in grid}
-    with atomic_write(out / "current_cells.json") as temporary:  # the spec's cells (the report's), derived state
-        temporary.write_text(json.dumps({"format": 1, "cells": expected}, sort_keys=True), encoding="utf-8")
-    records, rejected = read_records(out, cells=expected)
-    moved = []
-    for path, reason in rejected:
-        aside = move_aside(path)
-        moved.append(f"{path.name} -> {aside.name} ({reason})")
-        LOGGER.warning(f"study record {path} is not used and its cell runs again: {reason}; moved to {aside.name}")
-    done = {record["key"] for record in records}
+    expected, done, moved = _prepare(spec, grid, out)
     pending = (cell for cell in grid if cell.key() not in done)
     counts = {"done": 0, "failed": 0, "skipped": len(done), "lost": 0}
     lost: list[str] = []
@@ -391,17 +377,36 @@ def run_study(
         f"study {spec.name!r}: {len(expected)} cells: {counts['done']} run, {counts['failed']} failed, "
         f"{counts['skipped']} already recorded; {time.perf_counter() - start:.1f} s; results in {out}"
     )
-    if moved:
-        summary += f"\n{len(moved)} damaged record(s) moved aside, their cells run again:\n" + "\n".join(
-            f"  {line}" for line in moved
-        )
-    if lost:
-        summary += f"\n{len(lost)} cell(s) not recorded (rerun the same command to run them):\n" + "\n".join(
-            f"  {line}" for line in lost
-        )
+    for lines, what in ((moved, "damaged record(s) moved aside, their cells run again"),
+                        (lost, "cell(s) not recorded (rerun the same command to run them)")):  # fmt: skip
+        if lines:
+            summary += f"\n{len(lines)} {what}:\n" + "\n".join(f"  {line}" for line in lines)
     table.attrs["summary"] = summary
     table.attrs["lost"] = lost
     return table
+
+
+def _prepare(spec: StudySpec, grid: Iterable[Cell], out: Path) -> tuple[dict[str, dict], set[str], list[str]]:
+    """Make the folder, record the spec and its cells, move damaged records of them aside.
+
+    Returns the cells (key -> description), the keys with a verified record, and a line per record moved aside.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cells").mkdir(exist_ok=True)
+    _remove_temporaries(out)
+    if spec.source and Path(spec.source).is_file():
+        with atomic_write(out / "spec.toml") as temporary:
+            temporary.write_text(Path(spec.source).read_text(encoding="utf-8"), encoding="utf-8")
+    expected = {cell.key(): cell.describe() for cell in grid}
+    with atomic_write(out / "current_cells.json") as temporary:  # the spec's cells (the report's), derived state
+        temporary.write_text(json.dumps({"format": 1, "cells": expected}, sort_keys=True), encoding="utf-8")
+    records, rejected = read_records(out, cells=expected)
+    moved = []
+    for path, reason in rejected:
+        aside = move_aside(path)
+        moved.append(f"{path.name} -> {aside.name} ({reason})")
+        LOGGER.warning(f"study record {path} is not used and its cell runs again: {reason}; moved to {aside.name}")
+    return expected, {record["key"] for record in records}, moved
 
 
 def _remove_temporaries(out: Path) -> None:
@@ -437,10 +442,12 @@ def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, fini
         def submit(cell: Cell):
             # the cells of one shape (model, data set, size) go to one worker, which compiles that shape once (a
             # static-shape JAX model recompiles for another number of rows); idle workers may still take them
-            home = addresses[_shape_index(cell) % len(addresses)] if addresses else None
+            # (not with one worker: Dask never gives a task restricted to a dead worker's address to the worker
+            # that replaces it when no other is alive, even with allow_other_workers; the study would hang)
+            home = addresses[_shape_index(cell) % len(addresses)] if len(addresses) > 1 else None
             described[f"cell-{cell.key()}"] = cell
             return client.submit(run_cell, cell, str(out), key=f"cell-{cell.key()}", pure=False,
-                                 workers=[home] if home else None, allow_other_workers=True)  # fmt: skip
+                                 workers=[home] if home else None, allow_other_workers=home is not None)  # fmt: skip
 
         window = WINDOW_PER_WORKER * max(1, len(addresses))
         futures = as_completed([submit(cell) for cell in itertools.islice(pending, window)])

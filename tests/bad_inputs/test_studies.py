@@ -411,3 +411,98 @@ def test_records_carry_a_checksum_that_reads_back(recorded: Path) -> None:
     for path in _records(recorded / "out"):
         record = json.loads(path.read_text())
         assert record["format"] == 2 and record["checksum"] == checksum(record)
+
+
+# -- faults of the distributed engine ---------------------------------------------------------------------------
+
+#: eight cells of a few seconds each, so that a worker is killed while it runs one
+EIGHT_CELLS = TINY.replace("training_sizes = [20]", "training_sizes = [20, 40, 60, 80]").replace(
+    "draws = 100", "draws = 2000"
+)
+
+
+def _worker_processes():
+    """The Dask worker processes this test process spawned (``multiprocessing`` spawn children)."""
+    import psutil
+
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if any("spawn_main" in part for part in child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
+def _every_cell_recorded_once(spec, out: Path) -> None:
+    keys = {cell.key() for cell in bs.cells(spec)}
+    files = _records(out)
+    assert sorted(path.stem for path in files) == sorted(keys)  # one file per cell, no other
+    table = bs.load(out, keys=keys)
+    assert table.attrs["rejected"] == [] and set(table["status"]) == {"ok"}
+    assert not list((out / "cells").glob(".*.tmp"))  # the killed write's temporary file is gone
+
+
+def test_a_worker_sigkilled_mid_study_loses_no_cell(tmp_path: Path) -> None:
+    """SIGKILL one of two LocalCluster workers while it runs a cell: its nanny starts another, Dask runs the cell
+    again, and the study ends with every cell recorded exactly once."""
+    import signal
+    import threading
+
+    spec = bs.read_spec(_write(tmp_path / "spec.toml", EIGHT_CELLS))
+    out = tmp_path / "out"
+    killed: list[int] = []
+    at_kill: list[int] = []
+
+    def kill_one_worker() -> None:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not killed:
+            workers = _worker_processes()
+            # both workers started and one cell recorded: the workers are busy with the next ones
+            recorded = len(list((out / "cells").glob("*.json")))
+            if len(workers) == 2 and recorded >= 1:
+                workers[0].send_signal(signal.SIGKILL)
+                killed.append(workers[0].pid)
+                at_kill.append(recorded)
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_one_worker, daemon=True)
+    killer.start()
+    table = bs.run(spec, out, workers=2, progress=False)
+    killer.join(timeout=10)
+    assert killed and at_kill[0] < 8, "no worker was killed mid-study"
+    assert "8 cells: 8 run, 0 failed" in table.attrs["summary"] and table.attrs["lost"] == []
+    pids = {json.loads(path.read_text())["worker_pid"] for path in _records(out)}
+    assert killed[0] not in pids or len(pids) >= 2  # (a cell it finished before the kill keeps its record)
+    _every_cell_recorded_once(spec, out)
+
+
+@pytest.mark.slow
+def test_a_cell_whose_worker_runs_out_of_memory_is_named_and_the_rest_recorded(tmp_path: Path, capsys) -> None:
+    """A worker with too little memory for a cell: its nanny terminates it (out of memory) each time it runs the
+    cell, Dask gives up on the cell after its allowed failures, and the study ends naming each such cell, with no
+    record for it (a rerun runs it again) and exit code 1 on the command line."""
+    import dask
+    from distributed import LocalCluster
+
+    from bayesclass.inference.engines._spawn import spawn_skips_main_script
+
+    spec_path = _write(tmp_path / "spec.toml", TINY)
+    spec = bs.read_spec(spec_path)
+    out = tmp_path / "out"
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        spawn_skips_main_script(),
+        LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="250MB", dashboard_address=None) as cluster,
+    ):
+        code = run("study", str(spec_path), "--out", str(out), "--scheduler", cluster.scheduler_address,
+                   "--no-progress")  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 1, captured.out + captured.err
+    assert "Traceback" not in captured.err
+    assert "2 cell(s) not recorded" in captured.out
+    for cell in bs.cells(spec):
+        assert f"naive_bayes on seed001_gaussians, 20 training rows, repeat {cell.repeat}" in captured.out
+        assert not (out / "cells" / f"{cell.key()}.json").exists()
+    assert "cell(s) not recorded" in captured.err  # the one-line error of exit code 1
