@@ -375,7 +375,7 @@ def run_study(
         table.to_parquet(temporary, index=False)
     summary = (
         f"study {spec.name!r}: {len(expected)} cells: {counts['done']} run, {counts['failed']} failed, "
-        f"{counts['skipped']} already recorded; {time.perf_counter() - start:.1f} s; results in {out}"
+        f"{f'{len(lost)} lost (their worker died), ' if lost else ''}{counts['skipped']} already recorded; {time.perf_counter() - start:.1f} s; results in {out}"
     )
     for lines, what in ((moved, "damaged record(s) moved aside, their cells run again"),
                         (lost, "cell(s) not recorded (rerun the same command to run them)")):  # fmt: skip
@@ -469,8 +469,8 @@ def _lost(cell: Cell, error: BaseException) -> str:
     c = cell.describe()
     return (
         f"{c['model']} on {c['dataset']}, {c['size']} training rows, repeat {c['repeat']} (key {cell.key()}): "
-        f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''} (the worker process "
-        "running it died: killed, or out of memory)"
+        f"{type(error).__name__}: {str(error).split('. ')[0][:300]} (the worker process running it died: killed, or "
+        "out of memory)"
     )
 
 
