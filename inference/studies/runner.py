@@ -375,7 +375,8 @@ def run_study(
         table.to_parquet(temporary, index=False)
     summary = (
         f"study {spec.name!r}: {len(expected)} cells: {counts['done']} run, {counts['failed']} failed, "
-        f"{f'{len(lost)} lost (their worker died), ' if lost else ''}{counts['skipped']} already recorded; {time.perf_counter() - start:.1f} s; results in {out}"
+        f"{f'{len(lost)} lost (their worker died), ' if lost else ''}{counts['skipped']} already recorded; "
+        f"{time.perf_counter() - start:.1f} s; results in {out}"
     )
     for lines, what in ((moved, "damaged record(s) moved aside, their cells run again"),
                         (lost, "cell(s) not recorded (rerun the same command to run them)")):  # fmt: skip
