@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import typing
@@ -822,6 +823,10 @@ def _study(args: argparse.Namespace) -> None:
         raise UsageError("give a spec and --out (bayesclass study SPEC.toml --out results/), or --write-example")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: give 1 or more worker processes (or --serial)")
+    cores = len(os.sched_getaffinity(0))
+    if args.workers is not None and args.workers > 4 * cores:
+        raise UsageError(f"--workers {args.workers}: more than 4 per usable core ({cores} here), each a process "
+                         f"with its own memory; give at most {4 * cores} (--scheduler for a cluster)")  # fmt: skip
     if args.scheduler is not None and (args.serial or args.workers is not None):
         raise UsageError("--scheduler runs on that cluster's workers: drop --serial and --workers")
     if args.out.exists() and not args.out.is_dir():

@@ -478,6 +478,11 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
             loaded[dataset.label] = dataset.load()
         except (ValueError, OSError) as error:
             problems.append(f"dataset {dataset.label!r}: {error}")
+        except MemoryError as error:  # e.g. a generator's n = 10**15
+            problems.append(
+                f"dataset {dataset.label!r}: it does not fit in this machine's memory ({error}); use a smaller "
+                f"generator n or a smaller table"
+            )
     for label, data in loaded.items():
         pool = data.n_obs - math.ceil(test_fraction * data.n_obs)  # as scikit-learn's train_test_split counts
         n_classes = len(data.class_names)

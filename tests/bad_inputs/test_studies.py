@@ -251,6 +251,12 @@ STUDY_CASES = [
         2,
         "path must be a non-empty text, got 3",
     ),  # fmt: skip
+    StudyCase(
+        "generator n of 10**15 rows",
+        _spec_with("n = 200", "n = 1000000000000000"),
+        2,
+        "does not fit in this machine's memory",
+    ),  # fmt: skip
     StudyCase("loss matrix a number", _spec("loss_matrix = 3\n" + TINY), 2, "loss_matrix must be a non-empty text"),
     StudyCase(
         "test fraction NaN",
@@ -278,6 +284,7 @@ STUDY_CASES = [
     StudyCase(
         "scheduler address malformed", _spec_argv("--scheduler", "tcp://127.0.0.1:port"), 2, "is not HOST:PORT"
     ),  # fmt: skip
+    StudyCase("a million workers", _spec_argv("--workers", "1000000"), 2, "--workers 1000000: more than 4 per"),
     # records, read by study-report: left out and listed, never reported as measured
     StudyCase(
         "record truncated to 200 bytes", _edit(_truncate), 0, "not whole JSON (truncated or damaged)", _page_lists_it
