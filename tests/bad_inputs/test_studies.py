@@ -386,7 +386,12 @@ def test_a_huge_grid_is_counted_not_made(tmp_path: Path) -> None:
     assert len(grid) == 10_000_000
     first = next(iter(grid))
     assert (first.repeat, first.size) == (0, 20)
+    from bayesclass.inference.studies.runner import GridTooLarge
+
+    with pytest.raises(GridTooLarge, match=r"10,000,000 cells .* more than 10,000 .* --yes"):
+        bs.run(spec, tmp_path / "out")
     assert time.perf_counter() - started < 10
+    assert not (tmp_path / "out").exists()  # refused before anything is written
     small = bs.read_spec(_write(tmp_path / "small.toml", TINY))
     assert len(bs.cells(small)) == len(list(bs.cells(small))) == 2
 
