@@ -121,7 +121,17 @@ class Measured(Constraint):
 
 @dataclass(frozen=True)
 class RecordCell(Constrained):
-    """What names a record's cell (:meth:`bayesclass.inference.studies.spec.Cell.describe`)."""
+    """What names a record's cell (:meth:`bayesclass.inference.studies.spec.Cell.describe`).
+
+    Parameters
+    ----------
+    study, model, family, method, dataset : str
+        The study's name, the model's label, its family, how its posterior is drawn, the data set's label.
+    size : int
+        Training rows (>= 2).
+    repeat : int
+        The repeat (>= 0).
+    """
 
     study: Annotated[str, Text()]
     model: Annotated[str, Text()]
@@ -134,7 +144,19 @@ class RecordCell(Constrained):
 
 @dataclass(frozen=True)
 class RecordRow(Constrained):
-    """One score of a record: an estimate's value of a metric, in the metric's range (:data:`METRIC_RANGES`)."""
+    """One score of a record: an estimate's value of a metric, in the metric's range (:data:`METRIC_RANGES`).
+
+    Parameters
+    ----------
+    estimate : str
+        The estimate's label (``posterior``, ``MAP plug-in``, ``baseline: knn`` ...).
+    kind : str
+        Its kind (``posterior``, a point estimate kind, ``baseline``).
+    metric : str
+        A metric or count of :data:`METRIC_RANGES`.
+    value : float or None
+        Its value (NaN: not defined for this estimate; None: not written by an older bayesclass).
+    """
 
     estimate: Annotated[str, Text()]
     kind: Annotated[str, Text()]
@@ -150,7 +172,17 @@ class RecordRow(Constrained):
 
 @dataclass(frozen=True)
 class RecordDiagnostics(Constrained):
-    """A record's convergence diagnostics (all None for a failed cell)."""
+    """A record's convergence diagnostics (all None for a failed cell).
+
+    Parameters
+    ----------
+    max_r_hat, min_ess_bulk, min_ess_tail : float or None
+        The largest r_hat and the smallest ESS over the parameters (>= 0, or NaN).
+    divergences : int or None
+        Divergent transitions (>= 0).
+    passed : bool or None
+        The convergence verdict (None for independent exact draws).
+    """
 
     max_r_hat: Annotated[float | None, Measured(0.0)] = None
     min_ess_bulk: Annotated[float | None, Measured(0.0)] = None
