@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bayesclass.inference.criticism.unavailable import Unavailable
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
@@ -284,6 +285,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     alerts: tuple[str, ...] = ()
     if convergence.independent:  # independent exact draws: nothing to converge
         blocks.append(Text(f"{EXACT_NOTE} Worst values: {convergence.worst}."))
+        alerts = tuple(f"{_capitalised(item)}." for item in convergence.unavailable)
+        blocks.extend(Text(alert, kind="alert") for alert in alerts)
     elif convergence.passed:
         blocks.append(Text(f"Convergence PASS: {convergence.worst}."))
     else:
@@ -311,16 +314,30 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     return Section("convergence", "Convergence", tuple(blocks), alerts)
 
 
-def _chain_figures(convergence: rd.Convergence) -> list[Figure]:
+def _chain_figures(convergence: rd.Convergence) -> list[Figure | Text]:
     names = list(convergence.parameter_names)
     posterior = convergence.draws
     cap = max(1, MAX_PANELS // len(names))  # elements per variable: at most MAX_PANELS panels in all
     listing = ", ".join(names)
     capped = f"; at most the first {cap} elements of each" if any(posterior[n].size > cap for n in names) else ""
-    return [
-        Figure(figures.rank_plot(posterior, names, max_elements=cap), f"Rank plots of {listing} (arviz_plots){capped}"),
-        Figure(figures.trace_plot(posterior, names, max_elements=cap), f"Traces of {listing} (arviz_plots){capped}"),
-    ]
+    unavailable = {item.name for item in convergence.figures_unavailable}
+    blocks: list[Figure | Text] = [Text(f"{_capitalised(item)}.") for item in convergence.figures_unavailable]
+    if "rank plots" not in unavailable:
+        blocks.append(
+            Figure(
+                figures.rank_plot(posterior, names, max_elements=cap), f"Rank plots of {listing} (arviz_plots){capped}"
+            )
+        )
+    blocks.append(
+        Figure(figures.trace_plot(posterior, names, max_elements=cap), f"Traces of {listing} (arviz_plots){capped}")
+    )
+    return blocks
+
+
+def _capitalised(item: object) -> str:
+    """``str(item)`` with its first letter upper-cased (an Unavailable as a sentence; "r_hat" left as it is)."""
+    text = str(item)
+    return text if text.startswith("r_hat") else text[:1].upper() + text[1:]
 
 
 def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str) -> tuple[tuple[str, str], ...]:
@@ -478,6 +495,8 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
             if run.summary.draws == "point"
             else []
         )
+    if isinstance(summary, Unavailable):
+        return [Text(f"{_capitalised(summary)}.", kind="alert")]
     return [
         Table(
             "PSIS-LOO of the training rows (arviz_stats.loo): expected log pointwise predictive density of "
