@@ -15,7 +15,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bayesclass.inference.criticism.unavailable import Unavailable
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
@@ -495,7 +494,7 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
             if run.summary.draws == "point"
             else []
         )
-    if isinstance(summary, Unavailable):
+    if isinstance(summary, rd.Unavailable):
         return [Text(f"{_capitalised(summary)}.", kind="alert")]
     return [
         Table(

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bayesclass.inference.criticism.unavailable import Unavailable
+from bayesclass.inference.criticism.unavailable import Unavailable  # re-exported: what reports show as n/a
 
 #: the short name of each point estimate kind, shared by score tables and study records ("MAP plug-in") and the
 #: pages rendered from these records (table rows, legends, figure markers)
@@ -45,6 +45,7 @@ __all__ = [
     "RunSummary",
     "SamplerStatistics",
     "SplitDecisions",
+    "Unavailable",
 ]
 
 #: how the run's posterior was drawn: a Markov chain sampler, independent exact draws, or none (a point estimate)
