@@ -251,7 +251,8 @@ def unavailable_checks(
         checks = ("r_hat", "ess_bulk", "ess_tail") if n_chains >= MIN_CHAINS_R_HAT else ("ess_bulk", "ess_tail")
         verb = "need" if n_chains >= MIN_CHAINS_R_HAT else "needs"
         reason = f"{shape}; {measures} {verb} {MIN_DRAWS_PER_CHAIN} or more draws per chain"
-        unavailable.append(Unavailable(f"{measures.replace('ESS', 'bulk and tail ESS')}", reason, more_draws, checks))
+        name = measures if n_chains >= MIN_CHAINS_R_HAT else "bulk and tail ESS"
+        unavailable.append(Unavailable(name, reason, more_draws, checks))
     else:
         for check, label, value in (
             ("r_hat", "r_hat", r_hat),
