@@ -271,6 +271,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     max_r_hat, min_ess = convergence.max_r_hat, convergence.min_ess
     high_r_hat = int((table["r_hat"] > max_r_hat).sum())
     low_ess = int(((table["ess_bulk"] < min_ess) | (table["ess_tail"] < min_ess)).sum())
+    undefined = {name: int(table[column].isna().sum()) for name, column in (("r_hat", "r_hat"), ("ESS", "ess_bulk"))}
+    not_available = "".join(f", {count} with {name} not available (n/a)" for name, count in undefined.items() if count)
     caption = (
         f"Rank-normalised split r_hat (<= {max_r_hat}), bulk and tail ESS (>= {min_ess}) and the MCSE of the mean, "
         "from arviz_stats"
@@ -298,7 +300,7 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
             ("parameter", *columns),
             rows,
             note=f"{len(table)} parameter elements: {high_r_hat} with r_hat > {max_r_hat}, {low_ess} with bulk or "
-            f"tail ESS < {min_ess}.",
+            f"tail ESS < {min_ess}{not_available}.",
         )
     )
     blocks.append(
