@@ -297,7 +297,7 @@ class CheckedInteger(argparse.Action):
         """Store ``check(int(values))``, or end with ``parser.error`` and the check's message."""
         flag = option_string or self.dest
         try:
-            value: object = int(values)
+            value = int(values)
         except ValueError:
             value = values  # the check refuses it, saying what it must be
         try:
