@@ -893,8 +893,13 @@ def _loo(args: argparse.Namespace) -> None:
             results[str(path)] = load_result(path)
         except (OSError, ValueError) as error:
             raise UsageError(error) from None
+    summaries = {}
+    for name, result in results.items():
+        try:
+            summaries[name] = loo(result)
+        except (TypeError, ValueError) as error:  # LooUnavailable included: why, and the draws it needs
+            raise UsageError(f"{name}: {error}" if len(results) > 1 else error) from None
     try:
-        summaries = {name: loo(result) for name, result in results.items()}
         table = compare(results) if len(results) > 1 else None
     except (TypeError, ValueError) as error:
         raise UsageError(error) from None

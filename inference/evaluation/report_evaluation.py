@@ -434,7 +434,9 @@ def sampler_statistics(result, stats) -> rd.SamplerStatistics:
             break
     if "tree_depth" in stats:
         values["max_tree_depth"] = int(stats["tree_depth"].max())
-    if "energy" in stats:
+    if "energy" in stats and stats.sizes["draw"] < 2:  # E-BFMI compares successive draws: not available (NaN)
+        values["bfmi"] = (math.nan,) * int(stats.sizes["chain"])
+    elif "energy" in stats:
         import arviz_stats as azs
 
         values["bfmi"] = tuple(float(v) for v in np.atleast_1d(azs.bfmi(result)["energy"].values))

@@ -36,6 +36,8 @@ FITS = {
         "--no-progress",
         "logistic_nuts_2_chains": "--data iris --standardize --method nuts --chains 2 --draws 60 --tune 60 "
         "--no-progress",
+        "logistic_nuts_1_draw": "--data iris --standardize --method nuts --chains 1 --draws 1 --tune 30 "
+        "--no-progress",
         "logistic_map": "--data iris --standardize --method map",
     }.items()
 }
@@ -103,6 +105,13 @@ REPORT_CASES = [
          "PSIS-LOO not available: PSIS cannot fit a Pareto tail", "out"),
     Case("report of a constant parameter, --strict", ("report", "--run", "{constant}", "--out", "{out}", "--strict"),
          3, "intercept[setosa]) take one value in every draw"),
+    Case("report of 1 NUTS draw", ("report", "--run", "{logistic_nuts_1_draw}", "--out", "{out}"), 0,
+         "E-BFMI not available: the result has 1 chain of 1 draw", "out"),
+    Case("report of two runs, one too short for LOO",
+         ("report", "--run", "{nb_1_chain}", "--run", "{nb_4x4_draws}", "--out", "{out}"), 0,
+         "PSIS-LOO not available: the result has 16 draws in all", "out"),
+    Case("loo of two runs, one too short", ("loo", "--run", "{nb_1_chain}", "--run", "{nb_4x4_draws}"), 2,
+         "nb_4x4_draws.nc: PSIS-LOO not available: the result has 16 draws in all"),
     Case("loo of 1 draw", ("loo", "--run", "{nb_1_draw}"), 2,
          "PSIS-LOO not available: the result has 1 draw in all (1 chain of 1 draw); PSIS-LOO needs at least 25"),
     Case("loo of 4 chains of 1 draw", ("loo", "--run", "{nb_4x1_draws}"), 2, "4 draws in all (4 chains of 1 draw)"),
