@@ -36,8 +36,7 @@ FITS = {
         "--no-progress",
         "logistic_nuts_2_chains": "--data iris --standardize --method nuts --chains 2 --draws 60 --tune 60 "
         "--no-progress",
-        "logistic_nuts_1_draw": "--data iris --standardize --method nuts --chains 1 --draws 1 --tune 30 "
-        "--no-progress",
+        "logistic_nuts_1_draw": "--data iris --standardize --method nuts --chains 1 --draws 1 --tune 30 --no-progress",
         "logistic_map": "--data iris --standardize --method map",
     }.items()
 }
