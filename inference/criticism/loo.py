@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -338,7 +338,8 @@ def compare(results: Mapping[str, object]):
     ------
     ValueError
         Fewer than two results, a result without draws, or results fitted on different rows or labels (the
-        message names the two runs and what differs: the number of rows, the class names or the labels).
+        message names the two runs and what differs: the number of rows, the class names or the labels); a
+        :class:`LooUnavailable` names the result whose draws PSIS cannot use.
     """
     if len(results) < 2:
         raise ValueError(f"compare needs two or more results, got {len(results)}")
@@ -346,7 +347,10 @@ def compare(results: Mapping[str, object]):
     _require_same_rows(checked)
     estimates, notes = {}, {}
     for name, result in checked.items():
-        estimates[name], notes[name] = _elpd(result)
+        try:
+            estimates[name], notes[name] = _elpd(result)
+        except LooUnavailable as error:  # say which result
+            raise LooUnavailable(replace(error.unavailable, name=f"PSIS-LOO of {name!r}")) from None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = azs.compare(estimates, round_to="none")
