@@ -37,6 +37,7 @@ from typing import Any
 from bayesclass.data.constraints import rule_of
 
 __all__ = [
+    "CheckedInteger",
     "FamilyField",
     "FamilyHelpParser",
     "HyperparameterFlag",
@@ -269,6 +270,40 @@ class _Generated:
     actions: list[tuple[HyperparameterFlag, argparse.Action]]
     shared: argparse._ArgumentGroup | None
     groups: dict[str, argparse._ArgumentGroup]
+
+
+class CheckedInteger(argparse.Action):
+    """An integer flag checked when it is parsed, by the check that guards the value in the library.
+
+    ``parser.add_argument("--seed", action=CheckedInteger, check=require_seed)``: the value is converted with
+    ``int`` and passed to ``check(value, argument=FLAG)`` (a :mod:`bayesclass.data.constraints` rule's ``check``,
+    or a function such as ``require_seed``), so every command's flag is refused with the same one-line message,
+    which names the flag as typed: ``--seed must be an integer >= 0, got -1``. A text that is no integer is
+    passed to the check as it is, which refuses it the same way.
+
+    Parameters
+    ----------
+    option_strings, dest, **kwargs
+        As :class:`argparse.Action`.
+    check : callable
+        ``check(value, *, argument) -> int``; raises ``ValueError`` with the message for a refused value.
+    """
+
+    def __init__(self, option_strings, dest, *, check, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.check = check
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        """Store ``check(int(values))``, or end with ``parser.error`` and the check's message."""
+        flag = option_string or self.dest
+        try:
+            value = int(values)
+        except ValueError:
+            value = values  # the check refuses it, saying what it must be
+        try:
+            setattr(namespace, self.dest, self.check(value, argument=flag))
+        except (TypeError, ValueError) as error:
+            parser.error(str(error))
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bayesclass._flags import (
+    CheckedInteger,
     FamilyHelpParser,
     OneLineErrorParser,
     add_hyperparameter_flags,
@@ -324,7 +325,13 @@ def _add_report_command(commands) -> None:
         help=f"also score the seeds' classical classifiers: 'all' or a comma-separated list of "
         f"{', '.join(_baseline_names())}",
     )
-    report.add_argument("--seed", type=int, default=0, help="seed of the replicated data in the checks (default 0)")
+    report.add_argument(
+        "--seed",
+        action=CheckedInteger,
+        check=_seed,
+        default=0,
+        help="seed of the replicated data in the checks (default 0)",
+    )
     report.add_argument("--out", required=True, type=Path, help="HTML file to write (atomically)")
     report.set_defaults(command=_report, name="report")
 
@@ -410,8 +417,16 @@ def _add_check_command(commands) -> None:
         "replicated vs real features per class",
     )
     check.add_argument("--run", required=True, type=Path, help="result file written by 'fit'")
-    check.add_argument("--replicates", type=int, default=200, help="replicated data sets (default 200)")
-    check.add_argument("--seed", type=int, default=0, help="seed of the replicates (default 0)")
+    check.add_argument(
+        "--replicates",
+        action=CheckedInteger,
+        check=_at_least(1),
+        default=200,
+        help="replicated data sets (default 200)",
+    )
+    check.add_argument(
+        "--seed", action=CheckedInteger, check=_seed, default=0, help="seed of the replicates (default 0)"
+    )
     check.set_defaults(command=_check, name="check")
 
 
@@ -494,7 +509,23 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="on Ctrl-C during sampling, save the draws made so far, marked partial (exit code 130 all the same)",
     )
-    parser.add_argument("--seed", type=int, default=None, help="random seed (recorded in the result)")
+    parser.add_argument(
+        "--seed", action=CheckedInteger, check=_seed, default=None, help="random seed (recorded in the result)"
+    )
+
+
+def _seed(value: object, *, argument: str) -> int:
+    """A seed flag's check (:class:`~bayesclass._flags.CheckedInteger`): the library's ``require_seed``."""
+    from bayesclass.data._validation import require_seed
+
+    return require_seed(value, argument=argument)
+
+
+def _at_least(minimum: int):
+    """The check of an integer flag >= ``minimum`` (:class:`~bayesclass.data.constraints.Integer`)."""
+    from bayesclass.data.constraints import Integer
+
+    return Integer(minimum=minimum).check
 
 
 def _baseline_names() -> tuple[str, ...]:
@@ -876,8 +907,13 @@ def _loo(args: argparse.Namespace) -> None:
             results[str(path)] = load_result(path)
         except (OSError, ValueError) as error:
             raise UsageError(error) from None
+    summaries = {}
+    for name, result in results.items():
+        try:
+            summaries[name] = loo(result)
+        except (TypeError, ValueError) as error:  # LooUnavailable included: why, and the draws it needs
+            raise UsageError(f"{name}: {error}" if len(results) > 1 else error) from None
     try:
-        summaries = {name: loo(result) for name, result in results.items()}
         table = compare(results) if len(results) > 1 else None
     except (TypeError, ValueError) as error:
         raise UsageError(error) from None

@@ -271,6 +271,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     max_r_hat, min_ess = convergence.max_r_hat, convergence.min_ess
     high_r_hat = int((table["r_hat"] > max_r_hat).sum())
     low_ess = int(((table["ess_bulk"] < min_ess) | (table["ess_tail"] < min_ess)).sum())
+    undefined = {name: int(table[column].isna().sum()) for name, column in (("r_hat", "r_hat"), ("ESS", "ess_bulk"))}
+    not_available = "".join(f", {count} with {name} not available (n/a)" for name, count in undefined.items() if count)
     caption = (
         f"Rank-normalised split r_hat (<= {max_r_hat}), bulk and tail ESS (>= {min_ess}) and the MCSE of the mean, "
         "from arviz_stats"
@@ -284,6 +286,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     alerts: tuple[str, ...] = ()
     if convergence.independent:  # independent exact draws: nothing to converge
         blocks.append(Text(f"{EXACT_NOTE} Worst values: {convergence.worst}."))
+        alerts = tuple(f"{_capitalised(item)}." for item in convergence.unavailable)
+        blocks.extend(Text(alert, kind="alert") for alert in alerts)
     elif convergence.passed:
         blocks.append(Text(f"Convergence PASS: {convergence.worst}."))
     else:
@@ -296,7 +300,7 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
             ("parameter", *columns),
             rows,
             note=f"{len(table)} parameter elements: {high_r_hat} with r_hat > {max_r_hat}, {low_ess} with bulk or "
-            f"tail ESS < {min_ess}.",
+            f"tail ESS < {min_ess}{not_available}.",
         )
     )
     blocks.append(
@@ -311,16 +315,30 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     return Section("convergence", "Convergence", tuple(blocks), alerts)
 
 
-def _chain_figures(convergence: rd.Convergence) -> list[Figure]:
+def _chain_figures(convergence: rd.Convergence) -> list[Figure | Text]:
     names = list(convergence.parameter_names)
     posterior = convergence.draws
     cap = max(1, MAX_PANELS // len(names))  # elements per variable: at most MAX_PANELS panels in all
     listing = ", ".join(names)
     capped = f"; at most the first {cap} elements of each" if any(posterior[n].size > cap for n in names) else ""
-    return [
-        Figure(figures.rank_plot(posterior, names, max_elements=cap), f"Rank plots of {listing} (arviz_plots){capped}"),
-        Figure(figures.trace_plot(posterior, names, max_elements=cap), f"Traces of {listing} (arviz_plots){capped}"),
-    ]
+    unavailable = {item.name for item in convergence.figures_unavailable}
+    blocks: list[Figure | Text] = [Text(f"{_capitalised(item)}.") for item in convergence.figures_unavailable]
+    if "rank plots" not in unavailable:
+        blocks.append(
+            Figure(
+                figures.rank_plot(posterior, names, max_elements=cap), f"Rank plots of {listing} (arviz_plots){capped}"
+            )
+        )
+    blocks.append(
+        Figure(figures.trace_plot(posterior, names, max_elements=cap), f"Traces of {listing} (arviz_plots){capped}")
+    )
+    return blocks
+
+
+def _capitalised(item: object) -> str:
+    """``str(item)`` with its first letter upper-cased (an Unavailable as a sentence; "r_hat" left as it is)."""
+    text = str(item)
+    return text if text.startswith("r_hat") else text[:1].upper() + text[1:]
 
 
 def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str) -> tuple[tuple[str, str], ...]:
@@ -478,6 +496,8 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
             if run.summary.draws == "point"
             else []
         )
+    if isinstance(summary, rd.Unavailable):
+        return [Text(f"{_capitalised(summary)}.", kind="alert")]
     return [
         Table(
             "PSIS-LOO of the training rows (arviz_stats.loo): expected log pointwise predictive density of "

@@ -316,7 +316,7 @@ CLI_CASES = [
     (
         "--replicates 0",
         ("check", "--run", "{dir}/nb.nc", "--replicates", "0"),
-        "n_replicates must be a positive integer",
+        "--replicates must be an integer >= 1, got 0",
     ),
     (
         "--decimal other than . or ,",

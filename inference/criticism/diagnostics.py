@@ -12,6 +12,11 @@ Every number comes from ArviZ (``arviz_stats.rhat``, ``ess``, ``mcse``, ``bfmi``
 - ``tree_depth``: NUTS trajectories that hit the maximum tree depth; a note, not a failure (the draws are
   valid, the sampler is slow), which adds its advice.
 
+A check that cannot be computed from the draws (r_hat of one chain, r_hat and ESS of fewer than 4 draws per
+chain, r_hat of a parameter element that takes one value in every draw, E-BFMI of one draw per chain) is
+:class:`~bayesclass.inference.criticism.unavailable.Unavailable`: it fails the verdict with its reason
+(:attr:`ConvergenceReport.unavailable`), and its number is NaN, shown as "n/a".
+
 The advice that comes with a report (:attr:`ConvergenceReport.advice`) is computed from what failed,
 the settings the sampling method recorded (an option the method does not take is never suggested:
 the Gibbs sampler records no ``target_accept``), whether the inputs were standardised, and the
@@ -23,12 +28,19 @@ Dataset that mixes the dims ``(class)`` and ``(feature, class)``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.criticism.unavailable import (
+    MIN_CHAINS_R_HAT,
+    MIN_DRAWS_PER_CHAIN,
+    Unavailable,
+    chain_shape_text,
+)
 from bayesclass.inference.result import ResultInfo, result_info
 
 if TYPE_CHECKING:
@@ -49,6 +61,7 @@ __all__ = [
     "convergence_advice",
     "convergence_table",
     "diagnose",
+    "unavailable_checks",
 ]
 
 MAX_R_HAT = 1.01
@@ -95,6 +108,9 @@ class ConvergenceReport:
         Whether the verdict applies: False for independent draws (exact conjugate draws, no sampler statistics),
         which have no Markov chain to converge; their worst r_hat over many elements crosses 1.01 by chance, and
         they get no advice. A failed verdict that applies is what ``--strict`` turns into exit code 3.
+    unavailable : tuple of Unavailable
+        The checks that cannot be computed from these draws, each with why and what to do; each one is also a
+        failure (its message in ``failures``, its check in ``failed_checks``).
     """
 
     max_r_hat: float
@@ -110,15 +126,16 @@ class ConvergenceReport:
     advice: tuple[str, ...] = ()
     min_bfmi: float | None = None
     applies: bool = True
+    unavailable: tuple[Unavailable, ...] = ()
 
     def __str__(self) -> str:
         verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.failures)
-        bfmi = "" if self.min_bfmi is None else f", min E-BFMI {self.min_bfmi:.2f} (>= {MIN_BFMI})"
+        bfmi = "" if self.min_bfmi is None else f", min E-BFMI {_shown(self.min_bfmi, '.2f')} (>= {MIN_BFMI})"
         lines = [
             f"convergence {verdict}",
-            f"  max r_hat {self.max_r_hat:.4f} (<= {MAX_R_HAT}), min ESS bulk {self.min_ess_bulk:.0f} / "
-            f"tail {self.min_ess_tail:.0f} (>= {MIN_ESS}), divergences {self.n_divergences} (= 0){bfmi}, "
-            f"max MCSE of the mean {self.max_mcse_mean:.3g}",
+            f"  max r_hat {_shown(self.max_r_hat, '.4f')} (<= {MAX_R_HAT}), min ESS bulk "
+            f"{_shown(self.min_ess_bulk, '.0f')} / tail {_shown(self.min_ess_tail, '.0f')} (>= {MIN_ESS}), "
+            f"divergences {self.n_divergences} (= 0){bfmi}, max MCSE of the mean {_shown(self.max_mcse_mean, '.3g')}",
         ]
         lines += [f"  note: {note}" for note in self.notes]
         lines += [f"  try: {item}" for item in self.advice]
@@ -150,14 +167,18 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
             "diagnose; fit with method='nuts' (or 'exact' where the model has a conjugate posterior)"
         )
     posterior = result["posterior"].to_dataset()
-    r_hat = _worst(azs.rhat(posterior), np.max)
-    ess_bulk = _worst(azs.ess(posterior, method="bulk"), np.min)
-    ess_tail = _worst(azs.ess(posterior, method="tail"), np.min)
-    mcse = _worst(azs.mcse(posterior, method="mean"), np.max)
-    stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
+    with warnings.catch_warnings():  # ArviZ's 0/0 of too few draws or a constant element: judged below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r_hat = _worst(azs.rhat(posterior), np.max)
+        ess_bulk = _worst(azs.ess(posterior, method="bulk"), np.min)
+        ess_tail = _worst(azs.ess(posterior, method="tail"), np.min)
+        mcse = _worst(azs.mcse(posterior, method="mean"), np.max)
+        table = convergence_table(posterior)
+        stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
+        bfmi = float(np.min(azs.bfmi(result)["energy"].values)) if stats is not None and "energy" in stats else None
     # a sampler that integrates no trajectories (exact draws, the GP's Gibbs sampler) has no divergences
     divergences = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
-    bfmi = float(np.min(azs.bfmi(result)["energy"].values)) if stats is not None and "energy" in stats else None
+    unavailable = unavailable_checks(posterior, table, r_hat=r_hat, ess=(ess_bulk, ess_tail), bfmi=bfmi)
     checks = [
         ("r_hat", not r_hat <= MAX_R_HAT, f"r_hat {r_hat:.4f} > {MAX_R_HAT}"),
         ("ess_bulk", not ess_bulk >= MIN_ESS, f"bulk ESS {ess_bulk:.0f} < {MIN_ESS}"),
@@ -166,7 +187,8 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         ("bfmi", bfmi is not None and not bfmi >= MIN_BFMI, f"E-BFMI {bfmi or 0:.2f} < {MIN_BFMI} in a chain"),
         ("partial", info.partial, f"partial draws: {info.partial_reason}"),
     ]
-    failed = tuple((name, message) for name, failing, message in checks if failing)
+    missing = {check: str(item) for item in unavailable for check in item.checks}
+    failed = tuple((name, missing.get(name, message)) for name, failing, message in checks if failing)
     notes = {}
     hits = _tree_depth_hits(stats)
     if hits:
@@ -181,8 +203,8 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         divergences,
         mcse,
         not failed,
-        tuple(message for _, message in failed),
-        convergence_table(posterior),
+        tuple(dict.fromkeys(message for _, message in failed)),  # one message per unavailable statistic
+        table,
         failed_checks=names,
         notes=tuple(notes.values()),
         advice=convergence_advice((*names, *notes), info, min_ess=min(ess_bulk, ess_tail))
@@ -190,7 +212,80 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         else (),
         min_bfmi=bfmi,
         applies=applies,
+        unavailable=unavailable,
     )
+
+
+def unavailable_checks(
+    posterior: xr.Dataset, table: pd.DataFrame, *, r_hat: float, ess: tuple[float, float], bfmi: float | None
+) -> tuple[Unavailable, ...]:
+    """The checks that cannot be computed from ``posterior``, each with why (the module docstring lists them).
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The draws (dims ``chain, draw, ...``).
+    table : pandas.DataFrame
+        Their summary table (:func:`convergence_table`): the elements whose r_hat or ESS is NaN are named.
+    r_hat : float
+        The worst r_hat (NaN where one element's is undefined).
+    ess : (float, float)
+        The smallest bulk and tail ESS.
+    bfmi : float or None
+        The smallest E-BFMI (None: the sampler records no energy).
+
+    Returns
+    -------
+    tuple of Unavailable
+        One per check that is not available (empty when every check could be computed).
+    """
+    n_chains, n_draws = int(posterior.sizes["chain"]), int(posterior.sizes["draw"])
+    shape = f"the result has {chain_shape_text(n_chains, n_draws)}"
+    more_draws = f"fit with more draws, e.g. --draws 1000: at least {MIN_DRAWS_PER_CHAIN} per chain"
+    unavailable = []
+    if n_chains < MIN_CHAINS_R_HAT:
+        reason = f"{shape}; r_hat compares {MIN_CHAINS_R_HAT} or more chains"
+        unavailable.append(Unavailable("r_hat", reason, "fit with --chains 4", ("r_hat",)))
+    if n_draws < MIN_DRAWS_PER_CHAIN:
+        measures = "r_hat and ESS" if n_chains >= MIN_CHAINS_R_HAT else "ESS"
+        checks = ("r_hat", "ess_bulk", "ess_tail") if n_chains >= MIN_CHAINS_R_HAT else ("ess_bulk", "ess_tail")
+        verb = "need" if n_chains >= MIN_CHAINS_R_HAT else "needs"
+        reason = f"{shape}; {measures} {verb} {MIN_DRAWS_PER_CHAIN} or more draws per chain"
+        name = measures if n_chains >= MIN_CHAINS_R_HAT else "bulk and tail ESS"
+        unavailable.append(Unavailable(name, reason, more_draws, checks))
+    else:
+        for check, label, value in (
+            ("r_hat", "r_hat", r_hat),
+            ("ess_bulk", "bulk ESS", ess[0]),
+            ("ess_tail", "tail ESS", ess[1]),
+        ):
+            if np.isnan(value) and not (check == "r_hat" and n_chains < MIN_CHAINS_R_HAT):
+                unavailable.append(Unavailable(label, _undefined_elements(table, check), "", (check,)))
+    if bfmi is not None and np.isnan(bfmi):
+        reason = (
+            f"{shape}; E-BFMI compares successive draws' energies (2 or more per chain)"
+            if n_draws < 2
+            else "the energy takes one value in every draw of a chain"
+        )
+        unavailable.append(Unavailable("E-BFMI", reason, more_draws if n_draws < 2 else "", ("bfmi",)))
+    return tuple(unavailable)
+
+
+def _undefined_elements(table: pd.DataFrame, column: str) -> str:
+    """Why ``column`` is NaN for some rows of the summary table: which elements, and what their draws are."""
+    undefined = table.index[table[column].isna()]
+    # one value in every draw: an sd of 0 up to the rounding of the mean of identical numbers
+    constant = [
+        name for name in undefined if table.loc[name, "sd"] <= 1e-12 * max(1.0, abs(float(table.loc[name, "mean"])))
+    ]
+    nonfinite = [name for name in undefined if not np.isfinite(table.loc[name, "mean"])]
+    examples = ", ".join(map(str, undefined[:3])) + (", ..." if len(undefined) > 3 else "")
+    what = f"{len(undefined)} of {len(table)} parameter elements ({examples})"
+    if constant and len(constant) == len(undefined):
+        return f"{what} take one value in every draw (no spread for the statistic to measure)"
+    if nonfinite:
+        return f"{what} have non-finite draws (inf or NaN)"
+    return f"{what} give an undefined value"
 
 
 def convergence_table(posterior: xr.Dataset) -> pd.DataFrame:
@@ -277,6 +372,11 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
         if continuous and info.standardize_mode == "none":
             advice.append("standardised features (--standardize): inputs on one scale are easier to explore")
     return tuple(advice)
+
+
+def _shown(value: float, spec: str) -> str:
+    """``value`` formatted, or "n/a" where it is NaN (not computable; :attr:`ConvergenceReport.unavailable`)."""
+    return "n/a" if np.isnan(value) else format(value, spec)
 
 
 def _worst(statistics: xr.Dataset, reduce) -> float:

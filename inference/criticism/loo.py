@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data.origin import DataOrigin, SplitOrigin
+from bayesclass.inference.criticism.unavailable import MIN_PSIS_DRAWS, Unavailable, chain_shape_text
 from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 from bayesclass.inference.result import result_info
 
@@ -37,7 +38,7 @@ else:
     azs = lazy_import("arviz_stats")
     xr = lazy_import("xarray")
 
-__all__ = ["PARETO_K_LIMIT", "LooSummary", "compare", "loo", "pointwise_log_likelihood"]
+__all__ = ["PARETO_K_LIMIT", "LooSummary", "LooUnavailable", "compare", "loo", "pointwise_log_likelihood"]
 
 #: rows whose Pareto k exceeds this make PSIS-LOO unreliable (Vehtari et al. 2017; the issue's threshold)
 PARETO_K_LIMIT = 0.7
@@ -136,6 +137,60 @@ def _checked(result, label: str):
     return result
 
 
+class LooUnavailable(ValueError):
+    """PSIS-LOO cannot be computed from a result's draws; ``unavailable`` says why and what to do.
+
+    A ``ValueError`` (the command line's usage error, exit 2), which the report evaluation keeps as a value.
+
+    Parameters
+    ----------
+    unavailable : Unavailable
+        What is unavailable, why, and the remedy.
+    """
+
+    def __init__(self, unavailable: Unavailable) -> None:
+        super().__init__(str(unavailable))
+        self.unavailable = unavailable
+
+
+#: arviz_stats' errors of a Pareto tail it cannot fit (too few tail draws; all of them equal)
+_TAIL_ERRORS = ("n_draws_tail must be at least", "All tail values are the same")
+_MORE_DRAWS = "fit with more draws, e.g. --draws 1000"
+
+
+def _require_psis_draws(values: np.ndarray, posterior_sizes) -> None:
+    """Raise :class:`LooUnavailable` where the draws are too few for PSIS's Pareto tail (S < MIN_PSIS_DRAWS)."""
+    n_samples = values.shape[0]
+    if n_samples < MIN_PSIS_DRAWS:
+        shape = chain_shape_text(int(posterior_sizes["chain"]), int(posterior_sizes["draw"]))
+        raise LooUnavailable(
+            Unavailable(
+                "PSIS-LOO",
+                f"the result has {n_samples} draw{'s' if n_samples != 1 else ''} in all ({shape}); PSIS-LOO needs "
+                f"at least {MIN_PSIS_DRAWS}: it fits a Pareto tail to the largest fifth of each row's importance "
+                "ratios, which must hold 5 or more",
+                _MORE_DRAWS,
+            )
+        )
+
+
+def _flat_tail(values: np.ndarray, error: ValueError) -> LooUnavailable:
+    """The :class:`LooUnavailable` of arviz_stats' tail ``error``: how many rows repeat their largest ratios."""
+    n_samples, n_rows = values.shape
+    n_tail = max(int(n_samples // 5), 1)
+    largest = np.sort(-values, axis=0)[-n_tail:]  # log importance ratios, up to a constant per row
+    flat = int(np.sum(np.ptp(largest, axis=0) == 0))
+    return LooUnavailable(
+        Unavailable(
+            "PSIS-LOO",
+            f"PSIS cannot fit a Pareto tail to the importance ratios ({' '.join(str(error).split())}): in {flat} "
+            f"of {n_rows} rows the largest {n_tail} of the {n_samples} draws have the same log-likelihood (draws "
+            "repeated by a chain that did not move, or too few distinct draws)",
+            "check convergence (bayesclass diagnose) and refit with a longer warm-up and more draws",
+        )
+    )
+
+
 #: the start of arviz_stats' Pareto k warning, which :func:`_notes` restates with its counts
 _PARETO_WARNING = "Estimated shape parameter of Pareto distribution is greater than"
 
@@ -164,14 +219,20 @@ def _elpd(result):
     """
     log_likelihood = result["log_likelihood"]["y"]
     values = log_likelihood.transpose(..., "obs").values.reshape(-1, log_likelihood.sizes["obs"])
+    _require_psis_draws(values, log_likelihood.sizes)
     constant = np.all(values == values[:1], axis=0)
     n_samples = values.shape[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if not constant.any():
-            estimate = azs.loo(result, pointwise=True)
-        else:
-            estimate = _loo_with_constant_rows(result, log_likelihood, values, constant)
+        try:
+            if not constant.any():
+                estimate = azs.loo(result, pointwise=True)
+            else:
+                estimate = _loo_with_constant_rows(result, log_likelihood, values, constant)
+        except ValueError as error:
+            if not str(error).startswith(_TAIL_ERRORS):
+                raise
+            raise _flat_tail(values, error) from None
     pareto_k = np.asarray(estimate.pareto_k).ravel()
     return estimate, _notes(caught, pareto_k, float(estimate.good_k), n_samples)
 
@@ -231,6 +292,9 @@ def loo(result) -> LooSummary:
     ------
     TypeError
         ``result`` is not a result DataTree.
+    LooUnavailable
+        PSIS cannot be computed from these draws: fewer than ``MIN_PSIS_DRAWS`` (25) in all, or rows whose largest
+        importance ratios are all equal (a chain that did not move); the message says which, with the numbers.
     ValueError
         The result is a point estimate or has no ``log_likelihood`` group.
     """
@@ -274,7 +338,8 @@ def compare(results: Mapping[str, object]):
     ------
     ValueError
         Fewer than two results, a result without draws, or results fitted on different rows or labels (the
-        message names the two runs and what differs: the number of rows, the class names or the labels).
+        message names the two runs and what differs: the number of rows, the class names or the labels); a
+        :class:`LooUnavailable` names the result whose draws PSIS cannot use.
     """
     if len(results) < 2:
         raise ValueError(f"compare needs two or more results, got {len(results)}")
@@ -282,7 +347,10 @@ def compare(results: Mapping[str, object]):
     _require_same_rows(checked)
     estimates, notes = {}, {}
     for name, result in checked.items():
-        estimates[name], notes[name] = _elpd(result)
+        try:
+            estimates[name], notes[name] = _elpd(result)
+        except LooUnavailable as error:  # say which result
+            raise LooUnavailable(replace(error.unavailable, name=f"PSIS-LOO of {name!r}")) from None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = azs.compare(estimates, round_to="none")

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from bayesclass.inference.criticism.unavailable import Unavailable  # re-exported: what reports show as n/a
+
 #: the short name of each point estimate kind, shared by score tables and study records ("MAP plug-in") and the
 #: pages rendered from these records (table rows, legends, figure markers)
 ESTIMATE_NAMES: dict[str, str] = {
@@ -43,6 +45,7 @@ __all__ = [
     "RunSummary",
     "SamplerStatistics",
     "SplitDecisions",
+    "Unavailable",
 ]
 
 #: how the run's posterior was drawn: a Markov chain sampler, independent exact draws, or none (a point estimate)
@@ -186,6 +189,10 @@ class Convergence:
         The posterior draws of ``parameter_names`` (chain, draw, ...).
     parameter_names : tuple of str
         The family's summary parameters.
+    unavailable : tuple of Unavailable, default ()
+        The checks that cannot be computed from these draws, with why (each one fails the verdict).
+    figures_unavailable : tuple of Unavailable, default ()
+        The chain figures that cannot be drawn from these draws (rank plots of one chain), with why.
     """
 
     independent: bool
@@ -200,6 +207,8 @@ class Convergence:
     statistics: SamplerStatistics | None
     draws: Any  # xarray.Dataset (chain, draw, ...)
     parameter_names: tuple[str, ...]
+    unavailable: tuple[Unavailable, ...] = ()
+    figures_unavailable: tuple[Unavailable, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -507,8 +516,9 @@ class RunEvaluation:
         The scores on every held-out split.
     no_heldout_reason : str
         Why there are no held-out scores ("" where there are).
-    loo : LooSummary or None
-        PSIS-LOO of the run.
+    loo : LooSummary, Unavailable or None
+        PSIS-LOO of the run; Unavailable where its draws are too few or their tails flat (why); None without
+        draws.
     pareto_k_limit : float
         The Pareto k above which a row makes LOO unreliable.
     calibration : Calibration
@@ -528,7 +538,7 @@ class RunEvaluation:
     estimates: Estimates
     heldout: tuple[HeldoutScores, ...]
     no_heldout_reason: str
-    loo: Any  # bayesclass.inference.criticism.loo.LooSummary or None
+    loo: Any  # bayesclass.inference.criticism.loo.LooSummary, Unavailable or None
     pareto_k_limit: float
     calibration: Calibration
     boundary: Boundary | LatentCurve | None

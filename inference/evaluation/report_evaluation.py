@@ -23,8 +23,9 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, diagnose
-from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, LooSummary, LooUnavailable, compare, loo
 from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
+from bayesclass.inference.criticism.unavailable import MIN_CHAINS_RANK_PLOT, Unavailable, chain_shape_text
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.inference.evaluation.heldout import (
@@ -145,7 +146,7 @@ def evaluate_run(
         estimates=estimates(result, info, interval_prob=interval_prob),
         heldout=scores,
         no_heldout_reason=no_heldout_reason,
-        loo=loo(result) if "log_likelihood" in result.children else None,
+        loo=loo_or_unavailable(result) if "log_likelihood" in result.children else None,
         pareto_k_limit=PARETO_K_LIMIT,
         calibration=calibration(result, info, calibration_rows, which=which, random_seed=random_seed),
         boundary=_input_figure(result, info, features=features, interval_prob=interval_prob, random_seed=random_seed),
@@ -391,7 +392,33 @@ def convergence(result, info: ResultInfo) -> rd.Convergence:
         statistics=None if stats is None else sampler_statistics(result, stats),
         draws=posterior[list(names)],
         parameter_names=names,
+        unavailable=report.unavailable,
+        figures_unavailable=chain_figures_unavailable(posterior),
     )
+
+
+def chain_figures_unavailable(posterior) -> tuple[Unavailable, ...]:
+    """The chain figures that cannot be drawn from ``posterior``: rank plots need 2 or more chains.
+
+    The rank plots' simultaneous band is a multi-chain uniformity test (``arviz_plots.plot_rank``); the traces
+    can always be drawn.
+    """
+    n_chains, n_draws = int(posterior.sizes["chain"]), int(posterior.sizes["draw"])
+    if n_chains >= MIN_CHAINS_RANK_PLOT:
+        return ()
+    reason = (
+        f"the result has {chain_shape_text(n_chains, n_draws)}; rank plots compare the ranks of "
+        f"{MIN_CHAINS_RANK_PLOT} or more chains"
+    )
+    return (Unavailable("rank plots", reason, "fit with --chains 4"),)
+
+
+def loo_or_unavailable(result) -> LooSummary | Unavailable:
+    """PSIS-LOO of ``result`` (:func:`~bayesclass.inference.criticism.loo.loo`), or why it cannot be computed."""
+    try:
+        return loo(result)
+    except LooUnavailable as error:
+        return error.unavailable
 
 
 def sampler_statistics(result, stats) -> rd.SamplerStatistics:
@@ -407,7 +434,9 @@ def sampler_statistics(result, stats) -> rd.SamplerStatistics:
             break
     if "tree_depth" in stats:
         values["max_tree_depth"] = int(stats["tree_depth"].max())
-    if "energy" in stats:
+    if "energy" in stats and stats.sizes["draw"] < 2:  # E-BFMI compares successive draws: not available (NaN)
+        values["bfmi"] = (math.nan,) * int(stats.sizes["chain"])
+    elif "energy" in stats:
         import arviz_stats as azs
 
         values["bfmi"] = tuple(float(v) for v in np.atleast_1d(azs.bfmi(result)["energy"].values))

@@ -387,14 +387,16 @@ class Predictor:
                 continue
             done[id(kernel)] = name
             values = kernel(tile)
+            # posterior draws (a single one included) get intervals; a point estimate has none
+            draws = self.has_draws and name == "class_proba"
             if name == "class_proba" and self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j]
                 losses = np.einsum("iks,kj->ijs", values, self.loss)
                 output["expected_loss"] = draw_mean(losses)
-                if kernel.n_draws > 1:
+                if draws:
                     output["expected_loss_low"], output["expected_loss_high"] = draw_interval(
                         losses, self.interval_prob, sorted_in_place=True
                     )
-            if kernel.n_draws == 1:  # a point estimate
+            if not draws:  # a point estimate
                 output[name] = values[..., 0]
                 continue
             output[name] = draw_mean(values)

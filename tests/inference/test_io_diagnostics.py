@@ -174,7 +174,12 @@ def test_a_parameter_frozen_in_every_draw_fails(nuts_gaussians):
         report = diagnose(tampered)
     assert not report.passed
     assert math.isnan(report.max_r_hat)
-    assert any(message.startswith("r_hat nan") for message in report.failures)
+    assert any(
+        message.startswith("r_hat not available") and "take one value in every draw" in message
+        for message in report.failures
+    )
+    assert [item.checks for item in report.unavailable] == [("r_hat",)]
+    assert "max r_hat n/a" in str(report)
 
 
 def test_diagnose_of_a_point_estimate_is_an_error(map_gaussians):
