@@ -30,6 +30,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
+from bayesclass.data.constraints import control_character
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
@@ -365,6 +366,7 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
     coding = {name: tuple(levels) for name, levels in _json(attrs, "treatment_coding", dict, {}).items()}
     if not all(isinstance(level, str) for levels in coding.values() for level in levels):
         raise ValueError("attr treatment_coding must map columns to lists of level names")
+    _printable("treatment_coding", [*coding, *(level for levels in coding.values() for level in levels)])
     mode = attrs.get("standardize_mode", "continuous" if _flag(attrs, "standardize") else "none")
     if mode not in get_args(StandardizeMode):
         raise ValueError(f"attr standardize_mode must be one of {', '.join(get_args(StandardizeMode))}, got {mode!r}")
@@ -434,6 +436,7 @@ def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
         isinstance(levels, list) and all(isinstance(level, str) for level in levels) for levels in categories.values()
     ):
         raise ValueError("attr category_names must map columns to lists of level names")
+    _printable("category_names", [*categories, *(level for levels in categories.values() for level in levels)])
     name = _text(attrs, "data_name", default="")
     provenance = _text(attrs, "data_provenance", default="")
     if version >= 2:
@@ -503,7 +506,19 @@ def _names(attrs: dict[str, Any], name: str, *, default: tuple[str, ...] | None 
     values = _json(attrs, name, list, [])
     if not all(isinstance(item, str) for item in values):
         raise ValueError(f"attr {name} must list strings")
+    _printable(name, values)
     return tuple(values)
+
+
+def _printable(name: str, values: Any) -> None:
+    """Refuse names holding a control character (a fit never writes one: the file was edited)."""
+    for value in values:
+        char = control_character(value)
+        if char is not None:
+            raise ValueError(
+                f"attr {name} holds {value!r}, with the control character {char!r}; a fit never writes one "
+                "(the file was edited): refit the model"
+            )
 
 
 def _text(attrs: dict[str, Any], name: str, *, default: str | None = None) -> str:

@@ -388,7 +388,9 @@ def model_inputs(result: xr.DataTree, X: Any, *, info: ResultInfo | None = None)
     """
     info = result_info(result) if info is None else info
     feature_names = info.feature_names
-    values = check_features(X, n_features=len(feature_names), feature_names=feature_names)
+    values = check_features(
+        X, n_features=len(feature_names), feature_names=feature_names, category_names=info.data.category_names
+    )
     if info.treatment_coding:
         values, _, _ = treatment_code(values, feature_names, dict(info.treatment_coding))
     center, scale = standardization_of(result)
