@@ -552,7 +552,7 @@ def _setup(args: argparse.Namespace):
             progressbar=not args.no_progress,
             keep_partial=args.keep_partial,
         )
-        from bayesclass.inference.engines.fit import resolve_method
+        from bayesclass.inference.engines.fit import check_standardize, resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
         args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
@@ -589,6 +589,8 @@ def _setup(args: argparse.Namespace):
         else:
             data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
         model.check_training_data(data)
+        check_standardize(data, _standardize(args))  # a constant column to scale: before any work
+        _ignored_sampler_flags(args.method, sampler)
         if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
 
@@ -598,6 +600,34 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+#: SamplerSettings fields and their flags where the flag is not ``--`` + the field's name
+_SETTING_FLAGS = {"progressbar": "--no-progress"}
+
+
+def _ignored_sampler_flags(method: str, sampler) -> None:
+    """A sampling flag the method ignores (per the method registry's ``settings``) is a usage error."""
+    import dataclasses
+
+    from bayesclass.inference import SamplerSettings
+
+    default = SamplerSettings()
+    given = [
+        item.name
+        for item in dataclasses.fields(SamplerSettings)
+        if item.name != "progressbar"  # display only: harmless with any method
+        and getattr(sampler, item.name) != getattr(default, item.name)
+    ]
+    reads = SAMPLERS[method].settings if method in SAMPLERS else ()
+    ignored = [name for name in given if reads is not None and name not in reads]
+    if ignored:
+        flags = [_SETTING_FLAGS.get(name, "--" + name.replace("_", "-")) for name in ignored]
+        users = [name for name, used in SAMPLERS.items() if used.settings is None or set(ignored) <= set(used.settings)]
+        raise ValueError(
+            f"{', '.join(flags)} does nothing with --method {method} (which ignores it); it applies to --method "
+            f"{' or '.join(users)}: drop it, or choose such a method"
+        )
 
 
 def _missing_argument(parser: argparse.ArgumentParser, help: str) -> None:
@@ -655,6 +685,10 @@ def _is_table_file(name: str) -> bool:
 def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:
     if path.suffix != suffix:
         raise UsageError(f"{flag} {str(path)!r} must end in {suffix}")
+    if path.is_dir():
+        raise UsageError(
+            f"{flag} {str(path)!r} is a directory; give the name of a file to write (e.g. {flag} run{suffix})"
+        )
     if not path.parent.resolve().is_dir():
         raise UsageError(f"{flag} directory {str(path.parent)!r} does not exist; create it first")
 

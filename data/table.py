@@ -388,7 +388,7 @@ def code_table(
             "(--target on the command line)"
         )
     used = _used_features(features, header, target, source)
-    kinds = _declared_kinds(feature_kinds, used, source)
+    kinds = _declared_kinds(feature_kinds, used, source, target)
     columns = {name: _read_column(frame[name], name, source) for name in [target, *used]}
     columns, source, record = _apply_missing(columns, source, options.missing, len(frame))
     known = dict(category_names or {})
@@ -409,10 +409,10 @@ def code_table(
     )
 
 
-def _declared_kinds(feature_kinds, features: list[str], source: TableSource) -> dict[str, FeatureKind]:
+def _declared_kinds(feature_kinds, features: list[str], source: TableSource, target: str) -> dict[str, FeatureKind]:
     if feature_kinds is None:
         return {}
-    return check_feature_kinds(feature_kinds, features, owner=source.name or source.label)
+    return check_feature_kinds(feature_kinds, features, owner=source.name or source.label, target=target)
 
 
 def _apply_missing(
