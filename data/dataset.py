@@ -710,7 +710,8 @@ def check_features(
     A pandas DataFrame whose column names are all text is a table: its columns are matched to
     ``feature_names`` BY NAME (any order; a fitted column missing or a column the model was not fitted on is
     an error naming them) and coded by :func:`bayesclass.data.table.code_new_rows` (levels of ``category_names``
-    by their names). A DataFrame with unnamed columns (``0, 1, ...``) is taken by position, as an array.
+    by their names); so is a Series with named entries, as one row (``frame.iloc[0]``). A DataFrame with unnamed
+    columns (``0, 1, ...``) is taken by position, as an array.
 
     Parameters
     ----------
@@ -775,7 +776,11 @@ def _frame_by_name(
 ) -> object:
     """A DataFrame with named columns as the fitted columns, matched by name and coded; anything else unchanged."""
     pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
-    if pandas is None or names is None or not isinstance(X, pandas.DataFrame):
+    if pandas is None or names is None:
+        return X
+    if isinstance(X, pandas.Series) and len(X.index) and all(isinstance(label, str) for label in X.index):
+        X = X.to_frame().T  # one row, named by its index (frame.iloc[0])
+    if not isinstance(X, pandas.DataFrame):
         return X
     columns = list(X.columns)
     if not columns or not all(isinstance(column, str) for column in columns):

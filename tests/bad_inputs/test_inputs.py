@@ -183,6 +183,12 @@ API_CASES = [
         "repeats the column name(s) ['a']",
     ),
     ApiCase(
+        "predict: a Series with a name the model lacks",
+        lambda f: bc.predict(f.result, f.frame.iloc[0]),
+        ValueError,
+        "DataFrame X has column(s) ['y'] the model was not fitted on",
+    ),
+    ApiCase(
         "predict: a 3-D array",
         lambda f: bc.predict(f.result, np.zeros((2, 3, 2))),
         ValueError,
@@ -275,6 +281,8 @@ def test_a_frame_is_predicted_by_column_name_whatever_the_order(fitted):
     np.testing.assert_array_equal(shuffled, ordered)
     coded = Dataset.from_frame(fitted.frame, target="y")  # the level names coded as at fit time
     np.testing.assert_array_equal(bc.predict(fitted.result, coded.X)["class_proba"].values, ordered)
+    row = fitted.frame.iloc[3]  # a Series named by its index: one row, by name
+    np.testing.assert_array_equal(bc.predict(fitted.result, row[::-1].drop("y"))["class_proba"].values, ordered[3:4])
     unnamed = pd.DataFrame(coded.X)  # columns 0, 1, 2: taken by position, as an array
     np.testing.assert_array_equal(bc.predict(fitted.result, unnamed)["class_proba"].values, ordered)
 
@@ -294,6 +302,7 @@ FILES = {
     "bel_level.csv": b"x,colour,label\n1,re\x07d,a\n2,blue,b\n3,blue,a\n",
     "tab_label.tsv": b"x\tlabel\n1\ta\x0bz\n2\tb\n",
     "loss.toml": b"[loss]\nfalse_negative = 10\n",
+    "index.csv": b",x,label\n0,1.5,a\n1,2.5,b\n2,0.5,a\n",
 }
 FIT_CSV = ("fit", "--method", "map", "--data", "{dir}/train.csv", "--target", "label")
 CLI_CASES = [
@@ -389,6 +398,11 @@ CLI_CASES = [
         "--chains with exact draws in compare",
         ("compare", "--data", "iris", "--model", "naive_bayes", "--method", "exact", "--target-accept", "0.95"),
         "--target-accept does nothing with --method exact",
+    ),
+    (
+        "a CSV with pandas' row index",
+        ("fit", "--method", "map", "--data", "{dir}/index.csv", "--target", "label", "--out", "{dir}/r.nc"),
+        "its first column has no name, as a row index written by pandas' DataFrame.to_csv",
     ),
     (
         "NUL in a CSV column name",
