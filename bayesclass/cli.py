@@ -671,8 +671,8 @@ def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
     return kinds
 
 
-def _standardize(args: argparse.Namespace) -> bool | str:
-    return "all" if args.standardize_binary else args.standardize
+def _standardize(args: argparse.Namespace) -> bool | typing.Literal["all"]:
+    return "all" if args.standardize_binary else bool(args.standardize)
 
 
 def _is_table_file(name: str) -> bool:
