@@ -587,6 +587,7 @@ def _setup(args: argparse.Namespace):
         if _is_table_file(args.data):
             data = load(args.data, csv_format=_csv_format(args), **options)
         else:
+            _no_csv_format(args)
             data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
         model.check_training_data(data)
         check_standardize(data, _standardize(args))  # a constant column to scale: before any work
@@ -653,6 +654,18 @@ def _csv_format(args: argparse.Namespace):
             raise ValueError(f"--delimiter, --decimal and --encoding apply to CSV and TSV files, not to {args.data}")
         return None
     return given
+
+
+def _no_csv_format(args: argparse.Namespace) -> None:
+    """The CSV format flags do nothing with a built-in data set (whose format is fixed): a usage error."""
+    from bayesclass.data import CsvFormat
+
+    given = CsvFormat(delimiter=args.delimiter, decimal=args.decimal, encoding=args.encoding)
+    if given != CsvFormat():
+        raise ValueError(
+            f"--delimiter, --decimal and --encoding apply to CSV and TSV files, not to the built-in data set "
+            f"{args.data!r}, whose format is fixed; drop them"
+        )
 
 
 def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
@@ -816,6 +829,7 @@ def _report(args: argparse.Namespace) -> None:
             if _is_table_file(args.data):
                 heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
             else:
+                _no_csv_format(args)
                 heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
         if loss is not None:
             for result in results.values():
@@ -938,7 +952,7 @@ def _predict(args: argparse.Namespace) -> None:
         predictor = Predictor.of(
             result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
         )
-        csv_format = _csv_format(args) if _is_table_file(args.data) else None
+        csv_format = _csv_format(args) if _is_table_file(args.data) else _no_csv_format(args)
         rows = PredictionRows.open(
             args.data,
             result,

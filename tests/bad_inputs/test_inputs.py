@@ -400,6 +400,16 @@ CLI_CASES = [
         "--target-accept does nothing with --method exact",
     ),
     (
+        "--delimiter with a built-in data set",
+        ("fit", "--data", "iris", "--method", "map", "--delimiter", ";", "--out", "{dir}/r.nc"),
+        "--delimiter, --decimal and --encoding apply to CSV and TSV files, not to the built-in data set 'iris'",
+    ),
+    (
+        "--encoding with predict on a built-in data set",
+        ("predict", "--run", "{dir}/iris.nc", "--data", "iris", "--encoding", "latin-1", "--out", "{dir}/r.csv"),
+        "not to the built-in data set 'iris', whose format is fixed",
+    ),
+    (
         "a CSV with pandas' row index",
         ("fit", "--method", "map", "--data", "{dir}/index.csv", "--target", "label", "--out", "{dir}/r.nc"),
         "its first column has no name, as a row index written by pandas' DataFrame.to_csv",
@@ -438,6 +448,7 @@ def cli_folder(tmp_path_factory) -> Path:
     for name, content in FILES.items():
         (folder / name).write_bytes(content)
     (folder / "folder.nc").mkdir()
+    assert run("fit", "--data", "iris", "--method", "map", "--out", str(folder / "iris.nc")) == 0
     pd.DataFrame({"x\x00": [1.0, 2.0, 3.0], "label": ["a", "b", "a"]}).to_parquet(folder / "nul.parquet")
     return folder
 
@@ -449,7 +460,7 @@ def test_bad_options_are_usage_errors_before_any_work(cli_folder, capsys, case, 
     error = capsys.readouterr().err
     assert_one_line_error(error, message.format(dir=cli_folder))
     assert error.count("\n") == 1
-    assert not (cli_folder / "r.nc").exists()
+    assert not (cli_folder / "r.nc").exists() and not (cli_folder / "r.csv").exists()
 
 
 def test_a_sampling_flag_the_method_reads_is_accepted(cli_folder, capsys):
