@@ -952,7 +952,11 @@ def _predict(args: argparse.Namespace) -> None:
         predictor = Predictor.of(
             result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
         )
-        csv_format = _csv_format(args) if _is_table_file(args.data) else _no_csv_format(args)
+        csv_format = None
+        if _is_table_file(args.data):
+            csv_format = _csv_format(args)
+        else:
+            _no_csv_format(args)
         rows = PredictionRows.open(
             args.data,
             result,
