@@ -585,7 +585,7 @@ def _setup(args: argparse.Namespace):
             progressbar=not args.no_progress,
             keep_partial=args.keep_partial,
         )
-        from bayesclass.inference.engines.fit import resolve_method
+        from bayesclass.inference.engines.fit import check_standardize, resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
         args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
@@ -620,8 +620,11 @@ def _setup(args: argparse.Namespace):
         if _is_table_file(args.data):
             data = load(args.data, csv_format=_csv_format(args), **options)
         else:
+            _no_csv_format(args)
             data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
         model.check_training_data(data)
+        check_standardize(data, _standardize(args))  # a constant column to scale: before any work
+        _ignored_sampler_flags(args.method, sampler)
         if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
 
@@ -631,6 +634,34 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+#: SamplerSettings fields and their flags where the flag is not ``--`` + the field's name
+_SETTING_FLAGS = {"progressbar": "--no-progress"}
+
+
+def _ignored_sampler_flags(method: str, sampler) -> None:
+    """A sampling flag the method ignores (per the method registry's ``settings``) is a usage error."""
+    import dataclasses
+
+    from bayesclass.inference import SamplerSettings
+
+    default = SamplerSettings()
+    given = [
+        item.name
+        for item in dataclasses.fields(SamplerSettings)
+        if item.name != "progressbar"  # display only: harmless with any method
+        and getattr(sampler, item.name) != getattr(default, item.name)
+    ]
+    reads = SAMPLERS[method].settings if method in SAMPLERS else ()
+    ignored = [name for name in given if reads is not None and name not in reads]
+    if ignored:
+        flags = [_SETTING_FLAGS.get(name, "--" + name.replace("_", "-")) for name in ignored]
+        users = [name for name, used in SAMPLERS.items() if used.settings is None or set(ignored) <= set(used.settings)]
+        raise ValueError(
+            f"{', '.join(flags)} does nothing with --method {method} (which ignores it); it applies to --method "
+            f"{' or '.join(users)}: drop it, or choose such a method"
+        )
 
 
 def _missing_argument(parser: argparse.ArgumentParser, help: str) -> None:
@@ -658,6 +689,18 @@ def _csv_format(args: argparse.Namespace):
     return given
 
 
+def _no_csv_format(args: argparse.Namespace) -> None:
+    """The CSV format flags do nothing with a built-in data set (whose format is fixed): a usage error."""
+    from bayesclass.data import CsvFormat
+
+    given = CsvFormat(delimiter=args.delimiter, decimal=args.decimal, encoding=args.encoding)
+    if given != CsvFormat():
+        raise ValueError(
+            f"--delimiter, --decimal and --encoding apply to CSV and TSV files, not to the built-in data set "
+            f"{args.data!r}, whose format is fixed; drop them"
+        )
+
+
 def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
     """``--feature-kind COLUMN=KIND`` items as a mapping (the columns are checked by the data loader)."""
     if not items:
@@ -674,8 +717,8 @@ def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
     return kinds
 
 
-def _standardize(args: argparse.Namespace) -> bool | str:
-    return "all" if args.standardize_binary else args.standardize
+def _standardize(args: argparse.Namespace) -> bool | typing.Literal["all"]:
+    return "all" if args.standardize_binary else bool(args.standardize)
 
 
 def _is_table_file(name: str) -> bool:
@@ -688,6 +731,10 @@ def _is_table_file(name: str) -> bool:
 def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:
     if path.suffix != suffix:
         raise UsageError(f"{flag} {str(path)!r} must end in {suffix}")
+    if path.is_dir():
+        raise UsageError(
+            f"{flag} {str(path)!r} is a directory; give the name of a file to write (e.g. {flag} run{suffix})"
+        )
     if not path.parent.resolve().is_dir():
         raise UsageError(f"{flag} directory {str(path.parent)!r} does not exist; create it first")
 
@@ -815,6 +862,7 @@ def _report(args: argparse.Namespace) -> None:
             if _is_table_file(args.data):
                 heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
             else:
+                _no_csv_format(args)
                 heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
         if loss is not None:
             for result in results.values():
@@ -954,7 +1002,11 @@ def _predict(args: argparse.Namespace) -> None:
         predictor = Predictor.of(
             result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
         )
-        csv_format = _csv_format(args) if _is_table_file(args.data) else None
+        csv_format = None
+        if _is_table_file(args.data):
+            csv_format = _csv_format(args)
+        else:
+            _no_csv_format(args)
         rows = PredictionRows.open(
             args.data,
             result,

@@ -40,6 +40,7 @@ import math
 import numbers
 import types
 import typing
+import unicodedata
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -56,10 +57,12 @@ __all__ = [
     "InvalidValueError",
     "NumericArray",
     "OneOf",
+    "PrintableText",
     "Positive",
     "check_field",
     "check_fields",
     "check_finite",
+    "control_character",
     "check_positive",
     "field_rules",
     "renamed_fields",
@@ -358,6 +361,58 @@ class Each(Constraint):
     def _describe(self) -> str:
         """Help text for the command line, e.g. ``"each > 0"``."""
         return f"each {self.constraint.describe()}"
+
+
+@dataclasses.dataclass(frozen=True)
+class PrintableText(Constraint):
+    """Text without control characters (Unicode category ``Cc``: NUL, tab, newline, ESC, DEL, ...).
+
+    Names (columns, class labels, category levels) are shown in pages, tables and SVG figures, where a control
+    character is invisible, breaks a row of a table or makes the figure ill-formed XML: they are refused where
+    they enter, with the name written escaped (as Python's repr).
+
+    Parameters
+    ----------
+    what : str, default "name"
+        What the text is, for the message (``"column name"``, ``"class label"``).
+    fix : str, default ""
+        Advice appended to the error message ("" for the default advice).
+    """
+
+    what: str = "name"
+    fix: str = ""
+
+    def _check(self, value: Any, *, argument: str, optional: bool = False) -> Any:
+        """Return ``value`` unchanged if it is text without control characters."""
+        if not isinstance(value, str):
+            _refuse(argument, "text", value, optional=optional, kind=True)
+        bad = control_character(value)
+        if bad is not None:
+            fix = self.fix or "rename it without control characters (they are invisible and break HTML/SVG reports)"
+            raise InvalidValueError(
+                f"{argument}: {self.what} {value!r} holds the control character {bad!r} (U+{ord(bad):04X}); {fix}"
+            )
+        return value
+
+    def _describe(self) -> str:
+        """Help text for the command line."""
+        return "text without control characters"
+
+
+def control_character(value: str) -> str | None:
+    """The first control character (Unicode category ``Cc``) of ``value``, or None.
+
+    Parameters
+    ----------
+    value : str
+        The text.
+
+    Returns
+    -------
+    str or None
+        The character, or None when there is none.
+    """
+    return next((char for char in value if unicodedata.category(char) == "Cc"), None)
 
 
 # -- the two checks also called directly (function arguments, data arrays) ---------------------------

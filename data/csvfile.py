@@ -443,9 +443,7 @@ class _CsvRows:
             raise ValueError(f"CSV file {self.file} has no header; it needs a header row and at least one data row")
         header = [cell.strip() for cell in found[0]]
         if len(set(header)) != len(header) or "" in header:
-            raise ValueError(
-                f"CSV file {self.file} has empty or duplicate column names {header}; give each column a unique name"
-            )
+            raise ValueError(_header_error(self.file, header))
         self.width = len(header)
         return header
 
@@ -563,9 +561,7 @@ def _read_table(path: str | os.PathLike[str], csv_format: CsvFormat) -> _Table:
         )
     header = [cell.strip() for cell in next(csv.reader([first], delimiter=delimiter))]
     if len(set(header)) != len(header) or "" in header:
-        raise ValueError(
-            f"CSV file {file} has empty or duplicate column names {header}; give each column a unique name"
-        )
+        raise ValueError(_header_error(file, header))
     try:
         cells = pd.read_csv(
             io.StringIO(text),
@@ -586,3 +582,13 @@ def _read_table(path: str | os.PathLike[str], csv_format: CsvFormat) -> _Table:
     if len(starts) != len(cells):  # a record pandas and the csv module split differently: count as pandas does
         starts = np.arange(2, len(cells) + 2, dtype=np.int64)
     return _Table(file, raw, header, cells, delimiter, csv_format.decimal, starts)
+
+
+def _header_error(file: object, header: list[str]) -> str:
+    """Why a header with an empty or repeated name is refused; a nameless first column is an index (pandas)."""
+    if header and header[0] == "" and "" not in header[1:] and len(set(header)) == len(header):
+        return (
+            f"CSV file {file}: its first column has no name, as a row index written by pandas' DataFrame.to_csv; "
+            "write the file with to_csv(..., index=False), or give the column a name in the header"
+        )
+    return f"CSV file {file} has empty or duplicate column names {header}; give each column a unique name"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -18,23 +19,34 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
-from bayesclass.data.constraints import check_finite
+from bayesclass.data.constraints import PrintableText, check_finite
 from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
-from bayesclass.data.table import DEFAULT_MAX_LEVELS, CodedTable, TableOptions, TableSource, code_table, number_text
+from bayesclass.data.table import (
+    DEFAULT_MAX_LEVELS,
+    CodedTable,
+    TableOptions,
+    TableSource,
+    code_new_rows,
+    code_table,
+    number_text,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def _names(value: object, *, argument: str) -> tuple[str, ...]:
-    """Validate a sequence of unique, non-empty strings and return it as a tuple."""
+def _names(value: object, *, argument: str, what: str = "name") -> tuple[str, ...]:
+    """Validate a sequence of unique, non-empty strings without control characters and return it as a tuple."""
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise ValueError(f"{argument} must be a sequence of strings, got {value!r}; pass e.g. a tuple of str")
     bad = [name for name in value if not isinstance(name, str) or not name]
     if bad:
         raise ValueError(f"{argument} must hold non-empty strings, got {bad[0]!r}; convert names with str()")
     names = tuple(str(name) for name in value)  # plain str, also for numpy.str_ elements
+    text = PrintableText(what=what)
+    for index, name in enumerate(names):
+        text.check(name, argument=f"{argument}[{index}]")
     if len(set(names)) != len(names):
         duplicates = sorted({name for name in names if names.count(name) > 1})
         raise ValueError(f"{argument} must be unique, but {duplicates} repeat; rename the duplicates")
@@ -195,8 +207,8 @@ class Dataset:
             )
         if not self.name:
             raise ValueError("name must be a non-empty string; pass e.g. name='my_data'")
-        feature_names = _names(self.feature_names, argument="feature_names")
-        class_names = _names(self.class_names, argument="class_names")
+        feature_names = _names(self.feature_names, argument="feature_names", what="feature name")
+        class_names = _names(self.class_names, argument="class_names", what="class label")
         if not class_names:
             raise ValueError("class_names is empty; pass one name per class code in y")
 
@@ -254,7 +266,7 @@ class Dataset:
                 raise ValueError(
                     f"category_names[{feature!r}] is given but the feature is {kind!r}; drop it or change the kind"
                 )
-            levels = _names(levels, argument=f"category_names[{feature!r}]")
+            levels = _names(levels, argument=f"category_names[{feature!r}]", what="level")
             if kind == "binary" and len(levels) != 2:
                 raise ValueError(f"category_names[{feature!r}] = {levels} must name exactly 2 levels (codes 0 and 1)")
             top = X[:, column].max()
@@ -691,8 +703,15 @@ def check_features(
     n_features: int,
     feature_names: Sequence[str] | None = None,
     argument: str = "X",
+    category_names: Mapping[str, Sequence[str]] | None = None,
 ) -> np.ndarray:
     """Validate new inputs for prediction and return them as a 2-D float64 array.
+
+    A pandas DataFrame whose column names are all text is a table: its columns are matched to
+    ``feature_names`` BY NAME (any order; a fitted column missing or a column the model was not fitted on is
+    an error naming them) and coded by :func:`bayesclass.data.table.code_new_rows` (levels of ``category_names``
+    by their names); so is a Series with named entries, as one row (``frame.iloc[0]``). A DataFrame with unnamed
+    columns (``0, 1, ...``) is taken by position, as an array.
 
     Parameters
     ----------
@@ -706,6 +725,8 @@ def check_features(
         Fitted feature names, used in error messages.
     argument : str
         Name of the argument in error messages.
+    category_names : Mapping[str, sequence of str], optional
+        The training levels of coded features, to code a DataFrame's level names.
 
     Returns
     -------
@@ -719,6 +740,7 @@ def check_features(
         named), or no rows.
     """
     names = None if feature_names is None else tuple(feature_names)
+    X = _frame_by_name(X, names, category_names, argument)
     if isinstance(X, Dataset):
         if names is not None and X.feature_names != names:
             raise ValueError(
@@ -747,3 +769,35 @@ def check_features(
     array = np.ascontiguousarray(array, dtype=np.float64)
     check_finite(array, argument=argument, feature_names=names, when="predicting")
     return array
+
+
+def _frame_by_name(
+    X: object, names: tuple[str, ...] | None, category_names: Mapping[str, Sequence[str]] | None, argument: str
+) -> object:
+    """A DataFrame with named columns as the fitted columns, matched by name and coded; anything else unchanged."""
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
+    if pandas is None or names is None:
+        return X
+    if isinstance(X, pandas.Series) and len(X.index) and all(isinstance(label, str) for label in X.index):
+        X = X.to_frame().T  # one row, named by its index (frame.iloc[0])
+    if not isinstance(X, pandas.DataFrame):
+        return X
+    columns = list(X.columns)
+    if not columns or not all(isinstance(column, str) for column in columns):
+        return X  # unnamed columns (0, 1, ...): by position, as an array
+    missing = [name for name in names if name not in columns]
+    unknown = [column for column in columns if column not in names]
+    if missing or unknown:
+        parts = [f"lacks the fitted column(s) {missing}"] if missing else []
+        parts += [f"has column(s) {unknown} the model was not fitted on"] if unknown else []
+        raise ValueError(
+            f"DataFrame {argument} {' and '.join(parts)}; its columns are matched by name: pass "
+            f"{argument}[{list(names)}] (any order), or {argument}.to_numpy() to take them by position"
+        )
+    if len(set(columns)) != len(columns):
+        repeated = sorted({column for column in columns if columns.count(column) > 1})
+        raise ValueError(f"DataFrame {argument} repeats the column name(s) {repeated}; give each column a unique name")
+    rows = code_new_rows(
+        X, feature_names=names, category_names=category_names, source=TableSource(label=f"DataFrame {argument}")
+    )
+    return rows.X

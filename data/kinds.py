@@ -19,7 +19,12 @@ FEATURE_KINDS: tuple[str, ...] = get_args(FeatureKind)
 
 
 def check_feature_kinds(
-    kinds: object, features: Sequence[str], *, owner: str, argument: str = "feature_kinds"
+    kinds: object,
+    features: Sequence[str],
+    *,
+    owner: str,
+    argument: str = "feature_kinds",
+    target: str | None = None,
 ) -> dict[str, FeatureKind]:
     """Declared kinds of some columns, checked: a mapping from feature columns of ``owner`` to feature kinds.
 
@@ -33,6 +38,8 @@ def check_feature_kinds(
         The table's name in error messages.
     argument : str, default "feature_kinds"
         How the caller calls ``kinds`` in error messages (``--feature-kind`` on the CLI).
+    target : str, optional
+        The class column, which has labels, not a feature kind (named as such in the error).
 
     Returns
     -------
@@ -48,6 +55,12 @@ def check_feature_kinds(
     if not isinstance(kinds, Mapping):
         raise ValueError(
             f"{argument} must map column names to feature kinds, e.g. {{'age': 'continuous'}}; got {kinds!r}"
+        )
+    if target is not None and target in kinds:
+        raise ValueError(
+            f"{argument} declares a kind for {target!r}, the target (class) column of {owner!r}: its labels are the "
+            f"classes, not a feature; drop it, or name another target column; the feature columns are "
+            f"{', '.join(map(repr, features))}"
         )
     unknown = [str(column) for column in kinds if column not in features]
     if unknown:

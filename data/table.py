@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.data.constraints import Constrained, Integer
+from bayesclass.data.constraints import Constrained, Integer, PrintableText
 from bayesclass.data.kinds import FeatureKind, check_feature_kinds
 from bayesclass.data.origin import MissingPolicy, MissingRecord
 
@@ -271,6 +271,17 @@ def _level_text(value: object) -> str:
     return str(value)
 
 
+_RENAME = "rename it without control characters (they are invisible and break the HTML/SVG report)"
+_RELABEL = "replace the control characters in the column's cells (they are invisible and break the HTML/SVG report)"
+
+
+def _printable_levels(levels: Sequence[str], column: str, what: str, source: TableSource) -> None:
+    """Refuse a class label or category level holding a control character, naming it and its column."""
+    text = PrintableText(what=what, fix=_RELABEL)
+    for level in levels:
+        text.check(level, argument=f"{source.label}, column {column!r}")
+
+
 def _header(frame: object, source: TableSource) -> list[str]:
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}; e.g. pandas.read_csv(path)")
@@ -281,6 +292,8 @@ def _header(frame: object, source: TableSource) -> list[str]:
             f"{source.label} has column names that are not non-empty text: {bad[:5]}; rename them, e.g. "
             "frame.columns = [str(c) for c in frame.columns]"
         )
+    for column in header:
+        PrintableText(what="column name", fix=_RENAME).check(column, argument=source.label)
     if len(set(header)) != len(header):
         repeated = sorted({column for column in header if header.count(column) > 1})
         raise ValueError(f"{source.label} repeats the column name(s) {repeated}; give each column a unique name")
@@ -375,12 +388,15 @@ def code_table(
             "(--target on the command line)"
         )
     used = _used_features(features, header, target, source)
-    kinds = _declared_kinds(feature_kinds, used, source)
+    kinds = _declared_kinds(feature_kinds, used, source, target)
     columns = {name: _read_column(frame[name], name, source) for name in [target, *used]}
     columns, source, record = _apply_missing(columns, source, options.missing, len(frame))
     known = dict(category_names or {})
     coded = [_code_feature(columns[name], kinds.get(name), known.get(name), options, source) for name in used]
     y, classes = _code_target(columns[target], class_names, source)
+    _printable_levels(classes, target, "class label", source)
+    for name, (_, _, levels) in zip(used, coded, strict=True):
+        _printable_levels(levels or (), name, "level", source)
     return CodedTable(
         X=np.column_stack([values for values, _, _ in coded]),
         y=y,
@@ -393,10 +409,10 @@ def code_table(
     )
 
 
-def _declared_kinds(feature_kinds, features: list[str], source: TableSource) -> dict[str, FeatureKind]:
+def _declared_kinds(feature_kinds, features: list[str], source: TableSource, target: str) -> dict[str, FeatureKind]:
     if feature_kinds is None:
         return {}
-    return check_feature_kinds(feature_kinds, features, owner=source.name or source.label)
+    return check_feature_kinds(feature_kinds, features, owner=source.name or source.label, target=target)
 
 
 def _apply_missing(

@@ -8,6 +8,7 @@ so it works inside ``Pipeline``, ``GridSearchCV`` and ``cross_val_score``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -112,6 +113,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         BayesianClassifier
             ``self``, fitted (``result_``, ``classes_``).
         """
+        _refuse_text(X, argument="X")
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -120,7 +122,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
             name="BayesianClassifier.fit",
             X=X,
             y=codes,
-            feature_names=tuple(f"x{j}" for j in range(n_features)),
+            feature_names=tuple(getattr(self, "feature_names_in_", [f"x{j}" for j in range(n_features)])),
             class_names=tuple(str(label) for label in self.classes_),
             feature_kinds=cast(  # the kinds as given: Dataset checks them
                 "tuple[FeatureKind, ...]",
@@ -140,6 +142,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
 
     def _validated(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "result_")
+        _refuse_text(X, argument="X")
         return validate_data(self, X, reset=False, dtype=np.float64)
 
     def predict_full(
@@ -211,3 +214,45 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(X)  # first: raises NotFittedError before classes_ is looked up
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+_CODE_IT = (
+    "code it as numbers first (e.g. one 0/1 column per level with pandas.get_dummies), or fit with "
+    "bayesclass.fit(model, frame, target=COLUMN), which codes text columns"
+)
+
+
+def _refuse_text(X: Any, *, argument: str) -> None:
+    """Refuse text in ``X`` with the column that holds it, as scikit-learn's own estimators do.
+
+    ``validate_data(dtype=float64)`` would turn the text ``"1.5"`` into a number and say only "could not convert
+    string to float" of other text.
+    """
+    pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
+    if pandas is not None and isinstance(X, pandas.DataFrame):
+        text = [
+            column
+            for column, dtype in X.dtypes.items()
+            if not (pandas.api.types.is_numeric_dtype(dtype) or pandas.api.types.is_bool_dtype(dtype))
+        ]
+        if text:
+            raise ValueError(
+                f"{argument} has column(s) {text[:5]} of text or categories (dtype {X.dtypes[text[0]]}); "
+                f"BayesianClassifier takes numbers: {_CODE_IT}"
+            )
+        return
+    if isinstance(X, (str, bytes)) or not isinstance(X, (np.ndarray, list, tuple)):
+        return  # scipy sparse, scalars, ...: scikit-learn's validate_data says what is wrong
+    try:
+        array = np.asarray(X)
+    except ValueError:
+        return  # ragged rows: validate_data says so
+    if array.ndim != 2 or array.dtype.kind not in "OUS":
+        return  # numbers, or a shape validate_data refuses
+    is_text = np.vectorize(lambda cell: isinstance(cell, (str, bytes)), otypes=[bool])(array)
+    if is_text.any():
+        row, column = (int(index[0]) for index in np.nonzero(is_text))
+        raise ValueError(
+            f"{argument}[{row}, {column}] is the text {array[row, column]!r} (column {column}); BayesianClassifier "
+            f"takes numbers: {_CODE_IT}"
+        )

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import datetime
+import hashlib
 import json
 import math
 import re
@@ -30,11 +32,14 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
+from bayesclass.data.coding import treatment_code
+from bayesclass.data.constraints import control_character
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
+from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -49,6 +54,8 @@ __all__ = [
     "StandardizeMode",
     "check_result",
     "model_of",
+    "parameter_groups",
+    "parameters_digest",
     "result_info",
     "write_info",
 ]
@@ -282,6 +289,7 @@ def write_info(result: Any, info: ResultInfo) -> None:
     """
     result.attrs.clear()
     result.attrs.update(info.to_attrs())
+    result.attrs["parameters_digest"] = parameters_digest(result)
 
 
 def model_of(result: Any) -> ClassifierModel:
@@ -334,10 +342,122 @@ def check_result(result: Any) -> ResultInfo:
         raise ValueError("constant_data feature_center/feature_scale do not have one value per model input")
     if not (np.isfinite(scale).all() and (scale > 0).all() and np.isfinite(constant["feature_center"].values).all()):
         raise ValueError("constant_data feature_scale must be positive and finite, feature_center finite")
+    _check_training_arrays(result, info)
+    for group in parameter_groups(result):
+        _check_parameters(result, group, info)
+    digest = str(result.attrs.get("parameters_digest", ""))
+    if digest and digest != parameters_digest(result):
+        raise ValueError(
+            "the parameter arrays do not match their SHA-256 (attr parameters_digest): the file was edited or damaged "
+            "after the fit; refit the model"
+        )
     return info
 
 
-# -- parsing -------------------------------------------------------------------------------------------------------
+def parameter_groups(result: Any) -> tuple[str, ...]:
+    """The groups of ``result`` that hold parameters: ``posterior`` and every ``point_estimate_<kind>``.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result of :func:`bayesclass.fit`.
+
+    Returns
+    -------
+    tuple of str
+        The group names, ``posterior`` first, the point estimates sorted.
+    """
+    names = sorted(name for name in result.children if name.startswith("point_estimate_"))
+    return (*(["posterior"] if "posterior" in result.children else []), *names)
+
+
+def parameters_digest(result: Any) -> str:
+    """SHA-256 of every parameter array of ``result`` (names, dims and float64 values), written as an attr by the fit.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result of :func:`bayesclass.fit`.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    digest = hashlib.sha256()
+    for group in parameter_groups(result):
+        dataset = result[group].to_dataset()
+        for name in sorted(dataset.data_vars):
+            variable = dataset[name]
+            digest.update(json.dumps([group, str(name), list(map(str, variable.dims)), list(variable.shape)]).encode())
+            digest.update(np.ascontiguousarray(variable.values, dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def _check_training_arrays(result: Any, info: ResultInfo) -> None:
+    """The training rows (constant_data X, observed_data y) agree with the attrs, their fingerprint and scaling."""
+    X = result["constant_data"]["X"].values
+    if "y" not in result["observed_data"]:
+        raise ValueError("observed_data has no y")
+    y = result["observed_data"]["y"].values
+    if y.shape != (X.shape[0],) or not np.isfinite(X).all():
+        raise ValueError("constant_data X must be finite, with one observed_data y per row")
+    if not np.issubdtype(y.dtype, np.integer) or y.min(initial=0) < 0 or y.max(initial=0) >= len(info.class_names):
+        raise ValueError(f"observed_data y must hold class codes 0..{len(info.class_names) - 1} (attr class_names)")
+    fingerprint = hashlib.sha256()
+    fingerprint.update(np.ascontiguousarray(X, dtype="<f8").tobytes())
+    fingerprint.update(np.ascontiguousarray(y, dtype="<i8").tobytes())
+    fingerprint.update(json.dumps([list(info.feature_names), list(info.class_names)]).encode())
+    if info.data.fingerprint and fingerprint.hexdigest() != info.data.fingerprint:
+        raise ValueError(
+            "the training rows (constant_data X, observed_data y) or the names do not match attr data_fingerprint: "
+            "the file was edited or damaged after the fit; refit the model"
+        )
+    coded = treatment_code(X, info.feature_names, dict(info.treatment_coding))[0] if info.treatment_coding else X
+    if coded.shape[1] != len(info.model_feature_names):
+        raise ValueError("attr model_feature_names does not match the coded columns of constant_data X")
+    scaled = np.isin(np.array(info.model_feature_names), np.array(info.standardized_features, dtype=object))
+    center = np.where(scaled, coded.mean(axis=0), 0.0)
+    spread = np.where(scaled, coded.std(axis=0), 1.0)
+    constant = result["constant_data"]
+    if not (
+        np.allclose(constant["feature_center"].values, center, rtol=1e-9, atol=1e-12)
+        and np.allclose(constant["feature_scale"].values, spread, rtol=1e-9, atol=1e-12)
+    ):
+        raise ValueError(
+            "constant_data feature_center/feature_scale are not the mean/std of the training columns attr "
+            "standardized_features names (0 and 1 for the others): the file was edited; refit the model"
+        )
+
+
+def _check_parameters(result: Any, group: str, info: ResultInfo) -> None:
+    """One parameter group: finite numbers, class and feature coordinates as the attrs say, draws as recorded."""
+    dataset = result[group].to_dataset()
+    if not dataset.data_vars:
+        raise ValueError(f"group {group} holds no parameters")
+    for name, variable in dataset.data_vars.items():
+        if not np.issubdtype(variable.dtype, np.number) or not np.isfinite(variable.values).all():
+            raise ValueError(
+                f"group {group} variable {name} holds values that are not finite numbers; a fit never writes them "
+                "(the file was edited or damaged): refit the model"
+            )
+    expected = {"class": info.class_names, "feature": info.model_feature_names}
+    for dim, names in expected.items():
+        if dim in dataset.dims and [str(value) for value in dataset[dim].values] != list(names):
+            raise ValueError(f"group {group} has {dim} coordinates other than the attrs' {list(names)[:10]}")
+    if group != "posterior":
+        return
+    if any(variable.dims[:2] != ("chain", "draw") for variable in dataset.data_vars.values()):
+        raise ValueError("group posterior has variables without the leading dims (chain, draw)")
+    settings = info.sampler_settings
+    chains, draws = dataset.sizes["chain"], dataset.sizes["draw"]
+    if settings.get("chains", chains) != chains or (
+        settings.get("draws", draws) != draws and not (info.partial and draws <= settings["draws"])
+    ):
+        raise ValueError(
+            f"group posterior has {chains} chains of {draws} draws, but attr sampler_settings records "
+            f"{settings.get('chains')} of {settings.get('draws')}"
+        )
 
 
 def _parse(attrs: dict[str, Any]) -> ResultInfo:
@@ -365,6 +485,7 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
     coding = {name: tuple(levels) for name, levels in _json(attrs, "treatment_coding", dict, {}).items()}
     if not all(isinstance(level, str) for levels in coding.values() for level in levels):
         raise ValueError("attr treatment_coding must map columns to lists of level names")
+    _printable("treatment_coding", [*coding, *(level for levels in coding.values() for level in levels)])
     mode = attrs.get("standardize_mode", "continuous" if _flag(attrs, "standardize") else "none")
     if mode not in get_args(StandardizeMode):
         raise ValueError(f"attr standardize_mode must be one of {', '.join(get_args(StandardizeMode))}, got {mode!r}")
@@ -384,7 +505,8 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"attr sampler_backend must be one of {', '.join(BACKENDS)}, got {str(backend)[:40]!r}")
     cache_hit = _flag(attrs, "compile_cache_hit") if "compile_cache_hit" in attrs else None
-    return ResultInfo(
+    _digest(attrs, "parameters_digest")
+    info = ResultInfo(
         model=model,
         method=method,
         sampler_settings=MappingProxyType(_sampler_settings(attrs)),
@@ -406,6 +528,43 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
         partial_reason=_text(attrs, "partial_reason", default="the run was interrupted") if partial else "",
         format_version=version,
     )
+    _check_consistency(info)
+    return info
+
+
+def _check_consistency(info: ResultInfo) -> None:
+    """The attrs agree with one another: unique names, keys that name columns, known estimate kinds, a time."""
+    data = info.data
+    for name, values in (
+        ("class_names", data.class_names),
+        ("feature_names", data.feature_names),
+        ("model_feature_names", info.model_feature_names),
+    ):
+        if len(set(values)) != len(values) or not all(values):
+            raise ValueError(f"attr {name} must list distinct non-empty names")
+    coded = {
+        name
+        for name, kind in zip(data.feature_names, data.feature_kinds, strict=True)
+        if kind in ("binary", "categorical")
+    }
+    for name, columns in (("category_names", data.category_names), ("treatment_coding", info.treatment_coding)):
+        unknown = sorted(set(columns) - coded)
+        if unknown:
+            raise ValueError(f"attr {name} names {unknown[:5]}, which are not binary or categorical feature_names")
+    if not set(info.standardized_features) <= set(info.model_feature_names):
+        raise ValueError("attr standardized_features names columns that are not in model_feature_names")
+    kinds = sorted(set(info.point_estimate_status) - set(POINT_ESTIMATE_KINDS))
+    if kinds:
+        raise ValueError(
+            f"attr point_estimate_status has unknown estimate kinds {kinds}; kinds are {POINT_ESTIMATE_KINDS}"
+        )
+    if info.partial and not info.has_draws:
+        raise ValueError(f"attr partial = 1, but method {info.method!r} draws nothing that an interrupt could cut")
+    if info.created_at:
+        try:
+            datetime.datetime.fromisoformat(info.created_at)
+        except ValueError:
+            raise ValueError(f"attr created_at = {info.created_at[:40]!r} is not an ISO 8601 time") from None
 
 
 def _model(attrs: dict[str, Any]) -> ClassifierModel:
@@ -434,6 +593,7 @@ def _data_record(attrs: dict[str, Any], version: int) -> DataRecord:
         isinstance(levels, list) and all(isinstance(level, str) for level in levels) for levels in categories.values()
     ):
         raise ValueError("attr category_names must map columns to lists of level names")
+    _printable("category_names", [*categories, *(level for levels in categories.values() for level in levels)])
     name = _text(attrs, "data_name", default="")
     provenance = _text(attrs, "data_provenance", default="")
     if version >= 2:
@@ -503,7 +663,19 @@ def _names(attrs: dict[str, Any], name: str, *, default: tuple[str, ...] | None 
     values = _json(attrs, name, list, [])
     if not all(isinstance(item, str) for item in values):
         raise ValueError(f"attr {name} must list strings")
+    _printable(name, values)
     return tuple(values)
+
+
+def _printable(name: str, values: Any) -> None:
+    """Refuse names holding a control character (a fit never writes one: the file was edited)."""
+    for value in values:
+        char = control_character(value)
+        if char is not None:
+            raise ValueError(
+                f"attr {name} holds {value!r}, with the control character {char!r}; a fit never writes one "
+                "(the file was edited): refit the model"
+            )
 
 
 def _text(attrs: dict[str, Any], name: str, *, default: str | None = None) -> str:

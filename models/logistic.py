@@ -219,6 +219,22 @@ class LogisticRegression(ClassifierModel):
             lines = binary if n_classes == 2 else multiclass
         return (*lines, f"parametrization: {self.parametrization}")
 
+    def check_training_data(self, data: Dataset) -> None:
+        """The base checks, plus: the probit link needs exactly 2 classes.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 classes, a class without rows, or ``link="probit"`` with more than 2 classes.
+        """
+        super().check_training_data(data)
+        self._check_link(data.n_classes, data.class_names)
+
     # -- helpers -----------------------------------------------------------------------
     def _check_link(self, n_classes: int, class_names: tuple[str, ...]) -> None:
         if self.link == "probit" and n_classes != 2:

@@ -28,4 +28,5 @@ SAMPLER = Sampler(
     accepts=lambda model: model.has_exact(),
     run=_run,
     independent_draws=True,
+    settings=("draws", "chains"),
 )

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 else:
     xr = lazy_import("xarray")
 
-__all__ = ["METHODS", "Method", "fit", "model_inputs", "model_of", "standardization_of"]
+__all__ = ["METHODS", "Method", "check_standardize", "fit", "model_inputs", "model_of", "standardization_of"]
 
 #: a ``method`` value: "auto" or a name in :data:`~bayesclass.inference.engines.methods.METHODS` (the registry of
 #: samplers and the point estimate kinds; ``methods_of(model)`` lists what one family instance accepts)
@@ -388,7 +388,9 @@ def model_inputs(result: xr.DataTree, X: Any, *, info: ResultInfo | None = None)
     """
     info = result_info(result) if info is None else info
     feature_names = info.feature_names
-    values = check_features(X, n_features=len(feature_names), feature_names=feature_names)
+    values = check_features(
+        X, n_features=len(feature_names), feature_names=feature_names, category_names=info.data.category_names
+    )
     if info.treatment_coding:
         values, _, _ = treatment_code(values, feature_names, dict(info.treatment_coding))
     center, scale = standardization_of(result)
@@ -423,6 +425,24 @@ def standardized_kinds(standardize: Standardize) -> tuple[str, ...]:
     )
 
 
+def check_standardize(data: Dataset, standardize: Standardize) -> None:
+    """Refuse, before any fit, a ``standardize`` that cannot apply to ``data`` (a constant column it would scale).
+
+    Parameters
+    ----------
+    data : Dataset
+        The training data (or a table of which the training rows are a part).
+    standardize : bool or "all"
+        As :func:`fit` takes it.
+
+    Raises
+    ------
+    ValueError
+        A column to scale is constant (std 0), named.
+    """
+    _standardization(data, standardize)
+
+
 def _standardization(data: Dataset, standardize: Standardize) -> tuple[np.ndarray, np.ndarray]:
     """(center, scale) per feature: the mean and sd (ddof 0) of the columns ``standardize`` scales, else 0 and 1."""
     center = np.zeros(data.n_features)
@@ -433,7 +453,10 @@ def _standardization(data: Dataset, standardize: Standardize) -> tuple[np.ndarra
         constant = scaled & (std == 0)
         if constant.any():
             names = ", ".join(repr(data.feature_names[j]) for j in np.flatnonzero(constant))
-            raise ValueError(f"cannot standardize constant feature(s) {names}; drop them or fit with standardize=False")
+            raise ValueError(
+                f"cannot standardize constant feature(s) {names}; drop them or fit with standardize=False (without "
+                "--standardize on the command line)"
+            )
         center[scaled] = data.X[:, scaled].mean(axis=0)
         scale[scaled] = std[scaled]
     return center, scale

@@ -835,4 +835,5 @@ SAMPLER = Sampler(
     description="exact data-augmentation Gibbs sampler of a latent Gaussian model",
     accepts=_accepts,
     run=_run,
+    settings=("draws", "tune", "chains", "progressbar", "keep_partial"),
 )

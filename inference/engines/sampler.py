@@ -65,6 +65,9 @@ class Sampler:
     independent_draws : bool
         Whether its draws are independent (exact draws): there is no Markov chain to converge, so no convergence
         verdict applies (its max r_hat over many elements passes 1.01 by chance).
+    settings : tuple of str or None
+        The :class:`~bayesclass.inference.engines.sampling.SamplerSettings` fields it reads (None: every one); a
+        setting given with a method that ignores it is refused by the command line.
     """
 
     name: str
@@ -73,3 +76,4 @@ class Sampler:
     run: Callable[..., SamplerRun]
     uses_backend: bool = False
     independent_draws: bool = False
+    settings: tuple[str, ...] | None = None

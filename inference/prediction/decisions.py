@@ -39,6 +39,13 @@ from bayesclass.data.constraints import Constrained, NumericArray
 __all__ = ["LossMatrix", "decide", "expected_loss"]
 
 
+#: the layout of a loss-matrix CSV, for messages about a file that does not follow it
+_LAYOUT = (
+    "expected a header of the predicted classes after one leading cell, then one row per true class with its "
+    "losses, e.g. 'true/predicted,benign,malignant' / 'benign,0,1' / 'malignant,10,0'"
+)
+
+
 @dataclass(frozen=True)
 class LossMatrix(Constrained):
     """A loss matrix over named classes.
@@ -104,18 +111,16 @@ class LossMatrix(Constrained):
             raise ValueError(f"cannot read loss matrix file {str(path)!r}: {error.strerror or error}") from None
         except UnicodeDecodeError:
             raise ValueError(f"loss matrix file {str(path)!r} is not UTF-8 text") from None
-        if len(rows) < 3:
-            raise ValueError(
-                f"loss matrix file {str(path)!r} must have a header row of predicted class names and one row per "
-                "true class (at least 2 classes)"
-            )
-        header = [cell.strip() for cell in rows[0][1:]]
+        header = [cell.strip() for cell in rows[0][1:]] if rows else []
+        if len(rows) < 3 or len(header) < 2:
+            first = f"its first line is {','.join(rows[0])[:60]!r}" if rows else "it holds no text"
+            raise ValueError(f"{str(path)!r} is not a loss-matrix CSV ({first}); {_LAYOUT}")
         true_names = [row[0].strip() for row in rows[1:]]
         for number, row in enumerate(rows[1:], start=2):
             if len(row) != len(header) + 1:
                 raise ValueError(
                     f"loss matrix file {str(path)!r}, line {number}: {len(row) - 1} losses for {len(header)} "
-                    "predicted classes in the header"
+                    f"predicted classes in the header; {_LAYOUT}"
                 )
         if sorted(true_names) != sorted(header):
             raise ValueError(

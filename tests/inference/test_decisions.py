@@ -85,7 +85,7 @@ def test_the_csv_format_reads_rows_in_any_order(tmp_path):
         ("x,a,b\na,0,-1\nb,1,0\n", r"entry \[true 'a', predicted 'b'\] is -1.0; losses must be finite and non-neg"),
         ("x,a,b\na,0,inf\nb,1,0\n", r"entry \[true 'a', predicted 'b'\] is inf; losses must be finite"),
         ("x,a,b\na,0,one\nb,1,0\n", r"entry \[true 'a', predicted 'b'\] is 'one', not a number"),
-        ("x,a\na,0\n", r"must have a header row of predicted class names and one row per true class"),
+        ("x,a\na,0\n", r"is not a loss-matrix CSV \(its first line is .x,a.\); expected a header of the predicted"),
     ],
 )
 def test_bad_loss_matrix_files_are_one_clear_error(tmp_path, text, message):
