@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -708,8 +709,8 @@ def check_features(
     """Validate new inputs for prediction and return them as a 2-D float64 array.
 
     A pandas DataFrame whose column names are all text is a table: its columns are matched to
-    ``feature_names`` BY NAME (any order; a fitted column missing or a column the model was not fitted on is
-    an error naming them) and coded by :func:`bayesclass.data.table.code_new_rows` (levels of ``category_names``
+    ``feature_names`` BY NAME (any order; a fitted column missing is an error naming it, other columns, such as
+    the target or an id, are left out with a note, as in a CSV file) and coded by :func:`bayesclass.data.table.code_new_rows` (levels of ``category_names``
     by their names); so is a Series with named entries, as one row (``frame.iloc[0]``). A DataFrame with unnamed
     columns (``0, 1, ...``) is taken by position, as an array.
 
@@ -787,13 +788,18 @@ def _frame_by_name(
         return X  # unnamed columns (0, 1, ...): by position, as an array
     missing = [name for name in names if name not in columns]
     unknown = [column for column in columns if column not in names]
-    if missing or unknown:
-        parts = [f"lacks the fitted column(s) {missing}"] if missing else []
-        parts += [f"has column(s) {unknown} the model was not fitted on"] if unknown else []
+    if missing:
+        also = f" (it has column(s) {unknown} the model was not fitted on)" if unknown else ""
         raise ValueError(
-            f"DataFrame {argument} {' and '.join(parts)}; its columns are matched by name: pass "
-            f"{argument}[{list(names)}] (any order), or {argument}.to_numpy() to take them by position"
+            f"DataFrame {argument} lacks the fitted column(s) {missing}{also}; its columns are matched by name: "
+            f"pass a frame holding {list(names)} (any order), or {argument}.to_numpy() to take them by position"
         )
+    if unknown:  # as in a CSV file: other columns (the target, ids) are left out, and said so
+        logging.getLogger("bayesclass").info(
+            "DataFrame %s: column(s) %s the model was not fitted on are not used", argument, unknown
+        )
+        X = X[[column for column in columns if column in names]]
+        columns = list(X.columns)
     if len(set(columns)) != len(columns):
         repeated = sorted({column for column in columns if columns.count(column) > 1})
         raise ValueError(f"DataFrame {argument} repeats the column name(s) {repeated}; give each column a unique name")
