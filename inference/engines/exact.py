@@ -28,4 +28,5 @@ SAMPLER = Sampler(
     accepts=lambda model: model.has_exact(),
     run=_run,
     independent_draws=True,
+    stored_steps=lambda model, training, settings: settings.resolved_counts()[0],
 )

@@ -46,6 +46,12 @@ class SamplerRun:
     partial: bool = False
 
 
+def _draws_and_tune(model: Any, training: Any, settings: Any) -> int:
+    """The default ``Sampler.stored_steps``: kept draws and warm-up steps per chain."""
+    draws, tune = settings.resolved_counts()
+    return draws + tune
+
+
 @dataclass(frozen=True)
 class Sampler:
     """One posterior sampling method.
@@ -65,6 +71,10 @@ class Sampler:
     independent_draws : bool
         Whether its draws are independent (exact draws): there is no Markov chain to converge, so no convergence
         verdict applies (its max r_hat over many elements passes 1.01 by chance).
+    stored_steps : callable
+        ``stored_steps(model, training, settings) -> int``: the steps per chain the method holds in memory while
+        it runs (for the memory check before a fit, :mod:`bayesclass.inference._memory`); by default the kept
+        draws and the warm-up steps, ``draws + tune``.
     """
 
     name: str
@@ -73,3 +83,4 @@ class Sampler:
     run: Callable[..., SamplerRun]
     uses_backend: bool = False
     independent_draws: bool = False
+    stored_steps: Callable[[Any, Any, Any], int] = _draws_and_tune
