@@ -10,7 +10,7 @@ diagnostics into a verdict;
 wraps it all as a scikit-learn estimator.
 """
 
-from bayesclass.inference._memory import InsufficientMemoryError
+from bayesclass.inference._memory import InsufficientMemoryError, MemoryCheckError
 from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
 from bayesclass.inference.criticism.predictive_checks import (
     PPC_STATISTICS,
@@ -46,6 +46,7 @@ __all__ = [
     "BayesianClassifier",
     "ConvergenceReport",
     "InsufficientMemoryError",
+    "MemoryCheckError",
     "SamplerSettings",
     "clear_compile_cache",
     "diagnose",

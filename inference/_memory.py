@@ -28,6 +28,7 @@ from typing import Any
 __all__ = [
     "MEMORY_LIMIT_VARIABLE",
     "InsufficientMemoryError",
+    "MemoryCheckError",
     "available_bytes",
     "format_bytes",
     "largest_fitting",
@@ -43,7 +44,15 @@ _UNITS |= {"t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, 
 _CGROUP = Path("/sys/fs/cgroup")
 
 
-class InsufficientMemoryError(ValueError, MemoryError):
+class MemoryCheckError(ValueError):
+    """The memory check refuses work before it starts.
+
+    The work is too large (:class:`InsufficientMemoryError`), or ``BAYESCLASS_MEMORY_LIMIT`` is not a size. The
+    command line exits 2 on it.
+    """
+
+
+class InsufficientMemoryError(MemoryCheckError, MemoryError):
     """Settings whose arrays would not fit in the available memory, refused before any work starts.
 
     A ``ValueError`` (the settings are the bad input: the message names them and the largest that fit; the
@@ -75,7 +84,7 @@ def format_bytes(n_bytes: float) -> str:
 def _parse_size(text: str) -> int:
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", text)
     if match is None or match.group(2).lower() not in _UNITS:
-        raise ValueError(
+        raise MemoryCheckError(
             f"{MEMORY_LIMIT_VARIABLE}={text!r} is not a size: give bytes or a size such as '8GiB' or '500MB', "
             "or 'off' to skip the memory check"
         )
@@ -126,7 +135,7 @@ def available_bytes() -> int | None:
 
     Raises
     ------
-    ValueError
+    MemoryCheckError
         ``BAYESCLASS_MEMORY_LIMIT`` is neither a size nor ``"off"``.
     """
     override = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip()

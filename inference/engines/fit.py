@@ -372,20 +372,25 @@ def require_fit_memory(model: ClassifierModel, training: Dataset, method: str, s
     needed = fit_bytes(model, training, method, sampler)
     draws, tune = sampler.resolved_counts()
     chains = sampler.chains
+    uses_tune = needed(tune=tune + 1) > needed()  # exact draws have no warm-up
+    tuned = f" and tune={tune:,}" if uses_tune else ""
 
     def fix(available: int) -> str:
         most = largest_fitting(lambda n: needed(draws=n), available, upper=draws)
         if most >= 1:
-            return f"at most {most:,} draws with {chains:,} chains and tune={tune:,} fit; lower draws"
+            return f"at most {most:,} draws with {chains:,} chains{tuned} fit; lower draws"
+        most = largest_fitting(lambda n: needed(tune=n), available, upper=tune) if tune and uses_tune else 0
+        if most >= 1:
+            return f"at most tune={most:,} with {chains:,} chains of {draws:,} draws fit; lower tune"
         most = largest_fitting(lambda n: needed(chains=n), available, upper=chains)
         if most >= 1:
-            return f"at most {most:,} chains of {draws:,} draws (tune={tune:,}) fit; lower chains"
+            return f"at most {most:,} chains of {draws:,} draws{tuned} fit; lower chains"
         most = largest_fitting(lambda n: needed(draws=n, tune=0, chains=1), available, upper=draws)
         return f"at most {most:,} draws with 1 chain and tune=0 fit; lower draws, tune and chains"
 
     require_memory(
         needed(),
-        what=f"the {method} fit ({chains:,} chains x {draws:,} draws, tune={tune:,}, {training.n_obs:,} rows)",
+        what=f"the {method} fit ({chains:,} chains x {draws:,} draws{tuned}, {training.n_obs:,} rows)",
         fix=fix,
     )
 
