@@ -308,9 +308,10 @@ def with_sampling_defaults(
 
 #: sample statistics per step a sampler may record (NUTS: tree depth, step size, energy ... about a dozen)
 SAMPLE_STATS_VALUES = 16
-#: copies of the draws a sampler may hold at once while it runs and converts them (its trace, the arrays it
-#: returns, the xarray posterior)
-DRAW_COPIES = 3
+#: copies of the draws held at once: the sampler's trace, the arrays it returns, the xarray posterior, the
+#: per-draw work of the prediction kernel (measured peaks of 4 chains x 50,000-100,000 draws were 0.45-0.9x the
+#: estimate with 4, blackjax's naive Bayes the closest)
+DRAW_COPIES = 4
 
 
 def fit_bytes(model: ClassifierModel, training: Dataset, method: str, sampler: SamplerSettings) -> Callable[..., int]:
