@@ -245,7 +245,8 @@ def tile_bytes(values_per_row: int, n_rows: int, *, workers: int | None = None) 
 
     :func:`~bayesclass.inference.prediction.tiles.map_row_chunks` holds ``workers + 1`` tiles, each of at most
     :data:`~bayesclass.inference.prediction.tiles.TILE_BYTES` (or one row, where one row is more; never more
-    than ``n_rows`` rows) of float64 values, and about as much again while a tile is evaluated and summarised.
+    than ``n_rows`` rows) of float64 values, and twice as much again while a kernel evaluates a tile (e.g. the
+    differences of every row from every class mean under every draw) and while it is summarised.
 
     Parameters
     ----------
@@ -265,4 +266,4 @@ def tile_bytes(values_per_row: int, n_rows: int, *, workers: int | None = None) 
 
     row = 8 * values_per_row
     tile = max(min(TILE_BYTES, row * max(1, n_rows)), row)
-    return ((default_workers() if workers is None else workers) + 1) * 2 * tile
+    return ((default_workers() if workers is None else workers) + 1) * 3 * tile

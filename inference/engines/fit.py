@@ -208,8 +208,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     groups: dict[str, xr.Dataset] = {}
     run = SamplerRun(posterior=None)
     if method in SAMPLERS:
-        require_fit_memory(model, training, method, sampler)
-        run = SAMPLERS[method].run(model, training, sampler, random_seed)
+        run = _sample(model, training, method, sampler, random_seed)
         groups["posterior"] = model.with_coords(run.posterior, training)
         if run.sample_stats is not None:
             groups["sample_stats"] = run.sample_stats
@@ -275,6 +274,12 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     return tree, info
 
 
+def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, random_seed: int) -> SamplerRun:
+    """Run the sampler ``method`` after the memory check (:func:`require_fit_memory`)."""
+    require_fit_memory(model, training, method, sampler)
+    return SAMPLERS[method].run(model, training, sampler, random_seed)
+
+
 def with_sampling_defaults(
     model: ClassifierModel, method: str, sampler: SamplerSettings, n_obs: int
 ) -> SamplerSettings:
@@ -309,9 +314,10 @@ def with_sampling_defaults(
 #: sample statistics per step a sampler may record (NUTS: tree depth, step size, energy ... about a dozen)
 SAMPLE_STATS_VALUES = 16
 #: copies of the draws held at once: the sampler's trace, the arrays it returns, the xarray posterior, the
-#: per-draw work of the prediction kernel (measured peaks of 4 chains x 50,000-100,000 draws were 0.45-0.9x the
-#: estimate with 4, blackjax's naive Bayes the closest)
-DRAW_COPIES = 4
+#: per-draw work of the prediction kernel (4 chains x 50,000-100,000 draws of naive Bayes, logistic and gcc
+#: peaked at 0.5 to 0.98 times the estimate: bench numbers in the module docstring of
+#: :mod:`bayesclass.inference._memory`)
+DRAW_COPIES = 5
 
 
 def fit_bytes(model: ClassifierModel, training: Dataset, method: str, sampler: SamplerSettings) -> Callable[..., int]:

@@ -47,7 +47,22 @@ class SamplerRun:
 
 
 def _draws_and_tune(model: Any, training: Any, settings: Any) -> int:
-    """The default ``Sampler.stored_steps``: kept draws and warm-up steps per chain."""
+    """The default ``Sampler.stored_steps``: kept draws and warm-up steps per chain.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance (unused: the count is the same for every family).
+    training : Dataset
+        The training data (unused).
+    settings : SamplerSettings
+        The settings, ``draws`` and ``tune`` set.
+
+    Returns
+    -------
+    int
+        ``draws + tune``.
+    """
     draws, tune = settings.resolved_counts()
     return draws + tune
 
