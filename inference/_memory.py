@@ -6,10 +6,14 @@ Each such entry point estimates what it will hold from the sizes the model decla
 its parameters, rows, classes) and calls :func:`require_memory` BEFORE it starts; too much is refused with
 :class:`InsufficientMemoryError`, one line giving both numbers and the largest settings that fit.
 
-The estimates are deliberately generous (copies made while converting draws, working tiles): measured peaks
-of fits were 0.45 to 0.9 times their estimate, of predictive checks about 0.7 times. What is available is
-``psutil.virtual_memory().available``, or the room left under the process's cgroup limit where that is lower
-(a container).
+The estimates are deliberately generous (copies made while converting draws, working tiles). Measured peaks
+(the rise of the peak RSS over a fit of 10 draws, 4 chains, on a 2-core machine) were 0.5 to 0.92 times the
+estimate: gcc on iris by NUTS, 50,000 draws, 811 of 877 MiB; logistic 639 of 754; naive Bayes on transport by
+NUTS, 100,000 draws, 666 of 869; by exact draws, 200,000, 709 of 1,448; the GP's Gibbs sampler, 20,000 draws,
+436 of 714 (its chain processes held little more than their imports); ``predict(return_draws=True)`` of 20,000
+rows x 4,000 draws, 3,694 of 3,994 MiB; a predictive check of 2,000 replicates of breast_cancer, 1,046 of 1,563.
+What is available is ``psutil.virtual_memory().available``, or the room left under the process's cgroup limit
+where that is lower (a container).
 
 The environment variable ``BAYESCLASS_MEMORY_LIMIT`` replaces the measured figure: a size (``"8GiB"``,
 ``"500MB"``, a number of bytes) to budget less than the machine has (a shared machine) or more (swap), or

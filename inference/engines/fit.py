@@ -315,7 +315,7 @@ def with_sampling_defaults(
 SAMPLE_STATS_VALUES = 16
 #: copies of the draws held at once: the sampler's trace, the arrays it returns, the xarray posterior, the
 #: per-draw work of the prediction kernel (4 chains x 50,000-100,000 draws of naive Bayes, logistic and gcc
-#: peaked at 0.5 to 0.98 times the estimate: bench numbers in the module docstring of
+#: peaked at 0.5 to 0.92 times the estimate: bench numbers in the module docstring of
 #: :mod:`bayesclass.inference._memory`)
 DRAW_COPIES = 5
 

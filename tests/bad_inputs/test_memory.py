@@ -246,3 +246,43 @@ def test_format_bytes():
         "745.1 GiB",
         "3.0 PiB",
     ]
+
+
+STUDY_SPEC = """name = "huge draws"
+seed = 0
+training_sizes = [20]
+repeats = 1
+test_fraction = 0.3
+
+[sampler]
+draws = {draws}
+chains = 2
+
+[[models]]
+family = "naive_bayes"
+method = "exact"
+point_estimates = ["mle"]
+
+[[datasets]]
+name = "iris"
+"""
+#: a study cell whose fit is too large is refused by the memory check and recorded as failed, in seconds
+STUDY_MEMORY_CASES = [("study cell with draws = 10**9", str(10**9), "InsufficientMemoryError: the exact fit")]
+
+
+@pytest.mark.parametrize(("case", "draws", "message"), STUDY_MEMORY_CASES, ids=[c for c, *_ in STUDY_MEMORY_CASES])
+def test_a_study_cell_too_large_for_the_memory_is_a_recorded_failure(
+    tmp_path, monkeypatch, capsys, case, draws, message
+):
+    import json
+
+    monkeypatch.setenv(MEMORY_LIMIT_VARIABLE, "16GiB")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(STUDY_SPEC.format(draws=draws))
+    start = time.perf_counter()
+    assert run("study", str(spec), "--out", str(tmp_path / "out"), "--serial", "--no-progress") == 0
+    assert time.perf_counter() - start < 60
+    assert "1 failed" in capsys.readouterr().out
+    (record,) = [json.loads(path.read_text()) for path in (tmp_path / "out" / "cells").glob("*.json")]
+    assert record["status"] == "error" and message in record["error"], record["error"]
+    assert "needs about" in record["error"] and "at most" in record["error"]
