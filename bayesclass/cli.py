@@ -741,10 +741,13 @@ def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:
 
 def _run_fit(model, data, *, method, sampler, standardize, seed):
     from bayesclass.inference import fit
+    from bayesclass.inference._memory import MemoryCheckError
     from bayesclass.models import ConvergenceError
 
     try:
         return fit(model, data, method=method, sampler=sampler, standardize=standardize, random_seed=seed)
+    except MemoryCheckError as error:  # settings too large for the memory, found before any work: a usage error
+        raise UsageError(error) from None
     except (ValueError, ConvergenceError, RuntimeError) as error:
         raise FitFailed(error) from None
 

@@ -10,6 +10,7 @@ diagnostics into a verdict;
 wraps it all as a scikit-learn estimator.
 """
 
+from bayesclass.inference._memory import InsufficientMemoryError, MemoryCheckError
 from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, ConvergenceReport, diagnose
 from bayesclass.inference.criticism.predictive_checks import (
     PPC_STATISTICS,
@@ -44,6 +45,8 @@ __all__ = [
     "ResultInfo",
     "BayesianClassifier",
     "ConvergenceReport",
+    "InsufficientMemoryError",
+    "MemoryCheckError",
     "SamplerSettings",
     "clear_compile_cache",
     "diagnose",

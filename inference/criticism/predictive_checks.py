@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference._memory import largest_fitting, require_memory
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.result import result_info
 from bayesclass.models import REGISTRY
@@ -101,6 +102,31 @@ def _replicate_parameters(result: xr.DataTree, method: str, n_replicates: int) -
     return estimate.expand_dims(replicate=n_replicates)
 
 
+#: copies of the replicated features held at once (the replicates, centred and squared values, their products)
+REPLICATE_COPIES = 6
+
+
+def _require_replicate_memory(result: xr.DataTree, method: str, n_replicates: int, shape: tuple[int, ...]) -> None:
+    """Refuse ``n_replicates`` replicated data sets that would not fit in memory, before any is drawn."""
+    group = "posterior" if "posterior" in result else f"point_estimate_{method}"
+    parameters = result[group].to_dataset()
+    per_set = sum(variable.size for variable in parameters.data_vars.values())
+    per_set //= max(1, parameters.sizes.get("chain", 1) * parameters.sizes.get("draw", 1))
+    n_obs, n_features = shape
+
+    def needed(n: int) -> int:
+        return 8 * n * (REPLICATE_COPIES * n_obs * n_features + 2 * per_set)
+
+    require_memory(
+        needed(n_replicates),
+        what=f"the check of {n_replicates:,} replicates of {n_obs:,} rows x {n_features:,} features",
+        fix=lambda available: (
+            f"at most {largest_fitting(needed, available, upper=n_replicates):,} replicates fit; lower n_replicates "
+            "(--replicates)"
+        ),
+    )
+
+
 def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, random_seed: int = 0) -> xr.Dataset:
     """Compare the training features with features replicated from the fitted generative model.
 
@@ -143,6 +169,7 @@ def posterior_predictive_check(result: xr.DataTree, *, n_replicates: int = 200, 
         )
     X = model_inputs(result, result["constant_data"]["X"].values)
     y = cast("xr.DataArray", result["observed_data"]["y"]).values  # a node's variable (DataTree stubs allow a node)
+    _require_replicate_memory(result, info.method, n_replicates, X.shape)
     class_names = list(info.class_names)
     params = _replicate_parameters(result, info.method, n_replicates)
     replicated = (

@@ -22,6 +22,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.inference._memory import largest_fitting, parameter_values, require_memory
 from bayesclass.inference.engines.fit import fit
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.models.base import ClassifierModel
@@ -97,9 +98,28 @@ def prior_draws(model: ClassifierModel, template: Dataset, n: int, *, random_see
     xarray.Dataset
         The model's parameters with dim ``draw`` (length ``n``), with the model's coordinates.
     """
+    _require_prior_memory(model, template, n)
     names = list(model.parameter_names(template))
     draws = pm.sample_prior_predictive(draws=n, model=model.build(template), var_names=names, random_seed=random_seed)
     return model.with_coords(draws["prior"].to_dataset().isel(chain=0, drop=True)[names], template)
+
+
+#: copies of the prior draws held at once (PyMC's draws, its InferenceData, the Dataset returned)
+PRIOR_DRAW_COPIES = 3
+
+
+def _require_prior_memory(model: ClassifierModel, template: Dataset, n: int) -> None:
+    """Refuse ``n`` prior draws that would not fit in memory, before PyMC draws any."""
+    values = parameter_values(model, template)
+
+    def needed(draws: int) -> int:
+        return 8 * PRIOR_DRAW_COPIES * draws * values
+
+    require_memory(
+        needed(n),
+        what=f"{n:,} prior draws of {values:,} values",
+        fix=lambda available: f"at most {largest_fitting(needed, available, upper=n):,} prior draws fit; lower n",
+    )
 
 
 def simulation_based_calibration(
@@ -148,6 +168,11 @@ def simulation_based_calibration(
     -------
     SbcResult
         The ranks and the uniformity test of each variable.
+
+    Raises
+    ------
+    InsufficientMemoryError
+        A fit whose draws would not fit in memory (each fit is checked by :func:`fit` before it samples).
     """
     rng = np.random.default_rng(random_seed)
     ranks: dict[str, list[np.ndarray]] = {name: [] for name in variables}

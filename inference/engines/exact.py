@@ -29,4 +29,5 @@ SAMPLER = Sampler(
     run=_run,
     independent_draws=True,
     settings=("draws", "chains"),
+    stored_steps=lambda model, training, settings: settings.resolved_counts()[0],
 )

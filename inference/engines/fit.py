@@ -27,7 +27,7 @@ import dataclasses
 import datetime
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -39,6 +39,7 @@ from bayesclass.data._validation import require_seed
 from bayesclass.data.coding import categorical_levels, treatment_code
 from bayesclass.data.kinds import FeatureKind
 from bayesclass.data.origin import MissingPolicy
+from bayesclass.inference._memory import largest_fitting, parameter_values, require_memory, tile_bytes
 from bayesclass.inference.criticism.loo import pointwise_log_likelihood
 from bayesclass.inference.engines.methods import METHODS, SAMPLERS, methods_of
 from bayesclass.inference.engines.sampler import SamplerRun
@@ -207,7 +208,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     groups: dict[str, xr.Dataset] = {}
     run = SamplerRun(posterior=None)
     if method in SAMPLERS:
-        run = SAMPLERS[method].run(model, training, sampler, random_seed)
+        run = _sample(model, training, method, sampler, random_seed)
         groups["posterior"] = model.with_coords(run.posterior, training)
         if run.sample_stats is not None:
             groups["sample_stats"] = run.sample_stats
@@ -273,6 +274,12 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     return tree, info
 
 
+def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, random_seed: int) -> SamplerRun:
+    """Run the sampler ``method`` after the memory check (:func:`require_fit_memory`)."""
+    require_fit_memory(model, training, method, sampler)
+    return SAMPLERS[method].run(model, training, sampler, random_seed)
+
+
 def with_sampling_defaults(
     model: ClassifierModel, method: str, sampler: SamplerSettings, n_obs: int
 ) -> SamplerSettings:
@@ -301,6 +308,97 @@ def with_sampling_defaults(
         sampler,
         draws=defaults["draws"] if sampler.draws is None else sampler.draws,
         tune=defaults["tune"] if sampler.tune is None else sampler.tune,
+    )
+
+
+#: sample statistics per step a sampler may record (NUTS: tree depth, step size, energy ... about a dozen)
+SAMPLE_STATS_VALUES = 16
+#: copies of the draws held at once: the sampler's trace, the arrays it returns, the xarray posterior, the
+#: per-draw work of the prediction kernel (4 chains x 50,000-100,000 draws of naive Bayes, logistic and gcc
+#: peaked at 0.5 to 0.92 times the estimate: bench numbers in the module docstring of
+#: :mod:`bayesclass.inference._memory`)
+DRAW_COPIES = 5
+
+
+def fit_bytes(model: ClassifierModel, training: Dataset, method: str, sampler: SamplerSettings) -> Callable[..., int]:
+    """The estimated peak bytes of a sampling fit, as a function of its settings (``draws``, ``tune``, ``chains``).
+
+    The sampler's stored steps (``Sampler.stored_steps``) x chains x (the values of one draw
+    (:func:`~bayesclass.inference._memory.parameter_values`) + :data:`SAMPLE_STATS_VALUES`) x
+    :data:`DRAW_COPIES`, plus the pointwise log-likelihood (chains x draws x rows) and its working tiles.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance.
+    training : Dataset
+        The coded and standardised training data.
+    method : str
+        A sampling method of :data:`~bayesclass.inference.engines.methods.SAMPLERS`.
+    sampler : SamplerSettings
+        The settings, with ``draws`` and ``tune`` set.
+
+    Returns
+    -------
+    callable
+        ``needed(draws=..., tune=..., chains=...) -> int``: bytes, each setting defaulting to ``sampler``'s.
+    """
+    values = parameter_values(model, training) + SAMPLE_STATS_VALUES
+    draws, tune = sampler.resolved_counts()
+
+    def steps(d: int, t: int) -> int:
+        return SAMPLERS[method].stored_steps(model, training, dataclasses.replace(sampler, draws=d, tune=t))
+
+    base, per_draw = steps(1, 0), steps(2, 0) - steps(1, 0)  # the steps are linear in draws and tune
+    per_tune = steps(1, 1) - base
+    n_obs, n_classes = training.n_obs, len(training.class_names)
+
+    def needed(draws: int = draws, tune: int = tune, chains: int = sampler.chains) -> int:
+        stored = base + (draws - 1) * per_draw + tune * per_tune
+        sampling = 8 * chains * stored * values * DRAW_COPIES
+        log_likelihood = 8 * chains * draws * n_obs + tile_bytes(n_classes * chains * draws, n_obs)
+        return sampling + log_likelihood
+
+    return needed
+
+
+def require_fit_memory(model: ClassifierModel, training: Dataset, method: str, sampler: SamplerSettings) -> None:
+    """Refuse a sampling fit whose draws would not fit in memory, before anything is compiled or sampled.
+
+    Parameters
+    ----------
+    model, training, method, sampler
+        As in :func:`fit_bytes`.
+
+    Raises
+    ------
+    InsufficientMemoryError
+        The estimate (:func:`fit_bytes`) exceeds the available memory; the message gives both and the most
+        draws (or chains) that fit.
+    """
+    needed = fit_bytes(model, training, method, sampler)
+    draws, tune = sampler.resolved_counts()
+    chains = sampler.chains
+    uses_tune = needed(tune=tune + 1) > needed()  # exact draws have no warm-up
+    tuned = f" and tune={tune:,}" if uses_tune else ""
+
+    def fix(available: int) -> str:
+        most = largest_fitting(lambda n: needed(draws=n), available, upper=draws)
+        if most >= 1:
+            return f"at most {most:,} draws with {chains:,} chains{tuned} fit; lower draws"
+        most = largest_fitting(lambda n: needed(tune=n), available, upper=tune) if tune and uses_tune else 0
+        if most >= 1:
+            return f"at most tune={most:,} with {chains:,} chains of {draws:,} draws fit; lower tune"
+        most = largest_fitting(lambda n: needed(chains=n), available, upper=chains)
+        if most >= 1:
+            return f"at most {most:,} chains of {draws:,} draws{tuned} fit; lower chains"
+        most = largest_fitting(lambda n: needed(draws=n, tune=0, chains=1), available, upper=draws)
+        return f"at most {most:,} draws with 1 chain and tune=0 fit; lower draws, tune and chains"
+
+    require_memory(
+        needed(),
+        what=f"the {method} fit ({chains:,} chains x {draws:,} draws{tuned}, {training.n_obs:,} rows)",
+        fix=fix,
     )
 
 

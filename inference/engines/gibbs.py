@@ -826,6 +826,12 @@ def _run(model, training, settings: SamplerSettings, random_seed: int):
     )
 
 
+def _stored_steps(model, training, settings: SamplerSettings) -> int:
+    """Sweeps per chain :func:`sample_gibbs` holds: the burn-in and every sweep of the kept (thinned) draws."""
+    draws, tune = settings.resolved_counts()
+    return tune + draws * model.latent_gaussian_form(training).thin
+
+
 def _accepts(model) -> bool:
     return hasattr(model, "latent_gaussian_form")
 
@@ -836,4 +842,5 @@ SAMPLER = Sampler(
     accepts=_accepts,
     run=_run,
     settings=("draws", "tune", "chains", "progressbar", "keep_partial"),
+    stored_steps=_stored_steps,
 )

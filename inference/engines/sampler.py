@@ -46,6 +46,27 @@ class SamplerRun:
     partial: bool = False
 
 
+def _draws_and_tune(model: Any, training: Any, settings: Any) -> int:
+    """The default ``Sampler.stored_steps``: kept draws and warm-up steps per chain.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance (unused: the count is the same for every family).
+    training : Dataset
+        The training data (unused).
+    settings : SamplerSettings
+        The settings, ``draws`` and ``tune`` set.
+
+    Returns
+    -------
+    int
+        ``draws + tune``.
+    """
+    draws, tune = settings.resolved_counts()
+    return draws + tune
+
+
 @dataclass(frozen=True)
 class Sampler:
     """One posterior sampling method.
@@ -68,6 +89,10 @@ class Sampler:
     settings : tuple of str or None
         The :class:`~bayesclass.inference.engines.sampling.SamplerSettings` fields it reads (None: every one); a
         setting given with a method that ignores it is refused by the command line.
+    stored_steps : callable
+        ``stored_steps(model, training, settings) -> int``: the steps per chain the method holds in memory while
+        it runs (for the memory check before a fit, :mod:`bayesclass.inference._memory`); by default the kept
+        draws and the warm-up steps, ``draws + tune``.
     """
 
     name: str
@@ -77,3 +102,4 @@ class Sampler:
     uses_backend: bool = False
     independent_draws: bool = False
     settings: tuple[str, ...] | None = None
+    stored_steps: Callable[[Any, Any, Any], int] = _draws_and_tune

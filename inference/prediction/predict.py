@@ -29,6 +29,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.inference._memory import format_bytes, largest_fitting, require_memory, tile_bytes
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
 from bayesclass.inference.prediction.tiles import (
@@ -128,6 +129,7 @@ def predict(
     predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
     if isinstance(X, Dataset):  # check_features checks its feature names and takes its X
         _check_labels(X, predictor.class_names)
+    predictor.require_memory(_n_rows(X))
     tiles = [output for _, output in predictor.tiles([X], workers=workers)]  # per-row arrays: one Dataset at the end
     output = {name: np.concatenate([tile[name] for tile in tiles], axis=0) for name in tiles[0]}
     dataset = predictor._dataset(output, first_row=0)
@@ -320,6 +322,7 @@ class Predictor:
             )
         widest = max(kernel.n_classes * kernel.n_draws for kernel in kernels.values()) * (2 if loss is not None else 1)
         setup = max(kernel.setup_rows for kernel in kernels.values())
+        _require_tile_memory(widest, setup)
         return cls(
             result=result,
             kernels=kernels,
@@ -330,6 +333,44 @@ class Predictor:
             has_draws=has_draws,
             loss=None if loss is None else loss.aligned(class_names),
             info=info,
+        )
+
+    def require_memory(self, n_rows: int | None) -> None:
+        """Refuse :func:`predict` of ``n_rows`` rows whose outputs would not fit in memory, before any row is done.
+
+        With ``return_draws`` the per-draw probabilities take rows x draws x classes x 8 bytes, held twice (the
+        tiles and their concatenation); every output takes rows x classes x 8 bytes per variable.
+
+        Parameters
+        ----------
+        n_rows : int or None
+            The rows to predict (None: unknown, not checked).
+
+        Raises
+        ------
+        InsufficientMemoryError
+            The outputs exceed the available memory; the message gives the most rows that fit.
+        """
+        if n_rows is None:
+            return
+        draw_values = sum(kernel.n_draws * kernel.n_classes for kernel in self.kernels.values() if kernel.n_draws > 1)
+        per_row = 8 * 2 * ((draw_values if self.return_draws else 0) + 8 * len(self.kernels) * len(self.class_names))
+
+        def needed(rows: int) -> int:
+            widest = max(kernel.n_classes * kernel.n_draws for kernel in self.kernels.values())
+            return per_row * rows + tile_bytes(widest, rows)
+
+        def fix(available: int) -> str:
+            most = largest_fitting(needed, available, upper=n_rows)
+            hint = " or return_draws=False (--draws-out streams them to a file)" if self.return_draws else ""
+            return (
+                f"at most {most:,} rows fit in one call; predict fewer rows at a time (predict_chunks holds one tile "
+                f"of rows at a time){hint}"
+            )
+
+        draws = " with return_draws=True" if self.return_draws else ""
+        require_memory(
+            needed(n_rows), what=f"predict of {n_rows:,} rows{draws} ({draw_values:,} values per row)", fix=fix
         )
 
     def inputs(self, chunks: Iterable[Any]) -> Iterator[np.ndarray]:
@@ -517,6 +558,31 @@ class Predictor:
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def _require_tile_memory(values_per_row: int, setup_rows: int) -> None:
+    """Refuse a result whose smallest tiles of rows (one row, or the kernels' setup rows) would not fit in memory.
+
+    The engine sizes tiles within its budget, but never below ``setup_rows`` rows of every draw.
+    """
+    rows = max(1, setup_rows)
+    row = 8 * values_per_row
+    require_memory(
+        tile_bytes(values_per_row, rows),
+        what=f"prediction in tiles of {rows:,} rows x {values_per_row:,} values (draws x classes: "
+        f"{format_bytes(row)} a row)",
+        fix=lambda available: "the result holds too many draws to predict: refit with fewer draws or chains",
+    )
+
+
+def _n_rows(X: Any) -> int | None:
+    """The rows of ``X`` where it says (a Dataset, an array or a table; 1 for one row), else None."""
+    if isinstance(X, Dataset):
+        return X.n_obs
+    shape = getattr(X, "shape", None)
+    if isinstance(shape, tuple) and len(shape) in (1, 2):
+        return int(shape[0]) if len(shape) == 2 else 1
+    return None
 
 
 def _check_labels(data: Dataset, class_names: tuple[str, ...]) -> None:

@@ -584,6 +584,40 @@ class PredictionSummary:
     incomplete: int = 0
 
 
+def require_draws_disk(path: str | os.PathLike, predictor, n_rows: int) -> None:
+    """Refuse a per-draw probabilities file that would not fit on its disk, before anything is written.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The netCDF file of per-draw probabilities (``draws_out``).
+    predictor : Predictor
+        The :class:`~bayesclass.inference.prediction.predict.Predictor` of the fitted result.
+    n_rows : int
+        The rows to predict.
+
+    Raises
+    ------
+    ValueError
+        rows x draws x classes x 8 bytes exceed the free space of the file's folder.
+    """
+    import shutil
+    from pathlib import Path
+
+    from bayesclass.inference._memory import format_bytes
+
+    kernel = predictor.kernels["class_proba"]
+    needed = 8 * n_rows * kernel.n_draws * kernel.n_classes
+    free = shutil.disk_usage(Path(path).resolve().parent).free
+    if needed > free:
+        most = free // (8 * kernel.n_draws * kernel.n_classes)
+        raise ValueError(
+            f"the per-draw probabilities of {n_rows:,} rows x {kernel.n_draws:,} draws x {kernel.n_classes} classes "
+            f"take about {format_bytes(needed)}, but {format_bytes(free)} is free where {str(path)!r} goes: at most "
+            f"{most:,} rows fit; write them to a larger disk or predict fewer rows"
+        )
+
+
 def write_predictions(
     predictor,
     rows: PredictionRows,
@@ -625,6 +659,8 @@ def write_predictions(
     from bayesclass.inference.engines.sampling import interrupt_guard
     from bayesclass.inference.io import atomic_write
 
+    if draws_out is not None:
+        require_draws_disk(draws_out, predictor, rows.total_rows)
     header = prediction_header(predictor, labelled=rows.labelled, id_column=rows.id_column)
     width = len(prediction_header(predictor, labelled=False))
     written = 0
