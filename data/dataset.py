@@ -710,9 +710,10 @@ def check_features(
 
     A pandas DataFrame whose column names are all text is a table: its columns are matched to
     ``feature_names`` BY NAME (any order; a fitted column missing is an error naming it, other columns, such as
-    the target or an id, are left out with a note, as in a CSV file) and coded by :func:`bayesclass.data.table.code_new_rows` (levels of ``category_names``
-    by their names); so is a Series with named entries, as one row (``frame.iloc[0]``). A DataFrame with unnamed
-    columns (``0, 1, ...``) is taken by position, as an array.
+    the target or an id, are left out with a note, as in a CSV file) and coded by
+    :func:`bayesclass.data.table.code_new_rows` (levels of ``category_names`` by their names); so is a Series with
+    named entries, as one row (``frame.iloc[0]``). A DataFrame with unnamed columns (``0, 1, ...``) is taken by
+    position, as an array.
 
     Parameters
     ----------
