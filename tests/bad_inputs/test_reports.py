@@ -19,6 +19,7 @@ import pytest
 
 import bayesclass as bc
 from bayesclass.inference.criticism.loo import LooUnavailable, loo
+from bayesclass.inference.result import result_info, write_info
 from tests.bad_inputs.harness import assert_one_line_error, run
 
 #: the edge-case results: name -> the ``bayesclass fit`` arguments (exact draws are fast; one NUTS run)
@@ -56,12 +57,14 @@ def results(tmp_path_factory) -> dict[str, Path]:
         dataset = moving[group].to_dataset()
         repeated = {name: np.broadcast_to(v.values[:, :1], v.shape).copy() for name, v in dataset.data_vars.items()}
         moving[group] = dataset.copy(data=repeated)
+    write_info(moving, result_info(moving))  # the edited arrays' digest (a fit's own results carry theirs)
     paths["stuck"] = bc.save_result(moving, folder / "stuck.nc")
     constant = bc.load_result(paths["logistic_nuts_2_chains"])
     posterior = constant["posterior"].to_dataset()
     intercept = posterior["intercept"].copy()
     intercept[..., 0] = 0.25
     constant["posterior"] = posterior.assign(intercept=intercept)
+    write_info(constant, result_info(constant))
     paths["constant"] = bc.save_result(constant, folder / "constant.nc")
     return paths
 
