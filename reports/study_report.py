@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.studies.runner import current_cells, load
+from bayesclass.inference.studies.runner import current_cells, load_verified
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
@@ -64,8 +64,8 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
         If the folder holds no finished cell yet.
     """
     started = time.perf_counter()
-    table = load(out, keys=current_cells(out))  # the last spec's cells (an earlier spec's records stay on disk)
-    rejected = table.attrs.get("rejected", [])
+    # the last spec's cells (an earlier spec's records stay on disk), and the records left out
+    table, rejected = load_verified(out, keys=current_cells(out))
     if table.empty:
         if rejected:
             raise ValueError(

@@ -61,6 +61,7 @@ __all__ = [
     "current_cells",
     "current_keys",
     "load",
+    "load_verified",
     "run_cell",
     "run_study",
 ]
@@ -530,10 +531,31 @@ COLUMNS = (
 def load(out: str | Path, *, keys: Collection[str] | Mapping[str, Mapping | None] | None = None):
     """The tidy results table of a study folder: a row per cell x estimate x metric, of its verified records.
 
+    As :func:`load_verified`, with the list of records left out in the table's ``attrs["rejected"]``.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The study's results folder.
+    keys : collection of str, or mapping of key to cell description, optional
+        As for :func:`load_verified`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table of :func:`load_verified`; ``attrs["rejected"]``: ``"<file>: <why>"`` for each record left out.
+    """
+    table, rejected = load_verified(out, keys=keys)
+    table.attrs["rejected"] = rejected
+    return table
+
+
+def load_verified(out: str | Path, *, keys: Collection[str] | Mapping[str, Mapping | None] | None = None):
+    """The tidy results table of a study folder and the records left out of it.
+
     A failed cell has one row with its error and no metric; every row has its cell's diagnostics and timings.
     Every record is verified first (:func:`bayesclass.inference.studies.records.verify_record`: structure, ranges,
-    checksum, key, cell): one that does not pass is left out of the table, logged as a warning and listed in
-    ``attrs["rejected"]``.
+    checksum, key, cell): one that does not pass is left out of the table, logged as a warning and listed.
 
     Parameters
     ----------
@@ -545,9 +567,10 @@ def load(out: str | Path, *, keys: Collection[str] | Mapping[str, Mapping | None
 
     Returns
     -------
-    pandas.DataFrame
-        The columns of :data:`COLUMNS`, sorted by dataset, model, size, repeat, estimate and metric;
-        ``attrs["rejected"]``: ``"<file>: <why>"`` for each record left out.
+    table : pandas.DataFrame
+        The columns of :data:`COLUMNS`, sorted by dataset, model, size, repeat, estimate and metric.
+    rejected : list of str
+        ``"<file>: <why>"`` for each record left out.
 
     Raises
     ------
@@ -564,9 +587,7 @@ def load(out: str | Path, *, keys: Collection[str] | Mapping[str, Mapping | None
     rows = [row for record in records for row in _record_rows(record)]
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = table.sort_values(["dataset", "model", "size", "repeat", "estimate", "metric"], kind="stable")
-    table = table.reset_index(drop=True)
-    table.attrs["rejected"] = [f"{path.name}: {reason}" for path, reason in rejected]
-    return table
+    return table.reset_index(drop=True), [f"{path.name}: {reason}" for path, reason in rejected]
 
 
 def current_cells(out: str | Path) -> dict[str, dict | None] | None:

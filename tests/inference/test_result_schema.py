@@ -194,7 +194,6 @@ NOT_RESULTS = {
     "inference/engines/sampling.py": {"stats"},
     "inference/prediction/predict.py": {"dataset"},
     "inference/studies/runner.py": {"table"},
-    "reports/study_report.py": {"table"},
     "reports/text.py": {"check"},
 }
 
