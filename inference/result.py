@@ -35,6 +35,7 @@ from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
+from bayesclass.models.approximation import GaussianApproximation
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -42,12 +43,14 @@ else:
     xr = lazy_import("xarray")
 
 __all__ = [
+    "COVARIANCE_GROUP_PREFIX",
     "FORMAT_VERSION",
     "READABLE_FORMATS",
     "DataRecord",
     "ResultInfo",
     "StandardizeMode",
     "check_result",
+    "gaussian_approximation",
     "model_of",
     "result_info",
     "write_info",
@@ -59,6 +62,9 @@ FORMAT_VERSION = 2
 READABLE_FORMATS = (0, 1, 2)
 #: which columns ``fit(standardize=...)`` scaled: none, the continuous ones, or the binary ones too
 StandardizeMode = Literal["none", "continuous", "all"]
+#: the group beside ``point_estimate_<kind>`` holding its covariance: ``estimate_covariance_<kind>`` (not a
+#: ``point_estimate_*`` name: every such group is an estimate kind)
+COVARIANCE_GROUP_PREFIX = "estimate_covariance_"
 #: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr)
 MAX_TEXT = 100_000
 
@@ -334,7 +340,48 @@ def check_result(result: Any) -> ResultInfo:
         raise ValueError("constant_data feature_center/feature_scale do not have one value per model input")
     if not (np.isfinite(scale).all() and (scale > 0).all() and np.isfinite(constant["feature_center"].values).all()):
         raise ValueError("constant_data feature_scale must be positive and finite, feature_center finite")
+    for group in result.children:
+        if group.startswith(COVARIANCE_GROUP_PREFIX):
+            gaussian_approximation(result, group.removeprefix(COVARIANCE_GROUP_PREFIX))
     return info
+
+
+def gaussian_approximation(result: Any, kind: str) -> GaussianApproximation | None:
+    """The stored normal approximation of the point estimate ``kind`` (its covariance), checked; None if none.
+
+    Results written before covariances were stored, and estimates whose family states no curvature, have
+    none.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    kind : str
+        A point estimate kind (``"mle"``, ``"map"`` ...).
+
+    Returns
+    -------
+    GaussianApproximation or None
+        The approximation over the estimate's parameters (in the model's inputs, standardised where the fit
+        standardised), or None.
+
+    Raises
+    ------
+    ValueError
+        A covariance group without its point estimate, or one that does not fit it (shape, labels, symmetry,
+        finite non-negative variances).
+    """
+    group = f"{COVARIANCE_GROUP_PREFIX}{kind}"
+    if group not in result.children:
+        return None
+    if f"point_estimate_{kind}" not in result.children:
+        raise ValueError(f"group {group} has no point_estimate_{kind} beside it")
+    try:
+        return GaussianApproximation.from_dataset(
+            result[group].to_dataset(), result[f"point_estimate_{kind}"].to_dataset()
+        )
+    except ValueError as error:
+        raise ValueError(f"group {group}: {error}") from None
 
 
 # -- parsing -------------------------------------------------------------------------------------------------------
