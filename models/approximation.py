@@ -243,6 +243,8 @@ class GaussianApproximation:
             raise ValueError("has no covariance variable")
         text = dataset.attrs.get("names")
         names = tuple(text.split(",")) if isinstance(text, str) and text else ()
+        if text is None:
+            raise ValueError("attr names (the parameters the covariance is over) is missing")
         if not names or not all(name in estimate.data_vars for name in names):
             raise ValueError(f"attr names {str(text)[:80]!r} should list parameters of the point estimate")
         covariance = np.asarray(dataset["covariance"].values)

@@ -95,7 +95,9 @@ def test_probability_intervals_through_predict_equal_statsmodels(binary_data, li
         np.testing.assert_allclose(prediction["class_proba_mle_low"].values[:, 0], 1 - bounds[:, 1], **TOLERANCE)
         np.testing.assert_allclose(prediction["class_proba_mle_high"].values[:, 0], 1 - bounds[:, 0], **TOLERANCE)
         low, high = prediction["class_proba_mle_low"].values, prediction["class_proba_mle_high"].values
-        assert (low <= prediction["class_proba_mle"].values).all() and (prediction["class_proba_mle"].values <= high).all()
+        assert (low <= prediction["class_proba_mle"].values).all() and (
+            prediction["class_proba_mle"].values <= high
+        ).all()
 
 
 def _log_posterior(coefficients: np.ndarray, data: Dataset, link: str, prior: LogisticPrior) -> float:
@@ -223,7 +225,9 @@ def test_nuts_posterior_is_skewed_away_from_the_mle_on_spector():
 
     data = _spector()
     model = LogisticRegression(prior=LogisticPrior(weight_sigma=1000.0, intercept_sigma=1000.0))
-    result = fit(model, data, sampler=SamplerSettings(draws=2000, tune=1000, chains=4, progressbar=False), random_seed=1)
+    result = fit(
+        model, data, sampler=SamplerSettings(draws=2000, tune=1000, chains=4, progressbar=False), random_seed=1
+    )
     mle = gaussian_approximation(result, "mle")
     posterior = result["posterior"]
     draws = np.column_stack([posterior["intercept"].values.ravel(), posterior["weights"].values.reshape(-1, 3)])
