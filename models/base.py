@@ -47,7 +47,6 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, FeatureKind, check_features
-from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.data.constraints import (
     InvalidValueError,
     check_fields,
@@ -56,6 +55,7 @@ from bayesclass.data.constraints import (
     renamed_fields,
     with_current_names,
 )
+from bayesclass.models.approximation import GaussianApproximation
 
 if TYPE_CHECKING:
     import pymc as pm

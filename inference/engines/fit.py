@@ -224,18 +224,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
             groups["sample_stats"] = run.sample_stats
         # pointwise log-likelihood of the training rows, for LOO (inference.criticism.loo)
         groups["log_likelihood"] = pointwise_log_likelihood(model, groups["posterior"], training.X, training.y)
-    status: dict[str, str] = {}
-    for kind in model.available_point_estimates() if method in SAMPLERS else (method,):
-        try:
-            groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
-            status[kind] = "exists"
-            approximation = model.gaussian_approximation(training, kind)
-            if approximation is not None:  # its covariance, beside it (standard errors, Wald and delta intervals)
-                groups[f"{COVARIANCE_GROUP_PREFIX}{kind}"] = approximation.to_dataset()
-        except (NoEstimateError, ConvergenceError) as error:  # beside draws, a missing estimate is recorded, not fatal
-            if method not in SAMPLERS:
-                raise
-            status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
+    status = _point_estimates(model, training, method, groups)
 
     groups["observed_data"] = xr.Dataset({"y": (("obs",), training.y)})
     groups["constant_data"] = xr.Dataset(
@@ -285,6 +274,26 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         partial_reason=_partial_reason(groups, sampler) if run.partial else "",
     )
     return tree, info
+
+
+def _point_estimates(model: ClassifierModel, training: Dataset, method: str, groups: dict[str, xr.Dataset]) -> dict:
+    """Add each point estimate (every one beside draws, else ``method``) and its covariance to ``groups``.
+
+    Returns the status of each kind: "exists", or why not (beside draws a missing estimate is recorded, not fatal).
+    """
+    status: dict[str, str] = {}
+    for kind in model.available_point_estimates() if method in SAMPLERS else (method,):
+        try:
+            groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
+            status[kind] = "exists"
+            approximation = model.gaussian_approximation(training, kind)
+            if approximation is not None:  # its covariance, beside it (standard errors, Wald and delta intervals)
+                groups[f"{COVARIANCE_GROUP_PREFIX}{kind}"] = approximation.to_dataset()
+        except (NoEstimateError, ConvergenceError) as error:
+            if method not in SAMPLERS:
+                raise
+            status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
+    return status
 
 
 def with_sampling_defaults(

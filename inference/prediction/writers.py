@@ -304,8 +304,8 @@ def prediction_header(predictor, *, labelled: bool, id_column: str | None = None
 
     The id column first when one is copied, then ``p_<class>`` (with ``_low``/``_high`` and the plug-in
     estimates ``p_<class>_<kind>`` when there are draws; ``p_<class>_<kind>_low``/``_high``, the delta-method
-    interval of each point estimate whose covariance the result stores), ``predicted``, the decisions under a loss matrix, and ``observed`` when
-    ``labelled``.
+    interval of each point estimate whose covariance the result stores), ``predicted``, the decisions under a
+    loss matrix, and ``observed`` when ``labelled``.
 
     Parameters
     ----------
