@@ -235,3 +235,16 @@ def test_nuts_posterior_is_skewed_away_from_the_mle_on_spector():
     assert (np.abs(draws.mean(axis=0)) > np.abs(mle.params)).all()  # every coefficient further from 0
     ratio = draws.std(axis=0) / mle.bse
     assert ((1.08 < ratio) & (ratio < 1.22)).all(), ratio  # 1.12-1.17 in the issue (measured 1.13-1.15)
+
+
+def test_compare_prints_each_estimates_standard_error_and_wald_interval():
+    import bayesclass as bc
+
+    data = _spector()
+    reference = _statsmodels_fit(data, "logit")
+    text = bc.format_comparison(fit("logistic", data, method="mle"))
+    header = next(line for line in text.splitlines() if line.startswith("parameter"))
+    assert "SE" in header.split() and "89% Wald" in header
+    line = next(line for line in text.splitlines() if line.startswith("weights[GPA]"))
+    low, high = reference.conf_int(0.11)[1]
+    assert f"{reference.bse[1]:.4g}" in line and f"[{low:.3g}, {high:.3g}]" in line
