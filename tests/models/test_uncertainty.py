@@ -248,3 +248,14 @@ def test_compare_prints_each_estimates_standard_error_and_wald_interval():
     line = next(line for line in text.splitlines() if line.startswith("weights[GPA]"))
     low, high = reference.conf_int(0.11)[1]
     assert f"{reference.bse[1]:.4g}" in line and f"[{low:.3g}, {high:.3g}]" in line
+
+
+def test_the_report_tabulates_each_estimates_standard_error_and_wald_interval():
+    import bayesclass as bc
+
+    data = _spector()
+    result = fit("logistic", data, method="map")
+    page = bc.report(result)
+    se = gaussian_approximation(result, "map").bse
+    assert "<th>MAP SE</th><th>MAP 89% Wald</th>" in page
+    assert f"<td>{se[1]:.4g}</td>" in page
