@@ -39,6 +39,7 @@ from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import BACKENDS, SamplerSettings
 from bayesclass.models import ClassifierModel, model_from_dict
+from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
 if TYPE_CHECKING:
@@ -47,12 +48,14 @@ else:
     xr = lazy_import("xarray")
 
 __all__ = [
+    "COVARIANCE_GROUP_PREFIX",
     "FORMAT_VERSION",
     "READABLE_FORMATS",
     "DataRecord",
     "ResultInfo",
     "StandardizeMode",
     "check_result",
+    "gaussian_approximation",
     "model_of",
     "parameter_groups",
     "parameters_digest",
@@ -66,6 +69,9 @@ FORMAT_VERSION = 2
 READABLE_FORMATS = (0, 1, 2)
 #: which columns ``fit(standardize=...)`` scaled: none, the continuous ones, or the binary ones too
 StandardizeMode = Literal["none", "continuous", "all"]
+#: the group beside ``point_estimate_<kind>`` holding its covariance: ``estimate_covariance_<kind>`` (not a
+#: ``point_estimate_*`` name: every such group is an estimate kind)
+COVARIANCE_GROUP_PREFIX = "estimate_covariance_"
 #: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr)
 MAX_TEXT = 100_000
 
@@ -344,7 +350,10 @@ def check_result(result: Any) -> ResultInfo:
         raise ValueError("constant_data feature_scale must be positive and finite, feature_center finite")
     _check_training_arrays(result, info)
     for group in parameter_groups(result):
-        _check_parameters(result, group, info)
+        if group.startswith(COVARIANCE_GROUP_PREFIX):  # checked against its point estimate
+            gaussian_approximation(result, group.removeprefix(COVARIANCE_GROUP_PREFIX))
+        else:
+            _check_parameters(result, group, info)
     digest = str(result.attrs.get("parameters_digest", ""))
     if digest and digest != parameters_digest(result):
         raise ValueError(
@@ -354,8 +363,49 @@ def check_result(result: Any) -> ResultInfo:
     return info
 
 
+def gaussian_approximation(result: Any, kind: str) -> GaussianApproximation | None:
+    """The stored normal approximation of the point estimate ``kind`` (its covariance), checked; None if none.
+
+    Results written before covariances were stored, and estimates whose family states no curvature, have
+    none.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    kind : str
+        A point estimate kind (``"mle"``, ``"map"`` ...).
+
+    Returns
+    -------
+    GaussianApproximation or None
+        The approximation over the estimate's parameters (in the model's inputs, standardised where the fit
+        standardised), or None.
+
+    Raises
+    ------
+    ValueError
+        A covariance group without its point estimate, or one that does not fit it (shape, labels, symmetry,
+        finite non-negative variances).
+    """
+    group = f"{COVARIANCE_GROUP_PREFIX}{kind}"
+    if group not in result.children:
+        return None
+    if f"point_estimate_{kind}" not in result.children:
+        raise ValueError(f"group {group} has no point_estimate_{kind} beside it")
+    try:
+        return GaussianApproximation.from_dataset(
+            result[group].to_dataset(), result[f"point_estimate_{kind}"].to_dataset()
+        )
+    except ValueError as error:
+        raise ValueError(f"group {group}: {error}") from None
+
+
+# -- parsing -------------------------------------------------------------------------------------------------------
+
+
 def parameter_groups(result: Any) -> tuple[str, ...]:
-    """The groups of ``result`` that hold parameters: ``posterior`` and every ``point_estimate_<kind>``.
+    """The groups of ``result`` that hold parameters: ``posterior``, every ``point_estimate_<kind>`` and its covariance.
 
     Parameters
     ----------
@@ -365,10 +415,11 @@ def parameter_groups(result: Any) -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        The group names, ``posterior`` first, the point estimates sorted.
+        The group names, ``posterior`` first, then the point estimates and the covariances, each sorted.
     """
     names = sorted(name for name in result.children if name.startswith("point_estimate_"))
-    return (*(["posterior"] if "posterior" in result.children else []), *names)
+    covariances = sorted(name for name in result.children if name.startswith(COVARIANCE_GROUP_PREFIX))
+    return (*(["posterior"] if "posterior" in result.children else []), *names, *covariances)
 
 
 def parameters_digest(result: Any) -> str:

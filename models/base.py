@@ -55,6 +55,7 @@ from bayesclass.data.constraints import (
     renamed_fields,
     with_current_names,
 )
+from bayesclass.models.approximation import GaussianApproximation
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -70,6 +71,7 @@ __all__ = [
     "ClassProbaKernel",
     "ClassifierModel",
     "ConvergenceError",
+    "GaussianApproximation",
     "GenerativeClassifierModel",
     "InvalidHyperparameterError",
     "check_class_codes",
@@ -515,6 +517,63 @@ class ClassifierModel(abc.ABC):
             choice of prior).
         """
         return ("mle", "map")
+
+    def gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
+        """The normal approximation of the point estimate ``kind``: its covariance, standard errors, Wald intervals.
+
+        The covariance is the inverse Hessian of the negative log-likelihood at the MLE (the observed
+        information) or of the negative log posterior at the MAP (its Laplace curvature), over the parameters
+        of :meth:`parameter_names` flattened by :func:`~bayesclass.models.approximation.flatten_parameters`, in
+        the same (possibly standardised) inputs as the estimate. A family declares it by overriding
+        :meth:`_gaussian_approximation`; None where it has none (yet).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data, as given to :meth:`point_estimate`.
+        kind : str
+            One of :meth:`available_point_estimates`.
+
+        Returns
+        -------
+        GaussianApproximation or None
+            ``params``, ``bse``, ``conf_int(alpha)``, ``cov_params()`` in statsmodels' style; None where the
+            family states no curvature for ``kind``.
+        """
+        available = self.available_point_estimates()
+        if kind not in available:
+            raise ValueError(
+                f"kind={kind!r} is not a point estimate of this {self.name!r} model; "
+                f"choose one of {', '.join(map(repr, available))}{self.unavailable_hint(kind)}"
+            )
+        self.check_training_data(data)
+        return self._gaussian_approximation(data, kind)
+
+    def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
+        """Family hook of :meth:`gaussian_approximation` (``data`` and ``kind`` validated): None by default."""
+        return None
+
+    def class_proba_interval_kernel(
+        self, estimate: xr.Dataset, approximation: GaussianApproximation, interval_prob: float
+    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+        """Delta-method intervals of P(class | x) under a point estimate's :meth:`gaussian_approximation`.
+
+        Parameters
+        ----------
+        estimate : xarray.Dataset
+            The point estimate.
+        approximation : GaussianApproximation
+            Its normal approximation.
+        interval_prob : float
+            The intervals' probability, in (0, 1).
+
+        Returns
+        -------
+        callable or None
+            ``bounds(X) -> (low, high)``, each of shape ``(n_obs, n_class)``, for model inputs ``X`` checked
+            as for :meth:`class_proba_kernel`; None (the default) where the family gives no intervals.
+        """
+        return None
 
     def predictive_kinds(self) -> tuple[str, ...]:
         """The kinds among :meth:`available_point_estimates` that are exact posterior predictive distributions.

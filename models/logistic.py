@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
@@ -74,6 +75,7 @@ from bayesclass.data import Dataset
 from bayesclass.data.constraints import Constrained, Positive
 from bayesclass.models._laplace import newton_maximize
 from bayesclass.models._links import Link, bernoulli_terms, log_normal_cdf
+from bayesclass.models.approximation import GaussianApproximation, flatten_parameters
 from bayesclass.models.base import (
     ClassifierModel,
     ClassProbaKernel,
@@ -401,6 +403,87 @@ class LogisticRegression(ClassifierModel):
             return out
 
         return kernel_of(params, evaluate, leading_dims=leading)
+
+    def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation:
+        """N(estimate, inverse exact Hessian) of the MLE (observed information) or the MAP (penalised Hessian).
+
+        Over ``intercept`` then ``weights`` flattened (:func:`~bayesclass.models.approximation.flatten_parameters`).
+        Multiclass: the Hessian is over the free coefficients V of the zero-sum parametrisation, full = B V
+        linearly, so the covariance of the full coefficients is ``B Sigma_free B'`` (singular: they sum to 0).
+        """
+        solution = self._newton(data, kind)
+        size = len(solution.hessian)
+        free_covariance = scipy.linalg.cho_solve(scipy.linalg.cho_factor(solution.hessian), np.eye(size))
+        names = self.parameter_names(data)
+        to_full = np.column_stack(  # the linear map free -> flattened full coefficients, column by column
+            [flatten_parameters(self._coefficients_to_dataset(unit, data), names) for unit in np.eye(size)]
+        )
+        curvature = (
+            "inverse observed information (Hessian of the negative log-likelihood) at the MLE"
+            if kind == "mle"
+            else "inverse Hessian of the negative log posterior at the MAP (Laplace curvature)"
+        )
+        estimate = self._coefficients_to_dataset(solution.coefficients, data)
+        return GaussianApproximation.of(kind, estimate, names, to_full @ free_covariance @ to_full.T, curvature)
+
+    def class_proba_interval_kernel(
+        self, estimate: xr.Dataset, approximation: GaussianApproximation, interval_prob: float
+    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        r"""Delta-method intervals of P(class | x), as statsmodels' ``get_prediction().conf_int()``.
+
+        Binary: the Wald interval of the linear predictor :math:`\eta = b + w^\top x`,
+        :math:`\hat\eta \pm z \sqrt{a^\top \Sigma a}` with :math:`a = (1, x)`, mapped through the inverse
+        link (so it stays in (0, 1)); class 0 gets the complement. Multiclass: the delta method on the
+        probabilities themselves, :math:`\operatorname{Var} p = J C J^\top` with :math:`C` the covariance of
+        :math:`\eta` and :math:`J = \operatorname{diag}(p) - p p^\top`, :math:`p \pm z \operatorname{sd}`
+        clipped to [0, 1].
+
+        Parameters
+        ----------
+        estimate : xarray.Dataset
+            The point estimate (``intercept``, ``weights``).
+        approximation : GaussianApproximation
+            Its normal approximation over ``intercept`` then ``weights``.
+        interval_prob : float
+            The intervals' probability, in (0, 1).
+
+        Returns
+        -------
+        callable
+            ``bounds(X) -> (low, high)``, each ``(n_obs, n_class)``.
+        """
+        if approximation.names != ("intercept", "weights"):
+            raise ValueError(f"a logistic covariance is over intercept, weights; got {approximation.names}")
+        z = scipy.stats.norm.ppf(0.5 + interval_prob / 2.0)
+        covariance = np.asarray(approximation.covariance)
+        coefficients = approximation.params
+        weights = estimate["weights"]
+        if "class" not in weights.dims:
+            cdf = scipy.special.expit if self.link == "logit" else scipy.special.ndtr
+
+            def binary_bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                design = _design_matrix(X)
+                eta = design @ coefficients
+                half = z * np.sqrt(np.clip(((design @ covariance) * design).sum(axis=1), 0.0, None))
+                low = np.column_stack([cdf(-(eta + half)), cdf(eta - half)])
+                return low, np.column_stack([cdf(-(eta - half)), cdf(eta + half)])
+
+            return binary_bounds
+        n_classes = weights.sizes["class"]
+        # flattened [intercept; weights] is the (feature + 1, class) matrix M in C order: eta = [1, x] @ M
+        matrix = coefficients.reshape(-1, n_classes)
+        blocks = covariance.reshape(len(matrix), n_classes, len(matrix), n_classes)
+
+        def softmax_bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            design = _design_matrix(X)
+            proba = scipy.special.softmax(design @ matrix, axis=1)
+            eta_covariance = np.einsum("ia,akbl,ib->ikl", design, blocks, design, optimize=True)
+            jacobian = proba[:, :, None] * np.eye(n_classes)[None] - proba[:, :, None] * proba[:, None, :]
+            variance = np.einsum("ikl,ilm,ikm->ik", jacobian, eta_covariance, jacobian, optimize=True)
+            half = z * np.sqrt(np.clip(variance, 0.0, None))
+            return np.clip(proba - half, 0.0, 1.0), np.clip(proba + half, 0.0, 1.0)
+
+        return softmax_bounds
 
     def laplace_covariance(self, data: Dataset) -> np.ndarray:
         """Inverse exact Hessian at the MAP over the flattened free coefficients.

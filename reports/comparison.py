@@ -122,20 +122,41 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
     kinds = data.estimates.kinds
     rows = data.estimates.rows
     interval = f"{data.interval_prob:.0%} ETI"
+    with_se = [kind for kind in kinds if any(row.get(f"{kind}_se") is not None for row in rows)]
     lines.append("")
     lines.append(
         f"{'parameter':<38} {'post. mean':>10} {'post. sd':>9} {interval:>21} "
-        + " ".join(f"{estimate_label(kind)[:10]:>10}" for kind in kinds)
+        + " ".join(
+            f"{estimate_label(kind)[:10]:>10}"
+            + (f" {'SE':>9} {f'{data.interval_prob:.0%} Wald':>21}" if kind in with_se else "")
+            for kind in kinds
+        )
     )
 
     def number(value: object, width: int) -> str:
         return f"{value:>{width}.4g}" if value is not None else f"{'-':>{width}}"
 
+    def band(row: dict, low: str, high: str) -> str:
+        return f"[{row[low]:.3g}, {row[high]:.3g}]" if row.get(low) is not None else "-"
+
     for row in rows[:max_rows]:
-        band = f"[{row['low']:.3g}, {row['high']:.3g}]" if row["low"] is not None else "-"
         lines.append(
-            f"{row['parameter'][:38]:<38} {number(row['mean'], 10)} {number(row['sd'], 9)} {band:>21} "
-            + " ".join(number(row[kind], 10) for kind in kinds)
+            f"{row['parameter'][:38]:<38} {number(row['mean'], 10)} {number(row['sd'], 9)} "
+            f"{band(row, 'low', 'high'):>21} "
+            + " ".join(
+                number(row[kind], 10)
+                + (
+                    f" {number(row.get(f'{kind}_se'), 9)} {band(row, f'{kind}_low', f'{kind}_high'):>21}"
+                    if kind in with_se
+                    else ""
+                )
+                for kind in kinds
+            )
+        )
+    if with_se:
+        lines.append(
+            f"(SE and Wald interval (estimate -+ z SE) of {', '.join(estimate_label(kind) for kind in with_se)}: "
+            "from the estimate's Gaussian approximation, the inverse Hessian of its objective at the estimate)"
         )
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")

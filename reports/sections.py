@@ -154,8 +154,15 @@ def number(value: object, spec: str = ".4g") -> str:
     return format(value, spec)
 
 
-def _interval_cell(row) -> str:
-    return f"[{number(row['low'], '.3g')}, {number(row['high'], '.3g')}]" if row["low"] is not None else "-"
+def _interval_cell(row, low: str = "low", high: str = "high") -> str:
+    return f"[{number(row[low], '.3g')}, {number(row[high], '.3g')}]" if row.get(low) is not None else "-"
+
+
+def _estimate_cells(row, kind: str, with_se: bool) -> tuple[str, ...]:
+    """A point estimate's cells: its value, then (where its covariance is stored) its SE and Wald interval."""
+    if not with_se:
+        return (number(row[kind]),)
+    return number(row[kind]), number(row.get(f"{kind}_se")), _interval_cell(row, f"{kind}_low", f"{kind}_high")
 
 
 # -- 1. summary --------------------------------------------------------------------------------------------------
@@ -407,14 +414,30 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
             + (f"; the first {MAX_TABLE_ROWS} of {len(rows)} rows" if len(rows) > MAX_TABLE_ROWS else ""),
         )
     )
-    header = ("parameter", "post. mean", "post. sd", interval, *(estimate_label(kind) for kind in kinds))
+    with_se = {kind: any(row.get(f"{kind}_se") is not None for row in rows) for kind in kinds}
+    wald = f"{interval_prob:.0%} Wald"
+    header = (
+        "parameter",
+        "post. mean",
+        "post. sd",
+        interval,
+        *(
+            label
+            for kind in kinds
+            for label in (
+                (estimate_label(kind), f"{estimate_label(kind)} SE", f"{estimate_label(kind)} {wald}")
+                if with_se[kind]
+                else (estimate_label(kind),)
+            )
+        ),
+    )
     table_rows = tuple(
         (
             str(row["parameter"]),
             number(row["mean"]),
             number(row["sd"]),
             _interval_cell(row),
-            *(number(row[kind]) for kind in kinds),
+            *(cell for kind in kinds for cell in _estimate_cells(row, kind, with_se[kind])),
         )
         for row in rows[:MAX_TABLE_ROWS]
     )

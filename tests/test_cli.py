@@ -85,7 +85,15 @@ def test_fit_map_then_predict_csv_with_schema(tmp_path):
     out = tmp_path / "predictions.csv"
     assert run("predict", "--run", str(run_file), "--data", str(new), "--out", str(out)) == 0
     table = read_csv(out)
-    assert list(table[0]) == ["p_big", "p_small", "predicted"]
+    assert list(table[0]) == [  # the MAP's delta-method interval beside each probability (issue 27)
+        "p_big",
+        "p_big_map_low",
+        "p_big_map_high",
+        "p_small",
+        "p_small_map_low",
+        "p_small_map_high",
+        "predicted",
+    ]
     assert len(table) == 2
     for row in table:
         assert float(row["p_big"]) + float(row["p_small"]) == pytest.approx(1.0, abs=1e-12)
@@ -145,18 +153,27 @@ def test_nuts_fit_predict_has_interval_columns(tmp_path):
         "p_C1_low",
         "p_C1_high",
         "p_C1_map",
+        "p_C1_map_low",
+        "p_C1_map_high",
         "p_C1_mle",
+        "p_C1_mle_low",
+        "p_C1_mle_high",
         "p_C2",
         "p_C2_low",
         "p_C2_high",
         "p_C2_map",
+        "p_C2_map_low",
+        "p_C2_map_high",
         "p_C2_mle",
+        "p_C2_mle_low",
+        "p_C2_mle_high",
         "predicted",
         "observed",
     }
     assert len(table) == 500
     for row in table:
         assert float(row["p_C1_low"]) <= float(row["p_C1"]) <= float(row["p_C1_high"])
+        assert float(row["p_C1_mle_low"]) <= float(row["p_C1_mle"]) <= float(row["p_C1_mle_high"])
 
 
 # -- naive Bayes through the command line -------------------------------------------------------

@@ -11,6 +11,10 @@ Layout of the result (every group a plain ``xarray.Dataset``):
 ``point_estimate_<kind>`` every other point estimate of the family (e.g. naive Bayes'
                          ``posterior_mean``); ``ResultInfo.point_estimate_status`` says for each kind
                          "exists" or why it does not
+``estimate_covariance_<kind>`` the point estimate's covariance where the family states its curvature
+                         (:meth:`~bayesclass.models.base.ClassifierModel.gaussian_approximation`): over its
+                         parameters in the model's inputs (standardised where the fit standardised), read back
+                         by :func:`bayesclass.inference.result.gaussian_approximation`
 ``observed_data``        ``y`` (class codes) of the training data
 ``constant_data``        ``X`` of the training data and the feature standardisation (and ``true_class_proba``
                          where the data come from a known generator)
@@ -44,7 +48,14 @@ from bayesclass.inference.criticism.loo import pointwise_log_likelihood
 from bayesclass.inference.engines.methods import METHODS, SAMPLERS, methods_of
 from bayesclass.inference.engines.sampler import SamplerRun
 from bayesclass.inference.engines.sampling import SamplerSettings
-from bayesclass.inference.result import DataRecord, ResultInfo, model_of, result_info, write_info
+from bayesclass.inference.result import (
+    COVARIANCE_GROUP_PREFIX,
+    DataRecord,
+    ResultInfo,
+    model_of,
+    result_info,
+    write_info,
+)
 from bayesclass.models import ClassifierModel, get_model
 from bayesclass.models.base import ConvergenceError, NoEstimateError
 
@@ -214,15 +225,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
             groups["sample_stats"] = run.sample_stats
         # pointwise log-likelihood of the training rows, for LOO (inference.criticism.loo)
         groups["log_likelihood"] = pointwise_log_likelihood(model, groups["posterior"], training.X, training.y)
-    status: dict[str, str] = {}
-    for kind in model.available_point_estimates() if method in SAMPLERS else (method,):
-        try:
-            groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
-            status[kind] = "exists"
-        except (NoEstimateError, ConvergenceError) as error:  # beside draws, a missing estimate is recorded, not fatal
-            if method not in SAMPLERS:
-                raise
-            status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
+    status = _point_estimates(model, training, method, groups)
 
     groups["observed_data"] = xr.Dataset({"y": (("obs",), training.y)})
     groups["constant_data"] = xr.Dataset(
@@ -278,6 +281,26 @@ def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, ran
     """Run the sampler ``method`` after the memory check (:func:`require_fit_memory`)."""
     require_fit_memory(model, training, method, sampler)
     return SAMPLERS[method].run(model, training, sampler, random_seed)
+
+
+def _point_estimates(model: ClassifierModel, training: Dataset, method: str, groups: dict[str, xr.Dataset]) -> dict:
+    """Add each point estimate (every one beside draws, else ``method``) and its covariance to ``groups``.
+
+    Returns the status of each kind: "exists", or why not (beside draws a missing estimate is recorded, not fatal).
+    """
+    status: dict[str, str] = {}
+    for kind in model.available_point_estimates() if method in SAMPLERS else (method,):
+        try:
+            groups[f"point_estimate_{kind}"] = model.point_estimate(training, kind)
+            status[kind] = "exists"
+            approximation = model.gaussian_approximation(training, kind)
+            if approximation is not None:  # its covariance, beside it (standard errors, Wald and delta intervals)
+                groups[f"{COVARIANCE_GROUP_PREFIX}{kind}"] = approximation.to_dataset()
+        except (NoEstimateError, ConvergenceError) as error:
+            if method not in SAMPLERS:
+                raise
+            status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
+    return status
 
 
 def with_sampling_defaults(

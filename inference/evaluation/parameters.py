@@ -13,7 +13,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB
-from bayesclass.inference.result import model_of
+from bayesclass.inference.result import gaussian_approximation, model_of
 
 if TYPE_CHECKING:
     import arviz_stats as azs
@@ -70,7 +70,10 @@ def parameter_comparison(
 
     Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high``
     and one key per point estimate kind of the family (``map``, ``mle``, ...;
-    ``None`` where an estimate is absent). The family's derived quantities
+    ``None`` where an estimate is absent), each with ``<kind>_se``, ``<kind>_low`` and ``<kind>_high``: its
+    standard error and Wald interval of probability ``interval_prob`` where the result stores its covariance
+    (:func:`~bayesclass.inference.result.gaussian_approximation`; ``None`` elsewhere, e.g. for derived
+    quantities). The family's derived quantities
     (``model.derived_quantities``, e.g. the linear discriminants ``w_k, w_k0`` of a
     shared-covariance Gaussian model) follow the parameters, computed per draw
     for the posterior columns.
@@ -80,7 +83,8 @@ def parameter_comparison(
     result : xarray.DataTree
         A fitted result.
     interval_prob : float, default DEFAULT_INTERVAL_PROB
-        Probability mass of the posterior's equal-tailed interval (``low``, ``high``).
+        Probability mass of the posterior's equal-tailed interval (``low``, ``high``) and of the point
+        estimates' Wald intervals.
 
     Returns
     -------
@@ -103,8 +107,16 @@ def parameter_comparison(
             high=bounds.sel(ci_bound="upper", drop=True),
         )
     kinds = point_estimate_kinds(result)
+    wald: dict[str, dict[str, tuple[float, float, float]]] = {}  # kind -> label -> (se, low, high)
     for kind in kinds:
         sources[kind] = with_derived(result[f"point_estimate_{kind}"].to_dataset())
+        approximation = gaussian_approximation(result, kind)
+        if approximation is not None:
+            bounds = approximation.conf_int(1.0 - interval_prob)
+            wald[kind] = {
+                label: (float(se), float(low), float(high))
+                for label, se, (low, high) in zip(approximation.labels, approximation.bse, bounds, strict=True)
+            }
     reference = next(iter(sources.values()))
     shown = model.summary_parameter_names  # None: every parameter (a latent GP shows its hyperparameters only)
     derived = set(model.derived_quantities(reference).data_vars) if shown is not None else set()
@@ -119,5 +131,9 @@ def parameter_comparison(
             for column in ("mean", "sd", "low", "high", *kinds):
                 present = column in sources and name in sources[column]
                 row[column] = float(sources[column][name].isel(selection)) if present else None
+            for kind in kinds:
+                values = wald.get(kind, {}).get(str(row["parameter"]))
+                for position, suffix in enumerate(("se", "low", "high")):
+                    row[f"{kind}_{suffix}"] = None if values is None else values[position]
             rows.append(row)
     return rows

@@ -21,8 +21,8 @@ by default of probability 0.89, ArviZ's default: the numbers of ``arviz_stats.et
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from bayesclass.inference.prediction.tiles import (
     map_row_chunks,
     tile_rows_for,
 )
-from bayesclass.inference.result import ResultInfo, result_info
+from bayesclass.inference.result import ResultInfo, gaussian_approximation, result_info
 from bayesclass.models.base import ClassProbaKernel
 
 if TYPE_CHECKING:
@@ -103,7 +103,10 @@ def predict(
         (ETI bounds, exact per-row quantiles over draws) with draws;
         ``class_proba_draws`` (chain, draw, obs, class) when ``return_draws``;
         ``class_proba_<kind>`` (``class_proba_map``, ``class_proba_mle`` ...) for each
-        stored point estimate; ``predicted`` (obs), the class of highest ``class_proba``
+        stored point estimate, with ``class_proba_<kind>_low`` / ``class_proba_<kind>_high``, its
+        delta-method interval of probability ``interval_prob`` (the family's
+        :meth:`~bayesclass.models.base.ClassifierModel.class_proba_interval_kernel`), where the result stores
+        the estimate's covariance; ``predicted`` (obs), the class of highest ``class_proba``
         ("" for a row whose probabilities are NaN because it is impossible under every
         class, e.g. under a naive Bayes MLE; a ``RuntimeWarning`` says so).
 
@@ -253,6 +256,9 @@ class Predictor:
         The result's typed attrs, parsed once for every chunk and tile.
     loss : numpy.ndarray of shape (K, K), optional
         The loss matrix in the result's class order (adds expected losses and decisions).
+    interval_kernels : dict of str to callable
+        Per point-estimate variable (``class_proba_<kind>``) whose covariance the result stores, its
+        delta-method bounds ``bounds(X) -> (low, high)`` at ``interval_prob``.
     """
 
     result: xr.DataTree
@@ -264,6 +270,7 @@ class Predictor:
     has_draws: bool
     info: ResultInfo
     loss: np.ndarray | None = None  # the loss matrix in the result's class order
+    interval_kernels: dict[str, Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -309,10 +316,20 @@ class Predictor:
         has_draws = "posterior" in result
         if has_draws:
             kernels["class_proba"] = model.class_proba_kernel(result["posterior"].to_dataset())
+        interval_kernels = {}
         for group in result.children:
             if group.startswith("point_estimate_"):
                 kind = group.removeprefix("point_estimate_")
-                kernels[f"class_proba_{kind}"] = model.class_proba_kernel(result[group].to_dataset())
+                estimate = result[group].to_dataset()
+                kernels[f"class_proba_{kind}"] = model.class_proba_kernel(estimate)
+                approximation = gaussian_approximation(result, kind)
+                bounds = (
+                    None
+                    if approximation is None
+                    else model.class_proba_interval_kernel(estimate, approximation, float(interval_prob))
+                )
+                if bounds is not None:
+                    interval_kernels[f"class_proba_{kind}"] = bounds
         if not has_draws:
             kernels = {"class_proba": kernels[f"class_proba_{info.method}"], **kernels}
         class_names = info.class_names
@@ -333,6 +350,7 @@ class Predictor:
             has_draws=has_draws,
             loss=None if loss is None else loss.aligned(class_names),
             info=info,
+            interval_kernels=interval_kernels,
         )
 
     def require_memory(self, n_rows: int | None) -> None:
@@ -446,6 +464,8 @@ class Predictor:
             output[f"{name}_low"], output[f"{name}_high"] = draw_interval(
                 values, self.interval_prob, sorted_in_place=not self.return_draws
             )
+        for name, bounds in self.interval_kernels.items():  # delta-method intervals of the point estimates
+            output[f"{name}_low"], output[f"{name}_high"] = bounds(tile)
         return output
 
     def tiles(
@@ -520,6 +540,11 @@ class Predictor:
             model=info.model.name,
             method=info.method,
         )
+        if self.interval_kernels:
+            dataset.attrs["estimate_interval"] = (
+                f"delta-method interval of probability {self.interval_prob:g} under the Gaussian approximation of "
+                f"each point estimate ({', '.join(f'{name}_low/_high' for name in self.interval_kernels)})"
+            )
         return dataset
 
     def warn_undefined(self, dataset: xr.Dataset, *, first_row: int) -> None:

@@ -303,8 +303,9 @@ def prediction_header(predictor, *, labelled: bool, id_column: str | None = None
     """The CSV header of the predictions.
 
     The id column first when one is copied, then ``p_<class>`` (with ``_low``/``_high`` and the plug-in
-    estimates when there are draws), ``predicted``, the decisions under a loss matrix, and ``observed`` when
-    ``labelled``.
+    estimates ``p_<class>_<kind>`` when there are draws; ``p_<class>_<kind>_low``/``_high``, the delta-method
+    interval of each point estimate whose covariance the result stores), ``predicted``, the decisions under a
+    loss matrix, and ``observed`` when ``labelled``.
 
     Parameters
     ----------
@@ -325,7 +326,9 @@ def prediction_header(predictor, *, labelled: bool, id_column: str | None = None
         header.append(f"p_{name}")
         if predictor.has_draws:
             header += [f"p_{name}_low", f"p_{name}_high"]
-            header += [f"p_{name}_{variable.removeprefix('class_proba_')}" for variable in _plug_ins(predictor)]
+        for variable, interval in _estimate_columns(predictor):
+            kind = variable.removeprefix("class_proba_")
+            header += [f"p_{name}_{kind}"] if not interval else [f"p_{name}_{kind}_low", f"p_{name}_{kind}_high"]
     header.append("predicted")
     if predictor.loss is not None:
         header.append("decision")
@@ -355,6 +358,23 @@ def _plug_ins(predictor) -> list[str]:
     return [name for name in predictor.kernels if name != "class_proba"] if predictor.has_draws else []
 
 
+def _estimate_columns(predictor) -> list[tuple[str, bool]]:
+    """(variable, whether its interval) per column group after ``p_<class>``: plug-ins beside draws, intervals.
+
+    A plug-in is followed by its delta-method interval where the result stores its covariance; a point-estimate
+    fit writes its estimate's interval only (its probability is ``p_<class>``).
+    """
+    if not predictor.has_draws:
+        fitted = f"class_proba_{predictor.info.method}"
+        return [(fitted, True)] if fitted in predictor.interval_kernels else []
+    columns = []
+    for variable in _plug_ins(predictor):
+        columns.append((variable, False))
+        if variable in predictor.interval_kernels:
+            columns.append((variable, True))
+    return columns
+
+
 def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]:
     """The CSV cells of one tile of predictions, column by column, in the order of :func:`prediction_header`.
 
@@ -381,7 +401,9 @@ def prediction_columns(predictor, tile, rows: PredictionRows) -> list[list[str]]
         if predictor.has_draws:
             columns.append(csv_cells(tile["class_proba_low"].values[:, index]))
             columns.append(csv_cells(tile["class_proba_high"].values[:, index]))
-            columns += [csv_cells(tile[variable].values[:, index]) for variable in _plug_ins(predictor)]
+        for variable, interval in _estimate_columns(predictor):
+            for suffix in ("_low", "_high") if interval else ("",):
+                columns.append(csv_cells(tile[f"{variable}{suffix}"].values[:, index]))
     columns.append(csv_cells(tile["predicted"].values))
     if predictor.loss is not None:
         columns.append(csv_cells(tile["decision"].values))

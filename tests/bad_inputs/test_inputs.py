@@ -568,7 +568,7 @@ RESULT_FILE_CASES = [
         _values("point_estimate_map", "class", lambda a: np.array(["a", "b", "c"], dtype=object)),
         "has class coordinates other than the attrs'",
     ),
-    ResultCase("a parameter renamed", "map", _rename_variable, "parameters_digest"),
+    ResultCase("a parameter renamed", "map", _rename_variable, "should list parameters of the point estimate"),
     ResultCase(
         "draws other than recorded",
         "draws",

@@ -85,7 +85,12 @@ def test_model_is_rebuilt_from_the_provenance_attrs(nuts_gaussians_centered):
 
 
 def test_point_estimate_result_layout(map_gaussians):
-    assert set(map_gaussians.children) == {"point_estimate_map", "observed_data", "constant_data"}
+    assert set(map_gaussians.children) == {
+        "point_estimate_map",
+        "estimate_covariance_map",  # the MAP's Laplace covariance (issue 27)
+        "observed_data",
+        "constant_data",
+    }
     assert map_gaussians.attrs["method"] == "map"
     assert map_gaussians.attrs["mle_status"] == "not computed"
     assert map_gaussians.attrs["sampler_settings"] == "{}"
@@ -200,7 +205,13 @@ def test_predicted_is_the_argmax_class(nuts_iris, iris):
 
 def test_point_estimate_fit_predicts_with_its_plug_in(map_gaussians, gaussians_small):
     prediction = predict(map_gaussians, gaussians_small.X)
-    assert set(prediction.data_vars) == {"class_proba", "class_proba_map", "predicted"}
+    assert set(prediction.data_vars) == {
+        "class_proba",
+        "class_proba_map",
+        "class_proba_map_low",  # its delta-method interval (issue 27)
+        "class_proba_map_high",
+        "predicted",
+    }
     xr.testing.assert_equal(prediction["class_proba"], prediction["class_proba_map"])
 
 
