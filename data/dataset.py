@@ -799,8 +799,8 @@ def _frame_by_name(
         logging.getLogger("bayesclass").info(
             "DataFrame %s: column(s) %s the model was not fitted on are not used", argument, unknown
         )
-        X = X[[column for column in columns if column in names]]
-        columns = list(X.columns)
+        columns = [column for column in columns if column in names]
+        X = X[columns]
     if len(set(columns)) != len(columns):
         repeated = sorted({column for column in columns if columns.count(column) > 1})
         raise ValueError(f"DataFrame {argument} repeats the column name(s) {repeated}; give each column a unique name")
