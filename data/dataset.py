@@ -804,7 +804,8 @@ def _frame_by_name(
     if len(set(columns)) != len(columns):
         repeated = sorted({column for column in columns if columns.count(column) > 1})
         raise ValueError(f"DataFrame {argument} repeats the column name(s) {repeated}; give each column a unique name")
-    rows = code_new_rows(
-        X, feature_names=names, category_names=category_names, source=TableSource(label=f"DataFrame {argument}")
+    source = TableSource(
+        label=f"DataFrame {argument}", blank_fix=f"predict {argument}.dropna(subset={list(names)}) (every row complete)"
     )
+    rows = code_new_rows(X, feature_names=names, category_names=category_names, source=source)
     return rows.X

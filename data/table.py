@@ -97,6 +97,8 @@ class TableSource:
         The data set's name, for messages about its columns (default: the label).
     first_row : int
         The position of the first row in the whole table (a chunk of a larger one), for ``row i``.
+    blank_fix : str
+        What a blank cell's message offers besides removing or imputing the row (the option of the caller).
     """
 
     label: str = "DataFrame"
@@ -104,6 +106,7 @@ class TableSource:
     decimal: str = "."
     name: str = ""
     first_row: int = 0
+    blank_fix: str = "pass missing='drop' (--missing drop) to leave the row's probabilities empty"
 
     def where(self, row: int) -> str:
         """``"line N"`` or ``"row i"``.
@@ -135,7 +138,7 @@ class TableSource:
         """
         positions = self.lines[keep] if self.lines is not None else np.flatnonzero(keep) + self.first_row
         kind = type(self) if self.lines is not None else _RowSource  # rows of a table keep saying "row i"
-        return kind(self.label, positions, self.decimal, self.name)
+        return kind(self.label, positions, self.decimal, self.name, blank_fix=self.blank_fix)
 
 
 @dataclass(frozen=True, eq=False)
@@ -684,8 +687,7 @@ def _new_column(
         cell = column.cells[row] if column.cells is not None and isinstance(column.cells[row], str) else ""
         raise ValueError(
             f"{source.label}: missing value {cell!r} at {source.where(row)}, column {name!r}; remove the row or "
-            "impute the value before loading, or pass missing='drop' (--missing drop) to leave the row's "
-            "probabilities empty"
+            f"impute the value before loading, or {source.blank_fix}"
         )
     if levels is None and column.numbers is None:
         row = int(np.argmax(~column.missing))

@@ -129,7 +129,10 @@ class ConvergenceReport:
     unavailable: tuple[Unavailable, ...] = ()
 
     def __str__(self) -> str:
-        verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.failures)
+        if not self.applies:  # independent draws: nothing to converge (class docstring)
+            verdict = "(no verdict: independent draws, no Markov chain to converge)"
+        else:
+            verdict = "PASS" if self.passed else "FAIL: " + "; ".join(self.failures)
         bfmi = "" if self.min_bfmi is None else f", min E-BFMI {_shown(self.min_bfmi, '.2f')} (>= {MIN_BFMI})"
         lines = [
             f"convergence {verdict}",
@@ -138,6 +141,7 @@ class ConvergenceReport:
             f"divergences {self.n_divergences} (= 0){bfmi}, max MCSE of the mean {_shown(self.max_mcse_mean, '.3g')}",
         ]
         lines += [f"  note: {note}" for note in self.notes]
+        lines += [] if self.applies else [f"  note: {item}" for item in self.unavailable]  # failures where it applies
         lines += [f"  try: {item}" for item in self.advice]
         return "\n".join(lines)
 
@@ -376,7 +380,9 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
 
 def _shown(value: float, spec: str) -> str:
     """``value`` formatted, or "n/a" where it is NaN (not computable; :attr:`ConvergenceReport.unavailable`)."""
-    return "n/a" if np.isnan(value) else format(value, spec)
+    if np.isnan(value):
+        return "n/a"
+    return format(value, ".3g" if abs(value) >= 1e6 else spec)  # a stuck chain's r_hat of 7e15, not 16 digits
 
 
 def _worst(statistics: xr.Dataset, reduce) -> float:

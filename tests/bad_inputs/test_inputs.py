@@ -168,7 +168,8 @@ API_CASES = [
         "predict: a blank cell",
         lambda f: bc.predict(f.result, _with(f.frame[["a", "b", "colour"]], a=np.nan)),
         ValueError,
-        "DataFrame X: missing value '' at row 0, column 'a'",
+        "DataFrame X: missing value '' at row 0, column 'a'; remove the row or impute the value before loading, or "
+        "predict X.dropna(subset=",
     ),
     ApiCase(
         "predict: duplicate column names",

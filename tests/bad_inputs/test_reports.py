@@ -91,6 +91,8 @@ REPORT_CASES = [
          "--strict"), 3, ONE_CHAIN_R_HAT),
     Case("diagnose --strict of 1 NUTS chain", ("diagnose", "--run", "{logistic_nuts_1_chain}", "--strict"), 3,
          f"{ONE_CHAIN_R_HAT} of 60 draws"),
+    Case("diagnose of exact draws in 1 chain", ("diagnose", "--run", "{nb_1_chain}"), 0,
+         "convergence (no verdict: independent draws, no Markov chain to converge)", "stdout"),
     Case("diagnose of 1 draw", ("diagnose", "--run", "{nb_1_draw}"), 0,
          "bulk and tail ESS not available: the result has 1 chain of 1 draw; ESS needs 4 or more draws per chain",
          "stdout"),
