@@ -502,9 +502,8 @@ def _check_parameters(result: Any, group: str, info: ResultInfo) -> None:
         raise ValueError("group posterior has variables without the leading dims (chain, draw)")
     settings = info.sampler_settings
     chains, draws = dataset.sizes["chain"], dataset.sizes["draw"]
-    if settings.get("chains", chains) != chains or (
-        settings.get("draws", draws) != draws and not (info.partial and draws <= settings["draws"])
-    ):
+    # a sampler may keep fewer draws than it ran (thinning) or stop early (partial), never more
+    if settings.get("chains", chains) != chains or draws > settings.get("draws", draws):
         raise ValueError(
             f"group posterior has {chains} chains of {draws} draws, but attr sampler_settings records "
             f"{settings.get('chains')} of {settings.get('draws')}"

@@ -91,12 +91,20 @@ def test_streamed_csv_equals_the_api_on_all_rows_for_any_chunk_size(fitted, tmp_
             "p_big_low",
             "p_big_high",
             "p_big_map",
+            "p_big_map_low",
+            "p_big_map_high",
             "p_big_mle",
+            "p_big_mle_low",
+            "p_big_mle_high",
             "p_small",
             "p_small_low",
             "p_small_high",
             "p_small_map",
+            "p_small_map_low",
+            "p_small_map_high",
             "p_small_mle",
+            "p_small_mle_low",
+            "p_small_mle_high",
             "predicted",
             "observed",
         ]
@@ -108,7 +116,10 @@ def test_streamed_csv_equals_the_api_on_all_rows_for_any_chunk_size(fitted, tmp_
         for suffix, variable in (("", "class_proba"), ("_low", "class_proba_low"), ("_high", "class_proba_high")):
             # the same floats: the CSV holds repr(float), which round-trips exactly
             assert columns[f"p_{name}{suffix}"] == [repr(float(v)) for v in expected[variable].values[:, k]]
-        assert columns[f"p_{name}_map"] == [repr(float(v)) for v in expected["class_proba_map"].values[:, k]]
+        for kind in ("map", "mle"):  # each point estimate and its Wald (delta-method) interval
+            for suffix in ("", "_low", "_high"):
+                variable = f"class_proba_{kind}{suffix}"
+                assert columns[f"p_{name}_{kind}{suffix}"] == [repr(float(v)) for v in expected[variable].values[:, k]]
     assert columns["predicted"] == expected["predicted"].values.tolist()
     assert columns["observed"] == [row[2] for row in rows]
 

@@ -573,8 +573,8 @@ RESULT_FILE_CASES = [
     ResultCase(
         "draws other than recorded",
         "draws",
-        _attrs(sampler_settings=json.dumps({"draws": 999, "chains": 2})),
-        "group posterior has 2 chains of 30 draws, but attr sampler_settings records 2 of 999",
+        _attrs(sampler_settings=json.dumps({"draws": 10, "chains": 2})),
+        "group posterior has 2 chains of 30 draws, but attr sampler_settings records 2 of 10",
     ),
     ResultCase(
         "standardised columns that do not exist",
