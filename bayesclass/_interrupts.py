@@ -26,9 +26,11 @@ from a signal, so nothing here applies to them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,8 +133,10 @@ def interrupt_pending() -> bool:
 def handling_interrupts() -> Iterator[None]:
     """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are recorded while the block runs (main thread only).
 
-    The outermost block starts a fresh record and list of written files; the previous handlers are restored
-    at its end. A signal that its parent process set to be ignored (a background job's SIGINT) stays ignored.
+    The outermost block starts a fresh record and list of written files, and keeps Python from printing an
+    interrupt it loses ("Exception ignored in ...": it is recorded and raised later); the previous handlers
+    are restored at its end. A signal that its parent process set to be ignored (a background job's SIGINT)
+    stays ignored.
     """
     if not _is_main_thread():  # signals are handled in the main thread only
         yield
@@ -146,6 +150,8 @@ def handling_interrupts() -> Iterator[None]:
         return
     _State.received, _State.written = None, []
     previous: dict[int, object] = {}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_unraisable, previous_hook)
     try:
         for signum in SIGNALS:
             if signal.getsignal(signum) is not signal.SIG_IGN:
@@ -156,8 +162,16 @@ def handling_interrupts() -> Iterator[None]:
         finally:
             _State.scopes -= 1
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+        for number, handler in previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]
+        sys.unraisablehook = previous_hook
+
+
+def _unraisable(previous, unraisable) -> None:
+    """``sys.unraisablehook`` while interrupts are handled: a lost interrupt is recorded, not printed."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and _State.received is not None:
+        return  # raised again where it can be (raise_unhandled_interrupt), without "Exception ignored in ..."
+    previous(unraisable)
 
 
 class deferred_interrupts:  # noqa: N801  (used as a context manager, like a function)
@@ -216,13 +230,13 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
         raise ValueError(f"directory {str(path.parent)!r} does not exist; create it first")
     main = _is_main_thread()
     with handling_interrupts():
-        temporary: Path | None = _temporary_name(path)  # named before it exists: the finally removes it
+        temporary, ours = _temporary_name(path), True  # named before it exists: the finally removes it
         try:
             with deferred_interrupts():
                 try:
                     os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
                 except FileExistsError:  # not ours (a name chosen at random twice): leave it alone
-                    temporary = None
+                    ours = False
                     raise
             yield temporary
             with deferred_interrupts():
@@ -233,7 +247,7 @@ def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
             if main:
                 _State.deferring += 1  # no call before the removal: an interrupt here only records
             try:
-                if temporary is not None:
+                if ours:
                     temporary.unlink(missing_ok=True)
             finally:
                 if main:
