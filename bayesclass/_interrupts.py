@@ -37,6 +37,7 @@ from pathlib import Path
 
 __all__ = [
     "NoDrawsYet",
+    "before_draws",
     "atomic_write",
     "deferred_interrupts",
     "handling_interrupts",
@@ -57,6 +58,7 @@ class _State:
     scopes = 0  # nested handling_interrupts blocks
     deferring = 0  # nested deferrals: the handler records and does not raise
     received: int | None = None  # the last signal not yet raised through or handled
+    handled = 0  # interrupts dealt with (draws kept) in the outermost scope
     written: list[Path] = []  # files completed by atomic_write in the outermost scope
 
 
@@ -69,6 +71,35 @@ def _handler(signum: int, frame) -> None:
 def interrupt_handled() -> None:
     """The recorded interrupt was dealt with (the draws so far kept): it no longer stops a file or a command."""
     _State.received = None
+    _State.handled += 1
+
+
+@contextlib.contextmanager
+def before_draws(keep_partial: bool, where: str) -> Iterator[None]:
+    """A block before a sampler's first kept draw: with ``keep_partial``, an interrupt in it says there are none.
+
+    Parameters
+    ----------
+    keep_partial : bool
+        Whether the draws made so far are to be kept on an interrupt.
+    where : str
+        What the block does, for the message (e.g. ``"while the model was compiled"``).
+
+    Raises
+    ------
+    NoDrawsYet
+        An interrupt with ``keep_partial`` that no sampler inside the block dealt with (a plain
+        ``KeyboardInterrupt`` without ``keep_partial``).
+    """
+    handled = _State.handled
+    try:
+        yield
+    except NoDrawsYet:
+        raise
+    except KeyboardInterrupt:
+        if not keep_partial or _State.handled != handled:  # draws were kept, then a second interrupt
+            raise
+        raise no_draws_yet(where) from None
 
 
 def written_files() -> list[Path]:
@@ -148,7 +179,7 @@ def handling_interrupts() -> Iterator[None]:
         finally:
             _State.scopes -= 1
         return
-    _State.received, _State.written = None, []
+    _State.received, _State.written, _State.handled = None, [], 0
     previous: dict[int, object] = {}
     previous_hook = sys.unraisablehook
     sys.unraisablehook = functools.partial(_unraisable, previous_hook)

@@ -498,18 +498,18 @@ def test_report_of_a_gibbs_result_interrupted_writes_no_page(tmp_path, gibbs_res
     _assert_told_the_truth(tmp_path, returncode, errors, ("page.html",))
 
 
-#: (what, driver arguments, delay after "ready", expected message): --keep-partial before any draw exists says
+#: (what, driver arguments, the messages that may say where it was): --keep-partial before any draw exists says
 #: so; before, a 150,000-draw fit stopped while compiling or tuning said only "nothing was written"
 KEEP_PARTIAL_CASES = [
     (
         "blackjax, still tuning",
         ["--warm", *FIT, "--draws", "10", "--tune", "200000", "--keep-partial", "--out", "run.nc"],
-        "no draws yet: interrupted during the warm-up (step ",
+        ("no draws yet: interrupted during the warm-up (step ",),
     ),
     (
         "gibbs, still in burn-in",
         [*GP_GIBBS, "--seed", "0", "--draws", "10", "--tune", "100000", "--keep-partial", "--out", "run.nc"],
-        "no draws yet: interrupted during the burn-in (sweep ",
+        ("no draws yet: interrupted during the burn-in (sweep ", "no draws yet: interrupted before sampling began"),
     ),
     (
         "nutpie, still tuning",
@@ -526,7 +526,7 @@ KEEP_PARTIAL_CASES = [
             "--out",
             "run.nc",
         ],
-        "no draws yet: interrupted during the warm-up (",
+        ("no draws yet: interrupted during the warm-up (",),
     ),  # fmt: skip
 ]
 
@@ -536,14 +536,15 @@ KEEP_PARTIAL_CASES = [
     [
         pytest.param(case, delay, id=f"{case[0]}-{delay}", marks=[pytest.mark.slow] if "nutpie" in case[0] else [])
         for case in KEEP_PARTIAL_CASES
-        for delay in (1.0, 3.0)
+        for delay in (1.0, 5.0)
     ],
 )
 def test_keep_partial_before_the_first_draw_says_there_are_none(tmp_path, case, delay):
     process = _start(tmp_path, case[1], cold=False)
     returncode, errors = _signal_after_ready(process, signal.SIGINT, delay)
     assert returncode == 130, errors
-    assert case[2] in errors and "nothing was written" in errors and "Traceback" not in errors, errors
+    assert any(fragment in errors for fragment in case[2]), errors
+    assert "nothing was written" in errors and "Traceback" not in errors, errors
     assert not (tmp_path / "run.nc").exists() and _temporary_files(tmp_path) == []
 
 

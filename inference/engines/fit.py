@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from bayesclass._interrupts import before_draws
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
@@ -207,7 +208,8 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     groups: dict[str, xr.Dataset] = {}
     run = SamplerRun(posterior=None)
     if method in SAMPLERS:
-        run = SAMPLERS[method].run(model, training, sampler, random_seed)
+        with before_draws(sampler.keep_partial, "before sampling began (while the model and sampler were set up)"):
+            run = SAMPLERS[method].run(model, training, sampler, random_seed)
         groups["posterior"] = model.with_coords(run.posterior, training)
         if run.sample_stats is not None:
             groups["sample_stats"] = run.sample_stats

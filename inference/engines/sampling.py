@@ -35,7 +35,6 @@ returns, and sampling runs in nutpie's background mode, polled, and is cancelled
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -47,6 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from bayesclass._interrupts import (
     NoDrawsYet,
+    before_draws,
     deferred_interrupts,
     handling_interrupts,
     interrupt_handled,
@@ -142,6 +142,9 @@ class SamplerSettings(Constrained):
             )
         return self.draws, self.tune
 
+
+#: what a sampler does before its first draw, for the message of an interrupt with ``keep_partial``
+COMPILING = "before the first draw (while the model was compiled)"
 
 #: compiled models of this process: nutpie's (an untyped library) and blackjax's CompiledDensity, by cache key
 _COMPILED: dict[tuple, Any] = {}
@@ -255,28 +258,6 @@ def sample_nuts(
     )
 
 
-@contextlib.contextmanager
-def compiling(settings: SamplerSettings) -> Iterator[None]:
-    """A block that compiles the sampler: with ``keep_partial``, an interrupt in it says that no draws exist yet.
-
-    Parameters
-    ----------
-    settings : SamplerSettings
-        Its ``keep_partial``.
-
-    Raises
-    ------
-    NoDrawsYet
-        On an interrupt with ``keep_partial`` (a plain ``KeyboardInterrupt`` without).
-    """
-    try:
-        yield
-    except KeyboardInterrupt:
-        if not settings.keep_partial or isinstance(sys.exc_info()[1], NoDrawsYet):
-            raise
-        raise no_draws_yet("before the first draw (while the model was compiled)") from None
-
-
 def _sample_nutpie(
     model: pm.Model, *, cache_key, var_names, jitter, settings: SamplerSettings, random_seed: int
 ) -> NutsRun:
@@ -285,7 +266,7 @@ def _sample_nutpie(
 
     with interrupt_guard() as interrupt:
         start = time.perf_counter()
-        with compiling(settings):
+        with before_draws(settings.keep_partial, COMPILING):
             data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
             compiled = _COMPILED.get((cache_key, "nutpie"))
             hit = compiled is not None
@@ -324,7 +305,7 @@ def _sample_nutpie(
                     sampler.cancel()
                     raise
                 trace, partial = sampler.abort(), True
-                if trace["posterior"].sizes.get("draw", 0) == 0:  # still in nutpie's warm-up
+                if "posterior" not in trace or trace["posterior"].sizes.get("draw", 0) == 0:  # still tuning
                     raise no_draws_yet(f"during the warm-up ({settings.resolved_counts()[1]} tuning steps)") from None
                 interrupt.handled()
     sampling_seconds = time.perf_counter() - start
@@ -345,7 +326,7 @@ def _sample_blackjax(
 
     with interrupt_guard(deferred=True) as interrupt:
         start = time.perf_counter()
-        with compiling(settings):
+        with before_draws(settings.keep_partial, COMPILING):
             key = (cache_key, "blackjax", _blackjax.structure(model))
             density: _blackjax.CompiledDensity | None = _COMPILED.get(key)
             point = _blackjax.initial_point(model)
@@ -411,7 +392,7 @@ def _sample_pymc(model: pm.Model, *, var_names, settings: SamplerSettings, rando
         partial = interrupt_pending()  # PyMC ends on Ctrl-C with the draws so far, without raising
         if partial and not settings.keep_partial:
             interrupt.check()
-        if partial and trace["posterior"].sizes.get("draw", 0) == 0:
+        if partial and ("posterior" not in trace or trace["posterior"].sizes.get("draw", 0) == 0):
             raise no_draws_yet(f"during the warm-up ({tune} tuning steps)")
         interrupt.handled()
     elapsed = time.perf_counter() - start
