@@ -208,8 +208,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     groups: dict[str, xr.Dataset] = {}
     run = SamplerRun(posterior=None)
     if method in SAMPLERS:
-        with before_draws(sampler.keep_partial, "before sampling began (while the model and sampler were set up)"):
-            run = SAMPLERS[method].run(model, training, sampler, random_seed)
+        run = _sample(method, model, training, sampler, random_seed)
         groups["posterior"] = model.with_coords(run.posterior, training)
         if run.sample_stats is not None:
             groups["sample_stats"] = run.sample_stats
@@ -304,6 +303,12 @@ def with_sampling_defaults(
         draws=defaults["draws"] if sampler.draws is None else sampler.draws,
         tune=defaults["tune"] if sampler.tune is None else sampler.tune,
     )
+
+
+def _sample(method: str, model: ClassifierModel, training: Dataset, sampler: SamplerSettings, random_seed: int):
+    """Run the sampler ``method``; with ``keep_partial``, an interrupt before it drew anything says so."""
+    with before_draws(sampler.keep_partial, "before sampling began (while the model and sampler were set up)"):
+        return SAMPLERS[method].run(model, training, sampler, random_seed)
 
 
 def _partial_reason(groups: dict[str, xr.Dataset], sampler: SamplerSettings) -> str:
