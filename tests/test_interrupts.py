@@ -357,7 +357,10 @@ COMMAND_CASES = [
 ]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "signum",
+    [pytest.param(signal.SIGINT, id="SIGINT"), pytest.param(signal.SIGTERM, id="SIGTERM", marks=pytest.mark.slow)],
+)
 @pytest.mark.parametrize("delay", [0.1, 0.6])
 @pytest.mark.parametrize("case", COMMAND_CASES, ids=[case[0] for case in COMMAND_CASES])
 def test_every_command_interrupted_exits_130_and_says_what_it_wrote(tmp_path, inputs, case, delay, signum):
