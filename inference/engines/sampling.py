@@ -171,7 +171,8 @@ class _Interrupt:
 
     def handled(self) -> None:
         """The interrupt was dealt with (draws kept as a partial result): the guard does not raise it again."""
-        interrupt_handled()
+        if self.active:
+            interrupt_handled()
 
 
 @contextlib.contextmanager
