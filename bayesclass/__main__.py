@@ -9,20 +9,30 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Sequence
 
 __all__ = ["main"]
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
-def main() -> int:
-    """Run ``bayesclass`` with ``sys.argv``; an interrupt before the command starts exits 130.
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``bayesclass`` with ``argv``; an interrupt before the command starts exits 130.
 
     While the command line is imported, SIGINT and SIGTERM are only recorded: an exception raised inside the
     import of a C extension becomes another error (NumPy's "Importing the numpy C-extensions failed"). Then
-    the command line handles them itself (:func:`bayesclass.cli.main`).
+    the command line handles them itself (:func:`bayesclass.cli.main`). Once the command has ended, they are
+    ignored: its outputs are complete and its exit code stands while the interpreter shuts down (seconds, with
+    JAX or Dask loaded), instead of the process being killed by a signal at that point.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default None
+        The arguments after the program name (None: ``sys.argv[1:]``).
 
     Returns
     -------
@@ -33,7 +43,7 @@ def main() -> int:
     try:
         previous = {
             signum: signal.signal(signum, lambda number, frame: received.append(number))
-            for signum in (signal.SIGINT, signal.SIGTERM)
+            for signum in SIGNALS
             if signal.getsignal(signum) is not signal.SIG_IGN
         }
         try:
@@ -43,10 +53,15 @@ def main() -> int:
                 signal.signal(signum, _interrupt if handler is signal.SIG_DFL else handler)
         if received:
             raise KeyboardInterrupt
-        return command_line()
-    except KeyboardInterrupt:  # before the command line handles interrupts itself
-        print("bayesclass: interrupted; nothing was written", file=sys.stderr)
-        return 130
+        code = command_line(argv)
+    except KeyboardInterrupt as interrupt:  # before the command line handles interrupts, or just after
+        cli = sys.modules.get("bayesclass.cli")
+        written = "nothing was written" if cli is None else cli._what_was_written(interrupt)
+        print(f"bayesclass: interrupted; {written}", file=sys.stderr)
+        code = 130
+    for signum in SIGNALS:  # the command has ended: what it wrote and its exit code stand
+        signal.signal(signum, signal.SIG_IGN)
+    return code
 
 
 if __name__ == "__main__":
