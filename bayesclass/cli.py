@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         line on stderr); 3 with ``--strict``, a failed convergence verdict (the outputs written all the same);
         130 interrupted (nothing written, or the partial draws kept with ``--keep-partial``).
     """
-    from bayesclass._interrupts import handling_interrupts
+    from bayesclass._interrupts import handling_interrupts, interrupt_pending
 
     name = "bayesclass"
     try:  # the parser too: an interrupt at any point ends with exit code 130, not a traceback
@@ -102,6 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except PartialResult as partial:
         print(f"{name}: interrupted: {partial}", file=sys.stderr)
+        return 130
+    except Exception as error:  # a library that turned the interrupt into another error (it is recorded)
+        if not interrupt_pending():
+            raise
+        print(f"{name}: interrupted; {_what_was_written(KeyboardInterrupt(str(error)))}", file=sys.stderr)
         return 130
 
 
@@ -120,15 +125,11 @@ def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             _debug_arguments(args)
             args.command(args)
         raise_unhandled_interrupt()  # one that a library caught and lost ("Exception ignored in ...")
-    except UsageError as error:
-        print(f"bayesclass {args.name}: error: {error}", file=sys.stderr)
-        return 2
-    except FitFailed as error:
-        print(f"bayesclass {args.name}: fit failed: {error}", file=sys.stderr)
-        return 1
-    except VerdictFailed as error:
-        print(f"bayesclass {args.name}: --strict: {error}", file=sys.stderr)
-        return 3
+    except (UsageError, FitFailed, VerdictFailed) as error:
+        raise_unhandled_interrupt()  # a lost interrupt can be what broke the command (a library's garbled result)
+        prefix = {UsageError: "error", FitFailed: "fit failed", VerdictFailed: "--strict"}[type(error)]
+        print(f"bayesclass {args.name}: {prefix}: {error}", file=sys.stderr)
+        return {UsageError: 2, FitFailed: 1, VerdictFailed: 3}[type(error)]
     return 0
 
 
