@@ -283,8 +283,8 @@ def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, ran
 
     With ``keep_partial``, an interrupt before it drew anything says so.
     """
-    require_fit_memory(model, training, method, sampler)
     with before_draws(sampler.keep_partial, "before sampling began (while the model and sampler were set up)"):
+        require_fit_memory(model, training, method, sampler)
         return SAMPLERS[method].run(model, training, sampler, random_seed)
 
 
