@@ -15,7 +15,9 @@ Exit codes:
 - 2 invalid arguments or input (one line on stderr);
 - 3 with ``--strict`` (fit, compare, diagnose, report): the convergence verdict failed; the outputs were written
   all the same, and stderr says which checks failed;
-- 130 interrupted (Ctrl-C or SIGTERM): nothing written, or the partial draws kept with ``--keep-partial``.
+- 130 interrupted (Ctrl-C or SIGTERM): nothing written, or the partial draws kept with ``--keep-partial``; never
+  a half-written or temporary file. The message says which files (if any) were completed before the interrupt,
+  and, with ``--keep-partial``, why nothing could be kept (no draws yet: still compiling or tuning).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
 import sys
 import typing
 from collections.abc import Sequence
@@ -72,9 +73,10 @@ STRICT_COMMANDS = ("fit", "compare", "report", "diagnose")
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``bayesclass`` command line and return its exit code.
 
-    SIGTERM is handled as Ctrl-C for the whole command; the previous handler is restored at the end. Notes and
-    warnings (Python's included) are one line each on stderr while the command runs (``-q`` and ``-v`` set how
-    many; :mod:`bayesclass._logging`).
+    SIGTERM is handled as Ctrl-C for the whole command (:mod:`bayesclass._interrupts`); the previous handlers are
+    restored at the end. An interrupt never leaves a half-written or temporary file, and the message says which
+    files, if any, were completed before it. Notes and warnings (Python's included) are one line each on stderr
+    while the command runs (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`).
 
     Parameters
     ----------
@@ -88,39 +90,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         line on stderr); 3 with ``--strict``, a failed convergence verdict (the outputs written all the same);
         130 interrupted (nothing written, or the partial draws kept with ``--keep-partial``).
     """
+    from bayesclass._interrupts import handling_interrupts, interrupt_pending
+
+    name = "bayesclass"
+    try:  # the parser too: an interrupt at any point ends with exit code 130, not a traceback
+        with handling_interrupts():
+            parser = _parser()
+            args = parser.parse_args(argv)
+            name = f"bayesclass {args.name}"
+            return _run_command(parser, args)
+    except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (bayesclass._interrupts), also one a library lost
+        print(f"{name}: interrupted; {_what_was_written(interrupt)}", file=sys.stderr)
+        return 130
+    except PartialResult as partial:
+        print(f"{name}: interrupted: {partial}", file=sys.stderr)
+        return 130
+    except Exception as error:  # a library that turned the interrupt into another error (it is recorded)
+        if not interrupt_pending():
+            raise
+        print(f"{name}: interrupted; {_what_was_written(KeyboardInterrupt(str(error)))}", file=sys.stderr)
+        return 130
+
+
+def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the parsed command; its errors as exit codes (interrupts are :func:`main`'s)."""
+    from bayesclass._interrupts import raise_unhandled_interrupt
     from bayesclass._logging import configure
 
-    parser = _parser()
-    args = parser.parse_args(argv)
     if args.quiet and args.verbose:  # one before the subcommand, the other after it
         parser.error("argument -q/--quiet: not allowed with argument -v/--verbose")
     verbosity = -1 if args.quiet else 1 if args.verbose else 0
     if args.quiet and hasattr(args, "no_progress"):
         args.no_progress = True
-    previous = _terminate_as_interrupt()
     try:
         with configure(verbosity):
             _debug_arguments(args)
             args.command(args)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see inference.sampling.interrupt_guard)
-        print(f"bayesclass {args.name}: interrupted; nothing was written", file=sys.stderr)
-        return 130
-    except PartialResult as partial:
-        print(f"bayesclass {args.name}: interrupted: {partial}", file=sys.stderr)
-        return 130
-    except UsageError as error:
-        print(f"bayesclass {args.name}: error: {error}", file=sys.stderr)
-        return 2
-    except FitFailed as error:
-        print(f"bayesclass {args.name}: fit failed: {error}", file=sys.stderr)
-        return 1
-    except VerdictFailed as error:
-        print(f"bayesclass {args.name}: --strict: {error}", file=sys.stderr)
-        return 3
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        raise_unhandled_interrupt()  # one that a library caught and lost ("Exception ignored in ...")
+    except (UsageError, FitFailed, VerdictFailed) as error:
+        raise_unhandled_interrupt()  # a lost interrupt can be what broke the command (a library's garbled result)
+        prefix = {UsageError: "error", FitFailed: "fit failed", VerdictFailed: "--strict"}[type(error)]
+        print(f"bayesclass {args.name}: {prefix}: {error}", file=sys.stderr)
+        return {UsageError: 2, FitFailed: 1, VerdictFailed: 3}[type(error)]
     return 0
+
+
+def _what_was_written(interrupt: KeyboardInterrupt) -> str:
+    """What an interrupted command leaves on disk: the files it completed before the interrupt, or nothing.
+
+    A file is either complete or absent (``atomic_write``); ``interrupt`` may say why nothing could be kept
+    (``--keep-partial`` before the first draw).
+    """
+    from bayesclass._interrupts import NoDrawsYet, written_files
+
+    written = written_files()
+    reason = f"{interrupt}; " if isinstance(interrupt, NoDrawsYet) else ""
+    if not written:
+        return f"{reason}nothing was written"
+    names, verb = ", ".join(str(path) for path in written), "was" if len(written) == 1 else "were"
+    return f"{reason}{names} {verb} written completely before the interrupt, nothing else"
 
 
 def _debug_arguments(args: argparse.Namespace) -> None:
@@ -138,22 +166,6 @@ def _debug_timings(result) -> None:
     info = result_info(result)
     timings = ", ".join(f"{name.replace('_', ' ')} {seconds:.2f} s" for name, seconds in info.timings.items())
     LOGGER.debug("%s: %s (backend %s)", info.method, timings or "no timings recorded", info.sampler_backend)
-
-
-def _terminate_as_interrupt():
-    """Handle SIGTERM as Ctrl-C for the whole command (exit 130, nothing half-written).
-
-    Not only while a sampler runs; returns the previous handler (None off the main thread, where handlers
-    cannot be set).
-    """
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-    try:
-        return signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:
-        return None
 
 
 # -- argument parsing -----------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata, resources
@@ -15,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from bayesclass._cache import cache_directory
+from bayesclass._interrupts import atomic_write
 from bayesclass.data.csvfile import CsvFormat, load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind
 from bayesclass.data.origin import MissingPolicy
@@ -126,22 +126,16 @@ def _cached_sklearn_arrays(name: str, version: str) -> dict[str, np.ndarray]:
         "feature_names": np.asarray([str(feature) for feature in bunch.feature_names], dtype=str),
         "target_names": np.asarray([str(label) for label in bunch.target_names], dtype=str),
     }
-    try:  # atomically: a concurrent reader sees the whole file or none
+    try:  # atomically: a concurrent reader sees the whole file or none, an interrupt leaves no temporary file
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                np.savez(  # by keyword, as the stub cannot tell a ** dict's keys from allow_pickle
-                    file,
-                    data=arrays["data"],
-                    target=arrays["target"],
-                    feature_names=arrays["feature_names"],
-                    target_names=arrays["target_names"],
-                )
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        with atomic_write(path) as temporary, open(temporary, "wb") as file:
+            np.savez(  # by keyword, as the stub cannot tell a ** dict's keys from allow_pickle
+                file,
+                data=arrays["data"],
+                target=arrays["target"],
+                feature_names=arrays["feature_names"],
+                target_names=arrays["target_names"],
+            )
     except OSError:  # a read-only home: the cache is only an optimisation
         pass
     return arrays

@@ -1,14 +1,16 @@
-"""Save and load fitted results as netCDF (never pickle), atomically."""
+"""Save and load fitted results as netCDF (never pickle), atomically.
+
+:func:`atomic_write` (defined in :mod:`bayesclass._interrupts`, below every layer) is the one way files that
+users keep are written.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bayesclass._interrupts import atomic_write, deferred_interrupts
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.result import check_result
 
@@ -20,48 +22,12 @@ else:
 __all__ = ["atomic_write", "check_result", "load", "save"]
 
 
-@contextlib.contextmanager
-def atomic_write(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success rename it over ``path``.
-
-    An interrupted or failed write never leaves a truncated file behind nor
-    destroys an earlier one. The file gets the permissions of a plain ``open``
-    (0666 less the umask), not ``mkstemp``'s 0600.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to write; its directory must exist.
-
-    Yields
-    ------
-    pathlib.Path
-        The temporary file to write to.
-
-    Raises
-    ------
-    ValueError
-        The directory does not exist.
-    """
-    path = Path(path)
-    if not path.parent.resolve().is_dir():
-        raise ValueError(f"directory {str(path.parent)!r} does not exist; create it first")
-    temporary = None
-    try:  # created inside the try: an interrupt right after creation still removes it
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(handle)
-        yield Path(temporary)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    finally:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
-
-
 def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     """Write ``result`` with its provenance attrs to ``path`` (netCDF4, one group per DataTree node), atomically.
+
+    An interrupt (Ctrl-C, SIGTERM) while the file is written takes effect when netCDF has written it (at disk
+    speed, seconds for hundreds of MB), then the temporary file is removed: raised in the middle of netCDF's
+    writing, it would leave xarray's HDF5 lock taken and the process hanging (:mod:`bayesclass._interrupts`).
 
     Parameters
     ----------
@@ -78,7 +44,7 @@ def save(result: xr.DataTree, path: str | os.PathLike) -> Path:
     path = Path(path)
     if path.suffix != ".nc":
         raise ValueError(f"path {str(path)!r} must end in .nc (results are netCDF files)")
-    with atomic_write(path) as temporary:
+    with atomic_write(path) as temporary, deferred_interrupts():
         result.to_netcdf(temporary, engine="netcdf4")
     return path
 

@@ -1,8 +1,8 @@
 """The package's structure, read from its source: layers, cycles, function length, family names.
 
 - dependencies point one way, ``data -> models -> inference -> reports -> bayesclass`` (the API and CLI), with
-  the foundation modules ``bayesclass._lazy`` and ``bayesclass._cache`` below all: no module imports a layer
-  above its own, even inside a function;
+  the foundation modules ``bayesclass._lazy``, ``bayesclass._cache`` and ``bayesclass._interrupts`` below all: no
+  module imports a layer above its own, even inside a function;
 - no import cycle between modules (imports inside functions included; ``TYPE_CHECKING`` blocks excluded);
 - no function body is longer than 100 lines;
 - outside ``models/``, no code compares anything with a family's registry name (families are data: a new one is
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"data": "bayesclass.data", "models": "bayesclass.models", "inference": "bayesclass.inference"}
 FOLDERS |= {"reports": "bayesclass.reports", "bayesclass": "bayesclass"}
 LAYERS = ("foundation", "data", "models", "inference", "reports", "bayesclass")
-FOUNDATION = {"bayesclass._lazy", "bayesclass._cache"}
+FOUNDATION = {"bayesclass._lazy", "bayesclass._cache", "bayesclass._interrupts"}
 
 
 def _modules() -> dict[str, Path]:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayesclass._cache import cache_directory
+from bayesclass._interrupts import no_draws_yet
 
 __all__ = ["CompiledDensity", "SEGMENT_DRAWS", "compile_density", "sample", "structure"]
 
@@ -414,21 +415,23 @@ def sample(
     stage, window_end, finish = schedule(tune, segments * segment)
     step_keys = rng.integers(0, 2**32, size=(chains, segments * segment, 2), dtype=np.uint32)  # raw threefry keys
     rounds = -(-chains // parallel)
+    members = [[c % chains for c in range(r * parallel, (r + 1) * parallel)] for r in range(rounds)]
+    carries = [_initial_carry(np.stack([starts[c] for c in chains_of]), mass_init) for chains_of in members]
     pieces: list[list[tuple]] = [[] for _ in range(chains)]  # per chain: (outputs, stats) of each segment
     partial = False
     progress = _Progress(rounds * segments, enabled=progressbar)
     try:
-        for round_index in range(rounds):
-            members = [c % chains for c in range(round_index * parallel, (round_index + 1) * parallel)]
-            owned = members[: chains - round_index * parallel]  # padding chains of the last round are dropped
-            carry = _initial_carry(np.stack([starts[c] for c in members]), mass_init)
-            for index in range(segments):
-                steps = slice(index * segment, (index + 1) * segment)
-                carry, (outputs, stats) = _wait(
+        # segment-major: the rounds (more chains than devices) advance together, so an interrupt leaves every
+        # chain about as long as the others
+        for index in range(segments):
+            steps = slice(index * segment, (index + 1) * segment)
+            for round_index, chains_of in enumerate(members):
+                owned = chains_of[: chains - round_index * parallel]  # padding chains of the last round are dropped
+                carries[round_index], (outputs, stats) = _wait(
                     interrupt,
                     run,
-                    carry,
-                    step_keys[members, steps],
+                    carries[round_index],
+                    step_keys[chains_of, steps],
                     stage[steps],
                     window_end[steps],
                     finish[steps],
@@ -440,8 +443,11 @@ def sample(
                     pieces[chain].append(([value[slot] for value in outputs], [value[slot] for value in stats]))
                 progress.advance()
     except KeyboardInterrupt:
-        if not keep_partial or not all(len(chain) * segment > tune for chain in pieces):
+        if not keep_partial:
             raise
+        done = min(len(chain) for chain in pieces) * segment
+        if done <= tune:
+            raise no_draws_yet(f"during the warm-up (step {done} of {tune})") from None
         interrupt.handled()
         partial = True
     finally:

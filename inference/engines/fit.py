@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from bayesclass._interrupts import before_draws
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
@@ -278,9 +279,13 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
 
 
 def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, random_seed: int) -> SamplerRun:
-    """Run the sampler ``method`` after the memory check (:func:`require_fit_memory`)."""
-    require_fit_memory(model, training, method, sampler)
-    return SAMPLERS[method].run(model, training, sampler, random_seed)
+    """Run the sampler ``method`` after the memory check (:func:`require_fit_memory`).
+
+    With ``keep_partial``, an interrupt before it drew anything says so.
+    """
+    with before_draws(sampler.keep_partial, "before sampling began (while the model and sampler were set up)"):
+        require_fit_memory(model, training, method, sampler)
+        return SAMPLERS[method].run(model, training, sampler, random_seed)
 
 
 def _point_estimates(model: ClassifierModel, training: Dataset, method: str, groups: dict[str, xr.Dataset]) -> dict:

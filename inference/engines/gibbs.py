@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayesclass._interrupts import interrupt_handled, no_draws_yet
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.engines._blackjax import _Progress
 from bayesclass.inference.engines._spawn import spawn_skips_main_script
@@ -579,8 +580,13 @@ def sample_gibbs(
                     if (step + 1) % PROGRESS_EVERY == 0:
                         progress.advance(PROGRESS_EVERY * len(chains))
     except KeyboardInterrupt:
-        if not settings.keep_partial or arrays["done"].min() < tune + thin:  # not one kept draw
+        if not settings.keep_partial:
             raise
+        done = int(arrays["done"].min())
+        if done < tune + thin:  # not one kept draw
+            where = f"sweep {done} of {tune}" if done < tune else f"sweep {done}, before the first kept draw"
+            raise no_draws_yet(f"during the burn-in ({where})") from None
+        interrupt_handled()
         partial = True
     finally:
         progress.close()

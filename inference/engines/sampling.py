@@ -35,7 +35,6 @@ returns, and sampling runs in nutpie's background mode, polled, and is cancelled
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -45,6 +44,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from bayesclass._interrupts import (
+    NoDrawsYet,
+    before_draws,
+    deferred_interrupts,
+    handling_interrupts,
+    interrupt_handled,
+    interrupt_pending,
+    no_draws_yet,
+    raise_unhandled_interrupt,
+)
 from bayesclass._lazy import lazy_import
 from bayesclass.data.constraints import Constrained, InRange, Integer
 
@@ -55,7 +64,15 @@ else:
     pm = lazy_import("pymc")
     xr = lazy_import("xarray")
 
-__all__ = ["BACKENDS", "SamplerSettings", "clear_compile_cache", "interrupt_guard", "sample_nuts"]
+__all__ = [
+    "BACKENDS",
+    "NoDrawsYet",
+    "SamplerSettings",
+    "clear_compile_cache",
+    "interrupt_guard",
+    "no_draws_yet",
+    "sample_nuts",
+]
 
 Backend = Literal["auto", "blackjax", "nutpie", "pymc"]
 #: the backends that exist, "auto" aside
@@ -126,6 +143,9 @@ class SamplerSettings(Constrained):
         return self.draws, self.tune
 
 
+#: what a sampler does before its first draw, for the message of an interrupt with ``keep_partial``
+COMPILING = "before the first draw (while the model was compiled)"
+
 #: compiled models of this process: nutpie's (an untyped library) and blackjax's CompiledDensity, by cache key
 _COMPILED: dict[tuple, Any] = {}
 
@@ -136,35 +156,32 @@ def clear_compile_cache() -> None:
 
 
 class _Interrupt:
-    """Whether SIGINT/SIGTERM arrived while :func:`interrupt_guard` was on."""
+    """Whether SIGINT/SIGTERM arrived while :func:`interrupt_guard` was on (the process's interrupt record)."""
 
-    def __init__(self, *, deferred: bool = False) -> None:
-        self.received: int | None = None
-        self.deferred = deferred
-
-    def handler(self, signum, frame) -> None:
-        self.received = signum
-        if not self.deferred:
-            raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+    def __init__(self, *, active: bool) -> None:
+        self.active = active
 
     def check(self) -> None:
         """Raise the interrupt that arrived where it could not be raised.
 
         Either a ctypes callback swallowed it, or the guard defers interrupts to such checks.
         """
-        if self.received is not None:
-            raise KeyboardInterrupt(f"signal {signal.Signals(self.received).name}")
+        if self.active:
+            raise_unhandled_interrupt()
 
     def handled(self) -> None:
         """The interrupt was dealt with (draws kept as a partial result): the guard does not raise it again."""
-        self.received = None
+        if self.active:
+            interrupt_handled()
 
 
 @contextlib.contextmanager
 def interrupt_guard(*, deferred: bool = False) -> Iterator[_Interrupt]:
     """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are remembered while the block runs.
 
-    Only in the main thread; elsewhere (e.g. in a worker thread) the block runs unguarded.
+    Only in the main thread; elsewhere (e.g. in a worker thread) the block runs unguarded. The record is the
+    process's (:mod:`bayesclass._interrupts`): an interrupt a library swallowed is still raised by ``check()``,
+    and no file is completed after it.
 
     Parameters
     ----------
@@ -178,17 +195,10 @@ def interrupt_guard(*, deferred: bool = False) -> Iterator[_Interrupt]:
     _Interrupt
         What arrived: ``check()`` raises a recorded interrupt, ``handled()`` forgets it.
     """
-    interrupt = _Interrupt(deferred=deferred)
-    if threading.current_thread() is not threading.main_thread():
+    interrupt = _Interrupt(active=threading.current_thread() is threading.main_thread())
+    with handling_interrupts(), deferred_interrupts() if deferred else contextlib.nullcontext():
         yield interrupt
-        return
-    previous = {signum: signal.signal(signum, interrupt.handler) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield interrupt
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    interrupt.check()  # a deferred signal that arrived after the block's last check
+    interrupt.check()  # a deferred signal that arrived after the block's last check, or one a library lost
 
 
 @dataclass(frozen=True)
@@ -244,24 +254,33 @@ def sample_nuts(
         return _sample_blackjax(
             model, cache_key=cache_key, var_names=var_names, jitter=jitter, settings=settings, random_seed=random_seed
         )
+    return _sample_nutpie(
+        model, cache_key=cache_key, var_names=var_names, jitter=jitter, settings=settings, random_seed=random_seed
+    )
+
+
+def _sample_nutpie(
+    model: pm.Model, *, cache_key, var_names, jitter, settings: SamplerSettings, random_seed: int
+) -> NutsRun:
     import nutpie
     from pytensor.compile.sharedvalue import SharedVariable
 
     with interrupt_guard() as interrupt:
         start = time.perf_counter()
-        data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
-        compiled = _COMPILED.get((cache_key, "nutpie"))
-        hit = compiled is not None
-        if compiled is not None:
-            compiled = compiled.with_data(**data)
-        else:
-            compiled = nutpie.compile_pymc_model(
-                model, var_names=list(var_names), jitter_rvs={model[name] for name in jitter}
-            )
-            interrupt.check()  # before caching: an interrupted compile may be incomplete
-            _COMPILED[(cache_key, "nutpie")] = compiled
-        compile_seconds = time.perf_counter() - start
-        interrupt.check()
+        with before_draws(settings.keep_partial, COMPILING):
+            data = {name: var.get_value() for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
+            compiled = _COMPILED.get((cache_key, "nutpie"))
+            hit = compiled is not None
+            if compiled is not None:
+                compiled = compiled.with_data(**data)
+            else:
+                compiled = nutpie.compile_pymc_model(
+                    model, var_names=list(var_names), jitter_rvs={model[name] for name in jitter}
+                )
+                interrupt.check()  # before caching: an interrupted compile may be incomplete
+                _COMPILED[(cache_key, "nutpie")] = compiled
+            compile_seconds = time.perf_counter() - start
+            interrupt.check()
         start = time.perf_counter()
         limit = settings.blas_threads  # one thread per chain by default (module docstring)
         with threadpool_limits(limits=limit, user_api="blas") if limit is not None else contextlib.nullcontext():
@@ -287,6 +306,8 @@ def sample_nuts(
                     sampler.cancel()
                     raise
                 trace, partial = sampler.abort(), True
+                if "posterior" not in trace or trace["posterior"].sizes.get("draw", 0) == 0:  # still tuning
+                    raise no_draws_yet(f"during the warm-up ({settings.resolved_counts()[1]} tuning steps)") from None
                 interrupt.handled()
     sampling_seconds = time.perf_counter() - start
     return NutsRun(
@@ -306,14 +327,15 @@ def _sample_blackjax(
 
     with interrupt_guard(deferred=True) as interrupt:
         start = time.perf_counter()
-        key = (cache_key, "blackjax", _blackjax.structure(model))
-        density: _blackjax.CompiledDensity | None = _COMPILED.get(key)
-        point = _blackjax.initial_point(model)
-        if density is None:
-            density = _blackjax.compile_density(model, var_names, point)
-            _COMPILED[key] = density
-        translate_seconds = time.perf_counter() - start
-        interrupt.check()
+        with before_draws(settings.keep_partial, COMPILING):
+            key = (cache_key, "blackjax", _blackjax.structure(model))
+            density: _blackjax.CompiledDensity | None = _COMPILED.get(key)
+            point = _blackjax.initial_point(model)
+            if density is None:
+                density = _blackjax.compile_density(model, var_names, point)
+                _COMPILED[key] = density
+            translate_seconds = time.perf_counter() - start
+            interrupt.check()
         run = _blackjax.sample(
             density,
             model,
@@ -355,18 +377,25 @@ def _finished(sampler) -> bool:
 def _sample_pymc(model: pm.Model, *, var_names, settings: SamplerSettings, random_seed: int) -> NutsRun:
     start = time.perf_counter()
     draws, tune = settings.resolved_counts()
-    trace = pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=settings.chains,
-        random_seed=random_seed,
-        target_accept=settings.target_accept,
-        nuts_sampler="pymc",
-        progressbar=settings.progressbar,
-        compute_convergence_checks=False,
-        var_names=list(var_names),
-        model=model,
-    )
+    with interrupt_guard() as interrupt:
+        trace = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=settings.chains,
+            random_seed=random_seed,
+            target_accept=settings.target_accept,
+            nuts_sampler="pymc",
+            progressbar=settings.progressbar,
+            compute_convergence_checks=False,
+            var_names=list(var_names),
+            model=model,
+        )
+        partial = interrupt_pending()  # PyMC ends on Ctrl-C with the draws so far, without raising
+        if partial and not settings.keep_partial:
+            interrupt.check()
+        if partial and ("posterior" not in trace or trace["posterior"].sizes.get("draw", 0) == 0):
+            raise no_draws_yet(f"during the warm-up ({tune} tuning steps)")
+        interrupt.handled()
     elapsed = time.perf_counter() - start
     stats = trace["sample_stats"].to_dataset()
     sampling = float(stats.attrs.get("sampling_time", elapsed))
@@ -376,6 +405,7 @@ def _sample_pymc(model: pm.Model, *, var_names, settings: SamplerSettings, rando
         compile_seconds=max(elapsed - sampling, 0.0),
         sampling_seconds=sampling,
         compile_cache_hit=False,
+        partial=partial,
     )
 
 
