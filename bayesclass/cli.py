@@ -608,13 +608,14 @@ def _setup(args: argparse.Namespace):
                 f"{', '.join(accepted)}{model.unavailable_hint(args.method)}"
             )
         kinds = _feature_kinds(args.feature_kind)
-        if kinds and not _is_table_file(args.data):
+        if (kinds or args.target) and not _is_table_file(args.data):
             from bayesclass.data.loaders import builtin_tables
 
+            flag = "--feature-kind" if kinds else "--target"
             if args.data not in builtin_tables():
                 raise ValueError(
-                    f"--feature-kind applies to CSV files and the built-in tables ({', '.join(builtin_tables())}); "
-                    f"{args.data!r} is a built-in dataset"
+                    f"{flag} applies to CSV/TSV/parquet files and the built-in tables ({', '.join(builtin_tables())}); "
+                    f"{args.data!r} is a built-in dataset with a fixed target and coding: drop {flag}"
                 )
         if args.rows is not None:
             from bayesclass.data import available

@@ -1161,7 +1161,9 @@ def test_feature_kind_errors_are_one_line_usage_errors(tmp_path, capsys, flags, 
     error = capsys.readouterr().err
     assert message in error and error.count("\n") == 1
     assert run("fit", "--data", "iris", "--feature-kind", "a=binary", "--out", str(tmp_path / "r.nc")) == 2
-    assert "--feature-kind applies to CSV files" in capsys.readouterr().err
+    assert "--feature-kind applies to CSV/TSV/parquet files" in capsys.readouterr().err
+    assert run("fit", "--data", "iris", "--target", "species", "--out", str(tmp_path / "r.nc")) == 2
+    assert "--target applies to CSV/TSV/parquet files" in capsys.readouterr().err
 
 
 def test_check_runs_for_naive_bayes(tmp_path, capsys):

@@ -308,6 +308,11 @@ FIT_CSV = ("fit", "--method", "map", "--data", "{dir}/train.csv", "--target", "l
 CLI_CASES = [
     # (case, argv with {dir}, message fragment): exit 2, one line, nothing written
     (
+        "--target with a built-in data set of fixed target",
+        ("fit", "--method", "map", "--data", "iris", "--target", "species", "--out", "{dir}/r.nc"),
+        "--target applies to CSV/TSV/parquet files and the built-in tables (transport, penguins)",
+    ),
+    (
         "--loss-matrix a TOML file",
         ("compare", "--data", "{dir}/train.csv", "--target", "label", "--loss-matrix", "{dir}/loss.toml"),
         "--loss-matrix: '{dir}/loss.toml' is not a loss-matrix CSV (its first line is '[loss]'); expected a header",
