@@ -308,11 +308,6 @@ FIT_CSV = ("fit", "--method", "map", "--data", "{dir}/train.csv", "--target", "l
 CLI_CASES = [
     # (case, argv with {dir}, message fragment): exit 2, one line, nothing written
     (
-        "--target with a built-in data set of fixed target",
-        ("fit", "--method", "map", "--data", "iris", "--target", "species", "--out", "{dir}/r.nc"),
-        "--target applies to CSV/TSV/parquet files and the built-in tables (transport, penguins)",
-    ),
-    (
         "--loss-matrix a TOML file",
         ("compare", "--data", "{dir}/train.csv", "--target", "label", "--loss-matrix", "{dir}/loss.toml"),
         "--loss-matrix: '{dir}/loss.toml' is not a loss-matrix CSV (its first line is '[loss]'); expected a header",
@@ -363,7 +358,7 @@ CLI_CASES = [
     (
         "--target with a built-in data set",
         ("fit", "--data", "iris", "--target", "species", "--method", "map", "--out", "{dir}/r.nc"),
-        "only the built-in tables (transport, penguins) take another target",
+        "--target applies to CSV/TSV/parquet files and the built-in tables (transport, penguins)",
     ),
     (
         "--target-accept with the Gibbs sampler (the GP's default)",
