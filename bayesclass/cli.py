@@ -88,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         The exit code: 0 success; 1 a fit that failed (the reason on stderr); 2 invalid arguments or input (one
         line on stderr); 3 with ``--strict``, a failed convergence verdict (the outputs written all the same);
-        130 interrupted (nothing written, or the partial draws kept with ``--keep-partial``).
+        130 interrupted (nothing written, or the partial draws kept with ``--keep-partial``); 141 stdout closed by
+        its reader (a pipe into ``head``), as a shell reports SIGPIPE.
     """
     from bayesclass._interrupts import handling_interrupts, interrupt_pending
 
@@ -105,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PartialResult as partial:
         print(f"{name}: interrupted: {partial}", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of stdout has gone (`bayesclass datasets | head -1`): as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at the final flush
+        return 141
     except Exception as error:  # a library that turned the interrupt into another error (it is recorded)
         if not interrupt_pending():
             raise

@@ -373,3 +373,23 @@ def count_cases() -> int:
 
 def test_the_table_holds_at_least_120_cases():
     assert count_cases() >= 120
+
+
+#: (command): its standard output closed by the reader before it prints (``bayesclass datasets | head -0``)
+PIPE_CASES = [("datasets",), ("fit", "--data", "iris", "--method", "map", "--out", "{dir}/piped.nc")]
+
+
+@pytest.mark.parametrize("argv", PIPE_CASES, ids=[" ".join(case[:1]) for case in PIPE_CASES])
+def test_a_closed_stdout_ends_with_exit_141_without_a_traceback(csv_folder, argv):
+    """As a shell reports SIGPIPE; before, a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    arguments = [part.format(dir=csv_folder) for part in argv]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bayesclass", *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    process.stdout.close()  # the reader has gone before the command prints
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141, errors
+    assert "Traceback" not in errors
