@@ -386,6 +386,11 @@ class ClassifierModel(abc.ABC):
     #: reparametrisations or priors of the family that help a sampler that fails its convergence checks
     #: (CLI flags of this family only; :meth:`convergence_advice`)
     reparametrisation_advice: ClassVar[tuple[str, ...]] = ()
+    #: whether every parameter covered by the MAP's :meth:`gaussian_approximation` is unconstrained (real-valued),
+    #: so that N(MAP, inverse Hessian) is the Laplace approximation of the posterior that ``fit(method="laplace")``
+    #: draws from (:meth:`has_laplace`, :meth:`laplace_approximation`). A family with constrained parameters
+    #: (probabilities, scales) leaves it False and overrides those two methods and :meth:`laplace_parameters`.
+    map_approximation_unconstrained: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, then check every field.
@@ -616,6 +621,69 @@ class ClassifierModel(abc.ABC):
             True when this instance has a conjugate posterior.
         """
         return False
+
+    def has_laplace(self) -> bool:
+        """Whether :meth:`laplace_approximation` states a Gaussian approximation of the posterior (``"laplace"``).
+
+        Returns
+        -------
+        bool
+            True when :attr:`map_approximation_unconstrained` and the instance has a MAP.
+        """
+        return self.map_approximation_unconstrained and "map" in self.available_point_estimates()
+
+    def laplace_approximation(self, data: Dataset) -> tuple[xr.Dataset, GaussianApproximation]:
+        """The Laplace approximation of the posterior: a Gaussian in an unconstrained space, at the mode.
+
+        By default (:attr:`map_approximation_unconstrained`) the MAP and its :meth:`gaussian_approximation` (the
+        inverse Hessian of the negative log posterior), whose draws are the parameters themselves. A family with
+        constrained parameters overrides this with the approximation over unconstrained variables (log scales,
+        log-ratios of probabilities), at the mode of the posterior density in those variables (Jacobian included),
+        and :meth:`laplace_parameters` with the map from them back to its parameters.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data (coded, standardised), as given to :meth:`point_estimate`.
+
+        Returns
+        -------
+        mode : xarray.Dataset
+            The mode, one variable per name of ``approximation.names`` (the shapes and dims of the draws).
+        approximation : GaussianApproximation
+            N(mode, covariance) over the mode's variables flattened.
+
+        Raises
+        ------
+        ValueError
+            Where :meth:`has_laplace` is false.
+        """
+        if not self.has_laplace():
+            raise ValueError(
+                f"the {self.name!r} model states no Laplace approximation of its posterior; fit it with method='nuts'"
+            )
+        approximation = self.gaussian_approximation(data, "map")
+        if approximation is None:
+            raise ValueError(f"the {self.name!r} model states no curvature at its MAP; fit it with method='nuts'")
+        return self.point_estimate(data, "map")[list(approximation.names)], approximation
+
+    def laplace_parameters(self, draws: xr.Dataset, data: Dataset) -> xr.Dataset:
+        """Draws of :meth:`laplace_approximation`'s variables as the model's parameters (:meth:`parameter_names`).
+
+        Parameters
+        ----------
+        draws : xarray.Dataset
+            Draws of the approximation's variables, dims ``(chain, draw, ...)``.
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        xarray.Dataset
+            The parameters, dims ``(chain, draw, ...)``: ``draws`` unchanged here (every parameter unconstrained);
+            a family whose approximation is over transformed variables maps them back (e.g. ``exp`` of a log scale).
+        """
+        return draws
 
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
         """Independent draws from the exact (conjugate) posterior.

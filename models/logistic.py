@@ -146,6 +146,8 @@ class LogisticRegression(ClassifierModel):
     name: ClassVar[str] = "logistic"
     #: a categorical column enters as treatment-coded dummies ("colour=green"), never as its codes
     categorical_coding: ClassVar[Literal["native", "treatment"]] = "treatment"
+    #: intercept and weights are real-valued: N(MAP, inverse Hessian) is the posterior's Laplace approximation
+    map_approximation_unconstrained: ClassVar[bool] = True
 
     prior: LogisticPrior = field(default_factory=LogisticPrior)
     link: Link = "logit"

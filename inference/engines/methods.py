@@ -7,14 +7,16 @@ spec read :data:`METHODS`; a family says which samplers it accepts through the s
 
 from __future__ import annotations
 
-from bayesclass.inference.engines import exact, gibbs, nuts
+from bayesclass.inference.engines import exact, gibbs, laplace, nuts
 from bayesclass.inference.engines.sampler import Sampler
 from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
 __all__ = ["METHODS", "SAMPLERS", "method_names", "methods_of"]
 
 #: every posterior sampling method, by name
-SAMPLERS: dict[str, Sampler] = {sampler.name: sampler for sampler in (nuts.SAMPLER, gibbs.SAMPLER, exact.SAMPLER)}
+SAMPLERS: dict[str, Sampler] = {
+    sampler.name: sampler for sampler in (nuts.SAMPLER, gibbs.SAMPLER, exact.SAMPLER, laplace.SAMPLER)
+}
 
 
 def method_names() -> tuple[str, ...]:
