@@ -103,15 +103,15 @@ def _unflattened(flat: np.ndarray, mode: xr.Dataset, names: tuple[str, ...]) -> 
 
 def _run(model: Any, training: Dataset, settings: SamplerSettings, random_seed: int) -> SamplerRun:
     start = time.perf_counter()
+    draw_count = settings.resolved_counts()[0]
     mode, approximation = model.laplace_approximation(training)
-    flat = gaussian_draws(
-        approximation.params, approximation.covariance, (settings.chains, settings.draws), random_seed
-    )
+    size = (settings.chains, draw_count)
+    flat = gaussian_draws(approximation.params, approximation.covariance, size, random_seed)
     draws = _unflattened(flat, mode, approximation.names)
     posterior = model.laplace_parameters(draws, training)
     return SamplerRun(
         posterior=posterior,
-        sampler_settings={"draws": settings.draws, "chains": settings.chains},
+        sampler_settings={"draws": draw_count, "chains": settings.chains},
         sampling_seconds=time.perf_counter() - start,
     )
 
