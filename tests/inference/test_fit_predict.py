@@ -317,9 +317,8 @@ def test_fit_rejects_single_class(gaussians_small):
 
 
 def test_fit_rejects_unknown_method(gaussians_small):
-    with pytest.raises(
-        ValueError, match=r"method='vb' is not available for the 'logistic' model; choose one of 'nuts', 'mle', 'map'"
-    ):
+    expected = r"method='vb' is not available for the 'logistic' model; choose one of 'nuts', 'laplace', 'mle', 'map'"
+    with pytest.raises(ValueError, match=expected):
         fit("logistic", gaussians_small, method="vb")
 
 
