@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -145,3 +147,27 @@ def test_laplace_agrees_with_nuts_on_well_conditioned_data():
     laplace_mean, laplace_sd = _summary(bc.fit("logistic", data, method="laplace", sampler=settings, random_seed=1))
     assert np.all(np.abs(laplace_mean - nuts_mean) <= 0.25 * nuts_sd)
     assert np.all(np.abs(laplace_sd / nuts_sd - 1.0) <= 0.06)
+
+
+def test_a_two_cell_study_with_laplace_records_no_verdict(tmp_path):
+    from bayesclass.inference.studies.runner import run_study
+    from bayesclass.inference.studies.spec import parse_spec
+
+    spec = parse_spec(
+        {
+            "name": "laplace",
+            "seed": 0,
+            "training_sizes": [20, 40],
+            "repeats": 1,
+            "test_fraction": 0.3,
+            "sampler": {"draws": 100, "chains": 2},
+            "models": [{"family": "logistic", "method": "laplace", "point_estimates": ["mle", "map"]}],
+            "datasets": [{"name": "seed001_gaussians", "generator": {"n": 200, "random_seed": 1}}],
+        }
+    )
+    table = run_study(spec, tmp_path / "study", serial=True, progress=False)
+    assert table["key"].nunique() == 2 and set(table["size"]) == {20, 40}
+    assert np.isfinite(table.loc[table["metric"] == "log_loss", "value"]).all()
+    for record in (tmp_path / "study" / "cells").glob("*.json"):  # independent draws: no convergence verdict
+        cell = json.loads(record.read_text(encoding="utf-8"))
+        assert cell["cell"]["method"] == "laplace" and cell["diagnostics"]["passed"] is None
