@@ -168,6 +168,8 @@ def test_a_two_cell_study_with_laplace_records_no_verdict(tmp_path):
     table = run_study(spec, tmp_path / "study", serial=True, progress=False)
     assert table["key"].nunique() == 2 and set(table["size"]) == {20, 40}
     assert np.isfinite(table.loc[table["metric"] == "log_loss", "value"]).all()
-    for record in (tmp_path / "study" / "cells").glob("*.json"):  # independent draws: no convergence verdict
+    records = sorted((tmp_path / "study" / "cells").glob("*.json"))
+    assert len(records) == 2
+    for record in records:  # independent draws: no convergence verdict
         cell = json.loads(record.read_text(encoding="utf-8"))
         assert cell["cell"]["method"] == "laplace" and cell["diagnostics"]["passed"] is None
