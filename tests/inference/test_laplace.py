@@ -102,6 +102,10 @@ def test_laplace_fit_is_predicted_and_diagnosed_like_independent_draws():
     np.testing.assert_allclose(predictions["class_proba"].sum("class"), 1.0)
     report = bc.diagnose(result)
     assert not report.applies and report.advice == ()  # independent draws: no chain, no verdict
+    from bayesclass.inference.criticism.loo import loo
+
+    summary = loo(result)  # PSIS-LOO over the draws' pointwise log-likelihood, as for any posterior
+    assert np.isfinite(summary.elpd_loo) and summary.elpd_loo < 0
 
 
 def test_only_families_with_a_laplace_approximation_accept_it():
