@@ -545,13 +545,7 @@ class ClassifierModel(abc.ABC):
             ``params``, ``bse``, ``conf_int(alpha)``, ``cov_params()`` in statsmodels' style; None where the
             family states no curvature for ``kind``.
         """
-        available = self.available_point_estimates()
-        if kind not in available:
-            raise ValueError(
-                f"kind={kind!r} is not a point estimate of this {self.name!r} model; "
-                f"choose one of {', '.join(map(repr, available))}{self.unavailable_hint(kind)}"
-            )
-        self.check_training_data(data)
+        self._check_point_estimate(data, kind)
         return self._gaussian_approximation(data, kind)
 
     def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
@@ -869,6 +863,16 @@ class ClassifierModel(abc.ABC):
                 labels[name] = value
         return params.assign_coords(labels)
 
+    def _check_point_estimate(self, data: Dataset, kind: str) -> None:
+        """Refuse a ``kind`` the family lacks (naming the ones it has) and data no model of it can fit."""
+        available = self.available_point_estimates()
+        if kind not in available:
+            raise ValueError(
+                f"kind={kind!r} is not a point estimate of this {self.name!r} model; "
+                f"choose one of {', '.join(map(repr, available))}{self.unavailable_hint(kind)}"
+            )
+        self.check_training_data(data)
+
     def point_estimate(self, data: Dataset, kind: str) -> xr.Dataset:
         """Closed-form / deterministic estimate of the parameters.
 
@@ -885,13 +889,7 @@ class ClassifierModel(abc.ABC):
             Same variable names and dims as the posterior, minus ``chain``/``draw``;
             ``attrs["kind"]`` records ``kind``.
         """
-        available = self.available_point_estimates()
-        if kind not in available:
-            raise ValueError(
-                f"kind={kind!r} is not a point estimate of this {self.name!r} model; "
-                f"choose one of {', '.join(map(repr, available))}{self.unavailable_hint(kind)}"
-            )
-        self.check_training_data(data)
+        self._check_point_estimate(data, kind)
         estimate = self._point_estimate(data, kind)
         estimate.attrs["kind"] = kind
         return estimate
