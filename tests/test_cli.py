@@ -1376,7 +1376,9 @@ def test_another_target_of_a_built_in_table_and_the_level_limit(tmp_path, capsys
     assert json.loads(load_result(out).attrs["class_names"]) == ["female", "male"]
     capsys.readouterr()
     assert run("fit", "--data", "iris", "--target", "species", "--out", out) == 2
-    assert "only the built-in tables (transport, penguins) take another target" in capsys.readouterr().err
+    assert "--target applies to CSV/TSV/parquet files and the built-in tables (transport, penguins)" in (
+        capsys.readouterr().err
+    )
     from importlib import resources
 
     import pandas as pd
