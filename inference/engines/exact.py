@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from bayesclass.data import Dataset
-from bayesclass.inference.engines.sampler import Sampler, SamplerRun
+from bayesclass.inference.engines.sampler import Sampler, SamplerRun, kept_draws
 from bayesclass.inference.engines.sampling import SamplerSettings
 
 __all__ = ["SAMPLER"]
@@ -29,5 +29,5 @@ SAMPLER = Sampler(
     run=_run,
     independent_draws=True,
     settings=("draws", "chains"),
-    stored_steps=lambda model, training, settings: settings.resolved_counts()[0],
+    stored_steps=kept_draws,
 )

@@ -38,7 +38,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.engines.sampler import Sampler, SamplerRun
+from bayesclass.inference.engines.sampler import Sampler, SamplerRun, kept_draws
 from bayesclass.inference.engines.sampling import SamplerSettings
 
 if TYPE_CHECKING:
@@ -123,5 +123,5 @@ SAMPLER = Sampler(
     run=_run,
     independent_draws=True,
     settings=("draws", "chains"),
-    stored_steps=lambda model, training, settings: settings.resolved_counts()[0],
+    stored_steps=kept_draws,
 )

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Sampler", "SamplerRun"]
+__all__ = ["Sampler", "SamplerRun", "kept_draws"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,26 @@ def _draws_and_tune(model: Any, training: Any, settings: Any) -> int:
     """
     draws, tune = settings.resolved_counts()
     return draws + tune
+
+
+def kept_draws(model: Any, training: Any, settings: Any) -> int:
+    """A ``Sampler.stored_steps`` for samplers without warm-up (independent draws): the kept draws per chain.
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance (unused).
+    training : Dataset
+        The training data (unused).
+    settings : SamplerSettings
+        The settings, ``draws`` set.
+
+    Returns
+    -------
+    int
+        ``draws``.
+    """
+    return settings.resolved_counts()[0]
 
 
 @dataclass(frozen=True)
