@@ -55,6 +55,7 @@ from bayesclass.data.constraints import (
     renamed_fields,
     with_current_names,
 )
+from bayesclass.models._delta import delta_method_bounds
 from bayesclass.models.approximation import GaussianApproximation
 
 if TYPE_CHECKING:
@@ -570,9 +571,11 @@ class ClassifierModel(abc.ABC):
         -------
         callable or None
             ``bounds(X) -> (low, high)``, each of shape ``(n_obs, n_class)``, for model inputs ``X`` checked
-            as for :meth:`class_proba_kernel`; None (the default) where the family gives no intervals.
+            as for :meth:`class_proba_kernel`. By default the delta method on the logit of each class probability,
+            by central differences through :meth:`class_proba_kernel` (:mod:`bayesclass.models._delta`); a family
+            with a closed form overrides it.
         """
-        return None
+        return delta_method_bounds(self.class_proba_kernel, estimate, approximation, interval_prob)
 
     def predictive_kinds(self) -> tuple[str, ...]:
         """The kinds among :meth:`available_point_estimates` that are exact posterior predictive distributions.

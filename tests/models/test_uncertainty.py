@@ -182,6 +182,74 @@ def test_softmax_covariance_maps_to_statsmodels_reference_class_parameters():
     np.testing.assert_allclose(high, np.clip(proba + z * np.sqrt(variance), 0, 1), rtol=1e-6, atol=1e-9)
 
 
+def test_generic_delta_method_equals_statsmodels_for_a_binary_logit(binary_data):
+    """The base class's default (central differences through the family's own kernel, on the logit of p) is,
+    for a binary logit, the Wald interval of the linear predictor: statsmodels' get_prediction().conf_int()."""
+    from bayesclass.models.base import ClassifierModel
+
+    reference = _statsmodels_fit(binary_data, "logit")
+    model = LogisticRegression()
+    estimate = model.point_estimate(binary_data, "mle")
+    approximation = model.gaussian_approximation(binary_data, "mle")
+    rows = binary_data.X[::5]
+    low, high = ClassifierModel.class_proba_interval_kernel(model, estimate, approximation, 0.95)(rows)
+    bounds = reference.get_prediction(sm.add_constant(rows, has_constant="add")).conf_int(alpha=0.05)
+    np.testing.assert_allclose(low[:, 1], bounds[:, 0], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(high[:, 1], bounds[:, 1], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(low[:, 0], 1 - bounds[:, 1], rtol=1e-6, atol=1e-9)
+
+
+def test_generic_delta_method_sd_is_the_softmax_delta_sd_on_the_logit_scale():
+    """Multiclass: se(logit p_k) = se(p_k) / (p_k (1 - p_k)), with se(p_k) MNLogit's own numerical delta method."""
+    from bayesclass.models.base import ClassifierModel
+
+    data = _anes_three_classes()
+    model = LogisticRegression()
+    estimate = model.point_estimate(data, "mle")
+    approximation = model.gaussian_approximation(data, "mle")
+    exog = sm.add_constant(data.X, has_constant="add")
+    reference = sm.MNLogit(data.y, exog).fit(disp=0, method="newton", tol=1e-12, maxiter=100)
+    rows = exog[::40]
+    jacobian = numdiff.approx_fprime_cs(
+        reference.params.ravel(order="F"),
+        lambda flat: reference.model.predict(flat.reshape(exog.shape[1], -1, order="F"), rows).ravel(),
+    )
+    variance = np.einsum("ip,pq,iq->i", jacobian, reference.cov_params(), jacobian).reshape(len(rows), 3)
+    proba = reference.model.predict(reference.params, rows)
+    z = scipy.stats.norm.ppf(0.945)
+    low, high = ClassifierModel.class_proba_interval_kernel(model, estimate, approximation, 0.89)(data.X[::40])
+    half_width = (scipy.special.logit(high) - scipy.special.logit(low)) / 2
+    np.testing.assert_allclose(half_width, z * np.sqrt(variance) / (proba * (1 - proba)), rtol=1e-5)
+    np.testing.assert_allclose(
+        (scipy.special.logit(high) + scipy.special.logit(low)) / 2, scipy.special.logit(proba), rtol=1e-6, atol=1e-9
+    )
+
+
+def test_generic_delta_method_ignores_parameters_without_spread():
+    """A zero variance (a boundary estimate) contributes nothing; a zero covariance gives the point itself."""
+    from bayesclass.models.approximation import GaussianApproximation
+    from bayesclass.models.base import ClassifierModel
+
+    data = _spector()
+    model = LogisticRegression()
+    estimate = model.point_estimate(data, "mle")
+    approximation = model.gaussian_approximation(data, "mle")
+    flat = model.class_proba_kernel(estimate)(data.X)[:, :, 0]
+    still = GaussianApproximation.of(
+        "mle", estimate, approximation.names, np.zeros_like(approximation.covariance), "none"
+    )
+    low, high = ClassifierModel.class_proba_interval_kernel(model, estimate, still, 0.95)(data.X)
+    np.testing.assert_allclose(low, flat, rtol=1e-12)
+    np.testing.assert_allclose(high, flat, rtol=1e-12)
+    only_intercept = np.zeros_like(approximation.covariance)
+    only_intercept[0, 0] = approximation.covariance[0, 0]
+    one = GaussianApproximation.of("mle", estimate, approximation.names, only_intercept, "intercept only")
+    low, high = ClassifierModel.class_proba_interval_kernel(model, estimate, one, 0.95)(data.X)
+    z = scipy.stats.norm.ppf(0.975)
+    eta = scipy.special.logit(flat[:, 1])
+    np.testing.assert_allclose(low[:, 1], scipy.special.expit(eta - z * np.sqrt(only_intercept[0, 0])), rtol=1e-6)
+
+
 def test_stored_covariance_survives_save_and_load_and_feeds_compare(tmp_path):
     data = _spector()
     reference = _statsmodels_fit(data, "logit")
