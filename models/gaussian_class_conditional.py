@@ -158,6 +158,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.data.constraints import Constrained, Finite, InRange, Positive, renamed_from
+from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.models.base import (
     ClassProbaKernel,
     ConvergenceError,
@@ -180,11 +181,20 @@ else:
     pt = lazy_import("pytensor.tensor")
     xr = lazy_import("xarray")
 
-__all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
+__all__ = [
+    "MAX_APPROXIMATION_PARAMETERS",
+    "CovarianceKind",
+    "CovariancePrior",
+    "GaussianClassConditional",
+    "GaussianClassConditionalPrior",
+]
 
 CovarianceKind = Literal["shared", "per-class"]
 CovariancePrior = Literal["lkj", "inverse_wishart"]
 Likelihood = Literal["sufficient_statistics", "per_observation"]
+
+#: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (32 MB)
+MAX_APPROXIMATION_PARAMETERS = 2000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -905,6 +915,87 @@ class GaussianClassConditional(GenerativeClassifierModel):
         r = self.regularization
         return (1 - r) * covariance + r * np.diag(stats.pooled_variance)
 
+    def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
+        r"""N(estimate, covariance) of the MLE, the unbiased estimate and the MAP; None for the other kinds.
+
+        Over ``class_prior``, ``class_mean`` and ``covariance`` flattened (C order of each variable's dims); the
+        covariance's symmetric elements :math:`\Sigma_{ij}` and :math:`\Sigma_{ji}` appear twice, with the same
+        (perfectly correlated) rows. All closed forms, no bootstrap:
+
+        ``"mle"``
+            the inverse Fisher information, which at the MLE equals the inverse observed information (the
+            Hessian of the negative log-likelihood over :math:`\pi` on the simplex, the means and the free
+            covariance elements): :math:`(\operatorname{diag}\pi - \pi\pi^\top)/N` for the class prior,
+            :math:`\boldsymbol\Sigma_k/N_k` for class mean k (shared: :math:`\boldsymbol\Sigma/N_k`),
+            :math:`\operatorname{Cov}(\Sigma_{ij}, \Sigma_{kl}) = (\Sigma_{ik}\Sigma_{jl} +
+            \Sigma_{il}\Sigma_{jk})/m` with :math:`m = N_k` per class and :math:`N` shared; the three
+            blocks independent.
+        ``"unbiased"``
+            the exact sampling covariance of that estimator at the estimate (plug-in): the same blocks with the
+            Wishart's :math:`m = N_k - 1` per class and :math:`N - K` shared.
+        ``"map"``
+            the inverse Hessian of the negative log posterior at the MAP, in the coordinates of the mode
+            (:math:`\pi` on the simplex, :math:`\boldsymbol\mu`, the free elements of
+            :math:`\boldsymbol\Sigma`). Inverse-Wishart prior, in closed form: :math:`(\operatorname{diag}\pi -
+            \pi\pi^\top)/A` with :math:`A = N + K\alpha - K`, :math:`\boldsymbol\Sigma/\kappa_k` for the
+            means and the covariance block above with :math:`m = \nu_n + d + 1 + K` shared,
+            :math:`\nu_k + d + 2` per class (the divisor of the mode). LKJ prior: the analytic Hessian over the
+            means and the free covariance elements (the means are then correlated with the covariance),
+            inverted; the class prior's block as under inverse-Wishart.
+
+        None (no covariance is stated) for ``posterior_mean`` and the Student-t ``posterior_predictive`` (their
+        uncertainty is the posterior itself: ``method="exact"``); for ``mle`` and ``unbiased`` with
+        ``regularization > 0`` (a shrinkage estimate, not the MLE, whose sampling covariance has no clean
+        closed form); where the covariance would exceed :data:`MAX_APPROXIMATION_PARAMETERS` parameters (a
+        dense matrix of that many rows is too large to store in a result); and where the LKJ MAP's Hessian is
+        not positive definite. Estimates that do not exist raise as :meth:`point_estimate` does.
+        """
+        shared_rows = 1 if self._shared else data.n_classes
+        size = data.n_classes * (1 + data.n_features) + shared_rows * data.n_features**2
+        if (
+            kind not in ("mle", "unbiased", "map")
+            or (kind != "map" and self.regularization > 0)
+            or size > MAX_APPROXIMATION_PARAMETERS
+        ):
+            return None
+        estimate = self._point_estimate(data, kind)
+        stats, constants, conjugate = self._fitted(data)
+        n, K, d = stats.class_counts, data.n_classes, data.n_features
+        _, mean, covariance, _ = _arrays(estimate)
+        groups = np.array([n.sum()]) if self._shared else n
+        prior = np.asarray(estimate["class_prior"].values)
+        prior_count = float(n.sum())
+        if kind == "unbiased":
+            mean_counts, covariance_counts = n, groups - (K if self._shared else 1)
+            curvature = "exact sampling covariance of the unbiased estimate at the estimate (plug-in; Wishart)"
+        elif kind == "mle":
+            mean_counts, covariance_counts = n, groups
+            curvature = "inverse Fisher information at the MLE (closed form; = inverse observed information)"
+        else:
+            alpha = self.prior.class_concentration
+            prior_count = float(n.sum() + K * alpha - K)
+            curvature = "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; closed form)"
+            if conjugate is None:
+                curvature = "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; analytic)"
+                joint = _lkj_map_covariance(stats, constants, self.prior.lkj_eta, mean, covariance)
+                if joint is None:
+                    return None
+                blocks = _block_diagonal(((np.diag(prior) - np.outer(prior, prior)) / prior_count, joint))
+                return GaussianApproximation.of(kind, estimate, self.parameter_names(data), blocks, curvature)
+            mean_counts, covariance_counts = conjugate.mean_strength, conjugate.dof + d + 1 + (K if self._shared else 1)
+        group_of_class = np.zeros(K, dtype=int) if self._shared else np.arange(K)
+        mean_block = np.einsum(
+            "kl,kij->kilj", np.eye(K), covariance[group_of_class] / np.asarray(mean_counts)[:, None, None]
+        ).reshape(K * d, K * d)
+        blocks = _block_diagonal(
+            (
+                (np.diag(prior) - np.outer(prior, prior)) / prior_count,
+                mean_block,
+                _block_diagonal(tuple(_wishart_covariance(covariance, np.asarray(covariance_counts, dtype=float)))),
+            )
+        )
+        return GaussianApproximation.of(kind, estimate, self.parameter_names(data), blocks, curvature)
+
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         r"""Log pi_k + log N(x | mu_k, Sigma_k) up to a class-independent term (seed 001 eq 1, seed 000 eq 9.16).
@@ -1203,6 +1294,82 @@ def _arrays(params: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, tup
     else:
         covariance = covariance_da.transpose(*leading, "feature", "other_feature").values[..., np.newaxis, :, :]
     return log_prior, mean, covariance, leading
+
+
+def _block_diagonal(blocks: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The block-diagonal matrix of square ``blocks`` (SciPy's ``block_diag``)."""
+    return np.asarray(scipy.linalg.block_diag(*blocks))
+
+
+def _wishart_covariance(covariance: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(G, d*d, d*d) Cov(S_ij, S_kl) = (S_ik S_jl + S_il S_jk) / m_g of every (G, d, d) covariance, C order."""
+    G, d, _ = covariance.shape
+    pairs = np.einsum("gik,gjl->gijkl", covariance, covariance)
+    pairs = pairs + pairs.transpose(0, 1, 2, 4, 3)  # + S_il S_jk
+    return pairs.reshape(G, d * d, d * d) / counts[:, np.newaxis, np.newaxis]
+
+
+def _duplication(d: int) -> np.ndarray:
+    """The (d*d, d(d+1)/2) duplication matrix D: vec(S) = D vech(S), vech = the lower triangle row by row."""
+    rows, columns = np.tril_indices(d)
+    matrix = np.zeros((d * d, rows.size))
+    matrix[rows * d + columns, np.arange(rows.size)] = 1.0
+    matrix[columns * d + rows, np.arange(rows.size)] = 1.0
+    return matrix
+
+
+def _lkj_map_covariance(
+    stats: _Statistics, constants: _PriorConstants, eta: float, mean: np.ndarray, covariance: np.ndarray
+) -> np.ndarray | None:
+    r"""Inverse Hessian of the negative LKJ-prior log posterior (module docstring) at (``mean``, ``covariance``).
+
+    Over the class means (K*d) then every group's covariance flattened (G*d*d, both copies of each symmetric
+    pair, through the duplication matrix); None where the Hessian is not positive definite. With
+    :math:`P = \Sigma^{-1}`, :math:`r_k = ar x_k - \mu_k`, :math:`u_k = P r_k`,
+    :math:`M = S + \sum_k N_k r_k r_k^	op`, :math:`c = N_g/2 - (\eta - 1)`, :math:`b = \eta - 1 + d/2`:
+    :math:`\partial^2/\partial\mu_k^2 = N_k P + \operatorname{diag}(s_0^{-2})`,
+    :math:`\partial^2/\partial\mu_{ki}\partial\Sigma_{ab} = N_k P_{ia} u_{kb}`, and the second differential
+    over :math:`\Sigma` is :math:`\operatorname{tr}(PMP\,d\Sigma\,P\,d\Sigma) - c \operatorname{tr}(P\,d\Sigma\,P\,
+    d\Sigma) - b \sum_i d\Sigma_{ii}^2/\Sigma_{ii}^2`, taken to the free elements by the duplication matrix.
+    """
+    n = stats.class_counts
+    K, d = mean.shape
+    G = covariance.shape[0]
+    group_of_class = np.zeros(K, dtype=int) if G == 1 else np.arange(K)
+    precision = np.linalg.inv(covariance)  # (G, d, d)
+    residual = stats.class_means - mean  # (K, d)
+    projected = (precision[group_of_class] @ residual[..., np.newaxis])[..., 0]  # u_k (K, d)
+    outer = n[:, None, None] * residual[:, :, None] * residual[:, None, :]
+    spread = stats.scatter + (outer.sum(axis=0, keepdims=True) if G == 1 else outer)  # M (G, d, d)
+    group_counts = np.array([n.sum()]) if G == 1 else n
+    c = group_counts / 2 - (eta - 1)
+    b = eta - 1 + d / 2
+    duplication = _duplication(d)
+    v = duplication.shape[1]
+
+    def pair_form(left: np.ndarray, right: np.ndarray) -> np.ndarray:  # tr(A dS B dS) as (G, d*d, d*d), symmetric
+        form = np.einsum("gfa,gbe->gabef", left, right).reshape(G, d * d, d * d)
+        return (form + form.swapaxes(-1, -2)) / 2
+
+    sandwich = precision @ spread @ precision
+    sigma_sigma = pair_form(sandwich, precision) - c[:, None, None] * pair_form(precision, precision)
+    diagonal = np.arange(d) * (d + 1)
+    sigma_sigma[:, diagonal, diagonal] -= b / np.einsum("gii->gi", covariance) ** 2
+    sigma_sigma = duplication.T @ sigma_sigma @ duplication  # (G, v, v)
+    mean_mean = np.einsum(
+        "kl,kij->kilj", np.eye(K), n[:, None, None] * precision[group_of_class] + np.diag(constants.mean_sd**-2.0)
+    ).reshape(K * d, K * d)
+    cross = n[:, None, None, None] * precision[group_of_class][:, :, :, None] * projected[:, None, None, :]
+    cross = cross.reshape(K, d, d * d) @ duplication  # (K, d, v)
+    cross = np.einsum("kg,kiv->kigv", np.eye(G)[group_of_class], cross).reshape(K * d, G * v)
+    hessian = np.block([[mean_mean, cross], [cross.T, _block_diagonal(tuple(sigma_sigma))]])
+    try:
+        factor = scipy.linalg.cho_factor(hessian)
+    except np.linalg.LinAlgError:
+        return None
+    inverse = scipy.linalg.cho_solve(factor, np.eye(hessian.shape[0]))
+    to_full = _block_diagonal((np.eye(K * d), *([duplication] * G)))
+    return to_full @ inverse @ to_full.T
 
 
 def _required(conjugate: _Conjugate | None) -> _Conjugate:
