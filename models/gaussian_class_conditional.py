@@ -193,8 +193,8 @@ CovarianceKind = Literal["shared", "per-class"]
 CovariancePrior = Literal["lkj", "inverse_wishart"]
 Likelihood = Literal["sufficient_statistics", "per_observation"]
 
-#: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (32 MB)
-MAX_APPROXIMATION_PARAMETERS = 2000
+#: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (8 MB a kind in a result)
+MAX_APPROXIMATION_PARAMETERS = 1000
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -316,3 +316,29 @@ def test_compare_prints_wald_intervals_for_gcc(capsys) -> None:
     assert header.count("Wald") >= 3  # MLE, MAP and the unbiased estimate
     row = next(line for line in out.splitlines() if line.startswith("covariance[C1, x1, x2]"))
     assert row.count("[") >= 4  # the posterior's ETI and three Wald intervals
+
+
+def test_stored_covariances_survive_save_and_load_and_feed_predict_and_the_report(tmp_path) -> None:
+    """An exact fit stores the MLE's, MAP's and unbiased estimate's covariances (none for the posterior mean and
+    the Student-t predictive); they load back equal, predict still works, the report tabulates the SEs."""
+    import bayesclass as bc
+    from bayesclass.inference import fit, predict, save
+    from bayesclass.inference import load as load_result
+    from bayesclass.inference.result import gaussian_approximation
+
+    data = seed001_gaussians(120, random_seed=5)
+    model = _model("per-class", "inverse_wishart")
+    result = fit(model, data, method="exact", sampler=None, random_seed=1)
+    save(result, tmp_path / "gcc.nc")
+    loaded = load_result(tmp_path / "gcc.nc")
+    for kind in ("mle", "map", "unbiased"):
+        stored = gaussian_approximation(loaded, kind)
+        np.testing.assert_allclose(stored.covariance, model.gaussian_approximation(data, kind).covariance)
+        assert stored.curvature == model.gaussian_approximation(data, kind).curvature
+    assert gaussian_approximation(loaded, "posterior_mean") is None
+    assert gaussian_approximation(loaded, "posterior_predictive") is None
+    prediction = predict(loaded, data.X[:4])
+    assert np.isfinite(prediction["class_proba_mle"].values).all()
+    page = bc.report(loaded)
+    se = gaussian_approximation(loaded, "mle").bse
+    assert "<th>MLE SE</th>" in page and f"<td>{se[4]:.4g}</td>" in page
