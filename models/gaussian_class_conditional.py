@@ -103,6 +103,22 @@ class and the remedy: ``regularization`` (shrinks the ML covariance towards the
 diagonal of the pooled feature variances, :math:`(1 - r)\hat{\boldsymbol\Sigma} + r \operatorname{diag}(s^2)`),
 the inverse-Wishart prior's MAP, or the NUTS posterior.
 
+Standard errors and Wald intervals (``gaussian_approximation(data, kind)``)
+-------------------------------------------------------------------------
+Normal approximations over ``class_prior``, ``class_mean`` and ``covariance`` flattened (both copies of each
+symmetric covariance element, perfectly correlated), all in closed form or by an analytic Hessian, no bootstrap:
+the MLE's inverse Fisher information (= its inverse observed information),
+:math:`(\operatorname{diag}\pi - \pi\pi^\top)/N`, :math:`\boldsymbol\Sigma_k/N_k`,
+:math:`\operatorname{Cov}(\Sigma_{ij}, \Sigma_{kl}) = (\Sigma_{ik}\Sigma_{jl} + \Sigma_{il}\Sigma_{jk})/N_g`,
+blocks independent; the unbiased estimate's exact (Wishart) sampling covariance, plugged in; the MAP's inverse
+Hessian of the negative log posterior (closed form under inverse-Wishart, analytic under LKJ). The MAP is the
+joint mode in :math:`(\boldsymbol\mu, \boldsymbol\Sigma)`, whose covariance divides :math:`\boldsymbol\Psi` by
+:math:`\nu + d + 1 + K` rather than the posterior mean's :math:`\nu - d - 1`: with many features and few rows
+per class its Laplace standard errors are narrower than the posterior's sd (wine, 13 features, about 35 rows a
+class: 0.058 vs 0.080 for a class mean). None for the posterior mean and the Student-t predictive, for
+regularised MLEs, and beyond :data:`MAX_APPROXIMATION_PARAMETERS` parameters
+(:meth:`GaussianClassConditional._gaussian_approximation`).
+
 Relation to scikit-learn (1.9)
 ------------------------------
 ``LinearDiscriminantAnalysis()`` (solvers ``svd``, ``lsqr``, ``eigen``; no shrinkage)
@@ -193,7 +209,7 @@ CovarianceKind = Literal["shared", "per-class"]
 CovariancePrior = Literal["lkj", "inverse_wishart"]
 Likelihood = Literal["sufficient_statistics", "per_observation"]
 
-#: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (8 MB a kind in a result)
+#: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (8 MB a kind)
 MAX_APPROXIMATION_PARAMETERS = 1000
 
 
@@ -950,8 +966,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
         dense matrix of that many rows is too large to store in a result); and where the LKJ MAP's Hessian is
         not positive definite. Estimates that do not exist raise as :meth:`point_estimate` does.
         """
-        shared_rows = 1 if self._shared else data.n_classes
-        size = data.n_classes * (1 + data.n_features) + shared_rows * data.n_features**2
+        groups = 1 if self._shared else data.n_classes
+        size = data.n_classes * (1 + data.n_features) + groups * data.n_features**2
         if (
             kind not in ("mle", "unbiased", "map")
             or (kind != "map" and self.regularization > 0)
@@ -962,39 +978,47 @@ class GaussianClassConditional(GenerativeClassifierModel):
         stats, constants, conjugate = self._fitted(data)
         n, K, d = stats.class_counts, data.n_classes, data.n_features
         _, mean, covariance, _ = _arrays(estimate)
-        groups = np.array([n.sum()]) if self._shared else n
-        prior = np.asarray(estimate["class_prior"].values)
-        prior_count = float(n.sum())
-        if kind == "unbiased":
-            mean_counts, covariance_counts = n, groups - (K if self._shared else 1)
-            curvature = "exact sampling covariance of the unbiased estimate at the estimate (plug-in; Wishart)"
-        elif kind == "mle":
-            mean_counts, covariance_counts = n, groups
-            curvature = "inverse Fisher information at the MLE (closed form; = inverse observed information)"
+        pi = np.asarray(estimate["class_prior"].values)
+        prior_count = float(n.sum() + K * self.prior.class_concentration - K) if kind == "map" else float(n.sum())
+        prior_block = (np.diag(pi) - np.outer(pi, pi)) / prior_count
+        names = self.parameter_names(data)
+        if kind == "map" and conjugate is None:
+            joint = _lkj_map_covariance(stats, constants, self.prior.lkj_eta, mean, covariance)
+            if joint is None:
+                return None
+            curvature = (
+                "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; analytic, over pi on "
+                "the simplex, the means and the free covariance elements; means correlated with the covariance)"
+            )
+            return GaussianApproximation.of(kind, estimate, names, _block_diagonal((prior_block, joint)), curvature)
+        group_counts = np.array([n.sum()]) if self._shared else n
+        if kind == "mle":
+            mean_counts, covariance_counts = n, group_counts
+            curvature = (
+                "inverse Fisher information at the MLE (closed form, = inverse observed information): class_prior "
+                "(diag pi - pi pi')/N, class_mean Sigma/N_k, covariance (S_ik S_jl + S_il S_jk)/N_g, independent"
+            )
+        elif kind == "unbiased":
+            mean_counts, covariance_counts = n, group_counts - (K if self._shared else 1)
+            curvature = (
+                "exact sampling covariance of the unbiased estimate, plugged in: multinomial class_prior, "
+                "class_mean Sigma/N_k, Wishart covariance (S_ik S_jl + S_il S_jk)/(N_g - K_g), independent"
+            )
         else:
-            alpha = self.prior.class_concentration
-            prior_count = float(n.sum() + K * alpha - K)
-            curvature = "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; closed form)"
-            if conjugate is None:
-                curvature = "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; analytic)"
-                joint = _lkj_map_covariance(stats, constants, self.prior.lkj_eta, mean, covariance)
-                if joint is None:
-                    return None
-                blocks = _block_diagonal(((np.diag(prior) - np.outer(prior, prior)) / prior_count, joint))
-                return GaussianApproximation.of(kind, estimate, self.parameter_names(data), blocks, curvature)
-            mean_counts, covariance_counts = conjugate.mean_strength, conjugate.dof + d + 1 + (K if self._shared else 1)
+            niw = _required(conjugate)
+            mean_counts, covariance_counts = niw.mean_strength, niw.dof + d + 1 + (K if self._shared else 1)
+            curvature = (
+                "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; closed form): "
+                "class_prior (diag pi - pi pi')/(N + K alpha - K), class_mean Sigma/kappa_k, covariance "
+                "(S_ik S_jl + S_il S_jk)/(nu + d + 1 + K_g), independent"
+            )
         group_of_class = np.zeros(K, dtype=int) if self._shared else np.arange(K)
         mean_block = np.einsum(
             "kl,kij->kilj", np.eye(K), covariance[group_of_class] / np.asarray(mean_counts)[:, None, None]
         ).reshape(K * d, K * d)
-        blocks = _block_diagonal(
-            (
-                (np.diag(prior) - np.outer(prior, prior)) / prior_count,
-                mean_block,
-                _block_diagonal(tuple(_wishart_covariance(covariance, np.asarray(covariance_counts, dtype=float)))),
-            )
-        )
-        return GaussianApproximation.of(kind, estimate, self.parameter_names(data), blocks, curvature)
+        covariance_block = _block_diagonal(tuple(_wishart_covariance(covariance, np.asarray(covariance_counts, float))))
+        blocks = _block_diagonal((prior_block, mean_block, covariance_block))
+        return GaussianApproximation.of(kind, estimate, names, blocks, curvature)
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
