@@ -579,6 +579,15 @@ class GaussianClassConditional(GenerativeClassifierModel):
         conjugate = self._niw_posterior(stats, constants) if self._conjugate_prior else None
         return stats, constants, conjugate
 
+    @functools.lru_cache(maxsize=4)  # noqa: B019 -- as _fitted: the MAP and its Hessian share one optimisation
+    def _lkj_mode(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """The LKJ-prior MAP's means (K, d) and covariances (G, d, d), read-only (NoEstimateError if singular)."""
+        stats, constants, _ = self._fitted(data)
+        self._check_scatter(stats, data, estimate="LKJ-prior MAP")
+        mean, covariance = _lkj_map(stats, constants, self.prior.lkj_eta, shared=self._shared)
+        mean.flags.writeable = covariance.flags.writeable = False
+        return mean, covariance
+
     def _niw_posterior(self, stats: _Statistics, constants: _PriorConstants) -> _Conjugate:
         kappa0, n = self.prior.mean_strength, stats.class_counts
         kappa = kappa0 + n
@@ -837,8 +846,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 mean = np.array(conjugate.mean)
                 covariance = conjugate.scale / (conjugate.dof + d + 1 + extra_means)[:, np.newaxis, np.newaxis]
             else:
-                self._check_scatter(stats, data, estimate="LKJ-prior MAP")
-                mean, covariance = _lkj_map(stats, constants, self.prior.lkj_eta, shared=self._shared)
+                mean, covariance = (np.array(array) for array in self._lkj_mode(data))
         elif kind == "posterior_mean":
             conjugate = _required(fitted_conjugate)
             d = data.n_features
