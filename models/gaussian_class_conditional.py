@@ -103,6 +103,22 @@ class and the remedy: ``regularization`` (shrinks the ML covariance towards the
 diagonal of the pooled feature variances, :math:`(1 - r)\hat{\boldsymbol\Sigma} + r \operatorname{diag}(s^2)`),
 the inverse-Wishart prior's MAP, or the NUTS posterior.
 
+Standard errors and Wald intervals (``gaussian_approximation(data, kind)``)
+-------------------------------------------------------------------------
+Normal approximations over ``class_prior``, ``class_mean`` and ``covariance`` flattened (both copies of each
+symmetric covariance element, perfectly correlated), all in closed form or by an analytic Hessian, no bootstrap:
+the MLE's inverse Fisher information (= its inverse observed information),
+:math:`(\operatorname{diag}\pi - \pi\pi^\top)/N`, :math:`\boldsymbol\Sigma_k/N_k`,
+:math:`\operatorname{Cov}(\Sigma_{ij}, \Sigma_{kl}) = (\Sigma_{ik}\Sigma_{jl} + \Sigma_{il}\Sigma_{jk})/N_g`,
+blocks independent; the unbiased estimate's exact (Wishart) sampling covariance, plugged in; the MAP's inverse
+Hessian of the negative log posterior (closed form under inverse-Wishart, analytic under LKJ). The MAP is the
+joint mode in :math:`(\boldsymbol\mu, \boldsymbol\Sigma)`, whose covariance divides :math:`\boldsymbol\Psi` by
+:math:`\nu + d + 1 + K` rather than the posterior mean's :math:`\nu - d - 1`: with many features and few rows
+per class its Laplace standard errors are narrower than the posterior's sd (wine, 13 features, about 35 rows a
+class: 0.058 vs 0.080 for a class mean). None for the posterior mean and the Student-t predictive, for
+regularised MLEs, and beyond :data:`MAX_APPROXIMATION_PARAMETERS` parameters
+(:meth:`GaussianClassConditional._gaussian_approximation`).
+
 Relation to scikit-learn (1.9)
 ------------------------------
 ``LinearDiscriminantAnalysis()`` (solvers ``svd``, ``lsqr``, ``eigen``; no shrinkage)
@@ -158,6 +174,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.data.constraints import Constrained, Finite, InRange, Positive, renamed_from
+from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.models.base import (
     ClassProbaKernel,
     ConvergenceError,
@@ -180,11 +197,20 @@ else:
     pt = lazy_import("pytensor.tensor")
     xr = lazy_import("xarray")
 
-__all__ = ["CovarianceKind", "CovariancePrior", "GaussianClassConditional", "GaussianClassConditionalPrior"]
+__all__ = [
+    "MAX_APPROXIMATION_PARAMETERS",
+    "CovarianceKind",
+    "CovariancePrior",
+    "GaussianClassConditional",
+    "GaussianClassConditionalPrior",
+]
 
 CovarianceKind = Literal["shared", "per-class"]
 CovariancePrior = Literal["lkj", "inverse_wishart"]
 Likelihood = Literal["sufficient_statistics", "per_observation"]
+
+#: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (8 MB a kind)
+MAX_APPROXIMATION_PARAMETERS = 1000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -553,6 +579,15 @@ class GaussianClassConditional(GenerativeClassifierModel):
         conjugate = self._niw_posterior(stats, constants) if self._conjugate_prior else None
         return stats, constants, conjugate
 
+    @functools.lru_cache(maxsize=4)  # noqa: B019 -- as _fitted: the MAP and its Hessian share one optimisation
+    def _lkj_mode(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """The LKJ-prior MAP's means (K, d) and covariances (G, d, d), read-only (NoEstimateError if singular)."""
+        stats, constants, _ = self._fitted(data)
+        self._check_scatter(stats, data, estimate="LKJ-prior MAP")
+        mean, covariance = _lkj_map(stats, constants, self.prior.lkj_eta, shared=self._shared)
+        mean.flags.writeable = covariance.flags.writeable = False
+        return mean, covariance
+
     def _niw_posterior(self, stats: _Statistics, constants: _PriorConstants) -> _Conjugate:
         kappa0, n = self.prior.mean_strength, stats.class_counts
         kappa = kappa0 + n
@@ -811,8 +846,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 mean = np.array(conjugate.mean)
                 covariance = conjugate.scale / (conjugate.dof + d + 1 + extra_means)[:, np.newaxis, np.newaxis]
             else:
-                self._check_scatter(stats, data, estimate="LKJ-prior MAP")
-                mean, covariance = _lkj_map(stats, constants, self.prior.lkj_eta, shared=self._shared)
+                mean, covariance = (np.array(array) for array in self._lkj_mode(data))
         elif kind == "posterior_mean":
             conjugate = _required(fitted_conjugate)
             d = data.n_features
@@ -904,6 +938,100 @@ class GaussianClassConditional(GenerativeClassifierModel):
             covariance = stats.scatter / (n - ddof)[:, np.newaxis, np.newaxis]
         r = self.regularization
         return (1 - r) * covariance + r * np.diag(stats.pooled_variance)
+
+    def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
+        r"""N(estimate, covariance) of the MLE, the unbiased estimate and the MAP; None for the other kinds.
+
+        Over ``class_prior``, ``class_mean`` and ``covariance`` flattened (C order of each variable's dims); the
+        covariance's symmetric elements :math:`\Sigma_{ij}` and :math:`\Sigma_{ji}` appear twice, with the same
+        (perfectly correlated) rows. All closed forms, no bootstrap:
+
+        ``"mle"``
+            the inverse Fisher information, which at the MLE equals the inverse observed information (the
+            Hessian of the negative log-likelihood over :math:`\pi` on the simplex, the means and the free
+            covariance elements): :math:`(\operatorname{diag}\pi - \pi\pi^\top)/N` for the class prior,
+            :math:`\boldsymbol\Sigma_k/N_k` for class mean k (shared: :math:`\boldsymbol\Sigma/N_k`),
+            :math:`\operatorname{Cov}(\Sigma_{ij}, \Sigma_{kl}) = (\Sigma_{ik}\Sigma_{jl} +
+            \Sigma_{il}\Sigma_{jk})/m` with :math:`m = N_k` per class and :math:`N` shared; the three
+            blocks independent.
+        ``"unbiased"``
+            the exact sampling covariance of that estimator at the estimate (plug-in): the same blocks with the
+            Wishart's :math:`m = N_k - 1` per class and :math:`N - K` shared.
+        ``"map"``
+            the inverse Hessian of the negative log posterior at the MAP, in the coordinates of the mode
+            (:math:`\pi` on the simplex, :math:`\boldsymbol\mu`, the free elements of
+            :math:`\boldsymbol\Sigma`). Inverse-Wishart prior, in closed form: :math:`(\operatorname{diag}\pi -
+            \pi\pi^\top)/A` with :math:`A = N + K\alpha - K`, :math:`\boldsymbol\Sigma/\kappa_k` for the
+            means and the covariance block above with :math:`m = \nu_n + d + 1 + K` shared,
+            :math:`\nu_k + d + 2` per class (the divisor of the mode). LKJ prior: the analytic Hessian over the
+            means and the free covariance elements (the means are then correlated with the covariance),
+            inverted; the class prior's block as under inverse-Wishart.
+
+        None (no covariance is stated) for ``posterior_mean`` and the Student-t ``posterior_predictive`` (their
+        uncertainty is the posterior itself: ``method="exact"``); for ``mle`` and ``unbiased`` with
+        ``regularization > 0`` (a shrinkage estimate, not the MLE, whose sampling covariance has no clean
+        closed form); where the covariance would exceed :data:`MAX_APPROXIMATION_PARAMETERS` parameters (a
+        dense matrix of that many rows is too large to store in a result); and where the LKJ MAP's Hessian is
+        not positive definite. Estimates that do not exist raise as :meth:`point_estimate` does.
+
+        These are asymptotic statements: with few rows per class a variance's Wald interval
+        :math:`\hat\Sigma_{ii}(1 \mp z\sqrt{2/m})` reaches below 0 once :math:`m < 2z^2` (about 8 rows at 95%),
+        and even at :math:`m = 120` it covers 93.6% rather than 95% (the chi-square's skew); the means' and the
+        class prior's intervals are close to nominal much sooner.
+        """
+        groups = 1 if self._shared else data.n_classes
+        size = data.n_classes * (1 + data.n_features) + groups * data.n_features**2
+        if (
+            kind not in ("mle", "unbiased", "map")
+            or (kind != "map" and self.regularization > 0)
+            or size > MAX_APPROXIMATION_PARAMETERS
+        ):
+            return None
+        estimate = self._point_estimate(data, kind)
+        stats, constants, conjugate = self._fitted(data)
+        n, K, d = stats.class_counts, data.n_classes, data.n_features
+        _, mean, covariance, _ = _arrays(estimate)
+        pi = np.asarray(estimate["class_prior"].values)
+        prior_count = float(n.sum() + K * self.prior.class_concentration - K) if kind == "map" else float(n.sum())
+        prior_block = (np.diag(pi) - np.outer(pi, pi)) / prior_count
+        names = self.parameter_names(data)
+        if kind == "map" and conjugate is None:
+            joint = _lkj_map_covariance(stats, constants, self.prior.lkj_eta, mean, covariance)
+            if joint is None:
+                return None
+            curvature = (
+                "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; analytic, over pi on "
+                "the simplex, the means and the free covariance elements; means correlated with the covariance)"
+            )
+            return GaussianApproximation.of(kind, estimate, names, _block_diagonal((prior_block, joint)), curvature)
+        group_counts = np.array([n.sum()]) if self._shared else n
+        if kind == "mle":
+            mean_counts, covariance_counts = n, group_counts
+            curvature = (
+                "inverse Fisher information at the MLE (closed form, = inverse observed information): class_prior "
+                "(diag pi - pi pi')/N, class_mean Sigma/N_k, covariance (S_ik S_jl + S_il S_jk)/N_g, independent"
+            )
+        elif kind == "unbiased":
+            mean_counts, covariance_counts = n, group_counts - (K if self._shared else 1)
+            curvature = (
+                "exact sampling covariance of the unbiased estimate, plugged in: multinomial class_prior, "
+                "class_mean Sigma/N_k, Wishart covariance (S_ik S_jl + S_il S_jk)/(N_g - K_g), independent"
+            )
+        else:
+            niw = _required(conjugate)
+            mean_counts, covariance_counts = niw.mean_strength, niw.dof + d + 1 + (K if self._shared else 1)
+            curvature = (
+                "inverse Hessian of the negative log posterior at the MAP (Laplace curvature; closed form): "
+                "class_prior (diag pi - pi pi')/(N + K alpha - K), class_mean Sigma/kappa_k, covariance "
+                "(S_ik S_jl + S_il S_jk)/(nu + d + 1 + K_g), independent"
+            )
+        group_of_class = np.zeros(K, dtype=int) if self._shared else np.arange(K)
+        mean_block = np.einsum(
+            "kl,kij->kilj", np.eye(K), covariance[group_of_class] / np.asarray(mean_counts)[:, None, None]
+        ).reshape(K * d, K * d)
+        covariance_block = _block_diagonal(tuple(_wishart_covariance(covariance, np.asarray(covariance_counts, float))))
+        blocks = _block_diagonal((prior_block, mean_block, covariance_block))
+        return GaussianApproximation.of(kind, estimate, names, blocks, curvature)
 
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
@@ -1203,6 +1331,82 @@ def _arrays(params: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, tup
     else:
         covariance = covariance_da.transpose(*leading, "feature", "other_feature").values[..., np.newaxis, :, :]
     return log_prior, mean, covariance, leading
+
+
+def _block_diagonal(blocks: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The block-diagonal matrix of square ``blocks`` (SciPy's ``block_diag``)."""
+    return np.asarray(scipy.linalg.block_diag(*blocks))
+
+
+def _wishart_covariance(covariance: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(G, d*d, d*d) Cov(S_ij, S_kl) = (S_ik S_jl + S_il S_jk) / m_g of every (G, d, d) covariance, C order."""
+    G, d, _ = covariance.shape
+    pairs = np.einsum("gik,gjl->gijkl", covariance, covariance)
+    pairs = pairs + pairs.transpose(0, 1, 2, 4, 3)  # + S_il S_jk
+    return pairs.reshape(G, d * d, d * d) / counts[:, np.newaxis, np.newaxis]
+
+
+def _duplication(d: int) -> np.ndarray:
+    """The (d*d, d(d+1)/2) duplication matrix D: vec(S) = D vech(S), vech = the lower triangle row by row."""
+    rows, columns = np.tril_indices(d)
+    matrix = np.zeros((d * d, rows.size))
+    matrix[rows * d + columns, np.arange(rows.size)] = 1.0
+    matrix[columns * d + rows, np.arange(rows.size)] = 1.0
+    return matrix
+
+
+def _lkj_map_covariance(
+    stats: _Statistics, constants: _PriorConstants, eta: float, mean: np.ndarray, covariance: np.ndarray
+) -> np.ndarray | None:
+    r"""Inverse Hessian of the negative LKJ-prior log posterior (module docstring) at (``mean``, ``covariance``).
+
+    Over the class means (K*d) then every group's covariance flattened (G*d*d, both copies of each symmetric
+    pair, through the duplication matrix); None where the Hessian is not positive definite. With
+    :math:`P = \Sigma^{-1}`, :math:`r_k = ar x_k - \mu_k`, :math:`u_k = P r_k`,
+    :math:`M = S + \sum_k N_k r_k r_k^	op`, :math:`c = N_g/2 - (\eta - 1)`, :math:`b = \eta - 1 + d/2`:
+    :math:`\partial^2/\partial\mu_k^2 = N_k P + \operatorname{diag}(s_0^{-2})`,
+    :math:`\partial^2/\partial\mu_{ki}\partial\Sigma_{ab} = N_k P_{ia} u_{kb}`, and the second differential
+    over :math:`\Sigma` is :math:`\operatorname{tr}(PMP\,d\Sigma\,P\,d\Sigma) - c \operatorname{tr}(P\,d\Sigma\,P\,
+    d\Sigma) - b \sum_i d\Sigma_{ii}^2/\Sigma_{ii}^2`, taken to the free elements by the duplication matrix.
+    """
+    n = stats.class_counts
+    K, d = mean.shape
+    G = covariance.shape[0]
+    group_of_class = np.zeros(K, dtype=int) if G == 1 else np.arange(K)
+    precision = np.linalg.inv(covariance)  # (G, d, d)
+    residual = stats.class_means - mean  # (K, d)
+    projected = (precision[group_of_class] @ residual[..., np.newaxis])[..., 0]  # u_k (K, d)
+    outer = n[:, None, None] * residual[:, :, None] * residual[:, None, :]
+    spread = stats.scatter + (outer.sum(axis=0, keepdims=True) if G == 1 else outer)  # M (G, d, d)
+    group_counts = np.array([n.sum()]) if G == 1 else n
+    c = group_counts / 2 - (eta - 1)
+    b = eta - 1 + d / 2
+    duplication = _duplication(d)
+    v = duplication.shape[1]
+
+    def pair_form(left: np.ndarray, right: np.ndarray) -> np.ndarray:  # tr(A dS B dS) as (G, d*d, d*d), symmetric
+        form = np.einsum("gfa,gbe->gabef", left, right).reshape(G, d * d, d * d)
+        return (form + form.swapaxes(-1, -2)) / 2
+
+    sandwich = precision @ spread @ precision
+    sigma_sigma = pair_form(sandwich, precision) - c[:, None, None] * pair_form(precision, precision)
+    diagonal = np.arange(d) * (d + 1)
+    sigma_sigma[:, diagonal, diagonal] -= b / np.einsum("gii->gi", covariance) ** 2
+    sigma_sigma = duplication.T @ sigma_sigma @ duplication  # (G, v, v)
+    mean_mean = np.einsum(
+        "kl,kij->kilj", np.eye(K), n[:, None, None] * precision[group_of_class] + np.diag(constants.mean_sd**-2.0)
+    ).reshape(K * d, K * d)
+    cross = n[:, None, None, None] * precision[group_of_class][:, :, :, None] * projected[:, None, None, :]
+    cross = cross.reshape(K, d, d * d) @ duplication  # (K, d, v)
+    cross = np.einsum("kg,kiv->kigv", np.eye(G)[group_of_class], cross).reshape(K * d, G * v)
+    hessian = np.block([[mean_mean, cross], [cross.T, _block_diagonal(tuple(sigma_sigma))]])
+    try:
+        factor = scipy.linalg.cho_factor(hessian)
+    except np.linalg.LinAlgError:
+        return None
+    inverse = scipy.linalg.cho_solve(factor, np.eye(hessian.shape[0]))
+    to_full = _block_diagonal((np.eye(K * d), *([duplication] * G)))
+    return to_full @ inverse @ to_full.T
 
 
 def _required(conjugate: _Conjugate | None) -> _Conjugate:
