@@ -105,25 +105,22 @@ def _convergence(finding: ConvergenceFinding) -> str:
         f"max r_hat {_g(finding.max_r_hat, '.4f')}, min ESS bulk {_g(finding.min_ess_bulk, '.0f')} / tail "
         f"{_g(finding.min_ess_tail, '.0f')}"
     )
-    divergences = (
-        f", {finding.n_divergences} divergent transitions"
-        if finding.n_divergences is not None
-        else " (the sampler integrates no trajectories: no divergences to count)"
-    )
     if finding.verdict == "no_verdict":
         return (
             f"Convergence: no verdict; the {finding.n_chains * finding.n_draws} draws of method {finding.method} are "
             f"independent, with no Markov chain to converge ({numbers}, for reference)."
         )
+    if finding.n_divergences is not None:
+        numbers += f", {finding.n_divergences} divergent transitions (limits r_hat <= {max_r_hat:g}, ESS >= "
+        numbers += f"{min_ess:g}, no divergences)"
+    else:
+        numbers += f" (limits r_hat <= {max_r_hat:g}, ESS >= {min_ess:g}; the sampler integrates no trajectories, "
+        numbers += "so there are no divergences to count)"
     if finding.verdict == "pass":
-        return (
-            f"Convergence: the {draws} (method {finding.method}) pass the verdict: {numbers} "
-            f"(limits r_hat <= {max_r_hat:g}, ESS >= {min_ess:g}){divergences}."
-        )
+        return f"Convergence: the {draws} (method {finding.method}) pass the verdict: {numbers}."
     return (
         f"Convergence: the {draws} (method {finding.method}) FAIL the verdict ({'; '.join(finding.failures)}): "
-        f"{numbers} (limits r_hat <= {max_r_hat:g}, ESS >= {min_ess:g}){divergences}; the posterior's numbers "
-        "below are not to be trusted until a rerun passes."
+        f"{numbers}; the posterior's numbers below are not to be trusted until a rerun passes."
     )
 
 
