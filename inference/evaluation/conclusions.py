@@ -362,15 +362,22 @@ def paired_log_loss(
     Raises
     ------
     ValueError
-        An array not of shape (n, K) for ``y`` of n codes in [0, K).
+        ``y`` not a 1-d array of integer codes, or an array not of shape (n, K) for ``y`` of n codes in [0, K).
     """
     y = np.asarray(y)
+    if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"y must be a 1-d array of integer class codes, got shape {y.shape} of {y.dtype}")
     losses: dict[str, np.ndarray] = {}
     left_out: list[tuple[str, int]] = []
     for label, values in proba.items():
         p = np.asarray(values, dtype=float)
-        if p.ndim != 2 or p.shape[0] != y.shape[0] or (y.size and not 0 <= y.min() <= y.max() < p.shape[1]):
-            raise ValueError(f"proba[{label!r}] has shape {p.shape}; expected (n, K) for {y.shape[0]} class codes")
+        if p.ndim != 2 or p.shape[0] != y.shape[0]:
+            raise ValueError(f"proba[{label!r}] has shape {p.shape}; expected ({y.shape[0]}, K) for {y.shape[0]} rows")
+        if y.size and not 0 <= y.min() <= y.max() < p.shape[1]:
+            raise ValueError(
+                f"y has class codes {int(y.min())}..{int(y.max())}, outside the {p.shape[1]} columns of "
+                f"proba[{label!r}]; give codes 0..{p.shape[1] - 1}"
+            )
         undefined = np.isnan(p).any(axis=1) | (p.sum(axis=1) == 0)
         if undefined.any():
             left_out.append((label, int(undefined.sum())))
