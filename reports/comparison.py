@@ -11,6 +11,7 @@ import json
 import math
 
 from bayesclass.inference.evaluation.report_data import ComparisonData, HeldoutScores, RunSummary
+from bayesclass.reports.conclusion import format_conclusion
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
 
 __all__ = ["format_comparison", "format_scores", "zero_probability_notes"]
@@ -90,7 +91,8 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
     """The plain-text comparison printed by ``bayesclass compare``.
 
     The run, its convergence, parameters side by side (at most ``max_rows``), then for each held-out split
-    the scores of every estimate and baseline.
+    the scores of every estimate and baseline, then the conclusion's sentences
+    (:func:`~bayesclass.reports.conclusion.format_conclusion`).
 
     Parameters
     ----------
@@ -163,6 +165,9 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
     for scores in data.heldout:
         lines.append("")
         lines.extend(format_scores(scores, title=f"held-out {scores.split} ({scores.n_rows} rows)"))
+    if data.conclusion is not None:
+        lines.append("")
+        lines.extend(format_conclusion(data.conclusion))
     return "\n".join(lines)
 
 

@@ -10,8 +10,8 @@ fast it was generated (``<p class="generated">``).
 
 Sections (each only where it applies; :mod:`bayesclass.reports.sections` renders them from
 :class:`~bayesclass.inference.evaluation.report_data.ReportData`, which
-:func:`~bayesclass.inference.evaluation.report_evaluation.evaluate_for_report` computes): summary, convergence,
-posterior vs point estimates, predictive performance (held-out scores, PSIS-LOO; several runs: their LOO
+:func:`~bayesclass.inference.evaluation.report_evaluation.evaluate_for_report` computes): conclusion, summary,
+convergence, posterior vs point estimates, predictive performance (held-out scores, PSIS-LOO; several runs: their LOO
 comparison), calibration, decision boundary, generative checks, decisions, warnings. ``bayesclass.report``
 composes the two steps.
 """
@@ -35,6 +35,7 @@ __all__ = ["SECTION_TITLES", "PageSection", "render_page", "render_report", "wri
 #: the section titles in page order (a run's sections carry its label when the page holds several runs)
 SECTION_TITLES = {
     "comparison": "Model comparison",
+    "conclusion": "Conclusion",
     "summary": "Summary",
     "convergence": "Convergence",
     "estimates": "Posterior vs point estimates",
@@ -185,6 +186,7 @@ def write_report(path: str | Path, page: str) -> Path:
 
 def _run_sections(run: rd.RunEvaluation, *, interval_prob: float) -> list[sec.Section]:
     sections = [
+        sec.conclusion_section(run),
         sec.summary_section(run),
         sec.convergence_section(run),
         sec.estimates_section(run, interval_prob=interval_prob),

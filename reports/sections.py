@@ -25,6 +25,7 @@ __all__ = [
     "Table",
     "Text",
     "calibration_section",
+    "conclusion_section",
     "convergence_section",
     "decision_boundary_section",
     "decisions_section",
@@ -163,6 +164,37 @@ def _estimate_cells(row, kind: str, with_se: bool) -> tuple[str, ...]:
     if not with_se:
         return (number(row[kind]),)
     return number(row[kind]), number(row.get(f"{kind}_se")), _interval_cell(row, f"{kind}_low", f"{kind}_high")
+
+
+# -- 0. conclusion ------------------------------------------------------------------------------------------------
+
+
+def conclusion_section(run: rd.RunEvaluation) -> Section | None:
+    """The conclusion section: the run's findings in a few sentences, each with its numbers; None without them.
+
+    Convergence, the best estimate on held-out data and whether its paired difference to the runner-up is
+    larger than its noise, the point estimates that do not exist and why, and the posterior's intervals against
+    the Wald intervals (:mod:`bayesclass.reports.conclusion` words them); then the findings left out, with why.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    Section or None
+        The ``conclusion`` section (None where the evaluation holds no conclusion).
+    """
+    from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
+
+    if run.conclusion is None:
+        return None
+    blocks: list = [Text(sentence) for sentence in conclusion_sentences(run.conclusion)]
+    omitted = conclusion_omissions(run.conclusion)
+    if omitted:
+        blocks.append(Text("Not concluded: " + "; ".join(omitted) + "."))
+    return Section("conclusion", "Conclusion", tuple(blocks))
 
 
 # -- 1. summary --------------------------------------------------------------------------------------------------
@@ -405,21 +437,33 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
             blocks.append(
                 Text(f"{estimate_label(kind)} is not shown: {reason}", kind="alert" if kind == "mle" else "text")
             )
+    with_se = {kind: any(row.get(f"{kind}_se") is not None for row in rows) for kind in kinds}
     blocks.append(
         Figure(
-            figures.forest_plot(rows, markers={kind: estimate_label(kind) for kind in kinds}, interval_label=interval),
+            figures.forest_plot(
+                rows,
+                markers={kind: estimate_label(kind) for kind in kinds},
+                interval_label=interval,
+                wald_label=f"{interval_prob:.0%} Wald",
+            ),
             (f"Posterior mean and {interval} (line) " if estimates.has_posterior else "")
             + (f"with {', '.join(estimate_label(kind) for kind in kinds)} as markers" if kinds else "")
+            + (
+                f"; below each posterior line, the {interval_prob:.0%} Wald interval (estimate -+ z SE) of "
+                f"{', '.join(estimate_label(kind) for kind in kinds if with_se[kind])} in its colour"
+                if any(with_se.values())
+                else ""
+            )
             + (f"; the first {MAX_TABLE_ROWS} of {len(rows)} rows" if len(rows) > MAX_TABLE_ROWS else ""),
         )
     )
-    with_se = {kind: any(row.get(f"{kind}_se") is not None for row in rows) for kind in kinds}
     wald = f"{interval_prob:.0%} Wald"
     header = (
         "parameter",
         "post. mean",
         "post. sd",
         interval,
+        f"{interval_prob:.0%} HDI",
         *(
             label
             for kind in kinds
@@ -436,12 +480,16 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
             number(row["mean"]),
             number(row["sd"]),
             _interval_cell(row),
+            _interval_cell(row, "hdi_low", "hdi_high"),
             *(cell for kind in kinds for cell in _estimate_cells(row, kind, with_se[kind])),
         )
         for row in rows[:MAX_TABLE_ROWS]
     )
     note = f"{len(rows) - MAX_TABLE_ROWS} more rows are in the saved result." if len(rows) > MAX_TABLE_ROWS else ""
-    blocks.append(Table(f"Parameters: posterior ({interval}) beside the point estimates", header, table_rows, note))
+    caption = f"Parameters: posterior mean, sd, {interval} and {interval_prob:.0%} HDI beside each point estimate" + (
+        " with its SE and Wald interval (estimate -+ z SE)" if any(with_se.values()) else ""
+    )
+    blocks.append(Table(caption, header, table_rows, note))
     return Section("estimates", "Posterior vs point estimates", tuple(blocks))
 
 

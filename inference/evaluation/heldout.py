@@ -40,6 +40,7 @@ __all__ = [
     "ESTIMATE_NAMES",
     "Estimates",
     "estimate_label",
+    "estimate_labels",
     "evaluate",
     "fit_baselines",
     "heldout_estimates",
@@ -201,6 +202,29 @@ def left_out_baselines(result, names: Sequence[str]) -> list[str]:
     ]
 
 
+def estimate_labels(result) -> dict[str, str]:
+    """The score-table labels of ``result``'s own estimates: the posterior's, then each point estimate's.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+
+    Returns
+    -------
+    dict of str to str
+        ``"posterior"`` (where the result has draws) or a point estimate kind -> its row name (``"posterior"``,
+        ``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...), in the order of the score table.
+    """
+    predictives = model_of(result).predictive_kinds()
+    labels = {"posterior": "posterior"} if "posterior" in result.children else {}
+    for group in result.children:
+        if group.startswith("point_estimate_"):
+            kind = group.removeprefix("point_estimate_")
+            labels[kind] = estimate_label(kind, predictive=kind in predictives)
+    return labels
+
+
 def heldout_estimates(
     result,
     data: Dataset,
@@ -228,16 +252,14 @@ def heldout_estimates(
     """
     y, truth = result_codes(result, data)
     prediction = predict(result, data, interval_prob=interval_prob)
-    predictives = model_of(result).predictive_kinds()
     proba: dict[str, np.ndarray | None] = {}
     intervals: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if "posterior" in result:
-        proba["posterior"] = prediction["class_proba"].values
-        intervals["posterior"] = (prediction["class_proba_low"].values, prediction["class_proba_high"].values)
-    for group in result.children:
-        if group.startswith("point_estimate_"):
-            kind = group.removeprefix("point_estimate_")
-            proba[estimate_label(kind, predictive=kind in predictives)] = prediction[f"class_proba_{kind}"].values
+    for kind, label in estimate_labels(result).items():
+        if kind == "posterior":
+            proba[label] = prediction["class_proba"].values
+            intervals[label] = (prediction["class_proba_low"].values, prediction["class_proba_high"].values)
+        else:
+            proba[label] = prediction[f"class_proba_{kind}"].values
     decisions: dict[str, np.ndarray] = {}
     if baselines:
         inputs = model_inputs(result, data)

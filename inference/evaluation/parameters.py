@@ -64,11 +64,12 @@ def derived_names(result: xr.DataTree) -> set[str]:
 def parameter_comparison(
     result: xr.DataTree, *, interval_prob: float = DEFAULT_INTERVAL_PROB
 ) -> list[dict[str, object]]:
-    """One row per parameter element: posterior mean, sd and ETI beside every stored point estimate.
+    """One row per parameter element: posterior mean, sd, ETI and HDI beside every stored point estimate.
 
     The parameters are those of ``model.summary_parameter_names`` (all when None).
 
-    Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high``
+    Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high`` (the equal-tailed interval),
+    ``hdi_low``, ``hdi_high`` (the highest-density interval of the same probability, ``arviz_stats.hdi``)
     and one key per point estimate kind of the family (``map``, ``mle``, ...;
     ``None`` where an estimate is absent), each with ``<kind>_se``, ``<kind>_low`` and ``<kind>_high``: its
     standard error and Wald interval of probability ``interval_prob`` where the result stores its covariance
@@ -83,7 +84,7 @@ def parameter_comparison(
     result : xarray.DataTree
         A fitted result.
     interval_prob : float, default DEFAULT_INTERVAL_PROB
-        Probability mass of the posterior's equal-tailed interval (``low``, ``high``) and of the point
+        Probability mass of the posterior's equal-tailed and highest-density intervals and of the point
         estimates' Wald intervals.
 
     Returns
@@ -100,11 +101,14 @@ def parameter_comparison(
     if "posterior" in result:
         posterior = with_derived(result["posterior"].to_dataset())
         bounds = azs.eti(posterior, prob=interval_prob, dim=("chain", "draw"))
+        densest = azs.hdi(posterior, prob=interval_prob, dim=("chain", "draw"))
         sources.update(
             mean=posterior.mean(("chain", "draw")),
             sd=posterior.std(("chain", "draw"), ddof=1),
             low=bounds.sel(ci_bound="lower", drop=True),
             high=bounds.sel(ci_bound="upper", drop=True),
+            hdi_low=densest.sel(ci_bound="lower", drop=True),
+            hdi_high=densest.sel(ci_bound="upper", drop=True),
         )
     kinds = point_estimate_kinds(result)
     wald: dict[str, dict[str, tuple[float, float, float]]] = {}  # kind -> label -> (se, low, high)
@@ -128,7 +132,7 @@ def parameter_comparison(
             selection = dict(zip(variable.dims, index, strict=True))
             labels = [str(variable[dim].values[i]) for dim, i in selection.items()]
             row: dict[str, object] = {"parameter": f"{name}[{', '.join(labels)}]" if labels else name}
-            for column in ("mean", "sd", "low", "high", *kinds):
+            for column in ("mean", "sd", "low", "high", "hdi_low", "hdi_high", *kinds):
                 present = column in sources and name in sources[column]
                 row[column] = float(sources[column][name].isel(selection)) if present else None
             for kind in kinds:

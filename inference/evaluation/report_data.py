@@ -10,11 +10,14 @@ figure functions take them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from bayesclass.inference.criticism.unavailable import Unavailable  # re-exported: what reports show as n/a
+
+if TYPE_CHECKING:
+    from bayesclass.inference.evaluation.conclusions import Conclusion
 
 #: the short name of each point estimate kind, shared by score tables and study records ("MAP plug-in") and the
 #: pages rendered from these records (table rows, legends, figure markers)
@@ -531,6 +534,8 @@ class RunEvaluation:
         The decisions under a loss matrix.
     fit_warnings : tuple of str
         The warnings recorded with the fit.
+    conclusion : Conclusion or None, default None
+        The run's findings (:mod:`bayesclass.inference.evaluation.conclusions`), stated first on the page.
     """
 
     summary: RunSummary
@@ -545,6 +550,7 @@ class RunEvaluation:
     generative: GenerativeCheck | None
     decisions: Decisions | None
     fit_warnings: tuple[str, ...]
+    conclusion: Conclusion | None = None
 
 
 @dataclass(frozen=True)
@@ -604,6 +610,8 @@ class ComparisonData:
         Probability mass of the posterior intervals.
     heldout : tuple of HeldoutScores
         The held-out scores of every estimate.
+    conclusion : Conclusion or None, default None
+        The run's findings (:mod:`bayesclass.inference.evaluation.conclusions`), printed last.
     """
 
     summary: RunSummary
@@ -611,3 +619,4 @@ class ComparisonData:
     estimates: Estimates
     interval_prob: float
     heldout: tuple[HeldoutScores, ...]
+    conclusion: Conclusion | None = None

@@ -28,10 +28,18 @@ from bayesclass.inference.criticism.predictive_checks import posterior_predictiv
 from bayesclass.inference.criticism.unavailable import MIN_CHAINS_RANK_PLOT, Unavailable, chain_shape_text
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.evaluation import report_data as rd
+from bayesclass.inference.evaluation.conclusions import (
+    Conclusion,
+    ConvergenceFinding,
+    Omitted,
+    conclude,
+    convergence_finding,
+)
 from bayesclass.inference.evaluation.heldout import (
     Estimates as PredictedEstimates,
 )
 from bayesclass.inference.evaluation.heldout import (
+    estimate_labels,
     fit_baselines,
     heldout_estimates,
     result_codes,
@@ -140,10 +148,12 @@ def evaluate_run(
         calibration_rows, which = training_rows(result), "the training rows (no held-out rows)"
     else:
         which, calibration_rows = first_split
+    verdict = diagnose(result) if "posterior" in result.children else None
+    compared = estimates(result, info, interval_prob=interval_prob)
     return rd.RunEvaluation(
         summary=run_summary(result, info, label=label),
-        convergence=convergence(result, info) if "posterior" in result.children else None,
-        estimates=estimates(result, info, interval_prob=interval_prob),
+        convergence=convergence(result, info, verdict) if verdict is not None else None,
+        estimates=compared,
         heldout=scores,
         no_heldout_reason=no_heldout_reason,
         loo=loo_or_unavailable(result) if "log_likelihood" in result.children else None,
@@ -153,6 +163,15 @@ def evaluate_run(
         generative=generative_check(result, info, random_seed=random_seed),
         decisions=decisions(info, predicted, loss=loss) if loss is not None else None,
         fit_warnings=info.fit_warnings,
+        conclusion=conclusion(
+            result,
+            info,
+            verdict,
+            {split: estimates_split for split, (_, estimates_split) in predicted.items()},
+            compared,
+            interval_prob=interval_prob,
+            no_heldout_reason=no_heldout_reason,
+        ),
     )
 
 
@@ -193,15 +212,19 @@ def evaluate_comparison(
     info = result_info(result)
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
     scores = []
+    predicted = {}
     for split, data in (heldout or {}).items():
-        predicted = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
-        scores.append(_scores(result, split, data, predicted, baselines=baselines, loss=loss))
+        predicted[split] = heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob)
+        scores.append(_scores(result, split, data, predicted[split], baselines=baselines, loss=loss))
+    verdict = diagnose(result) if "posterior" in result.children else None
+    compared = estimates(result, info, interval_prob=interval_prob)
     return rd.ComparisonData(
         summary=run_summary(result, info, label=""),
-        convergence=str(diagnose(result)) if "posterior" in result.children else None,
-        estimates=estimates(result, info, interval_prob=interval_prob),
+        convergence=str(verdict) if verdict is not None else None,
+        estimates=compared,
         interval_prob=interval_prob,
         heldout=tuple(scores),
+        conclusion=conclusion(result, info, verdict, predicted, compared, interval_prob=interval_prob),
     )
 
 
@@ -367,13 +390,13 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
     )
 
 
-def convergence(result, info: ResultInfo) -> rd.Convergence:
+def convergence(result, info: ResultInfo, report=None) -> rd.Convergence:
     """r_hat, ESS and MCSE per parameter element, the verdict, advice, sampler statistics and summary draws.
 
     The advice is the verdict's (computed from what failed, the method and the family); the draws are those of
-    the family's summary parameters.
+    the family's summary parameters. ``report`` is the verdict (:func:`diagnose`) where already computed.
     """
-    report = diagnose(result)
+    report = diagnose(result) if report is None else report
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
     posterior = result["posterior"].to_dataset()
     shown = info.model.summary_parameter_names
@@ -452,6 +475,63 @@ def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates
         kinds=tuple(point_estimate_kinds(result)),
         status=tuple(info.point_estimate_status.items()),
         has_posterior="posterior" in result.children,
+    )
+
+
+def conclusion(
+    result,
+    info: ResultInfo,
+    verdict,
+    predicted: Mapping[str, PredictedEstimates],
+    compared: rd.Estimates,
+    *,
+    interval_prob: float,
+    no_heldout_reason: str = "",
+) -> Conclusion:
+    """The run's findings (:func:`~bayesclass.inference.evaluation.conclusions.conclude`).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result.
+    info : ResultInfo
+        Its records.
+    verdict : ConvergenceReport or None
+        :func:`diagnose` of its draws (None: a point estimate).
+    predicted : mapping of str to Estimates
+        Per held-out split, every estimate's probabilities (:func:`heldout_estimates`).
+    compared : Estimates
+        The posterior beside every point estimate (:func:`estimates`).
+    interval_prob : float
+        The probability of its intervals.
+    no_heldout_reason : str, default ""
+        Why there are no held-out rows, where ``predicted`` is empty.
+
+    Returns
+    -------
+    Conclusion
+    """
+    finding: ConvergenceFinding | Omitted
+    if verdict is None:
+        finding = Omitted("convergence", f"the result is a point estimate (method {info.method}), without draws")
+    else:
+        stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
+        finding = convergence_finding(
+            verdict,
+            method=info.method,
+            n_chains=int(result["posterior"].sizes["chain"]),
+            n_draws=int(result["posterior"].sizes["draw"]),
+            integrates_trajectories=stats is not None and "diverging" in stats,
+        )
+    return conclude(
+        convergence=finding,
+        predicted={split: (split_estimates.proba, split_estimates.y) for split, split_estimates in predicted.items()},
+        compared=list(estimate_labels(result).values()),
+        status=info.point_estimate_status,
+        n_rows=int(result["observed_data"]["y"].size),
+        estimates=compared,
+        interval_prob=interval_prob,
+        no_heldout_reason=no_heldout_reason or "no held-out rows",
     )
 
 

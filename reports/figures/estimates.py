@@ -1,4 +1,4 @@
-"""Parameter estimates: the forest plot of posterior intervals with the point estimates as markers."""
+"""Parameter estimates: the forest plot of posterior intervals with the point estimates and their Wald bars."""
 
 from __future__ import annotations
 
@@ -17,9 +17,14 @@ def forest_plot(
     *,
     markers: Mapping[str, str],
     interval_label: str = "89% ETI",
+    wald_label: str = "89% Wald",
     max_rows: int = 40,
 ) -> str:
     """Posterior mean and interval per parameter, with every point estimate as a marker on the same axis.
+
+    A point estimate whose rows carry its Wald interval (``<key>_low``, ``<key>_high``) gets its bar, in its
+    colour, just below the posterior's interval, with its marker on it; the others' markers sit on the
+    posterior's line.
 
     Parameters
     ----------
@@ -33,6 +38,8 @@ def forest_plot(
         ``None`` in every row: no marker, and the legend reads "MLE (absent)".
     interval_label : str
         Legend label of the interval lines.
+    wald_label : str
+        Legend label of the Wald bars, after the estimate's label ("MAP 89% Wald").
     max_rows : int
         Only the first ``max_rows`` rows are drawn; the title then says "first 40 of 62 parameters".
 
@@ -71,23 +78,32 @@ def forest_plot(
         if np.isfinite(mean).any():
             ax.plot(mean, positions, "o", color=ESTIMATE_COLORS[0], ms=5, zorder=3)
             handles.append(Line2D([], [], color=ESTIMATE_COLORS[0], marker="o", ls="", label="posterior mean"))
+        with_wald = [key for key in markers if np.isfinite(values(f"{key}_low")).any()]
         for j, (key, label) in enumerate(markers.items()):
             estimate = values(key)
             present = np.isfinite(estimate)
+            color = ESTIMATE_COLORS[1 + j % (len(ESTIMATE_COLORS) - 1)]
             style: dict[str, Any] = {  # Line2D properties, of several types
                 "marker": ESTIMATE_MARKERS[j % len(ESTIMATE_MARKERS)],
-                "color": ESTIMATE_COLORS[1 + j % (len(ESTIMATE_COLORS) - 1)],
+                "color": color,
                 "ls": "",
                 "mfc": "none",
                 "ms": 6,
                 "mew": 1.3,
             }
+            where = positions.astype(float)
+            if key in with_wald:  # its Wald bar below the posterior's interval, its marker on it
+                where = positions - 0.3 * (with_wald.index(key) + 1) / len(with_wald)
+                wald_low, wald_high = values(f"{key}_low"), values(f"{key}_high")
+                bar = np.isfinite(wald_low) & np.isfinite(wald_high)
+                ax.hlines(where[bar], wald_low[bar], wald_high[bar], color=color, lw=1.4)
+                handles.append(Line2D([], [], color=color, lw=1.4, label=f"{label} {wald_label}"))
             if present.any():
-                ax.plot(estimate[present], positions[present], zorder=4, **style)
+                ax.plot(estimate[present], where[present], zorder=4, **style)
             handles.append(Line2D([], [], label=label if present.any() else f"{label} (absent)", **style))
         ax.axvline(0.0, color="0.7", lw=0.8, zorder=0)
         ax.set_yticks(positions, [str(row["parameter"]) for row in shown])
-        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_ylim(-0.7 if not with_wald else -0.85, n - 0.3)
         ax.grid(axis="x", color="0.92")
         ax.set_xlabel("value (model units)")
         ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncols=min(4, len(handles)), frameon=False)

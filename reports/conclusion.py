@@ -1,0 +1,189 @@
+"""A run's conclusion in words: one sentence per computed finding, each stating the numbers behind it.
+
+Renders a :class:`~bayesclass.inference.evaluation.conclusions.Conclusion` (computed by
+:mod:`bayesclass.inference.evaluation.conclusions`; the decisions it words, such as "larger than its noise",
+"wider", "shifted", are made there). The HTML report states these sentences in its Conclusion section and
+``bayesclass compare`` prints them last. Nothing here computes a number.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bayesclass.inference.evaluation.conclusions import (
+    NOISE_MULTIPLE,
+    Conclusion,
+    ConvergenceFinding,
+    IntervalFinding,
+    MissingEstimate,
+    Omitted,
+    ScoreFinding,
+)
+from bayesclass.reports.labels import estimate_label
+
+__all__ = ["conclusion_omissions", "conclusion_sentences", "format_conclusion"]
+
+_TOPICS = {
+    "convergence": "convergence",
+    "scores": "held-out comparison",
+    "missing": "missing estimates",
+    "intervals": "posterior vs Wald intervals",
+}
+
+
+def conclusion_sentences(conclusion: Conclusion) -> list[str]:
+    """The conclusion's sentences, in order: convergence, held-out scores, missing estimates, intervals.
+
+    Parameters
+    ----------
+    conclusion : Conclusion
+        The run's findings.
+
+    Returns
+    -------
+    list of str
+        One sentence per finding that could be made (the :class:`Omitted` ones are in
+        :func:`conclusion_omissions`).
+    """
+    sentences = []
+    if isinstance(conclusion.convergence, ConvergenceFinding):
+        sentences.append(_convergence(conclusion.convergence))
+    sentences += [_scores(finding) for finding in conclusion.scores if isinstance(finding, ScoreFinding)]
+    sentences += [_missing(finding) for finding in conclusion.missing]
+    sentences += [_intervals(finding) for finding in conclusion.intervals if isinstance(finding, IntervalFinding)]
+    return sentences
+
+
+def conclusion_omissions(conclusion: Conclusion) -> list[str]:
+    """The findings left out, each with why ("posterior vs Wald intervals: no point estimate ...").
+
+    Parameters
+    ----------
+    conclusion : Conclusion
+        The run's findings.
+
+    Returns
+    -------
+    list of str
+        One line per :class:`Omitted` finding.
+    """
+    left_out = [conclusion.convergence, *conclusion.scores, *conclusion.intervals]
+    return [f"{_TOPICS[item.topic]}: {item.reason}" for item in left_out if isinstance(item, Omitted)]
+
+
+def format_conclusion(conclusion: Conclusion) -> list[str]:
+    """The conclusion as plain-text lines (``bayesclass compare``): a heading, the sentences, the omissions.
+
+    Parameters
+    ----------
+    conclusion : Conclusion
+        The run's findings.
+
+    Returns
+    -------
+    list of str
+        The lines, without line ends.
+    """
+    lines = ["conclusion:"]
+    lines += [f"  {sentence}" for sentence in conclusion_sentences(conclusion)]
+    lines += [f"  (not concluded: {item})" for item in conclusion_omissions(conclusion)]
+    return lines
+
+
+def _g(value: float, spec: str = ".3g") -> str:
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return format(value, spec)
+
+
+def _convergence(finding: ConvergenceFinding) -> str:
+    max_r_hat, min_ess = finding.thresholds
+    draws = f"{finding.n_chains} chain{'s' * (finding.n_chains != 1)} of {finding.n_draws} draws"
+    numbers = (
+        f"max r_hat {_g(finding.max_r_hat, '.4f')}, min ESS bulk {_g(finding.min_ess_bulk, '.0f')} / tail "
+        f"{_g(finding.min_ess_tail, '.0f')}"
+    )
+    if finding.verdict == "no_verdict":
+        return (
+            f"Convergence: no verdict; the {finding.n_chains * finding.n_draws} draws of method {finding.method} are "
+            f"independent, with no Markov chain to converge ({numbers}, for reference)."
+        )
+    if finding.n_divergences is not None:
+        numbers += f", {finding.n_divergences} divergent transitions (limits r_hat <= {max_r_hat:g}, ESS >= "
+        numbers += f"{min_ess:g}, no divergences)"
+    else:
+        numbers += f" (limits r_hat <= {max_r_hat:g}, ESS >= {min_ess:g}; the sampler integrates no trajectories, "
+        numbers += "so there are no divergences to count)"
+    if finding.verdict == "pass":
+        return f"Convergence: the {draws} (method {finding.method}) pass the verdict: {numbers}."
+    return (
+        f"Convergence: the {draws} (method {finding.method}) FAIL the verdict ({'; '.join(finding.failures)}): "
+        f"{numbers}; the posterior's numbers below are not to be trusted until a rerun passes."
+    )
+
+
+def _estimate(label: str) -> str:
+    return "the posterior" if label == "posterior" else f"the {label}"
+
+
+def _scores(finding: ScoreFinding) -> str:
+    losses = dict(finding.log_losses)
+    best = f"{_estimate(finding.best)} scores best by held-out log loss ({_g(losses[finding.best], '.4f')}"
+    lead = f"On {finding.split} ({finding.n_rows} rows), "
+    left_out = (
+        " (not compared: "
+        + ", ".join(f"the {label}, {count} rows undefined" for label, count in finding.left_out)
+        + ")"
+        if finding.left_out
+        else ""
+    )
+    if finding.runner_up is None:
+        return f"{lead}{best}); it is the only estimate with every row defined, nothing to compare it with{left_out}."
+    runner = f"{_estimate(finding.runner_up)}'s {_g(losses[finding.runner_up], '.4f')})"
+    zero = dict(finding.zero_probability_rows)
+    if math.isinf(finding.difference):
+        return (
+            f"{lead}{best}, against {runner}: {_estimate(finding.runner_up)} gives "
+            f"{zero.get(finding.runner_up, 0)} of {finding.n_rows} rows an observed-class probability 0, so the "
+            f"paired difference is infinite, larger than any noise{left_out}."
+        )
+    verdict = "larger than its noise" if finding.larger_than_noise else "within its noise"
+    return (
+        f"{lead}{best}, against {runner}; the paired difference of per-row log losses is "
+        f"{_g(finding.difference)} with standard error {_g(finding.standard_error)} "
+        f"({_g(finding.ratio, '.2f')} SE): {verdict} (the bar is {NOISE_MULTIPLE:g} SE = "
+        f"{_g(NOISE_MULTIPLE * finding.standard_error)}){left_out}."
+    )
+
+
+def _missing(finding: MissingEstimate) -> str:
+    label = estimate_label(finding.kind)
+    others = (
+        f"{finding.n_estimates} other point estimate exists"
+        if finding.n_estimates == 1
+        else f"{finding.n_estimates} other point estimates exist"
+    )
+    return (
+        f"The {label} is absent on these {finding.n_rows} training rows ({others}); the fit's reason: "
+        f"{finding.reason.rstrip('.')}."
+    )
+
+
+def _intervals(finding: IntervalFinding) -> str:
+    label = estimate_label(finding.kind)
+    level = f"{finding.interval_prob:.0%}"
+    width = {"wider": "wider than", "narrower": "narrower than", "as wide": "about as wide as"}[finding.width]
+    shift = (
+        f"shifted: a posterior mean lies up to {_g(finding.largest_shift, '.2f')} posterior sd from the {label} "
+        f"(at {finding.shift_parameter})"
+        if finding.shifted
+        else f"centred alike: every posterior mean lies within {_g(finding.largest_shift, '.2f')} posterior sd of "
+        f"the {label} (largest at {finding.shift_parameter})"
+    )
+    return (
+        f"The posterior's {level} intervals are {width} the {label}'s {level} Wald intervals (median width ratio "
+        f"{_g(finding.median_width_ratio, '.3f')} over {finding.n_parameters} parameters, from "
+        f"{_g(finding.min_width_ratio, '.3f')} to {_g(finding.max_width_ratio, '.3f')}) and {shift}."
+    )
