@@ -183,6 +183,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, FeatureKind
 from bayesclass.data.constraints import Constrained, Finite, Positive, renamed_from
+from bayesclass.models.approximation import GaussianApproximation, parameter_labels
 from bayesclass.models.base import (
     ClassProbaKernel,
     GenerativeClassifierModel,
@@ -199,13 +200,19 @@ from bayesclass.models.base import (
 if TYPE_CHECKING:
     import pymc as pm
     import pytensor.tensor as pt
+    import scipy
     import xarray as xr
 else:
     pm = lazy_import("pymc")
     pt = lazy_import("pytensor.tensor")
+    scipy = lazy_import("scipy")
     xr = lazy_import("xarray")
 
-__all__ = ["NaiveBayes", "NaiveBayesPrior"]
+__all__ = ["MAX_COVARIANCE_PARAMETERS", "NaiveBayes", "NaiveBayesPrior"]
+
+#: the most parameters whose dense covariance :meth:`NaiveBayes.gaussian_approximation` states and a result stores
+#: (4096 parameters: 128 MiB); above it the estimate has no stored covariance (no standard errors), see the method
+MAX_COVARIANCE_PARAMETERS = 4096
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -778,6 +785,98 @@ class NaiveBayes(GenerativeClassifierModel):
             variables["gaussian_variance"] = (("class", "continuous_feature"), variance)
         return self.with_coords(xr.Dataset(variables), data)
 
+    # -- standard errors --------------------------------------------------------------------------
+    def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
+        r"""N(estimate, covariance) of the MLE (inverse observed information) or the MAP (inverse Hessian).
+
+        Closed forms, block-diagonal over the parameters of :meth:`parameter_names` flattened in C order of each
+        variable's dims (``class`` first). Every probability block is a simplex: ``class_prior``, each
+        (class, categorical feature) block of ``category_proba``, each class's ``count_proba``, and each
+        ``binary_proba[c, i]`` with its implicit complement :math:`1 - a_{ci}`. Both estimates of a simplex are
+        :math:`\hat\theta_\ell = a_\ell / M` with :math:`M = \sum_\ell a_\ell`, where :math:`a_\ell` is the count
+        of level :math:`\ell` (MLE) or its posterior concentration minus 1 (MAP); the Hessian of
+        :math:`-\sum_\ell a_\ell \log\theta_\ell` in the free coordinates :math:`\theta_1..\theta_{L-1}` is
+        :math:`M(\operatorname{diag}(1/\theta_{free}) + 11^\top/\theta_L)` at the estimate, its inverse
+        :math:`(\operatorname{diag}\theta_{free} - \theta_{free}\theta_{free}^\top)/M`, and mapped back by
+        :math:`B = [I; -1^\top]` (:math:`B \Sigma B^\top`, as the multiclass logistic model does) the covariance of
+        the block is
+
+        .. math::
+
+            (\operatorname{diag}\hat\theta - \hat\theta\hat\theta^\top) / M,
+
+        singular (the block sums to 1); a binary probability gets :math:`\hat a(1 - \hat a)/M`. For the MLE
+        :math:`M` is the block's number of observations (:math:`N` for the class prior, :math:`N_c` for a
+        binary or categorical feature, the class's total count for ``count_proba``), the multinomial's
+        :math:`(\operatorname{diag} p - p p^\top)/n`; for the MAP it is the Dirichlet / Beta mode's
+        denominator (sum of posterior concentrations minus the number of levels), so with the default uniform
+        priors the MAP's covariance equals the MLE's. Gaussian features: the Hessian of the negative
+        log-likelihood in :math:`(\mu, \sigma^2)` is diagonal at the MLE, giving :math:`\sigma^2/N_c` and
+        :math:`2\sigma^4/N_c`; the negative log posterior (Normal-Inverse-Gamma, density in
+        :math:`(\mu, \sigma^2)` as the MAP is defined) is :math:`(a_n + 3/2)\log\sigma^2 +
+        (b_n + \kappa_n(\mu - m_n)^2/2)/\sigma^2`, giving :math:`\sigma^2/\kappa_n` and
+        :math:`\sigma^4/(a_n + 3/2)`. Mean and variance are uncorrelated at both estimates.
+
+        Boundary estimates: a probability estimated at exactly 0 or 1 (a level, word or binary value a class
+        never shows, or always shows) has infinite observed information (MLE) or a mode that is not a
+        stationary point (MAP, a concentration of exactly 1), so no regular Gaussian approximation. The
+        closed form's limit is used there: its variance and covariances are 0 and its Wald interval is the
+        point itself, which is what ``proportion_confint(method="normal")`` gives, and is no confidence
+        statement. The ``curvature`` text counts and names them; the posterior's interval is the one to read
+        there. (The MLE of a Gaussian feature with a class of one row, or constant within a class, does not
+        exist at all: :meth:`point_estimate` raises.)
+
+        Other kinds: ``"posterior_mean"`` and ``"unbiased"`` are not extrema of an objective, so they have no
+        curvature and get None (the posterior mean's uncertainty is the conjugate posterior itself,
+        ``method="exact"``). None too above :data:`MAX_COVARIANCE_PARAMETERS` parameters, whose dense covariance
+        would be too large to store (the result then shows no standard errors for the estimate).
+        """
+        if kind not in ("mle", "map"):
+            return None
+        names = self.parameter_names(data)
+        estimate = self.point_estimate(data, kind)
+        if sum(estimate[name].size for name in names) > MAX_COVARIANCE_PARAMETERS:
+            return None
+        layout, stats, conjugate = self._conjugate(data)
+        mle = kind == "mle"
+        simplex = {  # name -> (a: counts (MLE) or posterior concentrations - 1 (MAP), simplex id of each element)
+            "class_prior": (
+                stats.class_counts if mle else conjugate.class_concentration - 1,
+                np.zeros(data.n_classes, dtype=np.intp),
+            ),
+            "category_proba": (
+                stats.level_counts if mle else conjugate.level_concentration - 1,
+                np.arange(data.n_classes)[:, np.newaxis] * layout.categorical.size + layout.level_feature,
+            ),
+            "count_proba": (
+                stats.word_counts if mle else conjugate.word_concentration - 1,
+                np.repeat(np.arange(data.n_classes)[:, np.newaxis], layout.count.size, axis=1),
+            ),
+        }
+        totals = {name: _block_sums(np.ravel(a), _group_starts(groups)) for name, (a, groups) in simplex.items()}
+        totals["binary_proba"] = (
+            np.broadcast_to(stats.class_counts[:, np.newaxis], stats.binary_ones.shape)
+            if mle
+            else conjugate.binary_alpha + conjugate.binary_beta - 2
+        )
+        blocks = {
+            name: _simplex_covariance(estimate[name].values, totals[name], simplex[name][1])
+            for name in ("class_prior", "category_proba", "count_proba")
+            if name in names
+        }
+        if "binary_proba" in names:
+            binary = estimate["binary_proba"].values
+            blocks["binary_proba"] = np.diag(np.ravel(binary * (1 - binary) / totals["binary_proba"]))
+        if "gaussian_mean" in names:
+            variance = estimate["gaussian_variance"].values
+            n = stats.class_counts[:, np.newaxis]
+            mean_size, variance_size = (n, n / 2) if mle else (conjugate.mean_strength, conjugate.variance_shape + 1.5)
+            blocks["gaussian_mean"] = np.diag(np.ravel(variance / mean_size))
+            blocks["gaussian_variance"] = np.diag(np.ravel(variance**2 / variance_size))
+        covariance = scipy.linalg.block_diag(*(blocks[name] for name in names))
+        curvature = _curvature_text(kind, names, estimate, covariance)
+        return GaussianApproximation.of(kind, estimate, names, covariance, curvature)
+
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """Log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for draws or a point estimate.
@@ -1070,6 +1169,70 @@ def _sample_variance(stats: _Statistics, data: Dataset, layout: _Layout, *, ddof
             "undefined); use kind='map' or 'posterior_mean', which the inverse-gamma prior keeps positive"
         )
     return stats.continuous_scatter / (n - ddof)
+
+
+def _group_starts(groups: np.ndarray) -> np.ndarray:
+    """Start of each contiguous run of equal simplex ids along the flattened (C-order) elements."""
+    flat = np.ravel(groups)
+    return np.flatnonzero(np.diff(flat, prepend=-1)).astype(np.intp)
+
+
+def _simplex_covariance(theta: np.ndarray, totals: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """(diag theta - theta theta') / M within each simplex (equal ``groups``), 0 across, over the flattened elements.
+
+    ``totals`` holds each element's M (its simplex's sum of counts, or of concentrations minus 1). An element with
+    theta = 0 (or a simplex with one theta = 1) gets variance and covariances 0, the closed form's limit.
+    """
+    theta, totals, groups = np.ravel(theta), np.ravel(totals), np.ravel(groups)
+    same = groups[:, np.newaxis] == groups[np.newaxis, :]
+    return (np.diag(theta) - same * np.outer(theta, theta)) / totals[:, np.newaxis]
+
+
+#: what each block of a naive Bayes covariance is, per estimate kind (module docstring, ``_gaussian_approximation``)
+_BLOCK_TEXT = {
+    "mle": {
+        "class_prior": "class_prior (diag p - p p')/N",
+        "binary_proba": "binary_proba p(1-p)/N_c",
+        "category_proba": "category_proba (diag p - p p')/N_c per class and feature",
+        "count_proba": "count_proba (diag p - p p')/(total count of the class)",
+        "gaussian_mean": "gaussian_mean sigma^2/N_c",
+        "gaussian_variance": "gaussian_variance 2 sigma^4/N_c",
+    },
+    "map": {
+        "class_prior": "class_prior (diag p - p p')/M",
+        "binary_proba": "binary_proba p(1-p)/M",
+        "category_proba": "category_proba (diag p - p p')/M per class and feature",
+        "count_proba": "count_proba (diag p - p p')/M per class",
+        "gaussian_mean": "gaussian_mean sigma^2/kappa_n",
+        "gaussian_variance": "gaussian_variance sigma^4/(a_n + 3/2)",
+    },
+}
+
+
+def _curvature_text(kind: str, names: tuple[str, ...], estimate: xr.Dataset, covariance: np.ndarray) -> str:
+    """What the covariance is, per block, and which boundary probabilities got a degenerate (zero-width) interval."""
+    if kind == "mle":
+        head = "inverse observed information at the MLE (closed form, block-diagonal): "
+        tail = "; each simplex is singular (it sums to 1)"
+    else:
+        head = "inverse Hessian of the negative log posterior at the MAP (closed form, block-diagonal): "
+        tail = (
+            "; M = the Dirichlet/Beta mode's denominator (posterior concentrations summed, minus the levels); "
+            "simplex Hessians taken in the free coordinates and mapped back (B Sigma B'), singular (sum to 1)"
+        )
+    text = head + "; ".join(_BLOCK_TEXT[kind][name] for name in names) + tail
+    labels = parameter_labels(estimate, names)
+    gaussian = np.array([label.startswith("gaussian_") for label in labels])
+    boundary = np.flatnonzero((np.diag(covariance) <= 0) & ~gaussian)
+    if boundary.size:
+        shown = ", ".join(labels[i] for i in boundary[:3]) + (", ..." if boundary.size > 3 else "")
+        text += (
+            f". {boundary.size} of {len(labels)} probabilities are estimated at exactly 0 or 1 ({shown}): no "
+            "regular Gaussian approximation there (infinite information, or a mode on the boundary), so their "
+            "variance is set to 0 and their Wald interval is the point itself, not a confidence statement; "
+            "read the posterior's interval for them"
+        )
+    return text
 
 
 def _label(name: str, dims: tuple[str, ...], index: tuple[int, ...], data: Dataset, layout: _Layout) -> str:
