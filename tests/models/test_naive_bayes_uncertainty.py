@@ -361,7 +361,7 @@ def test_compare_prints_standard_errors_and_explains_a_zero_one(capsys):
 
 @pytest.mark.slow
 def test_mle_sampling_sd_matches_its_standard_error_and_wald_covers():
-    """500 data sets of 400 rows from a known truth: sd of each MLE over them vs the rms of its standard error."""
+    """1000 data sets of 400 rows from a known truth: sd of each MLE over them vs the rms of its standard error."""
     truth = {
         "class_prior": np.array([0.6, 0.4]),
         "binary": np.array([0.3, 0.7]),
@@ -371,7 +371,7 @@ def test_mle_sampling_sd_matches_its_standard_error_and_wald_covers():
     }
     rng = np.random.default_rng(27)
     model = NaiveBayes()
-    R, n = 500, 400
+    R, n = 1000, 400
     estimates, errors = [], []
     for _ in range(R):
         y = rng.choice(2, size=n, p=truth["class_prior"])
