@@ -839,7 +839,8 @@ class NaiveBayes(GenerativeClassifierModel):
             return None
         layout, stats, conjugate = self._conjugate(data)
         mle = kind == "mle"
-        simplex = {  # name -> (a: counts (MLE) or posterior concentrations - 1 (MAP), simplex id of each element)
+        # name -> (a: counts (MLE) or posterior concentrations - 1 (MAP), the simplex of each element)
+        simplex: dict[str, tuple[np.ndarray, np.ndarray]] = {
             "class_prior": (
                 stats.class_counts if mle else conjugate.class_concentration - 1,
                 np.zeros(data.n_classes, dtype=np.intp),
@@ -853,13 +854,15 @@ class NaiveBayes(GenerativeClassifierModel):
                 np.repeat(np.arange(data.n_classes)[:, np.newaxis], layout.count.size, axis=1),
             ),
         }
-        totals = {name: _block_sums(np.ravel(a), _group_starts(groups)) for name, (a, groups) in simplex.items()}
+        totals: dict[str, np.ndarray] = {
+            name: _block_sums(np.ravel(a), _group_starts(groups)) for name, (a, groups) in simplex.items()
+        }
         totals["binary_proba"] = (
             np.broadcast_to(stats.class_counts[:, np.newaxis], stats.binary_ones.shape)
             if mle
             else conjugate.binary_alpha + conjugate.binary_beta - 2
         )
-        blocks = {
+        blocks: dict[str, np.ndarray] = {
             name: _simplex_covariance(estimate[name].values, totals[name], simplex[name][1])
             for name in ("class_prior", "category_proba", "count_proba")
             if name in names
