@@ -1166,7 +1166,7 @@ def _sample_variance(stats: _Statistics, data: Dataset, layout: _Layout, *, ddof
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         label = _label("gaussian_variance", ("class", "continuous_feature"), index, data, layout)
         count = int(stats.class_counts[index[0]])
-        why = f"the class has {count} row(s)" if count - ddof <= 0 else "the feature is constant within the class"
+        why = f"the class has {count} row(s)" if count <= max(ddof, 1) else "the feature is constant within the class"
         raise NoEstimateError(
             f"the {'MLE' if ddof == 0 else 'unbiased estimate'} of {label} does not exist ({why}: variance 0 or "
             "undefined); use kind='map' or 'posterior_mean', which the inverse-gamma prior keeps positive"
