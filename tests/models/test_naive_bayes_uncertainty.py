@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.differentiate
+import scipy.special
 import scipy.stats
 
 from bayesclass.data import Dataset, load
@@ -407,3 +408,81 @@ def test_mle_sampling_sd_matches_its_standard_error_and_wald_covers():
     coverage = covered.mean(axis=0)
     # binomial sd of a coverage over R sets: sqrt(.95 .05 / R) ~ 0.0097; Wald is a little liberal at n = 400
     assert np.abs(coverage - 0.95).max() < 0.04, dict(zip(labels, coverage, strict=True))
+
+
+# -- intervals of the class probabilities ----------------------------------------------------------------------
+
+
+def _numerical_delta_bounds(model, estimate, approximation, X, interval_prob):
+    """The logit-scale delta method with a central-difference gradient, written here from ``class_proba``."""
+    names, values = approximation.names, approximation.params
+    sizes = [estimate[name].size for name in names]
+
+    def logit_proba(flat):
+        params = estimate.copy(deep=True)
+        for name, part in zip(names, np.split(flat, np.cumsum(sizes)[:-1]), strict=True):
+            params[name] = (estimate[name].dims, part.reshape(estimate[name].shape))
+        p = model.class_proba(params, X).values
+        return np.log(p) - np.log1p(-p)
+
+    centre = logit_proba(values)
+    active = np.flatnonzero(approximation.bse > 0)
+    steps = 1e-5 * approximation.bse
+    jacobian = np.stack(
+        [
+            (
+                logit_proba(values + steps[j] * np.eye(values.size)[j])
+                - logit_proba(values - steps[j] * np.eye(values.size)[j])
+            )
+            / (2 * steps[j])
+            for j in active
+        ],
+        axis=-1,
+    )
+    covariance = approximation.covariance[np.ix_(active, active)]
+    half = scipy.stats.norm.ppf(0.5 + interval_prob / 2) * np.sqrt(
+        np.einsum("nka,ab,nkb->nk", jacobian, covariance, jacobian)
+    )
+    return scipy.special.expit(centre - half), scipy.special.expit(centre + half)
+
+
+@pytest.mark.parametrize(("kind", "prior"), [("mle", NaiveBayesPrior()), ("map", PRIOR)])
+def test_probability_intervals_equal_a_numerical_delta_method(kind, prior):
+    data = _mixed()
+    model = NaiveBayes(prior=prior)
+    estimate, approximation = model.point_estimate(data, kind), model.gaussian_approximation(data, kind)
+    X = data.X[:40]
+    low, high = model.class_proba_interval_kernel(estimate, approximation, 0.9)(X)
+    expected_low, expected_high = _numerical_delta_bounds(model, estimate, approximation, X, 0.9)
+    np.testing.assert_allclose(low, expected_low, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(high, expected_high, rtol=1e-6, atol=1e-9)
+    proba = model.class_proba(estimate, X).values
+    assert (low < proba).all() and (proba < high).all() and (low > 0).all() and (high < 1).all()
+
+
+@pytest.mark.parametrize("data_name", ["mixed", "transport"])
+def test_probability_intervals_equal_the_generic_central_difference_default(data_name):
+    """The family's exact gradient against the generic default (``models/_delta.py``, where it exists)."""
+    delta = pytest.importorskip("bayesclass.models._delta")
+    data = _mixed() if data_name == "mixed" else load("transport")
+    model = NaiveBayes(prior=PRIOR)
+    for kind in ("mle", "map"):
+        estimate, approximation = model.point_estimate(data, kind), model.gaussian_approximation(data, kind)
+        ours = model.class_proba_interval_kernel(estimate, approximation, 0.95)(data.X)
+        generic = delta.delta_method_bounds(model.class_proba_kernel, estimate, approximation, 0.95)(data.X)
+        np.testing.assert_allclose(ours, generic, atol=1e-7)
+
+
+def test_probability_intervals_at_the_boundary_are_degenerate_and_never_nan():
+    """Transport: the MLE never sees a car in the rain, so P(car | rain) = 0 exactly, with the interval [0, 0]."""
+    data = load("transport")
+    model = NaiveBayes()
+    estimate, approximation = model.point_estimate(data, "mle"), model.gaussian_approximation(data, "mle")
+    rows = np.array([[1.0, 1.0, 0.0], [10.0, 1.0, 0.0], [3.0, 0.0, 0.0]])  # raining, raining, dry
+    low, high = model.class_proba_interval_kernel(estimate, approximation, 0.95)(rows)
+    proba = model.class_proba(estimate, rows).values
+    car = list(data.class_names).index("car")
+    assert (proba[:2, car] == 0).all() and (low[:2, car] == 0).all() and (high[:2, car] == 0).all()
+    assert np.isfinite(low).all() and np.isfinite(high).all()
+    assert ((low <= proba) & (proba <= high)).all()
+    assert high[2, car] > low[2, car]  # a dry day: a real interval
