@@ -175,6 +175,7 @@ True
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -212,8 +213,9 @@ else:
 __all__ = ["MAX_COVARIANCE_PARAMETERS", "NaiveBayes", "NaiveBayesPrior"]
 
 #: the most parameters whose dense covariance :meth:`NaiveBayes.gaussian_approximation` states and a result stores
-#: (4096 parameters: 128 MiB); above it the estimate has no stored covariance (no standard errors), see the method
-MAX_COVARIANCE_PARAMETERS = 4096
+#: (2048 parameters: a 32 MiB matrix per estimate, stored uncompressed in the result file); above it the estimate has
+#: no stored covariance (no standard errors), see the method
+MAX_COVARIANCE_PARAMETERS = 2048
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -830,13 +832,13 @@ class NaiveBayes(GenerativeClassifierModel):
         Other kinds: ``"posterior_mean"`` and ``"unbiased"`` are not extrema of an objective, so they have no
         curvature and get None (the posterior mean's uncertainty is the conjugate posterior itself,
         ``method="exact"``). None too above :data:`MAX_COVARIANCE_PARAMETERS` parameters, whose dense covariance
-        would be too large to store (the result then shows no standard errors for the estimate).
+        would be too large to store (with a warning; the result then shows no standard errors for the estimate).
         """
         if kind not in ("mle", "map"):
             return None
         names = self.parameter_names(data)
         estimate = self.point_estimate(data, kind)
-        if sum(estimate[name].size for name in names) > MAX_COVARIANCE_PARAMETERS:
+        if _covariance_too_large(kind, sum(estimate[name].size for name in names)):
             return None
         layout, stats, conjugate = self._conjugate(data)
         mle = kind == "mle"
@@ -1279,6 +1281,20 @@ def _joint_gradient(params: xr.Dataset, names: tuple[str, ...]) -> Callable[[np.
             return np.hstack([parts[name](X).reshape(X.shape[0], -1) for name in names])
 
     return gradient
+
+
+def _covariance_too_large(kind: str, size: int) -> bool:
+    """Whether ``size`` parameters are more than :data:`MAX_COVARIANCE_PARAMETERS` (then a warning says so)."""
+    if size <= MAX_COVARIANCE_PARAMETERS:
+        return False
+    warnings.warn(
+        f"the {kind} of this naive Bayes model has {size} parameters, more than the {MAX_COVARIANCE_PARAMETERS} "
+        "whose dense covariance is stored: no standard errors or Wald intervals for it (fewer features, or the "
+        "posterior's intervals, e.g. method='exact')",
+        UserWarning,
+        stacklevel=4,
+    )
+    return True
 
 
 def _group_starts(groups: np.ndarray) -> np.ndarray:

@@ -281,7 +281,8 @@ def test_estimates_that_are_not_extrema_state_no_curvature(kind):
 def test_too_many_parameters_for_a_dense_covariance_give_none(monkeypatch):
     data = _mixed()
     monkeypatch.setattr(naive_bayes, "MAX_COVARIANCE_PARAMETERS", 10)
-    assert NaiveBayes().gaussian_approximation(data, "mle") is None
+    with pytest.warns(UserWarning, match="no standard errors or Wald intervals for it"):
+        assert NaiveBayes().gaussian_approximation(data, "mle") is None
     assert NaiveBayes().point_estimate(data, "mle") is not None
 
 
