@@ -175,6 +175,8 @@ True
 from __future__ import annotations
 
 import functools
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -183,6 +185,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, FeatureKind
 from bayesclass.data.constraints import Constrained, Finite, Positive, renamed_from
+from bayesclass.models.approximation import GaussianApproximation, parameter_labels
 from bayesclass.models.base import (
     ClassProbaKernel,
     GenerativeClassifierModel,
@@ -199,13 +202,20 @@ from bayesclass.models.base import (
 if TYPE_CHECKING:
     import pymc as pm
     import pytensor.tensor as pt
+    import scipy
     import xarray as xr
 else:
     pm = lazy_import("pymc")
     pt = lazy_import("pytensor.tensor")
+    scipy = lazy_import("scipy")
     xr = lazy_import("xarray")
 
-__all__ = ["NaiveBayes", "NaiveBayesPrior"]
+__all__ = ["MAX_COVARIANCE_PARAMETERS", "NaiveBayes", "NaiveBayesPrior"]
+
+#: the most parameters whose dense covariance :meth:`NaiveBayes.gaussian_approximation` states and a result stores
+#: (2048 parameters: a 32 MiB matrix per estimate, stored uncompressed in the result file); above it the estimate has
+#: no stored covariance (no standard errors), see the method
+MAX_COVARIANCE_PARAMETERS = 2048
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -778,6 +788,168 @@ class NaiveBayes(GenerativeClassifierModel):
             variables["gaussian_variance"] = (("class", "continuous_feature"), variance)
         return self.with_coords(xr.Dataset(variables), data)
 
+    # -- standard errors --------------------------------------------------------------------------
+    def _gaussian_approximation(self, data: Dataset, kind: str) -> GaussianApproximation | None:
+        r"""N(estimate, covariance) of the MLE (inverse observed information) or the MAP (inverse Hessian).
+
+        Closed forms, block-diagonal over the parameters of :meth:`parameter_names` flattened in C order of each
+        variable's dims (``class`` first). Every probability block is a simplex: ``class_prior``, each
+        (class, categorical feature) block of ``category_proba``, each class's ``count_proba``, and each
+        ``binary_proba[c, i]`` with its implicit complement :math:`1 - a_{ci}`. Both estimates of a simplex are
+        :math:`\hat\theta_\ell = a_\ell / M` with :math:`M = \sum_\ell a_\ell`, where :math:`a_\ell` is the count
+        of level :math:`\ell` (MLE) or its posterior concentration minus 1 (MAP); the Hessian of
+        :math:`-\sum_\ell a_\ell \log\theta_\ell` in the free coordinates :math:`\theta_1..\theta_{L-1}` is
+        :math:`M(\operatorname{diag}(1/\theta_{free}) + 11^\top/\theta_L)` at the estimate, its inverse
+        :math:`(\operatorname{diag}\theta_{free} - \theta_{free}\theta_{free}^\top)/M`, and mapped back by
+        :math:`B = [I; -1^\top]` (:math:`B \Sigma B^\top`, as the multiclass logistic model does) the covariance of
+        the block is
+
+        .. math::
+
+            (\operatorname{diag}\hat\theta - \hat\theta\hat\theta^\top) / M,
+
+        singular (the block sums to 1); a binary probability gets :math:`\hat a(1 - \hat a)/M`. For the MLE
+        :math:`M` is the block's number of observations (:math:`N` for the class prior, :math:`N_c` for a
+        binary or categorical feature, the class's total count for ``count_proba``), the multinomial's
+        :math:`(\operatorname{diag} p - p p^\top)/n`; for the MAP it is the Dirichlet / Beta mode's
+        denominator (sum of posterior concentrations minus the number of levels), so with the default uniform
+        priors the MAP's covariance equals the MLE's. Gaussian features: the Hessian of the negative
+        log-likelihood in :math:`(\mu, \sigma^2)` is diagonal at the MLE, giving :math:`\sigma^2/N_c` and
+        :math:`2\sigma^4/N_c`; the negative log posterior (Normal-Inverse-Gamma, density in
+        :math:`(\mu, \sigma^2)` as the MAP is defined) is :math:`(a_n + 3/2)\log\sigma^2 +
+        (b_n + \kappa_n(\mu - m_n)^2/2)/\sigma^2`, giving :math:`\sigma^2/\kappa_n` and
+        :math:`\sigma^4/(a_n + 3/2)`. Mean and variance are uncorrelated at both estimates.
+
+        Boundary estimates: a probability estimated at exactly 0 or 1 (a level, word or binary value a class
+        never shows, or always shows) has infinite observed information (MLE) or a mode that is not a
+        stationary point (MAP, a concentration of exactly 1), so no regular Gaussian approximation. The
+        closed form's limit is used there: its variance and covariances are 0 and its Wald interval is the
+        point itself, which is what ``proportion_confint(method="normal")`` gives, and is no confidence
+        statement. The ``curvature`` text counts and names them; the posterior's interval is the one to read
+        there. (The MLE of a Gaussian feature with a class of one row, or constant within a class, does not
+        exist at all: :meth:`point_estimate` raises.)
+
+        Other kinds: ``"posterior_mean"`` and ``"unbiased"`` are not extrema of an objective, so they have no
+        curvature and get None (the posterior mean's uncertainty is the conjugate posterior itself,
+        ``method="exact"``). None too above :data:`MAX_COVARIANCE_PARAMETERS` parameters, whose dense covariance
+        would be too large to store (with a warning; the result then shows no standard errors for the estimate).
+        """
+        if kind not in ("mle", "map"):
+            return None
+        names = self.parameter_names(data)
+        estimate = self.point_estimate(data, kind)
+        if _covariance_too_large(kind, sum(estimate[name].size for name in names)):
+            return None
+        layout, stats, conjugate = self._conjugate(data)
+        mle = kind == "mle"
+        # name -> (a: counts (MLE) or posterior concentrations - 1 (MAP), the simplex of each element)
+        simplex: dict[str, tuple[np.ndarray, np.ndarray]] = {
+            "class_prior": (
+                stats.class_counts if mle else conjugate.class_concentration - 1,
+                np.zeros(data.n_classes, dtype=np.intp),
+            ),
+            "category_proba": (
+                stats.level_counts if mle else conjugate.level_concentration - 1,
+                np.arange(data.n_classes)[:, np.newaxis] * layout.categorical.size + layout.level_feature,
+            ),
+            "count_proba": (
+                stats.word_counts if mle else conjugate.word_concentration - 1,
+                np.repeat(np.arange(data.n_classes)[:, np.newaxis], layout.count.size, axis=1),
+            ),
+        }
+        totals: dict[str, np.ndarray] = {
+            name: _block_sums(np.ravel(a), _group_starts(groups)) for name, (a, groups) in simplex.items()
+        }
+        totals["binary_proba"] = (
+            np.broadcast_to(stats.class_counts[:, np.newaxis], stats.binary_ones.shape)
+            if mle
+            else conjugate.binary_alpha + conjugate.binary_beta - 2
+        )
+        blocks: dict[str, np.ndarray] = {
+            name: _simplex_covariance(estimate[name].values, totals[name], simplex[name][1])
+            for name in ("class_prior", "category_proba", "count_proba")
+            if name in names
+        }
+        if "binary_proba" in names:
+            binary = estimate["binary_proba"].values
+            blocks["binary_proba"] = np.diag(np.ravel(binary * (1 - binary) / totals["binary_proba"]))
+        if "gaussian_mean" in names:
+            variance = estimate["gaussian_variance"].values
+            n = stats.class_counts[:, np.newaxis]
+            mean_size, variance_size = (n, n / 2) if mle else (conjugate.mean_strength, conjugate.variance_shape + 1.5)
+            blocks["gaussian_mean"] = np.diag(np.ravel(variance / mean_size))
+            blocks["gaussian_variance"] = np.diag(np.ravel(variance**2 / variance_size))
+        covariance = scipy.linalg.block_diag(*(blocks[name] for name in names))
+        curvature = _curvature_text(kind, names, estimate, covariance)
+        return GaussianApproximation.of(kind, estimate, names, covariance, curvature)
+
+    def class_proba_interval_kernel(
+        self, estimate: xr.Dataset, approximation: GaussianApproximation, interval_prob: float
+    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        r"""Delta-method intervals of P(class | x) on the logit scale, with the gradient in closed form.
+
+        The interval of the generic default (the Wald interval of :math:`\ell_k = \log p_k - \log(1 - p_k)`
+        mapped back by ``expit``, so it stays in [0, 1]) with the exact gradient instead of central
+        differences: with :math:`J_c(x) = \log p(x, c)` the joint of class :math:`c`,
+        :math:`\partial\ell_k/\partial J_k = 1` and :math:`\partial\ell_k/\partial J_c = -p_c/(1 - p_k)`
+        for :math:`c \ne k`, and :math:`J_c` depends only on the parameters of class :math:`c`:
+        :math:`1/b_c`, :math:`x/a - (1 - x)/(1 - a)`, :math:`[x = \ell]/\theta_\ell`,
+        :math:`x_v/\phi_v`, :math:`(x - \mu)/\sigma^2` and :math:`((x - \mu)^2/\sigma^2 - 1)/(2\sigma^2)`.
+        :math:`\operatorname{se}(\ell_k) = \sqrt{\nabla^\top\Sigma\nabla}` with the (sparse, block-diagonal)
+        covariance of :meth:`gaussian_approximation`; the gradient's extension off each simplex does not matter
+        (:math:`\Sigma 1 = 0` along it). Elements of variance 0 (boundary estimates) are left out. A class
+        probability of exactly 0 or 1 gets the degenerate interval [p, p]. Cost: rows x classes x the
+        covariance's non-zeros, where central differences evaluate the model at 2p + 1 parameter sets.
+
+        Parameters
+        ----------
+        estimate : xarray.Dataset
+            The point estimate.
+        approximation : GaussianApproximation
+            Its normal approximation (over :meth:`parameter_names`, every one with a ``class`` dim first).
+        interval_prob : float
+            The intervals' probability, in (0, 1).
+
+        Returns
+        -------
+        callable
+            ``bounds(X) -> (low, high)``, each ``(n_obs, n_class)``, for model inputs ``X`` checked as for
+            :meth:`class_proba_kernel`.
+        """
+        z = float(scipy.stats.norm.ppf(0.5 + interval_prob / 2.0))
+        kernel = self.class_proba_kernel(estimate)
+        K = kernel.n_classes
+        active = np.flatnonzero(approximation.bse > 0)
+        covariance = scipy.sparse.csr_array(np.asarray(approximation.covariance)[np.ix_(active, active)])
+        owner = np.concatenate([np.repeat(np.arange(K), estimate[name].size // K) for name in approximation.names])
+        owner = owner[active]
+        gradient = _joint_gradient(estimate, approximation.names)
+        chunk = max(1, (1 << 22) // max(1, K * active.size))
+
+        def bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            low, high = np.empty((X.shape[0], K)), np.empty((X.shape[0], K))
+            for start in range(0, X.shape[0], chunk):  # rows in chunks: memory, not a loop inside the model
+                rows = slice(start, start + chunk)
+                log_proba = kernel(X[rows], log=True)[:, :, 0]  # (n, K)
+                others = 1.0 - np.eye(K)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    log_rest = scipy.special.logsumexp(log_proba[:, np.newaxis, :], axis=2, b=others)  # (n, k)
+                    centre = log_proba - log_rest
+                    # d l_k / d J_c: 1 for c = k, -p_c / (1 - p_k) otherwise
+                    share = np.where(others > 0, log_proba[:, np.newaxis, :] - log_rest[:, :, np.newaxis], -np.inf)
+                    weight = np.eye(K) - np.exp(share)  # share <= 0 off the diagonal: no overflow
+                    full = weight[:, :, owner] * gradient(X[rows])[:, np.newaxis, active]  # (n, k, p)
+                finite = np.isfinite(centre)
+                full[~finite] = 0.0
+                flat = full.reshape(-1, active.size)
+                variance = (flat * (covariance @ flat.T).T).sum(axis=1).reshape(centre.shape)
+                half = np.where(finite, z * np.sqrt(np.clip(variance, 0.0, None)), 0.0)
+                low[rows] = scipy.special.expit(centre - half)
+                high[rows] = scipy.special.expit(centre + half)
+            return low, high
+
+        return bounds
+
     # -- prediction -------------------------------------------------------------------------------
     def _joint_log_likelihood_kernel(self, params: xr.Dataset) -> ClassProbaKernel:
         """Log p(class) + sum_i log p(x_i | class) (seed 000 eqs 9.24-9.26), for draws or a point estimate.
@@ -1064,12 +1236,129 @@ def _sample_variance(stats: _Statistics, data: Dataset, layout: _Layout, *, ddof
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         label = _label("gaussian_variance", ("class", "continuous_feature"), index, data, layout)
         count = int(stats.class_counts[index[0]])
-        why = f"the class has {count} row(s)" if count - ddof <= 0 else "the feature is constant within the class"
+        why = f"the class has {count} row(s)" if count <= max(ddof, 1) else "the feature is constant within the class"
         raise NoEstimateError(
             f"the {'MLE' if ddof == 0 else 'unbiased estimate'} of {label} does not exist ({why}: variance 0 or "
             "undefined); use kind='map' or 'posterior_mean', which the inverse-gamma prior keeps positive"
         )
     return stats.continuous_scatter / (n - ddof)
+
+
+def _joint_gradient(params: xr.Dataset, names: tuple[str, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """``X -> (n_obs, p)``: d log p(x, c) / d theta for every element theta (of class c), flattened as ``names``.
+
+    Every variable has ``class`` first; an element of class c enters only log p(x, c). Inputs are model inputs
+    (checked); an element whose value is 0 or 1 may get an infinite gradient (its variance is 0).
+    """
+    feature_names = [str(name) for name in params["feature"].values]
+
+    def columns(dim: str) -> np.ndarray:
+        labels = _binary_columns(params) if dim == "binary_feature" else params[dim].values
+        return np.array([feature_names.index(str(label)) for label in labels], dtype=np.intp)
+
+    parts: dict[str, Callable[[np.ndarray], np.ndarray]] = {}  # name -> X -> (n, class, ...)
+    prior = params["class_prior"].values
+    parts["class_prior"] = lambda X: np.broadcast_to(1.0 / prior, (X.shape[0], prior.size))
+    if "binary_proba" in params:
+        binary, a = columns("binary_feature"), params["binary_proba"].values
+        parts["binary_proba"] = lambda X: X[:, np.newaxis, binary] / a - (1 - X[:, np.newaxis, binary]) / (1 - a)
+    if "category_proba" in params:
+        levels, theta = _Levels.of(params, feature_names), params["category_proba"].values
+        parts["category_proba"] = lambda X: levels.indicator(X)[:, np.newaxis, :] / theta
+    if "count_proba" in params:
+        counts, phi = columns("count_feature"), params["count_proba"].values
+        parts["count_proba"] = lambda X: X[:, np.newaxis, counts] / phi
+    if "gaussian_mean" in params:
+        gaussian = columns("continuous_feature")
+        mean, variance = params["gaussian_mean"].values, params["gaussian_variance"].values
+        parts["gaussian_mean"] = lambda X: (X[:, np.newaxis, gaussian] - mean) / variance
+        parts["gaussian_variance"] = lambda X: (
+            ((X[:, np.newaxis, gaussian] - mean) ** 2 / variance - 1) / (2 * variance)
+        )
+
+    def gradient(X: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.hstack([parts[name](X).reshape(X.shape[0], -1) for name in names])
+
+    return gradient
+
+
+def _covariance_too_large(kind: str, size: int) -> bool:
+    """Whether ``size`` parameters are more than :data:`MAX_COVARIANCE_PARAMETERS` (then a warning says so)."""
+    if size <= MAX_COVARIANCE_PARAMETERS:
+        return False
+    warnings.warn(
+        f"the {kind} of this naive Bayes model has {size} parameters, more than the {MAX_COVARIANCE_PARAMETERS} "
+        "whose dense covariance is stored: no standard errors or Wald intervals for it (fewer features, or the "
+        "posterior's intervals, e.g. method='exact')",
+        UserWarning,
+        stacklevel=4,
+    )
+    return True
+
+
+def _group_starts(groups: np.ndarray) -> np.ndarray:
+    """Start of each contiguous run of equal simplex ids along the flattened (C-order) elements."""
+    flat = np.ravel(groups)
+    return np.flatnonzero(np.diff(flat, prepend=-1)).astype(np.intp)
+
+
+def _simplex_covariance(theta: np.ndarray, totals: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """(diag theta - theta theta') / M within each simplex (equal ``groups``), 0 across, over the flattened elements.
+
+    ``totals`` holds each element's M (its simplex's sum of counts, or of concentrations minus 1). An element with
+    theta = 0 (or a simplex with one theta = 1) gets variance and covariances 0, the closed form's limit.
+    """
+    theta, totals, groups = np.ravel(theta), np.ravel(totals), np.ravel(groups)
+    same = groups[:, np.newaxis] == groups[np.newaxis, :]
+    return (np.diag(theta) - same * np.outer(theta, theta)) / totals[:, np.newaxis]
+
+
+#: what each block of a naive Bayes covariance is, per estimate kind (module docstring, ``_gaussian_approximation``)
+_BLOCK_TEXT = {
+    "mle": {
+        "class_prior": "class_prior (diag p - p p')/N",
+        "binary_proba": "binary_proba p(1-p)/N_c",
+        "category_proba": "category_proba (diag p - p p')/N_c per class and feature",
+        "count_proba": "count_proba (diag p - p p')/(total count of the class)",
+        "gaussian_mean": "gaussian_mean sigma^2/N_c",
+        "gaussian_variance": "gaussian_variance 2 sigma^4/N_c",
+    },
+    "map": {
+        "class_prior": "class_prior (diag p - p p')/M",
+        "binary_proba": "binary_proba p(1-p)/M",
+        "category_proba": "category_proba (diag p - p p')/M per class and feature",
+        "count_proba": "count_proba (diag p - p p')/M per class",
+        "gaussian_mean": "gaussian_mean sigma^2/kappa_n",
+        "gaussian_variance": "gaussian_variance sigma^4/(a_n + 3/2)",
+    },
+}
+
+
+def _curvature_text(kind: str, names: tuple[str, ...], estimate: xr.Dataset, covariance: np.ndarray) -> str:
+    """What the covariance is, per block, and which boundary probabilities got a degenerate (zero-width) interval."""
+    if kind == "mle":
+        head = "inverse observed information at the MLE (closed form, block-diagonal): "
+        tail = "; each simplex is singular (it sums to 1)"
+    else:
+        head = "inverse Hessian of the negative log posterior at the MAP (closed form, block-diagonal): "
+        tail = (
+            "; M = the Dirichlet/Beta mode's denominator (posterior concentrations summed, minus the levels); "
+            "simplex Hessians taken in the free coordinates and mapped back (B Sigma B'), singular (sum to 1)"
+        )
+    text = head + "; ".join(_BLOCK_TEXT[kind][name] for name in names) + tail
+    labels = parameter_labels(estimate, names)
+    gaussian = np.array([label.startswith("gaussian_") for label in labels])
+    boundary = np.flatnonzero((np.diag(covariance) <= 0) & ~gaussian)
+    if boundary.size:
+        shown = ", ".join(labels[i] for i in boundary[:3]) + (", ..." if boundary.size > 3 else "")
+        text += (
+            f". {boundary.size} of {len(labels)} probabilities are estimated at exactly 0 or 1 ({shown}): no "
+            "regular Gaussian approximation there (infinite information, or a mode on the boundary), so their "
+            "variance is set to 0 and their Wald interval is the point itself, not a confidence statement; "
+            "read the posterior's interval for them"
+        )
+    return text
 
 
 def _label(name: str, dims: tuple[str, ...], index: tuple[int, ...], data: Dataset, layout: _Layout) -> str:

@@ -160,6 +160,12 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
             f"(SE and Wald interval (estimate -+ z SE) of {', '.join(estimate_label(kind) for kind in with_se)}: "
             "from the estimate's Gaussian approximation, the inverse Hessian of its objective at the estimate)"
         )
+        if any(row.get(f"{kind}_se") == 0.0 for row in rows for kind in with_se):
+            lines.append(
+                "(SE 0: the estimate lies on its parameter's boundary, e.g. a probability of exactly 0 or 1; no "
+                "regular Gaussian approximation there, so the Wald interval is the point itself, not a confidence "
+                "statement: read the posterior's interval)"
+            )
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")
     for scores in data.heldout:
