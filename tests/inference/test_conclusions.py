@@ -239,7 +239,12 @@ def test_interval_comparison_equals_quantiles_and_wald_intervals(family_run):
         assert finding.median_width_ratio == pytest.approx(np.median(ratios), rel=1e-9)
         assert (finding.min_width_ratio, finding.max_width_ratio) == pytest.approx((min(ratios), max(ratios)), rel=1e-9)
         assert finding.largest_shift == pytest.approx(max(shifts), rel=1e-9)
-        assert finding.shift_parameter == approximation.labels[int(np.argmax(shifts))]
+        tied = [
+            label
+            for label, shift in zip(approximation.labels, shifts, strict=True)
+            if shift >= max(shifts) * (1 - 1e-9)
+        ]
+        assert finding.shift_parameter in tied  # a binary class prior's two elements shift alike
         wording = f"the {estimate_label(kind)}'s 89% Wald"
         sentence = next(s for s in conclusion_sentences(comparison.conclusion) if wording in s)
         assert f"median width ratio {np.median(ratios):.3f} over {len(ratios)} parameters" in sentence

@@ -276,11 +276,16 @@ def test_a_result_without_covariances_still_predicts_without_estimate_intervals(
     assert "class_proba_mle" in prediction and "class_proba_mle_low" not in prediction
 
 
-def test_families_without_a_curvature_give_none():
+def test_estimates_that_are_no_extremum_give_none():
+    """A posterior mean or an unbiased estimate (naive Bayes) is no extremum of an objective: no curvature."""
     from bayesclass.models import get_model
 
     data = _spector()
-    assert get_model("naive_bayes").gaussian_approximation(data, "mle") is None
+    model = get_model("naive_bayes")
+    assert {"posterior_mean", "unbiased"} <= set(model.available_point_estimates())
+    assert model.gaussian_approximation(data, "posterior_mean") is None
+    assert model.gaussian_approximation(data, "unbiased") is None
+    assert model.gaussian_approximation(data, "mle") is not None
     with pytest.raises(ValueError, match="kind='posterior'"):
         LogisticRegression().gaussian_approximation(data, "posterior")
 
