@@ -1,6 +1,7 @@
 """The HTML page of a comparison study, from the tidy table of :func:`bayesclass.inference.studies.runner.load`.
 
-Its sections: learning curves, paired differences, missing MLEs, calibration, convergence and cost.
+Its sections: learning curves, paired differences, interval coverage of a known truth (with its conclusion in
+sentences built from the numbers), missing MLEs, calibration, convergence and cost.
 
 The same self-contained page as a run's report (:func:`bayesclass.reports.html.render_page`: inline SVG
 images, inline CSS, nothing from the network, every string escaped). Intervals over repeats are the smallest
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.evaluation.coverage import coverage_summary
 from bayesclass.inference.studies.runner import current_cells, load_verified
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
@@ -81,6 +83,7 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
         PageSection("summary", "Summary", _summary(table, Path(out))),
         PageSection("curves", "Learning curves", _curves(ok, colors)),
         PageSection("differences", "Posterior minus plug-in", _differences(ok, colors)),
+        PageSection("coverage", "Interval coverage of the truth", _coverage(ok, colors)),
         PageSection("mle", "Where the MLE does not exist", _missing_mle(table)),
         PageSection("calibration", "Calibration", _calibration(ok)),
         PageSection("convergence", "Convergence and failures", _convergence(table)),
@@ -249,6 +252,129 @@ def _differences(ok, colors: dict[str, str]) -> tuple:
     else:
         blocks.append(Text("No posterior and plug-in scored in the same cells."))
     return tuple(blocks)
+
+
+def _coverage_title(level: float, parameter: bool) -> str:
+    return f"{'true coefficients' if parameter else 'true P(class | x)'}: {level:.0%} intervals"
+
+
+def _coverage(ok, colors: dict[str, str]) -> tuple:
+    """Coverage of the truth vs training rows per estimate, nominal levels drawn; a table; the conclusion."""
+    summary = coverage_summary(ok)
+    if summary.empty:
+        return (
+            Text(
+                "No data set of the study has a known truth (a generator's true P(class | x)), so no interval "
+                "coverage was measured; add a generated data set (seed001_gaussians, seed004_gp, "
+                "logistic_known_weights) to measure it."
+            ),
+        )
+    blocks: list = [
+        Text(
+            "How often each estimate's interval holds the truth, on data whose truth is known: the share of test "
+            "rows whose true P(class | x) lies in the interval (the posterior's equal-tailed interval; the MLE's "
+            "and MAP's Wald intervals by the delta method) and, where the family's parameters are the "
+            "generator's log-odds coefficients, the share of the true coefficients covered (compared in the "
+            "model's standardised inputs). A well-calibrated interval covers at its nominal level (the dashed "
+            "lines)."
+        )
+    ]
+    for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
+        panels: dict = {}
+        references = {}
+        for (level, parameter), rows in group.groupby(["level", "parameter"], sort=True):
+            title = _coverage_title(level, parameter)
+            references[title] = level
+            lines = {}
+            for estimate, line in rows.groupby("estimate", sort=False):
+                if line["mean"].notna().any():
+                    line = line.sort_values("size")
+                    lines[estimate] = tuple(line[c].to_numpy(dtype=float) for c in ("size", "mean", "low", "high"))
+            if lines:
+                panels[title] = lines
+        if panels:
+            blocks.append(
+                Figure(
+                    figures.learning_curve_plot(panels, reference=references, colors=colors),
+                    f"{model} on {dataset}: coverage of the truth vs the training rows, mean over repeats with the "
+                    "band from the smallest to the largest repeat; dashed: the nominal level",
+                )
+            )
+    blocks.append(_coverage_table(summary))
+    blocks.append(Text(" ".join(coverage_conclusion(summary))))
+    return tuple(blocks)
+
+
+def _coverage_table(summary) -> Table:
+    rows = []
+    for r in summary.itertuples():
+        shown = "not available" if r.verdict == "not available" else f"{number(r.mean, '.3f')}"
+        rows.append(
+            (r.dataset, r.model, r.estimate, "coefficients" if r.parameter else "P(class | x)", f"{r.level:.0%}",
+             str(int(r.size)), f"{r.cells} of {r.total}", shown, number(r.se, ".3f"),
+             "" if r.verdict == "not available" else f"{100 * r.difference:+.1f}", r.verdict)
+        )  # fmt: skip
+    return Table(
+        "Coverage of the truth, mean over the cells where the estimate has an interval (a missing MLE has none), "
+        "with its standard error over cells; difference to the nominal level in percentage points; verdict: "
+        "more than twice the standard error below (under-covers) or above (over-covers) the nominal level",
+        ("data", "model", "estimate", "truth", "nominal", "training rows", "cells", "coverage", "se",
+         "difference (points)", "verdict"),  # fmt: skip
+        tuple(rows),
+    )
+
+
+def coverage_conclusion(summary) -> list[str]:
+    """Sentences stating which estimates under- or over-cover the truth, and by how much, from ``summary`` only.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`bayesclass.inference.evaluation.coverage.coverage_summary` of a study.
+
+    Returns
+    -------
+    list of str
+        Per data set, model, truth and level: each estimate's coverage at the smallest and largest training size,
+        then which estimates under- or over-cover (by how many points, at which size) or that none does; the
+        estimates without an interval. Every number in them is in the coverage table.
+    """
+    sentences = []
+    for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
+        missing = sorted(set(group.loc[group["verdict"] == "not available", "estimate"]))
+        measured = group[group["verdict"] != "not available"]
+        for (parameter, level), rows in measured.groupby(["parameter", "level"], sort=True):
+            what = "the true coefficients" if parameter else "the true P(class | x)"
+            spans = []
+            for estimate, line in rows.groupby("estimate", sort=True):
+                line = line.sort_values("size")
+                first, last = line.iloc[0], line.iloc[-1]
+                spans.append(
+                    f"{estimate} {100 * first['mean']:.1f}% at n = {int(first['size'])}"
+                    + (f" and {100 * last['mean']:.1f}% at n = {int(last['size'])}" if len(line) > 1 else "")
+                )
+            sentence = f"On {dataset} ({model}), {level:.0%} intervals covered {what}: {'; '.join(spans)}."
+            found = []
+            for verdict in ("under-covers", "over-covers"):
+                hit = rows[rows["verdict"] == verdict].sort_values(["estimate", "size"])
+                found += [
+                    f"the {r.estimate} {verdict} at n = {int(r.size)} by {100 * abs(r.difference):.1f} points "
+                    f"(standard error {100 * r.se:.1f})"
+                    for r in hit.itertuples()
+                ]
+            if found:
+                sentence += " More than twice the standard error from nominal: " + "; ".join(found) + "."
+            elif (rows["verdict"] == "near nominal").any():
+                sentence += " Every estimate is within twice its standard error of nominal at every size measured."
+            if (rows["verdict"] == "no standard error").all():
+                sentence += " (One repeat per size: no standard error, no verdict.)"
+            sentences.append(sentence)
+        if missing:
+            sentences.append(
+                f"On {dataset} ({model}), coverage is not available for {', '.join(missing)}: no interval (the family "
+                "states no Gaussian approximation of these estimates)."
+            )
+    return sentences
 
 
 def mle_cause(status: object) -> str:

@@ -51,7 +51,16 @@ if TYPE_CHECKING:
 else:
     pd = lazy_import("pandas")
 
-__all__ = ["COVERAGE_LEVELS", "coverage_metric", "covered_share", "interval_coverage", "true_coefficients"]
+__all__ = [
+    "COVERAGE_LEVELS",
+    "VERDICTS",
+    "coverage_level",
+    "coverage_metric",
+    "coverage_summary",
+    "covered_share",
+    "interval_coverage",
+    "true_coefficients",
+]
 
 #: the nominal levels at which studies measure coverage (ArviZ's default interval and the classical 95%)
 COVERAGE_LEVELS: tuple[float, ...] = (0.89, 0.95)
@@ -236,3 +245,81 @@ def _check_level(level: float) -> None:
         raise ValueError(f"a coverage level must be a number in (0, 1), e.g. 0.95; got {level!r}")
     if abs(level * 100 - round(level * 100)) > 1e-9:
         raise ValueError(f"a coverage level must be a whole percentage (it names a metric), e.g. 0.95; got {level!r}")
+
+
+#: the verdicts of :func:`coverage_summary`
+VERDICTS = ("under-covers", "over-covers", "near nominal", "no standard error", "not available")
+
+
+def coverage_level(metric: str) -> tuple[float, bool] | None:
+    """The nominal level of a coverage metric and whether it is a parameter's: ``"coverage_95"`` -> (0.95, False).
+
+    Parameters
+    ----------
+    metric : str
+        A metric name.
+
+    Returns
+    -------
+    tuple of (float, bool) or None
+        The level and ``parameter``; None for a metric that is not a coverage of :func:`coverage_metric`.
+    """
+    parameter = metric.startswith("parameter_")
+    stem, _, digits = metric.removeprefix("parameter_").rpartition("_")
+    if stem != "coverage" or not digits.isdigit() or not 0 < int(digits) < 100:
+        return None
+    return int(digits) / 100, parameter
+
+
+def coverage_summary(table):
+    """Coverage per data set, model, estimate, metric and training size, over a study's repeats, with a verdict.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A study's tidy table (:func:`bayesclass.inference.studies.runner.load`): columns ``dataset``, ``model``,
+        ``estimate``, ``metric``, ``size``, ``value``, ``key``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (dataset, model, estimate, metric, size) of the coverage metrics present: ``level``,
+        ``parameter``, ``cells`` (cells with an interval), ``total`` (cells), ``mean``, ``se`` (standard error
+        of the mean over cells: their standard deviation / sqrt(cells), at least ``sqrt(level (1 - level) /
+        cells)``, the binomial error of one trial per cell at the nominal level, as the rows of a cell share one
+        fit; NaN for one cell), ``low`` / ``high``
+        (smallest and largest cell), ``difference`` (mean - level) and ``verdict``: ``under-covers`` /
+        ``over-covers`` where the mean is more than twice its standard error below / above the level, ``near
+        nominal`` within that, ``no standard error`` for a single cell, ``not available`` where no cell has an
+        interval (a point estimate without a Gaussian approximation).
+    """
+    columns = ["dataset", "model", "estimate", "metric", "size", "level", "parameter", "cells", "total", "mean",
+               "se", "low", "high", "difference", "verdict"]  # fmt: skip
+    levels = {metric: coverage_level(str(metric)) for metric in table["metric"].dropna().unique()}
+    wanted = table[table["metric"].map(lambda metric: levels.get(metric) is not None)]
+    rows = []
+    for (dataset, model, estimate, metric, size), group in wanted.groupby(
+        ["dataset", "model", "estimate", "metric", "size"], sort=True
+    ):
+        level, parameter = levels[metric]  # type: ignore[misc]  # (only coverage metrics are left)
+        values = group["value"].to_numpy(dtype=float)
+        defined = values[~np.isnan(values)]
+        mean = float(defined.mean()) if defined.size else float("nan")
+        # the spread over cells, at least the binomial error of one trial per cell at the nominal level (the rows
+        # of one cell share one fit: a few identical cells must not give a standard error of 0)
+        floor = np.sqrt(level * (1 - level) / max(defined.size, 1))
+        se = max(float(defined.std(ddof=1) / np.sqrt(defined.size)), floor) if defined.size > 1 else float("nan")
+        if not defined.size:
+            verdict = "not available"
+        elif defined.size == 1:
+            verdict = "no standard error"
+        elif mean < level - 2 * se:
+            verdict = "under-covers"
+        elif mean > level + 2 * se:
+            verdict = "over-covers"
+        else:
+            verdict = "near nominal"
+        rows.append((dataset, model, estimate, metric, size, level, parameter, int(defined.size),
+                     int(group["key"].nunique()), mean, se, float(defined.min()) if defined.size else float("nan"),
+                     float(defined.max()) if defined.size else float("nan"), mean - level, verdict))  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)

@@ -167,6 +167,7 @@ def run_cell(cell: Cell, out: str | Path) -> dict:
 def _fit_and_score(cell: Cell, record: dict) -> None:
     from bayesclass.inference.criticism.diagnostics import diagnose
     from bayesclass.inference.engines.fit import fit
+    from bayesclass.inference.evaluation.coverage import interval_coverage
     from bayesclass.inference.evaluation.heldout import estimate_label, evaluate
     from bayesclass.inference.prediction.decisions import LossMatrix
 
@@ -208,6 +209,12 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
         kinds |= {estimate_label(kind, predictive=kind in predictive): kind for kind in cell.model.point_estimates}
         metrics = [column for column in table.columns if cell.metrics is None or column in cell.metrics]
         metrics += [c for c in ("mean_loss", "n_zero_probability", "n_undefined") if c in table and c not in metrics]
+        coverage_start = time.perf_counter()
+        coverage = interval_coverage(result, test)  # None without a known truth
+        record["timings"]["coverage_seconds"] = time.perf_counter() - coverage_start
+        if coverage is not None:
+            table = table.join(coverage, how="left")  # the baselines have no interval: NaN, dropped below
+            metrics += [column for column in coverage.columns if column not in metrics]
         for label, row in table.iterrows():
             label = str(label)
             if label.startswith("baseline: "):
@@ -217,6 +224,8 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
             else:
                 continue  # a stored point estimate the spec does not ask for
             for metric in metrics:
+                if kind == "baseline" and coverage is not None and metric in coverage.columns:
+                    continue  # a baseline gives no interval: no coverage row (not even "not available")
                 value = float(row[metric])
                 record["rows"].append({"estimate": label, "kind": kind, "metric": metric, "value": _json_number(value)})
     except Exception as error:  # recorded, never fatal to the study (KeyboardInterrupt still stops it)

@@ -15,7 +15,7 @@ __all__ = ["learning_curve_plot"]
 def learning_curve_plot(
     panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]],
     *,
-    reference: float | None = None,
+    reference: float | Mapping[str, float] | None = None,
     log_x: bool = True,
     colors: Mapping[str, str] | None = None,
 ) -> str:
@@ -28,8 +28,9 @@ def learning_curve_plot(
         (e.g. the smallest and largest repeat). An infinite mean (a log loss ``inf`` of a plug-in that gives an
         observed class probability 0) is drawn as a triangle at the top of the panel, labelled ``inf`` (``-inf``: at
         the bottom, e.g. a difference to such a plug-in); NaN points are left out.
-    reference : float, optional
-        A horizontal line (e.g. 0 for paired differences).
+    reference : float or mapping of str to float, optional
+        A horizontal line (e.g. 0 for paired differences), on every panel, or per panel title (e.g. the nominal
+        level of a coverage panel; a panel not named has none).
     log_x : bool
         Training sizes on a log axis.
     colors : mapping, optional
@@ -73,8 +74,12 @@ def learning_curve_plot(
                 finite_values.extend(high[band].tolist() + mean[finite].tolist())
                 infinite_points.extend((value, color, 1) for value in x[np.isposinf(mean)])
                 infinite_points.extend((value, color, -1) for value in x[np.isneginf(mean)])
-            if reference is not None:
-                ax.axhline(reference, color="0.3", lw=0.8, ls="--")
+            level = reference.get(title) if isinstance(reference, Mapping) else reference
+            if level is not None:
+                ax.axhline(level, color="0.3", lw=0.8, ls="--")
+                if isinstance(reference, Mapping):  # a level of its own per panel: say which
+                    ax.text(0.99, level, f"nominal {level:.0%}", transform=ax.get_yaxis_transform(), ha="right",
+                            va="bottom", fontsize=7, color="0.3")  # fmt: skip
             if infinite_points:  # +inf at the top of the panel, -inf at its bottom, labelled
                 top = max(finite_values) if finite_values else 1.0
                 bottom = min(finite_values) if finite_values else 0.0
