@@ -261,6 +261,14 @@ def _coverage_title(level: float, parameter: bool) -> str:
 def _coverage(ok, colors: dict[str, str]) -> tuple:
     """Coverage of the truth vs training rows per estimate, nominal levels drawn; a table; the conclusion."""
     summary = coverage_summary(ok)
+    if summary.empty and (ok["metric"] == "kl_to_truth").any():
+        return (
+            Text(
+                "The study's data sets have a known truth, but its records hold no interval coverage: they were "
+                "written by a bayesclass that did not measure it. Run the spec into a new results folder (or remove "
+                "the records of those cells) to measure it."
+            ),
+        )
     if summary.empty:
         return (
             Text(
@@ -314,14 +322,21 @@ def _coverage_table(summary) -> Table:
              str(int(r.size)), f"{r.cells} of {r.total}", shown, number(r.se, ".3f"),
              "" if r.verdict == "not available" else f"{100 * r.difference:+.1f}", r.verdict)
         )  # fmt: skip
+    header = ("data", "model", "estimate", "truth", "nominal", "training rows", "cells", "coverage", "se",
+              "difference (points)", "verdict")  # fmt: skip
     return Table(
         "Coverage of the truth, mean over the cells where the estimate has an interval (a missing MLE has none), "
         "with its standard error over cells; difference to the nominal level in percentage points; verdict: "
         "more than twice the standard error below (under-covers) or above (over-covers) the nominal level",
-        ("data", "model", "estimate", "truth", "nominal", "training rows", "cells", "coverage", "se",
-         "difference (points)", "verdict"),  # fmt: skip
+        header,
         tuple(rows),
     )
+
+
+def _coverage_at(row) -> str:
+    """``"93.1% at n = 20"``, with ``(in 3 of 5 cells)`` where the estimate has no interval in some cells."""
+    partial = f" (in {row['cells']} of {row['total']} cells)" if row["cells"] < row["total"] else ""
+    return f"{100 * row['mean']:.1f}% at n = {int(row['size'])}{partial}"
 
 
 def coverage_conclusion(summary) -> list[str]:
@@ -336,8 +351,9 @@ def coverage_conclusion(summary) -> list[str]:
     -------
     list of str
         Per data set, model, truth and level: each estimate's coverage at the smallest and largest training size,
-        then which estimates under- or over-cover (by how many points, at which size) or that none does; the
-        estimates without an interval. Every number in them is in the coverage table.
+        (and in how many cells, where an estimate, e.g. an MLE that does not exist, has no interval in some), then
+        which estimates under- or over-cover (by how many points, at which size) or that none does; the estimates
+        without an interval. Every number in them is in the coverage table.
     """
     sentences = []
     for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
@@ -348,11 +364,8 @@ def coverage_conclusion(summary) -> list[str]:
             spans = []
             for estimate, line in rows.groupby("estimate", sort=True):
                 line = line.sort_values("size")
-                first, last = line.iloc[0], line.iloc[-1]
-                spans.append(
-                    f"{estimate} {100 * first['mean']:.1f}% at n = {int(first['size'])}"
-                    + (f" and {100 * last['mean']:.1f}% at n = {int(last['size'])}" if len(line) > 1 else "")
-                )
+                ends = [line.iloc[0]] + ([line.iloc[-1]] if len(line) > 1 else [])
+                spans.append(f"{estimate} " + " and ".join(_coverage_at(end) for end in ends))
             sentence = f"On {dataset} ({model}), {level:.0%} intervals covered {what}: {'; '.join(spans)}."
             found = []
             for verdict in ("under-covers", "over-covers"):

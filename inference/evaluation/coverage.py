@@ -1,4 +1,4 @@
-r"""Interval coverage of a known truth, for every estimate of a result: how often does the interval hold it?
+r"""Interval coverage of a known truth by every estimate of a result: how often its interval holds the truth.
 
 On data from a generator whose truth is known, the question every statistics course asks of an interval is
 how often it covers the truth. :func:`interval_coverage` answers it for every estimate of a fitted result
@@ -301,7 +301,7 @@ def coverage_summary(table):
     for (dataset, model, estimate, metric, size), group in wanted.groupby(
         ["dataset", "model", "estimate", "metric", "size"], sort=True
     ):
-        level, parameter = levels[metric]  # type: ignore[misc]  # (only coverage metrics are left)
+        level, parameter = levels[metric]  # (only coverage metrics are left: never None)
         values = group["value"].to_numpy(dtype=float)
         defined = values[~np.isnan(values)]
         mean = float(defined.mean()) if defined.size else float("nan")

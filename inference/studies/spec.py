@@ -87,6 +87,15 @@ models = ["logistic", "naive_bayes"]   # optional: which models run on this data
 name = "digits_binary"
 models = ["naive_bayes"]
 
+# Interval coverage: on a generator with known truth (this one, seed001_gaussians, seed004_gp) every cell records
+# how often each estimate's 89% and 95% intervals (the posterior's; the MLE's and MAP's Wald intervals) cover the
+# true P(class | x) at the test rows and, for a logit model on a generator with linear log-odds, the true
+# coefficients; the report draws coverage vs training rows against the nominal levels.
+[[datasets]]
+name = "logistic_known_weights"    # P(1 | x) = logistic(-0.5 + 0.75 x1 - 2 x2): the logit model is well specified
+generator = { n = 2000, random_seed = 2 }
+models = ["logistic"]
+
 # Your own table: path = "table.csv" (or .tsv, .parquet; relative to this file) with target = "COLUMN"; on a
 # table (file or the built-in penguins), optionally missing = "drop" (rows with a blank in a used column),
 # features = ["a", "b"], feature_kinds = { year = "categorical" } and max_levels = 50.
