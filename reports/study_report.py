@@ -290,7 +290,7 @@ def _coverage(ok, colors: dict[str, str]) -> tuple:
     for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
         panels: dict = {}
         references = {}
-        for (level, parameter), rows in group.groupby(["level", "parameter"], sort=True):
+        for (parameter, level), rows in group.groupby(["parameter", "level"], sort=True):
             title = _coverage_title(level, parameter)
             references[title] = level
             lines = {}
@@ -301,9 +301,12 @@ def _coverage(ok, colors: dict[str, str]) -> tuple:
             if lines:
                 panels[title] = lines
         if panels:
+            # one scale for the panels of a figure, from a little below the lowest repeat (or level) up to 1
+            lowest = min(float(np.nanmin(group["low"].to_numpy(dtype=float))), min(references.values()))
+            bottom = max(0.0, math.floor(10 * (lowest - 0.05)) / 10)
             blocks.append(
                 Figure(
-                    figures.learning_curve_plot(panels, reference=references, colors=colors),
+                    figures.learning_curve_plot(panels, reference=references, colors=colors, y_range=(bottom, 1.02)),
                     f"{model} on {dataset}: coverage of the truth vs the training rows, mean over repeats with the "
                     "band from the smallest to the largest repeat; dashed: the nominal level",
                 )
@@ -314,21 +317,32 @@ def _coverage(ok, colors: dict[str, str]) -> tuple:
 
 
 def _coverage_table(summary) -> Table:
+    """Coverage per estimate, truth and level (rows) and training size (columns): mean ± standard error."""
+    sizes = sorted(int(size) for size in summary["size"].unique())
+    marks = {"under-covers": " under", "over-covers": " over"}
     rows = []
-    for r in summary.itertuples():
-        shown = "not available" if r.verdict == "not available" else f"{number(r.mean, '.3f')}"
-        rows.append(
-            (r.dataset, r.model, r.estimate, "coefficients" if r.parameter else "P(class | x)", f"{r.level:.0%}",
-             str(int(r.size)), f"{r.cells} of {r.total}", shown, number(r.se, ".3f"),
-             "" if r.verdict == "not available" else f"{100 * r.difference:+.1f}", r.verdict)
-        )  # fmt: skip
-    header = ("data", "model", "estimate", "truth", "nominal", "training rows", "cells", "coverage", "se",
-              "difference (points)", "verdict")  # fmt: skip
+    for (dataset, model, parameter, level, estimate), group in summary.groupby(
+        ["dataset", "model", "parameter", "level", "estimate"], sort=True
+    ):
+        by_size = {int(r.size): r for r in group.itertuples()}
+        cells = []
+        for size in sizes:
+            r = by_size.get(size)
+            if r is None:
+                cells.append("-")
+            elif r.verdict == "not available":
+                cells.append("not available")
+            else:
+                partial = f" ({r.cells} of {r.total} cells)" if r.cells < r.total else ""
+                spread = "" if math.isnan(r.se) else f" ± {number(r.se, '.3f')}"
+                cells.append(f"{number(r.mean, '.3f')}{spread}{marks.get(r.verdict, '')}{partial}")
+        truth = "coefficients" if parameter else "P(class | x)"
+        rows.append((dataset, model, truth, f"{level:.0%}", estimate, *cells))
     return Table(
-        "Coverage of the truth, mean over the cells where the estimate has an interval (a missing MLE has none), "
-        "with its standard error over cells; difference to the nominal level in percentage points; verdict: "
-        "more than twice the standard error below (under-covers) or above (over-covers) the nominal level",
-        header,
+        "Coverage of the truth per training size: mean over the cells where the estimate has an interval (a "
+        "missing MLE has none: the cells counted are then given) ± its standard error over cells; 'under' / "
+        "'over': more than twice the standard error below / above the nominal level",
+        ("data", "model", "truth", "nominal", "estimate", *(f"n = {size}" for size in sizes)),
         tuple(rows),
     )
 

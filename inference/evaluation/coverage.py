@@ -284,19 +284,21 @@ def coverage_summary(table):
     -------
     pandas.DataFrame
         One row per (dataset, model, estimate, metric, size) of the coverage metrics present: ``level``,
-        ``parameter``, ``cells`` (cells with an interval), ``total`` (cells), ``mean``, ``se`` (standard error
-        of the mean over cells: their standard deviation / sqrt(cells), at least ``sqrt(level (1 - level) /
-        cells)``, the binomial error of one trial per cell at the nominal level, as the rows of a cell share one
-        fit; NaN for one cell), ``low`` / ``high``
-        (smallest and largest cell), ``difference`` (mean - level) and ``verdict``: ``under-covers`` /
-        ``over-covers`` where the mean is more than twice its standard error below / above the level, ``near
-        nominal`` within that, ``no standard error`` for a single cell, ``not available`` where no cell has an
+        ``parameter``, ``cells`` (cells with an interval), ``total`` (the cells of that data set, model and
+        size: an estimate that does not exist in a cell, e.g. an MLE under separation, has no interval there),
+        ``mean``, ``se`` (standard error of the mean over cells: their standard deviation / sqrt(cells), at
+        least ``sqrt(level (1 - level) / cells)``, the binomial error of one trial per cell at the nominal level,
+        as the rows of a cell share one fit; NaN for one cell), ``low`` / ``high`` (smallest and largest cell),
+        ``difference`` (mean - level) and ``verdict``: ``under-covers`` / ``over-covers`` where the mean is more
+        than twice its standard error below / above the level, ``near nominal`` within that, ``no standard
+        error`` for a single cell, ``not available`` where no cell has an
         interval (a point estimate without a Gaussian approximation).
     """
     columns = ["dataset", "model", "estimate", "metric", "size", "level", "parameter", "cells", "total", "mean",
                "se", "low", "high", "difference", "verdict"]  # fmt: skip
     levels = {metric: coverage_level(str(metric)) for metric in table["metric"].dropna().unique()}
     wanted = table[table["metric"].map(lambda metric: levels.get(metric) is not None)]
+    totals = wanted.groupby(["dataset", "model", "size"])["key"].nunique()  # an absent MLE has no rows: not its own
     rows = []
     for (dataset, model, estimate, metric, size), group in wanted.groupby(
         ["dataset", "model", "estimate", "metric", "size"], sort=True
@@ -319,7 +321,8 @@ def coverage_summary(table):
             verdict = "over-covers"
         else:
             verdict = "near nominal"
-        rows.append((dataset, model, estimate, metric, size, level, parameter, int(defined.size),
-                     int(group["key"].nunique()), mean, se, float(defined.min()) if defined.size else float("nan"),
-                     float(defined.max()) if defined.size else float("nan"), mean - level, verdict))  # fmt: skip
+        low, high = (float(defined.min()), float(defined.max())) if defined.size else (float("nan"), float("nan"))
+        total = int(totals[(dataset, model, size)])
+        rows.append((dataset, model, estimate, metric, size, level, parameter, int(defined.size), total, mean, se,
+                     low, high, mean - level, verdict))  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

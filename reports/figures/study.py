@@ -18,6 +18,7 @@ def learning_curve_plot(
     reference: float | Mapping[str, float] | None = None,
     log_x: bool = True,
     colors: Mapping[str, str] | None = None,
+    y_range: tuple[float, float] | None = None,
 ) -> str:
     """Curves over training sizes, one panel per title: each line ``(x, mean, low, high)`` with a band.
 
@@ -36,6 +37,9 @@ def learning_curve_plot(
     colors : mapping, optional
         Line label -> matplotlib colour, to keep one colour per estimate across figures (default: the colour
         cycle in order of first appearance).
+    y_range : tuple of (float, float), optional
+        The lower and upper limits of every panel's y axis (e.g. shares from 0 to 1, so that panels compare);
+        default: each panel's own data.
 
     Returns
     -------
@@ -93,6 +97,8 @@ def learning_curve_plot(
                 ax.set_xscale("log")
                 ax.set_xticks(sorted(sizes), [f"{value:g}" for value in sorted(sizes)])
                 ax.minorticks_off()
+            if y_range is not None:
+                ax.set_ylim(*y_range)
             ax.set_title(str(title))
             ax.set_xlabel("training rows")
         for ax in axes[len(panels) :]:
