@@ -93,7 +93,7 @@ def test_the_report_shows_coverage_curves_a_table_and_its_conclusion(study, tmp_
     logistic = next(svg for svg in images if "true coefficients: 95% intervals" in svg)
     assert "nominal 89%" in logistic and "nominal 95%" in logistic  # the levels drawn, labelled
     assert "true P(class | x): 89% intervals" in logistic and "MLE plug-in" in logistic
-    assert "Coverage of the truth, mean over the cells" in section
+    assert "Coverage of the truth per training size: mean over the cells" in section
     assert "not available" in section  # the naive Bayes point estimates
     # the conclusion states the posterior's coverage at the smallest size, as in the table
     posterior = table[(table["model"] == "logistic") & (table["estimate"] == "posterior")
