@@ -115,6 +115,12 @@ def test_the_summary_gives_verdicts_from_the_numbers() -> None:
             rows.append({"dataset": "d", "model": "m", "estimate": estimate, "metric": coverage_metric(0.95),
                          "size": 20, "value": value, "key": f"k{repeat}"})  # fmt: skip
     summary = coverage_summary(pd.DataFrame(rows)).set_index("estimate")
+    assert summary.loc["posterior", ["cells", "total"]].tolist() == [4, 4]
+    # an MLE that does not exist in two cells has no rows there: measured in 2 of the 4 cells
+    absent = [row for row in rows if not (row["estimate"] == "MLE plug-in" and row["key"] in ("k0", "k1"))]
+    partial = coverage_summary(pd.DataFrame(absent)).set_index("estimate")
+    assert partial.loc["MLE plug-in", ["cells", "total"]].tolist() == [2, 4]
+    assert partial.loc["MLE plug-in", "mean"] == pytest.approx(0.70)
     assert summary.loc["posterior", "verdict"] == "near nominal"
     assert summary.loc["MLE plug-in", "verdict"] == "under-covers"
     assert summary.loc["MLE plug-in", "difference"] == pytest.approx(0.705 - 0.95)
