@@ -100,7 +100,7 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
 
     from sklearn.model_selection import train_test_split
 
-    data = cell.dataset.load()
+    data = cell.dataset.load(cell.repeat)
     rows = np.arange(data.n_obs)
     split_seed = (cell.seed * 1_000_003 + cell.repeat) % 2**31
     pool, test = train_test_split(rows, test_size=cell.test_fraction, random_state=split_seed, stratify=data.y)

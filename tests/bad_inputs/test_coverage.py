@@ -119,3 +119,84 @@ def test_a_record_with_coverage_rows_round_trips() -> None:
     record = json.loads(json.dumps(_record(rows)))
     assert verify_record(record, key=KEY)["rows"] == rows
     assert verify_record(_record([_row("log_loss", 0.5)]), key=KEY)["rows"][0]["value"] == 0.5
+
+
+#: a coverage study of two cells on the logistic generator (the Laplace posterior: seconds)
+SPEC = """name = "coverage"
+training_sizes = [30]
+repeats = 2
+
+[sampler]
+draws = 100
+chains = 2
+
+[[models]]
+family = "logistic"
+method = "laplace"
+point_estimates = ["mle"]
+
+[[datasets]]
+name = "logistic_known_weights"
+generator = { n = 200, random_seed = 1 }
+redraw = true
+"""
+
+
+@dataclass(frozen=True)
+class SpecCase:
+    """``bayesclass study`` of ``SPEC`` with ``old`` replaced by ``new``: exit 2 and ``message`` on one line."""
+
+    name: str
+    old: str
+    new: str
+    message: str
+
+
+REDRAW_CASES = [
+    SpecCase("redraw as text", "redraw = true", 'redraw = "yes"', "redraw must be true or false"),
+    SpecCase("redraw as 1", "redraw = true", "redraw = 1", "redraw must be true or false (TOML booleans"),
+    SpecCase(
+        "redraw of a fixed data set",
+        'name = "logistic_known_weights"\ngenerator = { n = 200, random_seed = 1 }',
+        'name = "breast_cancer"',
+        "redraw = true applies to generated data sets only",
+    ),
+    SpecCase(
+        "redraw with a text seed",
+        "random_seed = 1 }",
+        'random_seed = "1" }',
+        "random_seed",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", REDRAW_CASES, ids=[case.name for case in REDRAW_CASES])
+def test_bad_redraw_in_a_spec(case: SpecCase, tmp_path, capsys) -> None:
+    from tests.bad_inputs.harness import assert_one_line_error, run
+
+    assert case.old in SPEC
+    (tmp_path / "spec.toml").write_text(SPEC.replace(case.old, case.new, 1), encoding="utf-8")
+    code = run("study", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "out"), "--serial", "--no-progress")
+    captured = capsys.readouterr()
+    assert code == 2, captured.out + captured.err
+    assert_one_line_error(captured.err, case.message)
+    errors = [line for line in captured.err.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].startswith("bayesclass study: error: "), captured.err
+
+
+def test_redraw_gives_each_repeat_its_own_sample(tmp_path) -> None:
+    """With redraw, repeat r is the generator's random_seed + r: other rows, and the same rows when run again."""
+    import bayesclass.study as bs
+    from bayesclass.inference.studies.runner import cell_data
+
+    (tmp_path / "spec.toml").write_text(SPEC, encoding="utf-8")
+    first, second = list(bs.cells(bs.read_spec(tmp_path / "spec.toml")))
+    assert first.dataset.load(1).X.tolist() == logistic_known_weights(200, random_seed=2).X.tolist()
+    train_0, _ = cell_data(first)
+    train_1, _ = cell_data(second)
+    assert not np.isin(train_0.X[:, 0], train_1.X[:, 0]).any()  # no row shared: independent samples
+    assert cell_data(second)[0].X.tolist() == train_1.X.tolist()
+    (tmp_path / "fixed.toml").write_text(SPEC.replace("redraw = true\n", ""), encoding="utf-8")
+    fixed = list(bs.cells(bs.read_spec(tmp_path / "fixed.toml")))
+    assert fixed[0].key() != first.key()  # redraw is part of the key; without it the keys are the older ones
+    assert "redraw" not in fixed[0].dataset.as_dict()
