@@ -84,7 +84,10 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
 
     The test split is stratified with ``cell.test_fraction`` of the rows, seeded by the study seed and the
     repeat; the training rows a stratified subsample of the rest, seeded likewise (the same rows for every model
-    of that repeat and size).
+    of that repeat and size). A data set drawn afresh per repeat (``redraw``) gets a simple random sample of the
+    rest instead, drawn again (seeded) until every class has a row: its training rows are then a sample of the
+    generator, as the intervals assume (stratifying fixes the class counts, which narrows the sampling
+    variance of the intercept: the intervals would over-cover).
 
     Parameters
     ----------
@@ -104,7 +107,9 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
     rows = np.arange(data.n_obs)
     split_seed = (cell.seed * 1_000_003 + cell.repeat) % 2**31
     pool, test = train_test_split(rows, test_size=cell.test_fraction, random_state=split_seed, stratify=data.y)
-    if cell.size < len(pool):
+    if cell.size < len(pool) and cell.dataset.redraw:
+        pool = _simple_random_sample(pool, data.y, cell.size, split_seed + 1)
+    elif cell.size < len(pool):
         pool, _ = train_test_split(pool, train_size=cell.size, random_state=split_seed + 1, stratify=data.y[pool])
     note = f"study {cell.study!r}: repeat {cell.repeat}, seed {cell.seed}, test fraction {cell.test_fraction:g}"
 
@@ -120,6 +125,20 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
         )
 
     return part(pool, "train"), part(test, "test")
+
+
+def _simple_random_sample(pool: np.ndarray, y: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """``size`` rows of ``pool`` drawn without replacement, again until every class of ``y[pool]`` has one."""
+    classes = np.unique(y[pool])
+    rng = np.random.default_rng(seed)
+    for _ in range(1000):
+        chosen = rng.choice(pool, size=size, replace=False)
+        if np.unique(y[chosen]).size == classes.size:
+            return chosen
+    raise ValueError(
+        f"1000 simple random samples of {size} training rows all missed a class; a class is too rare for {size} "
+        "rows: use larger training sizes, or drop redraw (stratified subsamples)"
+    )
 
 
 def run_cell(cell: Cell, out: str | Path) -> dict:
