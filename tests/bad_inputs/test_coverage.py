@@ -19,6 +19,7 @@ import pytest
 from bayesclass.data import logistic_known_weights
 from bayesclass.inference.evaluation.coverage import coverage_metric, covered_share, interval_coverage
 from bayesclass.inference.studies.records import RECORD_FORMAT, DamagedRecord, seal, verify_record
+from bayesclass.inference.studies.runner import _simple_random_sample
 
 KEY = "0123456789abcdef01234567"
 
@@ -58,6 +59,12 @@ COVERAGE_CASES = [
     ),  # fmt: skip
     CoverageCase("no levels", _interval_coverage(levels=()), ValueError, "at least one nominal level"),
     CoverageCase("a level of 95 (percent)", _interval_coverage(levels=(95,)), ValueError, "got 95"),
+    CoverageCase(
+        "a class too rare for redraw's samples",
+        lambda: _simple_random_sample(np.arange(50_000), (np.arange(50_000) == 7).astype(int), 2, 0),
+        ValueError,
+        "1000 simple random samples of 2 training rows all missed a class",
+    ),
     CoverageCase("generator n = 1", lambda: logistic_known_weights(1), ValueError, "n"),
     CoverageCase("generator n as text", lambda: logistic_known_weights("100"), ValueError, "n"),
     CoverageCase("generator seed negative", lambda: logistic_known_weights(50, random_seed=-1), ValueError, "seed"),
@@ -200,3 +207,11 @@ def test_redraw_gives_each_repeat_its_own_sample(tmp_path) -> None:
     fixed = list(bs.cells(bs.read_spec(tmp_path / "fixed.toml")))
     assert fixed[0].key() != first.key()  # redraw is part of the key; without it the keys are the older ones
     assert "redraw" not in fixed[0].dataset.as_dict()
+
+
+def test_redraw_samples_are_not_stratified() -> None:
+    """Simple random samples: the class counts vary from sample to sample (as in the generator), every class kept."""
+    y = (np.arange(1400) % 5 == 0).astype(int)  # 20% of class 1
+    counts = [int(y[_simple_random_sample(np.arange(1400), y, 20, seed)].sum()) for seed in range(200)]
+    assert min(counts) >= 1 and len(set(counts)) >= 5  # stratified, every sample would hold exactly 4
+    assert abs(np.mean(counts) - 4) < 0.5
