@@ -284,7 +284,10 @@ def _coverage(ok, colors: dict[str, str]) -> tuple:
             "and MAP's Wald intervals by the delta method) and, where the family's parameters are the "
             "generator's log-odds coefficients, the share of the true coefficients covered (compared in the "
             "model's standardised inputs). A well-calibrated interval covers at its nominal level (the dashed "
-            "lines)."
+            "lines). Coverage is a property over independent samples of the generator: a data set declared with "
+            "redraw = true draws its rows afresh for each repeat and trains on simple random samples of them; "
+            "without it every repeat subsamples the same generated rows, stratified by class, which fixes the "
+            "class counts and makes intervals cover more often than their level."
         )
     ]
     for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
