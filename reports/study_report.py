@@ -309,13 +309,15 @@ def _coverage(ok, colors: dict[str, str]) -> tuple:
             bottom = max(0.0, math.floor(10 * (lowest - 0.05)) / 10)
             blocks.append(
                 Figure(
-                    figures.learning_curve_plot(panels, reference=references, colors=colors, y_range=(bottom, 1.02)),
+                    figures.learning_curve_plot(
+                        panels, reference=references, colors=colors, y_range=(bottom, 1.02), columns=2
+                    ),
                     f"{model} on {dataset}: coverage of the truth vs the training rows, mean over repeats with the "
                     "band from the smallest to the largest repeat; dashed: the nominal level",
                 )
             )
     blocks.append(_coverage_table(summary))
-    blocks.append(Text(" ".join(coverage_conclusion(summary))))
+    blocks.extend(Text(paragraph) for paragraph in coverage_conclusion(summary))
     return tuple(blocks)
 
 
@@ -367,13 +369,15 @@ def coverage_conclusion(summary) -> list[str]:
     Returns
     -------
     list of str
-        Per data set, model, truth and level: each estimate's coverage at the smallest and largest training size,
+        One paragraph per data set and model. Per truth and level: each estimate's coverage at the smallest and
+        largest training size,
         (and in how many cells, where an estimate, e.g. an MLE that does not exist, has no interval in some), then
         which estimates under- or over-cover (by how many points, at which size) or that none does; the estimates
         without an interval. Every number in them is in the coverage table.
     """
-    sentences = []
+    paragraphs = []
     for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
+        sentences = []
         missing = sorted(set(group.loc[group["verdict"] == "not available", "estimate"]))
         measured = group[group["verdict"] != "not available"]
         for (parameter, level), rows in measured.groupby(["parameter", "level"], sort=True):
@@ -395,7 +399,12 @@ def coverage_conclusion(summary) -> list[str]:
             if found:
                 sentence += " More than twice the standard error from nominal: " + "; ".join(found) + "."
             elif (rows["verdict"] == "near nominal").any():
-                sentence += " Every estimate is within twice its standard error of nominal at every size measured."
+                widest = float(rows["se"].max())
+                sentence += (
+                    " Every estimate is within twice its standard error of nominal at every size measured (standard "
+                    f"errors up to {100 * widest:.1f} points: {int(rows['cells'].min())} to "
+                    f"{int(rows['cells'].max())} cells per size)."
+                )
             if (rows["verdict"] == "no standard error").all():
                 sentence += " (One repeat per size: no standard error, no verdict.)"
             sentences.append(sentence)
@@ -404,7 +413,8 @@ def coverage_conclusion(summary) -> list[str]:
                 f"On {dataset} ({model}), coverage is not available for {', '.join(missing)}: no interval (the family "
                 "states no Gaussian approximation of these estimates)."
             )
-    return sentences
+        paragraphs.append(" ".join(sentences))
+    return paragraphs
 
 
 def mle_cause(status: object) -> str:

@@ -19,6 +19,7 @@ def learning_curve_plot(
     log_x: bool = True,
     colors: Mapping[str, str] | None = None,
     y_range: tuple[float, float] | None = None,
+    columns: int | None = None,
 ) -> str:
     """Curves over training sizes, one panel per title: each line ``(x, mean, low, high)`` with a band.
 
@@ -40,6 +41,8 @@ def learning_curve_plot(
     y_range : tuple of (float, float), optional
         The lower and upper limits of every panel's y axis (e.g. shares from 0 to 1, so that panels compare);
         default: each panel's own data.
+    columns : int, optional
+        Panels per row (default: up to 3), e.g. 2 for a 2 x 2 grid of two truths at two levels.
 
     Returns
     -------
@@ -49,11 +52,14 @@ def learning_curve_plot(
     Raises
     ------
     ValueError
-        If ``panels`` is empty or not a mapping, or a line's four arrays are not 1-d of one length.
+        If ``panels`` is empty or not a mapping, a line's four arrays are not 1-d of one length, or ``columns``
+        is not a whole number >= 1.
     """
     if not isinstance(panels, Mapping) or not panels:
         raise ValueError(f"panels must be a non-empty mapping of panel title -> lines, got {type(panels).__name__}")
-    columns = min(3, len(panels))
+    if columns is not None and (isinstance(columns, bool) or not isinstance(columns, int) or columns < 1):
+        raise ValueError(f"columns must be a whole number >= 1 of panels per row, e.g. 2; got {columns!r}")
+    columns = min(columns or 3, len(panels))
     rows = math.ceil(len(panels) / columns)
     with _style():
         fig = _figure(4.2 * columns, 3.2 * rows)

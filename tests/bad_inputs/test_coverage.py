@@ -20,6 +20,7 @@ from bayesclass.data import logistic_known_weights
 from bayesclass.inference.evaluation.coverage import coverage_metric, covered_share, interval_coverage
 from bayesclass.inference.studies.records import RECORD_FORMAT, DamagedRecord, seal, verify_record
 from bayesclass.inference.studies.runner import _simple_random_sample
+from bayesclass.reports.figures.study import learning_curve_plot
 
 KEY = "0123456789abcdef01234567"
 
@@ -64,6 +65,12 @@ COVERAGE_CASES = [
         lambda: _simple_random_sample(np.arange(50_000), (np.arange(50_000) == 7).astype(int), 2, 0),
         ValueError,
         "1000 simple random samples of 2 training rows all missed a class",
+    ),
+    CoverageCase(
+        "coverage figure with 0 columns",
+        lambda: learning_curve_plot({"p": {"a": ([1.0], [0.9], [0.8], [1.0])}}, columns=0),
+        ValueError,
+        "columns must be a whole number >= 1 of panels per row, e.g. 2; got 0",
     ),
     CoverageCase("generator n = 1", lambda: logistic_known_weights(1), ValueError, "n"),
     CoverageCase("generator n as text", lambda: logistic_known_weights("100"), ValueError, "n"),
