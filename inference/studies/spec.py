@@ -52,7 +52,7 @@ EXAMPLE_SPEC = """\
 # Report: bayesclass study-report ex/ --out ex.html
 name = "posterior vs plug-in: learning curves"
 seed = 0                           # seeds every split, subsample and fit (each cell's own seed derives from it)
-training_sizes = [10, 20, 50, 100, 400]   # stratified subsamples of each data set's training pool
+training_sizes = [10, 20, 50, 100, 400]   # subsamples of each data set's training pool (stratified; see redraw)
 repeats = 3                        # different split and subsample seeds
 test_fraction = 0.3                # the held-out test split of each data set, per repeat
 # metrics = ["log_loss", "brier", "accuracy"]   # default: every metric of bayesclass.inference.evaluation.scores
