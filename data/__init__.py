@@ -8,7 +8,14 @@ from bayesclass.data.dataset import Dataset, FeatureKind, check_features
 from bayesclass.data.loaders import DatasetInfo, available, load, load_parquet
 from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
 from bayesclass.data.split import train_validation_test_split
-from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp, seed004_gp_truth
+from bayesclass.data.synthetic import (
+    logistic_known_weights,
+    seed000_separable,
+    seed001_gaussians,
+    seed004_gp,
+    seed004_gp_truth,
+    true_log_odds,
+)
 
 __all__ = [
     "CsvChunk",
@@ -22,6 +29,7 @@ __all__ = [
     "check_features",
     "load",
     "load_parquet",
+    "logistic_known_weights",
     "MissingRecord",
     "features_from_csv",
     "load_csv",
@@ -32,4 +40,5 @@ __all__ = [
     "seed004_gp",
     "seed004_gp_truth",
     "train_validation_test_split",
+    "true_log_odds",
 ]

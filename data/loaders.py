@@ -18,7 +18,7 @@ from bayesclass._interrupts import atomic_write
 from bayesclass.data.csvfile import CsvFormat, load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind
 from bayesclass.data.origin import MissingPolicy
-from bayesclass.data.synthetic import seed000_separable, seed001_gaussians, seed004_gp
+from bayesclass.data.synthetic import logistic_known_weights, seed000_separable, seed001_gaussians, seed004_gp
 from bayesclass.data.table import DEFAULT_MAX_LEVELS, TableOptions, TableSource, code_table
 
 __all__ = [
@@ -301,6 +301,18 @@ _REGISTRY: dict[str, tuple[DatasetInfo, Callable[..., Dataset]]] = {
                 "seed 004 illustration",
             ),
             seed004_gp,
+        ),
+        (
+            DatasetInfo(
+                "logistic_known_weights",
+                "Logistic regression with known weights, P(1 | x) = logistic(-0.5 + 0.75 x1 - 2 x2) "
+                "(kwargs n=500, random_seed=0).",
+                "generated",
+                2,
+                2,
+                "bayesclass (a well-specified logit model)",
+            ),
+            logistic_known_weights,
         ),
     ]
 }

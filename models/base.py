@@ -577,6 +577,28 @@ class ClassifierModel(abc.ABC):
         """
         return delta_method_bounds(self.class_proba_kernel, estimate, approximation, interval_prob)
 
+    def log_odds_parameters(self, n_classes: int) -> tuple[str, ...] | None:
+        """The parameters that ARE the intercept and slopes of ``log P(class 1 | x) / P(class 0 | x)``, if any.
+
+        Where a family's parameters are the coefficients of a linear log-odds (a binary logit model), studies
+        compare them with a generator's true coefficients (interval coverage of the true parameter); the other
+        families' parameters (class means, variances, a latent curve, probit coefficients) are not comparable
+        with them and the family returns None (the default).
+
+        Parameters
+        ----------
+        n_classes : int
+            The number of classes of the fitted data.
+
+        Returns
+        -------
+        tuple of str or None
+            Parameter names whose values, flattened in order
+            (:func:`~bayesclass.models.approximation.flatten_parameters`), are ``[intercept, slope_1, ...]`` over
+            the model's inputs; None where the parameters are not these coefficients.
+        """
+        return None
+
     def predictive_kinds(self) -> tuple[str, ...]:
         """The kinds among :meth:`available_point_estimates` that are exact posterior predictive distributions.
 

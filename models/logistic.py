@@ -186,6 +186,24 @@ class LogisticRegression(ClassifierModel):
         """
         return ("intercept", "weights")
 
+    def log_odds_parameters(self, n_classes: int) -> tuple[str, ...] | None:
+        """``("intercept", "weights")`` for two classes and the logit link; None otherwise.
+
+        Probit coefficients are on another scale (about 1/1.7 of the logit's) and the multiclass zero-sum
+        coefficients are not the log-odds against class 0.
+
+        Parameters
+        ----------
+        n_classes : int
+            The number of classes.
+
+        Returns
+        -------
+        tuple of str or None
+            The parameters whose flattened values are the log-odds' intercept and slopes, or None.
+        """
+        return ("intercept", "weights") if n_classes == 2 and self.link == "logit" else None
+
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
         """The prior and likelihood as plain-text formulas, one statement per line.
 

@@ -1,6 +1,7 @@
 """The HTML page of a comparison study, from the tidy table of :func:`bayesclass.inference.studies.runner.load`.
 
-Its sections: learning curves, paired differences, missing MLEs, calibration, convergence and cost.
+Its sections: learning curves, paired differences, interval coverage of a known truth (with its conclusion in
+sentences built from the numbers), missing MLEs, calibration, convergence and cost.
 
 The same self-contained page as a run's report (:func:`bayesclass.reports.html.render_page`: inline SVG
 images, inline CSS, nothing from the network, every string escaped). Intervals over repeats are the smallest
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.evaluation.coverage import coverage_summary
 from bayesclass.inference.studies.runner import current_cells, load_verified
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
@@ -81,6 +83,7 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
         PageSection("summary", "Summary", _summary(table, Path(out))),
         PageSection("curves", "Learning curves", _curves(ok, colors)),
         PageSection("differences", "Posterior minus plug-in", _differences(ok, colors)),
+        PageSection("coverage", "Interval coverage of the truth", _coverage(ok, colors)),
         PageSection("mle", "Where the MLE does not exist", _missing_mle(table)),
         PageSection("calibration", "Calibration", _calibration(ok)),
         PageSection("convergence", "Convergence and failures", _convergence(table)),
@@ -249,6 +252,169 @@ def _differences(ok, colors: dict[str, str]) -> tuple:
     else:
         blocks.append(Text("No posterior and plug-in scored in the same cells."))
     return tuple(blocks)
+
+
+def _coverage_title(level: float, parameter: bool) -> str:
+    return f"{'true coefficients' if parameter else 'true P(class | x)'}: {level:.0%} intervals"
+
+
+def _coverage(ok, colors: dict[str, str]) -> tuple:
+    """Coverage of the truth vs training rows per estimate, nominal levels drawn; a table; the conclusion."""
+    summary = coverage_summary(ok)
+    if summary.empty and (ok["metric"] == "kl_to_truth").any():
+        return (
+            Text(
+                "The study's data sets have a known truth, but its records hold no interval coverage: they were "
+                "written by a bayesclass that did not measure it. Run the spec into a new results folder (or remove "
+                "the records of those cells) to measure it."
+            ),
+        )
+    if summary.empty:
+        return (
+            Text(
+                "No data set of the study has a known truth (a generator's true P(class | x)), so no interval "
+                "coverage was measured; add a generated data set (seed001_gaussians, seed004_gp, "
+                "logistic_known_weights) to measure it."
+            ),
+        )
+    blocks: list = [
+        Text(
+            "How often each estimate's interval holds the truth, on data whose truth is known: the share of test "
+            "rows whose true P(class | x) lies in the interval (the posterior's equal-tailed interval; the MLE's "
+            "and MAP's Wald intervals by the delta method) and, where the family's parameters are the "
+            "generator's log-odds coefficients, the share of the true coefficients covered (compared in the "
+            "model's standardised inputs). A well-calibrated interval covers at its nominal level (the dashed "
+            "lines). Coverage is a property over independent samples of the generator: a data set declared with "
+            "redraw = true draws its rows afresh for each repeat and trains on simple random samples of them; "
+            "without it every repeat subsamples the same generated rows, stratified by class, which fixes the "
+            "class counts and makes intervals cover more often than their level."
+        )
+    ]
+    for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
+        panels: dict = {}
+        references = {}
+        for (parameter, level), rows in group.groupby(["parameter", "level"], sort=True):
+            title = _coverage_title(level, parameter)
+            references[title] = level
+            lines = {}
+            for estimate, line in rows.groupby("estimate", sort=False):
+                if line["mean"].notna().any():
+                    line = line.sort_values("size")
+                    lines[estimate] = tuple(line[c].to_numpy(dtype=float) for c in ("size", "mean", "low", "high"))
+            if lines:
+                panels[title] = lines
+        if panels:
+            # one scale for the panels of a figure, from a little below the lowest repeat (or level) up to 1
+            lowest = min(float(np.nanmin(group["low"].to_numpy(dtype=float))), min(references.values()))
+            bottom = max(0.0, math.floor(10 * (lowest - 0.05)) / 10)
+            blocks.append(
+                Figure(
+                    figures.learning_curve_plot(
+                        panels, reference=references, colors=colors, y_range=(bottom, 1.02), columns=2
+                    ),
+                    f"{model} on {dataset}: coverage of the truth vs the training rows, mean over repeats with the "
+                    "band from the smallest to the largest repeat; dashed: the nominal level",
+                )
+            )
+    blocks.append(_coverage_table(summary))
+    blocks.extend(Text(paragraph) for paragraph in coverage_conclusion(summary))
+    return tuple(blocks)
+
+
+def _coverage_table(summary) -> Table:
+    """Coverage per estimate, truth and level (rows) and training size (columns): mean ± standard error."""
+    sizes = sorted(int(size) for size in summary["size"].unique())
+    marks = {"under-covers": " under", "over-covers": " over"}
+    rows = []
+    for (dataset, model, parameter, level, estimate), group in summary.groupby(
+        ["dataset", "model", "parameter", "level", "estimate"], sort=True
+    ):
+        by_size = {int(r.size): r for r in group.itertuples()}
+        cells = []
+        for size in sizes:
+            r = by_size.get(size)
+            if r is None:
+                cells.append("-")
+            elif r.verdict == "not available":
+                cells.append("not available")
+            else:
+                partial = f" ({r.cells} of {r.total} cells)" if r.cells < r.total else ""
+                spread = "" if math.isnan(r.se) else f" ± {number(r.se, '.3f')}"
+                cells.append(f"{number(r.mean, '.3f')}{spread}{marks.get(r.verdict, '')}{partial}")
+        truth = "coefficients" if parameter else "P(class | x)"
+        rows.append((dataset, model, truth, f"{level:.0%}", estimate, *cells))
+    return Table(
+        "Coverage of the truth per training size: mean over the cells where the estimate has an interval (a "
+        "missing MLE has none: the cells counted are then given) ± its standard error over cells; 'under' / "
+        "'over': more than twice the standard error below / above the nominal level",
+        ("data", "model", "truth", "nominal", "estimate", *(f"n = {size}" for size in sizes)),
+        tuple(rows),
+    )
+
+
+def _coverage_at(row) -> str:
+    """``"93.1% at n = 20"``, with ``(in 3 of 5 cells)`` where the estimate has no interval in some cells."""
+    partial = f" (in {row['cells']} of {row['total']} cells)" if row["cells"] < row["total"] else ""
+    return f"{100 * row['mean']:.1f}% at n = {int(row['size'])}{partial}"
+
+
+def coverage_conclusion(summary) -> list[str]:
+    """Sentences stating which estimates under- or over-cover the truth, and by how much, from ``summary`` only.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`bayesclass.inference.evaluation.coverage.coverage_summary` of a study.
+
+    Returns
+    -------
+    list of str
+        One paragraph per data set and model. Per truth and level: each estimate's coverage at the smallest and
+        largest training size,
+        (and in how many cells, where an estimate, e.g. an MLE that does not exist, has no interval in some), then
+        which estimates under- or over-cover (by how many points, at which size) or that none does; the estimates
+        without an interval. Every number in them is in the coverage table.
+    """
+    paragraphs = []
+    for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
+        sentences = []
+        missing = sorted(set(group.loc[group["verdict"] == "not available", "estimate"]))
+        measured = group[group["verdict"] != "not available"]
+        for (parameter, level), rows in measured.groupby(["parameter", "level"], sort=True):
+            what = "the true coefficients" if parameter else "the true P(class | x)"
+            spans = []
+            for estimate, line in rows.groupby("estimate", sort=True):
+                line = line.sort_values("size")
+                ends = [line.iloc[0]] + ([line.iloc[-1]] if len(line) > 1 else [])
+                spans.append(f"{estimate} " + " and ".join(_coverage_at(end) for end in ends))
+            sentence = f"On {dataset} ({model}), {level:.0%} intervals covered {what}: {'; '.join(spans)}."
+            found = []
+            for verdict in ("under-covers", "over-covers"):
+                hit = rows[rows["verdict"] == verdict].sort_values(["estimate", "size"])
+                found += [
+                    f"the {r.estimate} {verdict} at n = {int(r.size)} by {100 * abs(r.difference):.1f} points "
+                    f"(standard error {100 * r.se:.1f})"
+                    for r in hit.itertuples()
+                ]
+            if found:
+                sentence += " More than twice the standard error from nominal: " + "; ".join(found) + "."
+            elif (rows["verdict"] == "near nominal").any():
+                widest = float(rows["se"].max())
+                sentence += (
+                    " Every estimate is within twice its standard error of nominal at every size measured (standard "
+                    f"errors up to {100 * widest:.1f} points: {int(rows['cells'].min())} to "
+                    f"{int(rows['cells'].max())} cells per size)."
+                )
+            if (rows["verdict"] == "no standard error").all():
+                sentence += " (One repeat per size: no standard error, no verdict.)"
+            sentences.append(sentence)
+        if missing:
+            sentences.append(
+                f"On {dataset} ({model}), coverage is not available for {', '.join(missing)}: no interval (the family "
+                "states no Gaussian approximation of these estimates)."
+            )
+        paragraphs.append(" ".join(sentences))
+    return paragraphs
 
 
 def mle_cause(status: object) -> str:

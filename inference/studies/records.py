@@ -61,6 +61,11 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "calibration_unc": (-1e-9, 2.0),
     "kl_to_truth": (-1e-9, math.inf),
     "truth_coverage": (0.0, 1.0),
+    # interval coverage of the truth at 89% and 95% (bayesclass.inference.evaluation.coverage); NaN: no interval
+    "coverage_89": (0.0, 1.0),
+    "coverage_95": (0.0, 1.0),
+    "parameter_coverage_89": (0.0, 1.0),
+    "parameter_coverage_95": (0.0, 1.0),
     "mean_loss": (-math.inf, math.inf),
     "n_zero_probability": (0.0, math.inf),
     "n_undefined": (0.0, math.inf),

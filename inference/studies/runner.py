@@ -84,7 +84,10 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
 
     The test split is stratified with ``cell.test_fraction`` of the rows, seeded by the study seed and the
     repeat; the training rows a stratified subsample of the rest, seeded likewise (the same rows for every model
-    of that repeat and size).
+    of that repeat and size). A data set drawn afresh per repeat (``redraw``) gets a simple random sample of the
+    rest instead, drawn again (seeded) until every class has a row: its training rows are then a sample of the
+    generator, as the intervals assume (stratifying fixes the class counts, which narrows the sampling
+    variance of the intercept: the intervals would over-cover).
 
     Parameters
     ----------
@@ -100,11 +103,13 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
 
     from sklearn.model_selection import train_test_split
 
-    data = cell.dataset.load()
+    data = cell.dataset.load(cell.repeat)
     rows = np.arange(data.n_obs)
     split_seed = (cell.seed * 1_000_003 + cell.repeat) % 2**31
     pool, test = train_test_split(rows, test_size=cell.test_fraction, random_state=split_seed, stratify=data.y)
-    if cell.size < len(pool):
+    if cell.size < len(pool) and cell.dataset.redraw:
+        pool = _simple_random_sample(pool, data.y, cell.size, split_seed + 1)
+    elif cell.size < len(pool):
         pool, _ = train_test_split(pool, train_size=cell.size, random_state=split_seed + 1, stratify=data.y[pool])
     note = f"study {cell.study!r}: repeat {cell.repeat}, seed {cell.seed}, test fraction {cell.test_fraction:g}"
 
@@ -120,6 +125,20 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
         )
 
     return part(pool, "train"), part(test, "test")
+
+
+def _simple_random_sample(pool: np.ndarray, y: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """``size`` rows of ``pool`` drawn without replacement, again until every class of ``y[pool]`` has one."""
+    classes = np.unique(y[pool])
+    rng = np.random.default_rng(seed)
+    for _ in range(1000):
+        chosen = rng.choice(pool, size=size, replace=False)
+        if np.unique(y[chosen]).size == classes.size:
+            return chosen
+    raise ValueError(
+        f"1000 simple random samples of {size} training rows all missed a class; a class is too rare for {size} "
+        "rows: use larger training sizes, or drop redraw (stratified subsamples)"
+    )
 
 
 def run_cell(cell: Cell, out: str | Path) -> dict:
@@ -167,6 +186,7 @@ def run_cell(cell: Cell, out: str | Path) -> dict:
 def _fit_and_score(cell: Cell, record: dict) -> None:
     from bayesclass.inference.criticism.diagnostics import diagnose
     from bayesclass.inference.engines.fit import fit
+    from bayesclass.inference.evaluation.coverage import interval_coverage
     from bayesclass.inference.evaluation.heldout import estimate_label, evaluate
     from bayesclass.inference.prediction.decisions import LossMatrix
 
@@ -208,6 +228,12 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
         kinds |= {estimate_label(kind, predictive=kind in predictive): kind for kind in cell.model.point_estimates}
         metrics = [column for column in table.columns if cell.metrics is None or column in cell.metrics]
         metrics += [c for c in ("mean_loss", "n_zero_probability", "n_undefined") if c in table and c not in metrics]
+        coverage_start = time.perf_counter()
+        coverage = interval_coverage(result, test)  # None without a known truth
+        record["timings"]["coverage_seconds"] = time.perf_counter() - coverage_start
+        if coverage is not None:
+            table = table.join(coverage, how="left")  # the baselines have no interval: NaN, dropped below
+            metrics += [column for column in coverage.columns if column not in metrics]
         for label, row in table.iterrows():
             label = str(label)
             if label.startswith("baseline: "):
@@ -217,6 +243,8 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
             else:
                 continue  # a stored point estimate the spec does not ask for
             for metric in metrics:
+                if kind == "baseline" and coverage is not None and metric in coverage.columns:
+                    continue  # a baseline gives no interval: no coverage row (not even "not available")
                 value = float(row[metric])
                 record["rows"].append({"estimate": label, "kind": kind, "metric": metric, "value": _json_number(value)})
     except Exception as error:  # recorded, never fatal to the study (KeyboardInterrupt still stops it)

@@ -52,7 +52,7 @@ EXAMPLE_SPEC = """\
 # Report: bayesclass study-report ex/ --out ex.html
 name = "posterior vs plug-in: learning curves"
 seed = 0                           # seeds every split, subsample and fit (each cell's own seed derives from it)
-training_sizes = [10, 20, 50, 100, 400]   # stratified subsamples of each data set's training pool
+training_sizes = [10, 20, 50, 100, 400]   # subsamples of each data set's training pool (stratified; see redraw)
 repeats = 3                        # different split and subsample seeds
 test_fraction = 0.3                # the held-out test split of each data set, per repeat
 # metrics = ["log_loss", "brier", "accuracy"]   # default: every metric of bayesclass.inference.evaluation.scores
@@ -87,6 +87,18 @@ models = ["logistic", "naive_bayes"]   # optional: which models run on this data
 name = "digits_binary"
 models = ["naive_bayes"]
 
+# Interval coverage: on a generator with known truth (this one, seed001_gaussians, seed004_gp) every cell records
+# how often each estimate's 89% and 95% intervals (the posterior's; the MLE's and MAP's Wald intervals) cover the
+# true P(class | x) at the test rows and, for a logit model on a generator with linear log-odds, the true
+# coefficients; the report draws coverage vs training rows against the nominal levels.
+[[datasets]]
+name = "logistic_known_weights"    # P(1 | x) = logistic(-0.5 + 0.75 x1 - 2 x2): the logit model is well specified
+generator = { n = 2000, random_seed = 2 }
+redraw = true                      # each repeat draws its own 2000 rows (random_seed + repeat): independent samples
+models = ["logistic"]
+
+# A generated data set takes redraw = true to draw new rows for each repeat (else every repeat splits the same
+# rows, and coverage is measured on one sample of the generator only).
 # Your own table: path = "table.csv" (or .tsv, .parquet; relative to this file) with target = "COLUMN"; on a
 # table (file or the built-in penguins), optionally missing = "drop" (rows with a blank in a used column),
 # features = ["a", "b"], feature_kinds = { year = "categorical" } and max_levels = 50.
@@ -108,6 +120,7 @@ _DATASET_KEYS = {
     "features",
     "feature_kinds",
     "max_levels",
+    "redraw",
 }
 
 
@@ -190,6 +203,10 @@ class StudyDataset:
         Declared kinds of some columns, e.g. ``(("year", "categorical"),)``.
     max_levels : int or None
         The most levels a categorical column may have (None: the default of :func:`bayesclass.data.load`).
+    redraw : bool, default False
+        A generated data set drawn afresh for each repeat (its ``random_seed`` plus the repeat), so that the
+        repeats are independent samples of the generator (what interval coverage is about); False: every repeat
+        splits and subsamples the same generated rows.
     """
 
     label: str
@@ -202,9 +219,15 @@ class StudyDataset:
     features: tuple[str, ...] | None = None
     feature_kinds: tuple[tuple[str, str], ...] = ()
     max_levels: int | None = None
+    redraw: bool = False
 
-    def load(self) -> Dataset:
+    def load(self, repeat: int = 0) -> Dataset:
         """Load the data set.
+
+        Parameters
+        ----------
+        repeat : int, default 0
+            The repeat whose rows to load (with ``redraw``, the generator's ``random_seed`` plus ``repeat``).
 
         Returns
         -------
@@ -217,7 +240,11 @@ class StudyDataset:
             return load(self.path, target=self.target, **options)
         if self.target is not None:
             options["target"] = self.target
-        return load(cast(str, self.name), **dict(self.generator), **options)  # a data set without a path has a name
+        generator = dict(self.generator)
+        seed = generator.get("random_seed", 0)
+        if self.redraw and isinstance(seed, int) and not isinstance(seed, bool):  # (another seed: load refuses it)
+            generator["random_seed"] = seed + repeat
+        return load(cast(str, self.name), **generator, **options)  # a data set without a path has a name
 
     def as_dict(self) -> dict[str, Any]:
         """The data set as plain data (for cell keys and records).
@@ -228,7 +255,7 @@ class StudyDataset:
             Every field (the table options only when not the default, so that older cell keys stay valid).
         """
         fields = dataclasses.asdict(self)
-        defaults = {"missing": "error", "features": None, "feature_kinds": (), "max_levels": None}
+        defaults = {"missing": "error", "features": None, "feature_kinds": (), "max_levels": None, "redraw": False}
         for key, default in defaults.items():
             if fields[key] == default:
                 del fields[key]
@@ -861,6 +888,14 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
                 "'label'"
             )
         features, kinds, max_levels = _table_options(entry, where, problems)
+        redraw = entry.get("redraw", False)
+        if not isinstance(redraw, bool):
+            problems.append(f"{where}: redraw must be true or false (TOML booleans, unquoted), got {redraw!r}")
+            redraw = False
+        elif redraw and (name not in known or known[name].n_obs != "generated"):
+            problems.append(f"{where}: redraw = true applies to generated data sets only (each repeat draws new rows "
+                            f"from the generator); {name or path!r} is not generated: drop redraw")  # fmt: skip
+            redraw = False
         datasets.append(
             StudyDataset(
                 label=str(label),
@@ -873,6 +908,7 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
                 features=features,
                 feature_kinds=kinds,
                 max_levels=max_levels,
+                redraw=redraw,
             )
         )
     return tuple(datasets)

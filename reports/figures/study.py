@@ -15,9 +15,11 @@ __all__ = ["learning_curve_plot"]
 def learning_curve_plot(
     panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]],
     *,
-    reference: float | None = None,
+    reference: float | Mapping[str, float] | None = None,
     log_x: bool = True,
     colors: Mapping[str, str] | None = None,
+    y_range: tuple[float, float] | None = None,
+    columns: int | None = None,
 ) -> str:
     """Curves over training sizes, one panel per title: each line ``(x, mean, low, high)`` with a band.
 
@@ -28,13 +30,19 @@ def learning_curve_plot(
         (e.g. the smallest and largest repeat). An infinite mean (a log loss ``inf`` of a plug-in that gives an
         observed class probability 0) is drawn as a triangle at the top of the panel, labelled ``inf`` (``-inf``: at
         the bottom, e.g. a difference to such a plug-in); NaN points are left out.
-    reference : float, optional
-        A horizontal line (e.g. 0 for paired differences).
+    reference : float or mapping of str to float, optional
+        A horizontal line (e.g. 0 for paired differences), on every panel, or per panel title (e.g. the nominal
+        level of a coverage panel; a panel not named has none).
     log_x : bool
         Training sizes on a log axis.
     colors : mapping, optional
         Line label -> matplotlib colour, to keep one colour per estimate across figures (default: the colour
         cycle in order of first appearance).
+    y_range : tuple of (float, float), optional
+        The lower and upper limits of every panel's y axis (e.g. shares from 0 to 1, so that panels compare);
+        default: each panel's own data.
+    columns : int, optional
+        Panels per row (default: up to 3), e.g. 2 for a 2 x 2 grid of two truths at two levels.
 
     Returns
     -------
@@ -44,11 +52,14 @@ def learning_curve_plot(
     Raises
     ------
     ValueError
-        If ``panels`` is empty or not a mapping, or a line's four arrays are not 1-d of one length.
+        If ``panels`` is empty or not a mapping, a line's four arrays are not 1-d of one length, or ``columns``
+        is not a whole number >= 1.
     """
     if not isinstance(panels, Mapping) or not panels:
         raise ValueError(f"panels must be a non-empty mapping of panel title -> lines, got {type(panels).__name__}")
-    columns = min(3, len(panels))
+    if columns is not None and (isinstance(columns, bool) or not isinstance(columns, int) or columns < 1):
+        raise ValueError(f"columns must be a whole number >= 1 of panels per row, e.g. 2; got {columns!r}")
+    columns = min(columns or 3, len(panels))
     rows = math.ceil(len(panels) / columns)
     with _style():
         fig = _figure(4.2 * columns, 3.2 * rows)
@@ -73,8 +84,12 @@ def learning_curve_plot(
                 finite_values.extend(high[band].tolist() + mean[finite].tolist())
                 infinite_points.extend((value, color, 1) for value in x[np.isposinf(mean)])
                 infinite_points.extend((value, color, -1) for value in x[np.isneginf(mean)])
-            if reference is not None:
-                ax.axhline(reference, color="0.3", lw=0.8, ls="--")
+            level = reference.get(title) if isinstance(reference, Mapping) else reference
+            if level is not None:
+                ax.axhline(level, color="0.3", lw=0.8, ls="--")
+                if isinstance(reference, Mapping):  # a level of its own per panel: say which
+                    ax.text(0.99, level, f"nominal {level:.0%}", transform=ax.get_yaxis_transform(), ha="right",
+                            va="bottom", fontsize=7, color="0.3")  # fmt: skip
             if infinite_points:  # +inf at the top of the panel, -inf at its bottom, labelled
                 top = max(finite_values) if finite_values else 1.0
                 bottom = min(finite_values) if finite_values else 0.0
@@ -88,6 +103,8 @@ def learning_curve_plot(
                 ax.set_xscale("log")
                 ax.set_xticks(sorted(sizes), [f"{value:g}" for value in sorted(sizes)])
                 ax.minorticks_off()
+            if y_range is not None:
+                ax.set_ylim(*y_range)
             ax.set_title(str(title))
             ax.set_xlabel("training rows")
         for ax in axes[len(panels) :]:

@@ -96,6 +96,7 @@ def test_available_lists_every_loadable_name():
         "seed001_gaussians",
         "seed000_separable",
         "seed004_gp",
+        "logistic_known_weights",
     ]
     for info in data.available():
         if info.name == "penguins":  # 19 blank cells: refused by default, 11 rows dropped on request

@@ -97,7 +97,9 @@ def test_the_example_spec_is_valid_and_its_grid(tmp_path):
     path = bs.write_example(tmp_path / "ex.toml")
     spec = bs.read_spec(path)
     grid = bs.cells(spec)
-    assert len(grid) == (2 + 1) * 5 * 3  # logistic and naive Bayes on the Gaussians, naive Bayes on the digits
+    # logistic and naive Bayes on the Gaussians, naive Bayes on the digits, logistic on the known-weights generator
+    assert len(grid) == (2 + 1 + 1) * 5 * 3
+    assert {cell.dataset.name for cell in grid} >= {"seed001_gaussians", "logistic_known_weights"}  # coverage
     assert len({cell.key() for cell in grid}) == len(grid)
     assert {cell.model.family for cell in grid} == {"logistic", "naive_bayes"}
 
@@ -203,8 +205,9 @@ def test_sigkill_of_the_client_loses_no_finished_cell(tmp_path):
 def test_the_study_report_in_a_real_browser(serial_run, browser, tmp_path):
     folder, _, _ = serial_run
     page = bs.report(folder / "serial")
-    for heading in ("Learning curves", "Posterior minus plug-in", "Where the MLE does not exist", "Calibration",
-                    "Convergence and failures", "Time per fit"):  # fmt: skip
+    headings = ("Learning curves", "Posterior minus plug-in", "Interval coverage of the truth",
+                "Where the MLE does not exist", "Calibration", "Convergence and failures", "Time per fit")  # fmt: skip
+    for heading in headings:
         assert f"<h2>{heading}</h2>" in page
     path = write_report(tmp_path / "study.html", page)
     seen = browser.inspect(path, screenshot=tmp_path / "study.png")
