@@ -158,6 +158,8 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
             f"(SE and Wald interval (estimate -+ z SE) of {', '.join(estimate_label(kind) for kind in with_se)}: "
             "from the estimate's Gaussian approximation, the inverse Hessian of its objective at the estimate)"
         )
+    for kind, note in data.estimates.covariance_notes:
+        lines.append(f"({estimate_label(kind)}: {note})")
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")
     for scores in data.heldout:

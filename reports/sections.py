@@ -440,7 +440,10 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
         )
         for row in rows[:MAX_TABLE_ROWS]
     )
-    note = f"{len(rows) - MAX_TABLE_ROWS} more rows are in the saved result." if len(rows) > MAX_TABLE_ROWS else ""
+    notes = [f"{estimate_label(kind)}: {text}." for kind, text in estimates.covariance_notes]
+    if len(rows) > MAX_TABLE_ROWS:
+        notes.append(f"{len(rows) - MAX_TABLE_ROWS} more rows are in the saved result.")
+    note = " ".join(notes)
     blocks.append(Table(f"Parameters: posterior ({interval}) beside the point estimates", header, table_rows, note))
     return Section("estimates", "Posterior vs point estimates", tuple(blocks))
 

@@ -228,3 +228,13 @@ def test_hyperparameters_are_compared_without_a_standard_error(laplace_result):
         assert row["map_se"] is None and row["map_low"] is None
         assert row["sd"] == pytest.approx(0.0, abs=1e-12)  # held at the type-II ML value in every draw
         assert row["mean"] == pytest.approx(row["map"], rel=1e-12)
+
+
+def test_report_says_what_the_map_covariance_covers(laplace_result):
+    from bayesclass.inference.evaluation.report_evaluation import estimates
+    from bayesclass.inference.result import result_info
+
+    table = estimates(laplace_result, result_info(laplace_result), interval_prob=INTERVAL)
+    assert [kind for kind, _ in table.covariance_notes] == ["map"]
+    note = table.covariance_notes[0][1]
+    assert "over latent only" in note and "type-II maximum-likelihood" in note and "not included" in note
