@@ -7,7 +7,7 @@ interval of P(class 1) (posterior ETI over draws; for the ``map`` estimate the L
 [g(m - z s), g(m + z s)]), and each one's held-out log loss (and the ``map`` plug-in's).
 
 Cases: ``seed004`` (seed 004's illustration, 300 rows: 180 training, 99 test), ``seed004_probit`` (the same with
-the probit link), ``penguins`` (penguins' sex ~ bill depth + body mass, 333 rows: 200 training, 110 test); the
+the probit link), ``seed004_small`` (60 rows: 36 training, 20 test), ``penguins`` (penguins' sex ~ bill depth + body mass, 333 rows: 200 training, 110 test); the
 split keeps 60% for training and 33% for testing (the 7% validation part is unused).
 
 Run::
@@ -32,6 +32,7 @@ def _cases():
     return {
         "seed004": (lambda: seed004_gp(300, random_seed=4), "logit"),
         "seed004_probit": (lambda: seed004_gp(300, random_seed=4, link="probit"), "probit"),
+        "seed004_small": (lambda: seed004_gp(60, random_seed=4), "logit"),
         "penguins": (
             lambda: load("penguins", target="sex", features=["bill_depth_mm", "body_mass_g"], missing="drop"),
             "logit",

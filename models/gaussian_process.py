@@ -1007,7 +1007,10 @@ class LatentGaussianProcess(ClassifierModel):
         """
         expected = ("basis_weight",) if "basis_weight" in estimate else ("latent",)
         if approximation.names != expected:
-            raise ValueError(f"the GP's Laplace covariance is over {expected[0]}; got {approximation.names}")
+            raise ValueError(
+                f"the covariance of the GP's {approximation.kind} estimate must be over {expected[0]} (its Laplace "
+                f"Gaussian), got one over {', '.join(approximation.names)}: refit the model to store it again"
+            )
         z = scipy.stats.norm.ppf(0.5 + interval_prob / 2.0)
         cdf = scipy.special.expit if self.link == "logit" else scipy.special.ndtr
         moments, _, _ = self._latent_moments(estimate)

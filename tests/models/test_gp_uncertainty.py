@@ -162,7 +162,7 @@ def test_interval_kernel_refuses_an_approximation_over_other_parameters(data):
         params=np.array([1.0]),
         covariance=np.eye(1),
     )
-    with pytest.raises(ValueError, match="Laplace covariance is over latent"):
+    with pytest.raises(ValueError, match="must be over latent"):
         model.class_proba_interval_kernel(estimate, other, INTERVAL)
 
 
