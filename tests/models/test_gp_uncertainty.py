@@ -119,11 +119,18 @@ def test_hsgp_laplace_gaussian_and_intervals_equal_scikit_learns_on_the_scaled_b
     np.testing.assert_allclose(high[:, 1], scipy.special.expit(mean + half), atol=1e-6)
 
 
+@pytest.fixture(scope="module")
+def small():
+    return seed004_gp(100, random_seed=3)
+
+
 @pytest.mark.parametrize("link", ["logit", "probit"])
-def test_exact_laplace_gaussian_and_intervals_equal_their_closed_forms(data, link):
+def test_exact_laplace_gaussian_and_intervals_equal_their_closed_forms(small, link):
     """(K^-1 + W)^-1 with W the likelihood's curvature at the mode, and [g(m -+ z s)] of GPML's (3.21), (3.24)."""
+    data = small
     model = LatentGaussianProcess(link=link, jitter=1e-3)  # K^-1 is formed directly here: a well-conditioned K
     estimate, approximation = _fitted(model, data)
+    assert 0.05 < estimate["lengthscale"].item() < 1  # a latent that varies over the inputs
     lengthscale, amplitude, constant = _hyperparameters(estimate)
     x, sign = data.X, 2.0 * data.y - 1.0
     covariance = kernel_matrix(x, x, lengthscale=lengthscale, amplitude=amplitude, constant=constant)
@@ -150,20 +157,6 @@ def test_exact_laplace_gaussian_and_intervals_equal_their_closed_forms(data, lin
     np.testing.assert_allclose(low[:, 1], cdf(mean - Z * np.sqrt(variance)), atol=1e-6)
     np.testing.assert_allclose(high[:, 1], cdf(mean + Z * np.sqrt(variance)), atol=1e-6)
     assert np.all(high[:, 1] - low[:, 1] > 0)
-
-
-def test_interval_kernel_refuses_an_approximation_over_other_parameters(data):
-    model = LatentGaussianProcess()
-    estimate, approximation = _fitted(model, data)
-    other = type(approximation)(
-        kind="map",
-        names=("amplitude",),
-        labels=("amplitude",),
-        params=np.array([1.0]),
-        covariance=np.eye(1),
-    )
-    with pytest.raises(ValueError, match="must be over latent"):
-        model.class_proba_interval_kernel(estimate, other, INTERVAL)
 
 
 def _flat(posterior, name):
