@@ -42,6 +42,7 @@ __all__ = [
     "NewtonResult",
     "RoundOffPolicy",
     "WeightLaplaceFit",
+    "laplace_covariance",
     "laplace_evidence_gradient",
     "laplace_fit",
     "laplace_predict",
@@ -274,6 +275,31 @@ def laplace_predict(
     v = scipy.linalg.solve_triangular(fit.cholesky_b, fit.sqrt_w[:, np.newaxis] * cross_covariance, lower=True)
     variance = np.maximum(prior_variance - (v**2).sum(axis=0), 0.0)
     return mean, variance, link_average(mean, variance, fit.link)
+
+
+def laplace_covariance(covariance: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
+    r"""The Laplace covariance :math:`(K^{-1} + W)^{-1}` of the latent values at the training inputs.
+
+    Computed without :math:`K^{-1}` as :math:`K - V^\top V`, :math:`V = L^{-1} W^{1/2} K`,
+    :math:`L L^\top = B = I + W^{1/2} K W^{1/2}` (GPML section 3.4.3; B is well conditioned where K is not).
+
+    Parameters
+    ----------
+    covariance : array (n, n)
+        K(x, x) at the hyperparameters of the fit.
+    sqrt_w : array (n,)
+        :math:`W^{1/2}` at the mode (``LaplaceFit.sqrt_w``).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, n)
+        The covariance, symmetrised.
+    """
+    v = scipy.linalg.solve_triangular(
+        _b_factor(covariance, sqrt_w), sqrt_w[:, np.newaxis] * covariance, lower=True, check_finite=False
+    )
+    result = covariance - v.T @ v
+    return 0.5 * (result + result.T)
 
 
 def laplace_evidence_gradient(fit: LaplaceFit, covariance: np.ndarray, gradients: np.ndarray) -> np.ndarray:

@@ -166,6 +166,8 @@ def format_comparison(data: ComparisonData, *, max_rows: int = 40) -> str:
                 "regular Gaussian approximation there, so the Wald interval is the point itself, not a confidence "
                 "statement: read the posterior's interval)"
             )
+    for kind, note in data.estimates.covariance_notes:
+        lines.append(f"({estimate_label(kind)}: {note})")
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more parameters (see the saved result)")
     for scores in data.heldout:

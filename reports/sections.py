@@ -485,7 +485,10 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
         )
         for row in rows[:MAX_TABLE_ROWS]
     )
-    note = f"{len(rows) - MAX_TABLE_ROWS} more rows are in the saved result." if len(rows) > MAX_TABLE_ROWS else ""
+    notes = [f"{estimate_label(kind)}: {text}." for kind, text in estimates.covariance_notes]
+    if len(rows) > MAX_TABLE_ROWS:
+        notes.append(f"{len(rows) - MAX_TABLE_ROWS} more rows are in the saved result.")
+    note = " ".join(notes)
     caption = f"Parameters: posterior mean, sd, {interval} and {interval_prob:.0%} HDI beside each point estimate" + (
         " with its SE and Wald interval (estimate -+ z SE)" if any(with_se.values()) else ""
     )

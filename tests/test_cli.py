@@ -476,10 +476,15 @@ def test_gp_map_fit_then_predict(tmp_path, capsys):
     out = tmp_path / "p.csv"
     assert run("predict", "--run", str(run_file), "--data", "seed004_gp", "--out", str(out)) == 0
     table = read_csv(out)
-    assert list(table[0]) == ["p_0", "p_1", "predicted", "observed"]
+    # the map's Laplace interval of P(class | x) beside each probability
+    assert list(table[0]) == ["p_0", "p_0_map_low", "p_0_map_high", "p_1", "p_1_map_low", "p_1_map_high"] + [
+        "predicted",
+        "observed",
+    ]
     assert len(table) == 100
     for row in table:
         assert float(row["p_0"]) + float(row["p_1"]) == pytest.approx(1.0, abs=1e-12)
+        assert 0 < float(row["p_1_map_low"]) < float(row["p_1_map_high"]) < 1
         assert row["predicted"] == ("1" if float(row["p_1"]) > 0.5 else "0")
     assert np.mean([row["predicted"] == row["observed"] for row in table]) > 0.8
 
@@ -630,7 +635,7 @@ def test_link_flag_still_reaches_logistic(tmp_path):
         (("--model", "gp", "--amplitude-sigma", "0"), "amplitude_sigma must be a positive finite number"),
         (
             ("--model", "gp", "--method", "mle"),
-            "--method mle is not available for --model gp; choose one of nuts, gibbs, map",
+            "--method mle is not available for --model gp; choose one of nuts, gibbs, laplace, map",
         ),
         (("--model", "gp", "--data", "iris"), "the gp model is binary, but 'iris' has 3 classes"),
         (
@@ -737,7 +742,11 @@ def test_gp_on_a_two_feature_slice_then_predict_uses_the_fitted_columns(tmp_path
     assert run("predict", "--run", str(run_file), "--data", "breast_cancer", "--out", str(out)) == 0
     table = read_csv(out)
     assert len(table) == 569
-    assert list(table[0]) == ["p_malignant", "p_benign", "predicted", "observed"]
+    assert list(table[0]) == [  # the map's Laplace interval beside each probability
+        *(f"p_{name}{suffix}" for name in ("malignant", "benign") for suffix in ("", "_map_low", "_map_high")),
+        "predicted",
+        "observed",
+    ]
     observed = np.asarray(load("breast_cancer").class_names, dtype=object)[load("breast_cancer").y]
     assert [row["observed"] for row in table] == list(observed)
     assert np.mean([row["predicted"] == row["observed"] for row in table]) > 0.85  # two inputs separate well
@@ -833,10 +842,14 @@ def test_gp_nuts_compare_then_diagnose_and_predict(tmp_path, capsys):
         "p_0_low",
         "p_0_high",
         "p_0_map",
+        "p_0_map_low",
+        "p_0_map_high",
         "p_1",
         "p_1_low",
         "p_1_high",
         "p_1_map",
+        "p_1_map_low",
+        "p_1_map_high",
         "predicted",
         "observed",
     ]

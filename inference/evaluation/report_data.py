@@ -229,12 +229,17 @@ class Estimates:
         Per point estimate kind, its status (why an estimate is absent).
     has_posterior : bool
         Whether the run has posterior draws (the posterior columns apply).
+    covariance_notes : tuple of (str, str)
+        Per point estimate kind whose stored covariance covers none of the rows (e.g. a latent GP's covers its
+        latent values, the rows are its hyperparameters): what the covariance is over, so the missing standard
+        errors are explained.
     """
 
     rows: tuple[dict[str, Any], ...]
     kinds: tuple[str, ...]
     status: tuple[tuple[str, str], ...]
     has_posterior: bool
+    covariance_notes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

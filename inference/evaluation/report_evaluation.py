@@ -49,7 +49,7 @@ from bayesclass.inference.evaluation.parameters import derived_names, parameter_
 from bayesclass.inference.evaluation.report_plots import boundary, latent_curve, thinned
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
-from bayesclass.inference.result import ResultInfo, check_result, result_info
+from bayesclass.inference.result import ResultInfo, check_result, gaussian_approximation, result_info
 from bayesclass.models.base import GenerativeClassifierModel
 
 if TYPE_CHECKING:
@@ -470,11 +470,26 @@ def sampler_statistics(result, stats) -> rd.SamplerStatistics:
 
 def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates:
     """The posterior beside every stored point estimate (:func:`parameter_comparison`)."""
+    rows = tuple(parameter_comparison(result, interval_prob=interval_prob))
+    kinds = tuple(point_estimate_kinds(result))
+    notes = []
+    for kind in kinds:  # a covariance that covers none of the rows shown: say what it is over
+        approximation = gaussian_approximation(result, kind)
+        if approximation is not None and all(row.get(f"{kind}_se") is None for row in rows):
+            over = ", ".join(approximation.names)
+            notes.append(
+                (
+                    kind,
+                    f"no standard error for the parameters shown: its covariance is over {over} only, the "
+                    f"{approximation.curvature}",
+                )
+            )
     return rd.Estimates(
-        rows=tuple(parameter_comparison(result, interval_prob=interval_prob)),
-        kinds=tuple(point_estimate_kinds(result)),
+        rows=rows,
+        kinds=kinds,
         status=tuple(info.point_estimate_status.items()),
         has_posterior="posterior" in result.children,
+        covariance_notes=tuple(notes),
     )
 
 

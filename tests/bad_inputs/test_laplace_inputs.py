@@ -18,7 +18,6 @@ from tests.bad_inputs.harness import assert_one_line_error, run
 LAPLACE_CLI_CASES = [
     (("--model", "naive_bayes"), 2, "--method laplace is not available for --model naive_bayes"),
     (("--model", "gcc"), 2, "--method laplace is not available for --model gcc"),
-    (("--model", "gp"), 2, "--method laplace is not available for --model gp"),
     (("--model", "logistic", "--tune", "100"), 2, "--tune does nothing with --method laplace"),
     (("--model", "logistic", "--backend", "nutpie"), 2, "method='laplace' is not NUTS: drop the backend"),
 ]

@@ -87,6 +87,7 @@ def test_an_interval_that_misses_everything_gives_zero_and_none_gives_nan() -> N
 
 
 def test_point_estimates_without_a_gaussian_approximation_are_not_available() -> None:
+    """Naive Bayes: the MLE and MAP have Wald intervals; the posterior mean and unbiased estimate have none."""
     data = seed001_gaussians(400, random_seed=2)
     train, test = data.subset(np.arange(100)), data.subset(np.arange(100, 400))
     with warnings.catch_warnings():
@@ -95,7 +96,9 @@ def test_point_estimates_without_a_gaussian_approximation_are_not_available() ->
     table = interval_coverage(result, test)
     assert list(table.columns) == ["coverage_89", "coverage_95"]  # its parameters are not log-odds coefficients
     assert 0.0 < table.loc["posterior", "coverage_95"] <= 1.0
-    others = table.drop(index="posterior")
+    with_intervals = table.loc[["MLE plug-in", "MAP plug-in"]]
+    assert ((with_intervals > 0.0) & (with_intervals <= 1.0)).all().all()
+    others = table.drop(index=["posterior", "MLE plug-in", "MAP plug-in"])
     assert len(others) >= 2 and others.isna().all().all()  # not 0, not an error
 
 
