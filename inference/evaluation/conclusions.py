@@ -481,5 +481,7 @@ def interval_findings(estimates: Estimates, *, interval_prob: float) -> tuple[In
             if present
             else "the result stores no point estimate"
         )
+        if estimates.covariance_notes:  # covariances over parameters the comparison does not show
+            reason = "; ".join(f"{kind}: {note}" for kind, note in estimates.covariance_notes)
         findings.append(Omitted("intervals", reason))
     return tuple(findings)
