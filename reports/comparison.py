@@ -194,5 +194,5 @@ def _timing_line(facts: RunSummary) -> str:
             f"settings {settings}"
         )
     if facts.draws == "independent":
-        return f"exact conjugate draws: {timings.get('sampling_seconds', math.nan):.3f} s, settings {settings}"
+        return f"{facts.method_description}: {timings.get('sampling_seconds', math.nan):.3f} s, settings {settings}"
     return ""

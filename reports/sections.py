@@ -254,7 +254,7 @@ def summary_section(run: rd.RunEvaluation) -> Section:
     blocks.append(Text("\n".join(facts.prior_formulas), kind="pre"))
     convergence = run.convergence
     if facts.draws == "independent":
-        blocks.insert(0, Text("Independent draws from the exact conjugate posterior: no sampler to converge."))
+        blocks.insert(0, Text(f"{_capitalised(facts.method_description)}: no sampler to converge."))
     elif convergence is not None:
         verdict = "PASS" if convergence.passed else "FAIL: " + "; ".join(convergence.failures)
         blocks.insert(0, Text(f"Convergence {verdict}.", kind="text" if convergence.passed else "alert"))
@@ -270,9 +270,9 @@ def _listing(names: Sequence[str], limit: int = 20) -> str:
 
 # -- 2. convergence -------------------------------------------------------------------------------------------------
 
-#: what the Convergence section says of exact draws instead of a verdict
-EXACT_NOTE = (
-    "Independent draws from the exact conjugate posterior: there is no sampler to converge, and no verdict. The "
+#: what the Convergence section says of independent draws instead of a verdict (after the method's description)
+INDEPENDENT_NOTE = (
+    ": there is no sampler to converge, and no verdict. The "
     "r_hat and ESS below are shown for completeness; over many parameter elements their worst values cross the "
     "NUTS thresholds by chance (r_hat of independent draws scatters around 1 by about 1/sqrt(draws))."
 )
@@ -324,7 +324,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     blocks: list = []
     alerts: tuple[str, ...] = ()
     if convergence.independent:  # independent exact draws: nothing to converge
-        blocks.append(Text(f"{EXACT_NOTE} Worst values: {convergence.worst}."))
+        description = _capitalised(run.summary.method_description)
+        blocks.append(Text(f"{description}{INDEPENDENT_NOTE} Worst values: {convergence.worst}."))
         blocks.extend(Text(f"{_capitalised(item)}.") for item in convergence.unavailable)  # no verdict to fail
     elif convergence.passed:
         blocks.append(Text(f"Convergence PASS: {convergence.worst}."))
@@ -345,7 +346,9 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
         Table(
             "NUTS statistics" if convergence.integrates_trajectories else "Sampler statistics",
             ("statistic", "value"),
-            _sampler_rows(convergence.statistics, method=run.summary.method),
+            _sampler_rows(
+                convergence.statistics, method=run.summary.method, description=run.summary.method_description
+            ),
             text=True,
         )
     )
@@ -379,9 +382,9 @@ def _capitalised(item: object) -> str:
     return text if text.startswith("r_hat") else text[:1].upper() + text[1:]
 
 
-def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str) -> tuple[tuple[str, str], ...]:
+def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str, description: str) -> tuple[tuple[str, str], ...]:
     if stats is None:
-        return (("draws", "independent draws from the exact conjugate posterior: no sampler statistics"),)
+        return (("draws", f"{description}: no sampler statistics"),)
     rows = [
         (
             "divergent transitions",

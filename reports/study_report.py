@@ -493,7 +493,7 @@ def _convergence(table) -> tuple:
         Text(
             f"{len(sampled)} cells sampled by MCMC (NUTS or the GP's Gibbs sampler): {len(failing)} failed the "
             "convergence verdict (r_hat <= 1.01, "
-            "bulk and tail ESS >= 400, no divergences); exact conjugate draws have no verdict."
+            "bulk and tail ESS >= 400, no divergences); independent draws (exact, laplace) have no verdict."
         )
     )
     if not failing.empty:

@@ -311,7 +311,7 @@ def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
         == 0
     )
     printed = capsys.readouterr().out
-    assert "exact conjugate draws" in printed
+    assert "independent draws from the exact conjugate posterior" in printed
     assert "binary_proba[0, pixel_0_0]" in printed
     assert "  posterior  " in printed and "post. mean plug-in" in printed
     # the MLE assigns probability 0 to pixels never seen in a class: some held-out rows are impossible under it

@@ -101,6 +101,9 @@ class RunSummary:
         Rows of the training table dropped for blank cells (``missing="drop"``; 0 for older results).
     blanks_per_column : tuple of (str, int)
         The blank cells counted per used column of the training table.
+    method_description : str
+        What the sampling method's draws are, from the method registry (e.g. "independent draws from the exact
+        conjugate posterior"); empty for a point estimate.
     """
 
     label: str
@@ -126,6 +129,7 @@ class RunSummary:
     created_at: str
     dropped_rows: int = 0
     blanks_per_column: tuple[tuple[str, int], ...] = ()
+    method_description: str = ""
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,11 @@ def test_cli_fit_and_compare_with_laplace(tmp_path, capsys):
     assert "by laplace" in capsys.readouterr().out
     page = tmp_path / "page.html"
     assert run("compare", *common, "--draws", "200", "--seed", "2", "--report", str(page)) == 0
-    assert page.stat().st_size > 0 and "laplace" in page.read_text(encoding="utf-8")
+    printed, html = capsys.readouterr().out, page.read_text(encoding="utf-8")
+    assert "laplace" in html
+    for text in (printed, html):  # the draws are described by their own method, not as exact conjugate draws
+        assert "independent draws from the Laplace approximation" in text.replace("Independent", "independent")
+        assert "exact conjugate" not in text
 
 
 def test_cli_refuses_laplace_for_a_family_without_an_approximation(tmp_path, capsys):
