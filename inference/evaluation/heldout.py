@@ -81,7 +81,8 @@ class Estimates:
     decisions : dict
         Label -> (n,) class codes, for the estimates without probabilities.
     intervals : dict
-        Label -> (low, high), each (n, K): the posterior's equal-tailed interval.
+        Label -> (low, high), each (n, K): the posterior's equal-tailed interval, and each point estimate's
+        Wald (delta-method) interval where it stores a Gaussian approximation.
     y : numpy.ndarray
         The rows' labels as codes of the result's classes.
     class_names : tuple of str
@@ -260,6 +261,9 @@ def heldout_estimates(
             intervals[label] = (prediction["class_proba_low"].values, prediction["class_proba_high"].values)
         else:
             proba[label] = prediction[f"class_proba_{kind}"].values
+            if f"class_proba_{kind}_low" in prediction:  # a point estimate with a Gaussian approximation
+                bounds = (prediction[f"class_proba_{kind}_low"], prediction[f"class_proba_{kind}_high"])
+                intervals[label] = (bounds[0].values, bounds[1].values)
     decisions: dict[str, np.ndarray] = {}
     if baselines:
         inputs = model_inputs(result, data)

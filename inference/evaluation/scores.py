@@ -175,7 +175,10 @@ def metric_descriptions(*, ece_bins: int = 10) -> dict[str, str]:
         "calibration_dsc": "CORP discrimination of the Brier score (PAV), summed over classes one-vs-rest",
         "calibration_unc": "CORP uncertainty of the Brier score, summed over classes one-vs-rest",
         "kl_to_truth": "mean KL divergence from the true P(class | x) to the estimate",
-        "truth_coverage": "share of (row, class) pairs whose true probability lies in the interval",
+        "truth_coverage": (
+            "share of (row, class) pairs whose true probability lies in the interval (the posterior's ETI, a point "
+            "estimate's Wald interval)"
+        ),
         "n_rows": "held-out rows",
         "n_zero_probability": "rows whose observed class has probability 0 (log loss inf)",
         "n_undefined": "rows the estimate cannot forecast (NaN probabilities, or no decision)",
@@ -454,7 +457,8 @@ def score_table(
         The true P(class | x) of a known generator: adds the columns ``kl_to_truth`` and
         ``truth_coverage``.
     intervals : mapping of str to (low, high), optional
-        Intervals of the probabilities of some estimates (the posterior's ETI), for ``truth_coverage``.
+        Intervals of the probabilities of some estimates (the posterior's ETI, point estimates' Wald intervals),
+        for ``truth_coverage``.
     ece_bins, undefined_rows
         As in :func:`score_probabilities`.
 

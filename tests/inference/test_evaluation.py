@@ -46,7 +46,10 @@ def test_every_estimate_is_scored_from_its_own_predicted_probabilities(logistic_
     interval = (prediction["class_proba_low"].values, prediction["class_proba_high"].values)
     coverage = score_probabilities(expected["posterior"], test.y, true_proba=test.true_class_proba, interval=interval)
     assert table.loc["posterior", "truth_coverage"] == pytest.approx(coverage["truth_coverage"])
-    assert np.isnan(table.loc["MAP plug-in", "truth_coverage"])  # a point estimate has no interval
+    for kind, label in (("map", "MAP plug-in"), ("mle", "MLE plug-in")):  # Wald (delta-method) intervals
+        interval = (prediction[f"class_proba_{kind}_low"].values, prediction[f"class_proba_{kind}_high"].values)
+        coverage = score_probabilities(expected[label], test.y, true_proba=test.true_class_proba, interval=interval)
+        assert table.loc[label, "truth_coverage"] == pytest.approx(coverage["truth_coverage"])
 
 
 def test_baselines_are_fitted_on_the_models_inputs_and_scored_alike(logistic_fit, split):

@@ -35,7 +35,7 @@ baselines = ["knn"]
 [[models]]
 family = "naive_bayes"
 method = "exact"
-point_estimates = ["mle", "map"]
+point_estimates = ["mle", "map", "posterior_mean"]
 
 [[datasets]]
 name = "logistic_known_weights"
@@ -71,11 +71,12 @@ def test_each_cell_records_coverage_per_estimate(study) -> None:
     assert measured.loc[measured["estimate"] == "posterior", "value"].notna().all()
     # a baseline has no interval: no coverage row
     assert not table[table["estimate"].str.startswith("baseline", na=False) & table["metric"].isin(COVERAGE)].shape[0]
-    # naive Bayes: the posterior's intervals are measured; its point estimates have none yet: NaN, not 0
+    # naive Bayes: the posterior and the MLE/MAP (Wald) are measured; estimates without an interval: NaN, not 0
     bayes = table[(table["model"] == "naive_bayes") & table["metric"].isin(COVERAGE)]
     assert set(bayes["metric"]) == {"coverage_89", "coverage_95"}  # its parameters are not log-odds coefficients
-    assert bayes.loc[bayes["estimate"] == "posterior", "value"].notna().all()
-    assert bayes.loc[bayes["estimate"] != "posterior", "value"].isna().all()
+    with_interval = bayes["estimate"].isin(["posterior", "MLE plug-in", "MAP plug-in"])
+    assert bayes.loc[with_interval, "value"].notna().all()
+    assert bayes.loc[~with_interval, "value"].isna().all()
     # the 95% interval contains the 89% one: it covers at least as much, cell by cell
     wide = measured.pivot_table(index=["key", "estimate"], columns="metric", values="value")
     assert (wide["coverage_95"] >= wide["coverage_89"] - 1e-12).all()
@@ -94,7 +95,9 @@ def test_the_report_shows_coverage_curves_a_table_and_its_conclusion(study, tmp_
     assert "nominal 89%" in logistic and "nominal 95%" in logistic  # the levels drawn, labelled
     assert "true P(class | x): 89% intervals" in logistic and "MLE plug-in" in logistic
     assert "Coverage of the truth per training size: mean over the cells" in section
-    assert "not available" in section  # the naive Bayes point estimates
+    bayes = next(svg for svg in images if svg is not logistic)  # naive Bayes: its MLE's Wald intervals are measured
+    assert "MLE plug-in" in bayes and "true coefficients" not in bayes
+    assert "not available" in section  # the naive Bayes posterior mean
     # the conclusion states the posterior's coverage at the smallest size, as in the table
     posterior = table[(table["model"] == "logistic") & (table["estimate"] == "posterior")
                       & (table["metric"] == "coverage_95") & (table["size"] == 20)]["value"].mean()  # fmt: skip
@@ -102,7 +105,7 @@ def test_the_report_shows_coverage_curves_a_table_and_its_conclusion(study, tmp_
                          r"[^<]*?posterior ([0-9.]+)% at n = 20", section)  # fmt: skip
     assert sentence is not None, section[-3000:]
     assert float(sentence.group(1)) == pytest.approx(100 * posterior, abs=0.051)
-    assert "coverage is not available for MAP plug-in, MLE plug-in" in section
+    assert "coverage is not available for post. mean plug-in" in section  # no extremum: no Wald interval
     write_report(tmp_path / "study.html", page)
 
 
