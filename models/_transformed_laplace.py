@@ -29,7 +29,7 @@ is skewed (few rows per class, a count of zero).
 
 from __future__ import annotations
 
-import functools
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +70,7 @@ class TransformedPosterior:
     initial : numpy.ndarray of shape (p,)
         The model's initial point, raveled.
     value_and_gradient : callable
-        ``z -> (log p(z | y), gradient)``, the Jacobian included.
+        ``z -> (log p(z | y), gradient)``, the log Jacobian of the transforms included.
     hessian : callable
         ``z -> Hessian of log p(z | y)``, shape ``(p, p)``.
     parameters : callable
@@ -99,7 +99,42 @@ class TransformedPosterior:
         return tuple(labels)
 
 
-def _compile(model: pm.Model, names: tuple[str, ...]) -> TransformedPosterior:
+class _LastCall:
+    """A compiled ``z -> (value, gradient, Hessian)`` that remembers its last point (the optimiser asks twice)."""
+
+    def __init__(self, function: Callable[[np.ndarray], list[np.ndarray]]) -> None:
+        self._function = function
+        self._point: np.ndarray | None = None
+        self._values: tuple[float, np.ndarray, np.ndarray] = (np.nan, np.zeros(0), np.zeros((0, 0)))
+
+    def __call__(self, z: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        z = np.asarray(z, dtype=float)
+        if self._point is None or not np.array_equal(z, self._point):
+            value, gradient, hessian = self._function(z)
+            self._values = (float(value), gradient, hessian)
+            self._point = z.copy()
+        return self._values
+
+
+@dataclass(frozen=True, eq=False)
+class _Compiled:
+    """The compiled functions of one model layout, their data containers, and a lock over both."""
+
+    shared: dict[str, Any]
+    derivatives: Callable[[np.ndarray], list[np.ndarray]]
+    to_parameters: Callable[[np.ndarray], list[np.ndarray]]
+    value_names: tuple[str, ...]
+    parameter_dims: tuple[tuple[str, ...], ...]
+    lock: threading.Lock
+
+
+#: compiled functions per model layout (:meth:`cache_key` and the data's shapes): a model of new data of the same
+#: layout swaps its data containers' values in (as NUTS's compile cache does); the most recent few are kept
+_COMPILED: dict[tuple, _Compiled] = {}
+_KEPT = 8
+
+
+def _compile(model: pm.Model, names: tuple[str, ...]) -> _Compiled:
     """Compile the log density, its derivatives and the map to ``names`` over the raveled value variables."""
     import pytensor
     import pytensor.tensor as pt
@@ -107,46 +142,90 @@ def _compile(model: pm.Model, names: tuple[str, ...]) -> TransformedPosterior:
     from pytensor.graph.replace import vectorize_graph
 
     point = model.initial_point()
-    value_vars = model.value_vars
     outputs = [model.logp(jacobian=True), *model.replace_rvs_by_values([model[name] for name in names])]
-    joined, flat = join_nonshared_inputs(point=point, outputs=outputs, inputs=value_vars)
+    joined, flat = join_nonshared_inputs(point=point, outputs=outputs, inputs=model.value_vars)
     log_density, *parameters = joined
     gradient = pytensor.grad(log_density, flat)
-    value_and_gradient = pytensor.function([flat], [log_density, gradient])
-    hessian = pytensor.function([flat], pytensor.gradient.hessian(log_density, flat))
+    # one compiled function (one rewrite pass) for the value and both derivatives, the Hessian as the
+    # vectorised Jacobian of the gradient (no scan)
+    hessian = pytensor.gradient.jacobian(gradient, flat, vectorize=True)
     rows = pt.matrix("rows", dtype=flat.dtype)
     batched = vectorize_graph(parameters, replace={flat: rows})
-    to_parameters = pytensor.function([rows], batched)
     dims = model.named_vars_to_dims
-    return TransformedPosterior(
-        value_names=tuple(var.name for var in value_vars),
-        value_shapes=tuple(tuple(np.shape(point[var.name])) for var in value_vars),
-        initial=np.concatenate([np.ravel(point[var.name]) for var in value_vars]).astype(float),
-        value_and_gradient=lambda z: tuple(value_and_gradient(z)),  # type: ignore[arg-type,return-value]
-        hessian=lambda z: np.asarray(hessian(z)),
-        parameters=lambda z: [np.asarray(values) for values in to_parameters(z)],
-        parameter_names=tuple(names),
+    return _Compiled(
+        shared=_shared(model),
+        derivatives=pytensor.function([flat], [log_density, gradient, hessian]),
+        to_parameters=pytensor.function([rows], batched),
+        value_names=tuple(var.name for var in model.value_vars),
         parameter_dims=tuple(tuple(dims.get(name, ())) for name in names),
+        lock=threading.Lock(),
     )
 
 
-@functools.lru_cache(maxsize=4)
+def _shared(model: pm.Model) -> dict[str, Any]:
+    """The model's data containers (shared variables) by name."""
+    from pytensor.compile.sharedvalue import SharedVariable
+
+    return {name: var for name, var in model.named_vars.items() if isinstance(var, SharedVariable)}
+
+
 def transformed_posterior(family: Any, data: Dataset) -> TransformedPosterior:
-    """The compiled :class:`TransformedPosterior` of ``family``'s model of ``data`` (the last four kept).
+    """The compiled :class:`TransformedPosterior` of ``family``'s model of ``data``.
+
+    The functions are compiled once per model layout (``family.cache_key(data)`` and the shapes of the model's
+    data and value variables); a later model of the same layout reuses them with its own data values, set under
+    a lock at each call.
 
     Parameters
     ----------
     family : ClassifierModel
-        A (hashable, frozen) family instance.
+        A family instance.
     data : Dataset
         Training data, as given to ``family.build``.
 
     Returns
     -------
     TransformedPosterior
-        The compiled density and map.
+        The compiled density and map, bound to ``data``.
     """
-    return _compile(family.build(data), family.parameter_names(data))
+    model = family.build(data)
+    names = tuple(family.parameter_names(data))
+    point = model.initial_point()
+    values = {name: var.get_value() for name, var in _shared(model).items()}
+    key = (
+        type(family).__qualname__,
+        family.cache_key(data),
+        names,
+        tuple((var.name, np.shape(point[var.name])) for var in model.value_vars),
+        tuple((name, np.shape(value)) for name, value in values.items()),
+    )
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = _compile(model, names)
+        _COMPILED[key] = compiled
+        while len(_COMPILED) > _KEPT:
+            del _COMPILED[next(iter(_COMPILED))]
+
+    def with_data(function: Callable[[np.ndarray], list[np.ndarray]]) -> Callable[[np.ndarray], list[np.ndarray]]:
+        def call(z: np.ndarray) -> list[np.ndarray]:
+            with compiled.lock:
+                for name, value in values.items():
+                    compiled.shared[name].set_value(value)
+                return [np.asarray(output, dtype=float) for output in function(z)]
+
+        return call
+
+    derivatives = _LastCall(with_data(compiled.derivatives))
+    return TransformedPosterior(
+        value_names=compiled.value_names,
+        value_shapes=tuple(tuple(np.shape(point[name])) for name in compiled.value_names),
+        initial=np.concatenate([np.ravel(point[name]) for name in compiled.value_names]).astype(float),
+        value_and_gradient=lambda z: derivatives(z)[:2],
+        hessian=lambda z: derivatives(z)[2],
+        parameters=with_data(compiled.to_parameters),
+        parameter_names=names,
+        parameter_dims=compiled.parameter_dims,
+    )
 
 
 def _mode(posterior: TransformedPosterior) -> np.ndarray:
