@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import pymc as pm
     import scipy
     import xarray as xr
+    from pytensor.graph.basic import Variable
 
     from bayesclass.data import Dataset
 else:
@@ -145,10 +146,10 @@ def _compile(model: pm.Model, names: tuple[str, ...]) -> _Compiled:
     outputs = [model.logp(jacobian=True), *model.replace_rvs_by_values([model[name] for name in names])]
     joined, flat = join_nonshared_inputs(point=point, outputs=outputs, inputs=model.value_vars)
     log_density, *parameters = joined
-    gradient = pytensor.grad(log_density, flat)
+    gradient = cast("Variable", pytensor.grad(log_density, flat))
     # one compiled function (one rewrite pass) for the value and both derivatives, the Hessian as the
     # vectorised Jacobian of the gradient (no scan)
-    hessian = pytensor.gradient.jacobian(gradient, flat, vectorize=True)
+    hessian = cast("Variable", pytensor.gradient.jacobian(gradient, flat, vectorize=True))
     rows = pt.matrix("rows", dtype=flat.dtype)
     batched = vectorize_graph(parameters, replace={flat: rows})
     dims = model.named_vars_to_dims
