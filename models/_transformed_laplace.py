@@ -37,7 +37,6 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.models.approximation import GaussianApproximation
-from bayesclass.models.base import ConvergenceError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -247,7 +246,7 @@ def _mode(posterior: TransformedPosterior) -> np.ndarray:
     )
     gradient_norm = float(np.abs(result.jac).max(initial=0.0))
     if not np.isfinite(result.fun) or gradient_norm > GRADIENT_TOLERANCE * max(1.0, abs(float(result.fun))):
-        raise ConvergenceError(
+        raise ValueError(
             f"the Laplace approximation found no mode of the posterior in the unconstrained space "
             f"({result.message}; largest gradient {gradient_norm:.3g} after {result.nit} steps): "
             "fit with method='nuts' instead"
@@ -274,7 +273,7 @@ def transformed_laplace_approximation(family: Any, data: Dataset) -> tuple[xr.Da
 
     Raises
     ------
-    ConvergenceError
+    ValueError
         Where no mode is found (an improper direction: the density grows without bound) or the Hessian at the
         point found is not negative definite.
     """
@@ -284,7 +283,7 @@ def transformed_laplace_approximation(family: Any, data: Dataset) -> tuple[xr.Da
     try:
         factor = scipy.linalg.cho_factor(0.5 * (precision + precision.T))
     except np.linalg.LinAlgError:
-        raise ConvergenceError(
+        raise ValueError(
             "the Laplace approximation's Hessian at the mode is not negative definite (a flat or improper "
             "direction of the posterior in the unconstrained space): fit with method='nuts' instead"
         ) from None

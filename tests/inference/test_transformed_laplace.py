@@ -100,10 +100,11 @@ def test_mode_and_hessian_equal_an_independent_optimisation_of_pymcs_own_log_den
 
     start = raveled.data + np.random.default_rng(0).uniform(-0.5, 0.5, raveled.data.shape)
     found = scipy.optimize.minimize(
-        lambda z: -logp(as_point(z)), start, jac=lambda z: -dlogp(as_point(z)), method="BFGS", options={"gtol": 1e-9}
+        lambda z: -logp(as_point(z)), start, jac=lambda z: -dlogp(as_point(z)), method="BFGS", options={"gtol": 1e-8}
     )
-    assert found.success
-    np.testing.assert_allclose(approximation.params, found.x, atol=1e-5)
+    assert np.abs(found.jac).max() < 1e-4  # BFGS stops on precision loss near its gtol: judged by its gradient
+    sd = np.sqrt(np.diag(approximation.covariance))
+    assert np.all(np.abs(approximation.params - found.x) <= 1e-3 * sd)
     precision = d2logp(as_point(approximation.params))
     np.testing.assert_allclose(approximation.covariance, np.linalg.inv(precision), rtol=1e-8, atol=1e-12)
     assert approximation.kind == "laplace" and len(approximation.labels) == len(approximation.params)
