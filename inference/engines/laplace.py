@@ -40,6 +40,8 @@ cancer (30 features) 1.10 and 0.83-0.99 (an inverse-Wishart's mean exceeds its m
 reproduce); seed 001's Gaussians at 20, 40, 200, 1000 training rows 0.36, 0.37, 0.18, 0.11 (naive Bayes) and 0.51,
 0.41, 0.21, 0.11 (gcc), smallest sd ratios 0.54, 0.73, 0.94, 0.97 and 0.68, 0.80, 0.93, 0.97. The held-out log
 losses differ by at most 0.05 (breast cancer, naive Bayes: 1.069 Laplace, 1.118 exact), mostly by under 0.01.
+Against NUTS (4 x 1000 draws, iris, 105 training rows): gcc with its default LKJ prior (no exact posterior) 0.45 and
+0.88-1.03, held-out log loss 0.0165 Laplace, 0.0176 NUTS; naive Bayes 0.24 and 0.86-1.02, 0.0619 and 0.0636.
 """
 
 from __future__ import annotations
