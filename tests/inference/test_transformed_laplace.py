@@ -91,7 +91,7 @@ def test_mode_and_hessian_equal_an_independent_optimisation_of_pymcs_own_log_den
     point = model.initial_point()
     logp = model.compile_logp(jacobian=True)
     dlogp = model.compile_dlogp(jacobian=True)
-    d2logp = model.compile_d2logp(jacobian=True)  # the NEGATIVE Hessian
+    d2logp = model.compile_d2logp(jacobian=True, negate_output=False)  # the Hessian
     bijection = pm.blocking.DictToArrayBijection
     raveled = bijection.map({v.name: point[v.name] for v in model.value_vars})
 
@@ -105,7 +105,7 @@ def test_mode_and_hessian_equal_an_independent_optimisation_of_pymcs_own_log_den
     assert np.abs(found.jac).max() < 1e-4  # BFGS stops on precision loss near its gtol: judged by its gradient
     sd = np.sqrt(np.diag(approximation.covariance))
     assert np.all(np.abs(approximation.params - found.x) <= 1e-3 * sd)
-    precision = d2logp(as_point(approximation.params))
+    precision = -d2logp(as_point(approximation.params))
     np.testing.assert_allclose(approximation.covariance, np.linalg.inv(precision), rtol=1e-8, atol=1e-12)
     assert approximation.kind == "laplace" and len(approximation.labels) == len(approximation.params)
 
