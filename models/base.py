@@ -392,6 +392,11 @@ class ClassifierModel(abc.ABC):
     #: draws from (:meth:`has_laplace`, :meth:`laplace_approximation`). A family with constrained parameters
     #: (probabilities, scales) leaves it False and overrides those two methods and :meth:`laplace_parameters`.
     map_approximation_unconstrained: ClassVar[bool] = False
+    #: where ``fit(method="laplace")`` takes its Gaussian: ``"map"`` (the MAP's :meth:`gaussian_approximation`,
+    #: where :attr:`map_approximation_unconstrained`) or ``"transformed"`` (generic, for constrained parameters: the
+    #: mode and inverse Hessian of the PyMC model's log density over its unconstrained value variables, Jacobian
+    #: included, mapped back by the model's graph; :mod:`bayesclass.models._transformed_laplace`)
+    laplace_space: ClassVar[Literal["map", "transformed"]] = "map"
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, then check every field.
@@ -647,18 +652,24 @@ class ClassifierModel(abc.ABC):
         Returns
         -------
         bool
-            True when :attr:`map_approximation_unconstrained` and the instance has a MAP.
+            True when :attr:`laplace_space` is ``"transformed"``, or :attr:`map_approximation_unconstrained` and
+            the instance has a MAP.
         """
+        if self.laplace_space == "transformed":
+            return True
         return self.map_approximation_unconstrained and "map" in self.available_point_estimates()
 
     def laplace_approximation(self, data: Dataset) -> tuple[xr.Dataset, GaussianApproximation]:
         """The Laplace approximation of the posterior: a Gaussian in an unconstrained space, at the mode.
 
         By default (:attr:`map_approximation_unconstrained`) the MAP and its :meth:`gaussian_approximation` (the
-        inverse Hessian of the negative log posterior), whose draws are the parameters themselves. A family with
-        constrained parameters overrides this with the approximation over unconstrained variables (log scales,
-        log-ratios of probabilities), at the mode of the posterior density in those variables (Jacobian included),
-        and :meth:`laplace_parameters` with the map from them back to its parameters.
+        inverse Hessian of the negative log posterior), whose draws are the parameters themselves. Where
+        :attr:`laplace_space` is ``"transformed"``, the generic approximation over the PyMC model's unconstrained
+        value variables (:func:`~bayesclass.models._transformed_laplace.transformed_laplace_approximation`).
+        Otherwise a family with constrained parameters overrides this with the approximation over unconstrained
+        variables (log scales, log-ratios of probabilities), at the mode of the posterior density in those
+        variables (Jacobian included), and :meth:`laplace_parameters` with the map from them back to its
+        parameters.
 
         Parameters
         ----------
@@ -681,6 +692,10 @@ class ClassifierModel(abc.ABC):
             raise ValueError(
                 f"the {self.name!r} model states no Laplace approximation of its posterior; fit it with method='nuts'"
             )
+        if self.laplace_space == "transformed":
+            from bayesclass.models._transformed_laplace import transformed_laplace_approximation
+
+            return transformed_laplace_approximation(self, data)
         approximation = self.gaussian_approximation(data, "map")
         if approximation is None:
             raise ValueError(f"the {self.name!r} model states no curvature at its MAP; fit it with method='nuts'")
@@ -702,6 +717,10 @@ class ClassifierModel(abc.ABC):
             The parameters, dims ``(chain, draw, ...)``: ``draws`` unchanged here (every parameter unconstrained);
             a family whose approximation is over transformed variables maps them back (e.g. ``exp`` of a log scale).
         """
+        if self.laplace_space == "transformed":
+            from bayesclass.models._transformed_laplace import transformed_laplace_parameters
+
+            return transformed_laplace_parameters(self, draws, data)
         return draws
 
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:

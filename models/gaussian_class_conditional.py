@@ -380,6 +380,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
     regularization: Annotated[float, InRange(0, 1, closed="left", fix="e.g. 0.1")] = 0.0
 
     name: ClassVar[str] = "gcc"
+    laplace_space = "transformed"  # fit(method="laplace") in the PyMC model's unconstrained space
     derived_quantities_title: ClassVar[str] = (
         "Linear discriminants of the shared covariance: a_k(x) = w_k . x + w_k0 (seed 001 §D, seed 002)"
     )

@@ -435,6 +435,7 @@ class NaiveBayes(GenerativeClassifierModel):
     prior: NaiveBayesPrior = field(default_factory=NaiveBayesPrior)
 
     name: ClassVar[str] = "naive_bayes"
+    laplace_space = "transformed"  # fit(method="laplace") in the PyMC model's unconstrained space
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:
         """The prior and likelihood as plain-text formulas, per class c and feature j (module docstring, seed 003).

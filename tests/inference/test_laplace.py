@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ import bayesclass as bc
 from bayesclass.data import seed001_gaussians
 from bayesclass.inference.engines.laplace import gaussian_draws
 from bayesclass.inference.engines.methods import SAMPLERS
-from bayesclass.models import LogisticRegression, NaiveBayes
+from bayesclass.models import GaussianClassConditional, LogisticRegression, NaiveBayes
 from bayesclass.models.approximation import GaussianApproximation
 from tests.bad_inputs.harness import assert_one_line_error, run
 
@@ -108,12 +110,21 @@ def test_laplace_fit_is_predicted_and_diagnosed_like_independent_draws():
     assert np.isfinite(summary.elpd_loo) and summary.elpd_loo < 0
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _NoLaplaceNaiveBayes(NaiveBayes):
+    """Naive Bayes that declares no Laplace approximation (test-only family)."""
+
+    name: ClassVar[str] = "no_laplace_naive_bayes"
+    laplace_space = "map"  # and no unconstrained MAP approximation: has_laplace() is False
+
+
 def test_only_families_with_a_laplace_approximation_accept_it():
     accepts = SAMPLERS["laplace"].accepts
     assert accepts(LogisticRegression()) and accepts(LogisticRegression(link="probit"))
-    assert not accepts(NaiveBayes())
-    with pytest.raises(ValueError, match=r"method='laplace' is not available for the 'naive_bayes' model"):
-        bc.fit(NaiveBayes(), seed001_gaussians(40), method="laplace")
+    assert accepts(NaiveBayes()) and accepts(GaussianClassConditional())  # in the unconstrained space
+    assert not accepts(_NoLaplaceNaiveBayes())
+    with pytest.raises(ValueError, match=r"method='laplace' is not available for the 'no_laplace_naive_bayes' model"):
+        bc.fit(_NoLaplaceNaiveBayes(), seed001_gaussians(40), method="laplace")
 
 
 def test_cli_fit_and_compare_with_laplace(tmp_path, capsys):
@@ -130,12 +141,18 @@ def test_cli_fit_and_compare_with_laplace(tmp_path, capsys):
         assert "exact conjugate" not in text
 
 
-def test_cli_refuses_laplace_for_a_family_without_an_approximation(tmp_path, capsys):
+def test_cli_refuses_laplace_for_a_family_without_an_approximation(tmp_path, capsys, monkeypatch):
+    from bayesclass.models import REGISTRY
+
+    monkeypatch.setitem(REGISTRY, _NoLaplaceNaiveBayes.name, _NoLaplaceNaiveBayes)
     code = run(
-        "fit", "--data", "transport", "--model", "naive_bayes", "--method", "laplace", "--out", str(tmp_path / "x.nc")
-    )
+        "fit", "--data", "transport", "--model", _NoLaplaceNaiveBayes.name, "--method", "laplace",
+        "--out", str(tmp_path / "x.nc"),
+    )  # fmt: skip
     assert code == 2
-    assert_one_line_error(capsys.readouterr().err, "--method laplace is not available for --model naive_bayes")
+    assert_one_line_error(
+        capsys.readouterr().err, "--method laplace is not available for --model no_laplace_naive_bayes"
+    )
 
 
 def _summary(result) -> tuple[np.ndarray, np.ndarray]:

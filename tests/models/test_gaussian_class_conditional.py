@@ -686,8 +686,8 @@ def test_exact_fit_stores_every_point_estimate(exact_iris_shared, iris):
     for kind in kinds:
         xr.testing.assert_identical(tree[f"point_estimate_{kind}"].to_dataset(), model.point_estimate(iris, kind))
     assert inference.model_of(tree) == model
-    assert methods_of(model) == ("nuts", "exact", *kinds)
-    assert methods_of(GaussianClassConditional()) == ("nuts", "mle", "map", "unbiased")
+    assert methods_of(model) == ("nuts", "exact", "laplace", *kinds)
+    assert methods_of(GaussianClassConditional()) == ("nuts", "laplace", "mle", "map", "unbiased")
 
 
 def test_posterior_concentrates_at_rate_one_over_sqrt_n(seed001_by_size):

@@ -1220,7 +1220,7 @@ def test_registry_builds_naive_bayes():
     assert isinstance(model, NaiveBayes)
     assert model == NaiveBayes() and model.prior == NaiveBayesPrior()
     assert get_model("naive_bayes", prior={"binary_alpha": 2.0}).prior.binary_alpha == 2.0
-    assert methods_of(model) == ("nuts", "exact", "mle", "map", "posterior_mean", "unbiased")
+    assert methods_of(model) == ("nuts", "exact", "laplace", "mle", "map", "posterior_mean", "unbiased")
 
 
 def test_discretized_transport_categorical_mle_is_the_level_frequency(transport):
