@@ -361,7 +361,7 @@ def test_method_errors_name_the_fix():
         inference.fit(LogisticRegression(), data, method="gibbs")
     with pytest.raises(ValueError, match=r"backend='nutpie' is a NUTS backend, but method='gibbs' is not NUTS"):
         inference.fit("gp", data, method="gibbs", sampler=SamplerSettings(backend="nutpie"))
-    assert methods_of(LatentGaussianProcess()) == ("nuts", "gibbs", "map")
+    assert methods_of(LatentGaussianProcess()) == ("nuts", "gibbs", "laplace", "map")
     assert LogisticRegression().default_sampling_method == "nuts"
 
 
