@@ -53,8 +53,16 @@ __all__ = [
     "READABLE_FORMATS",
     "DataRecord",
     "ResultInfo",
+    "STACK_METHODS",
+    "StackInfo",
     "StandardizeMode",
     "check_result",
+    "check_stack",
+    "data_result",
+    "is_stack",
+    "stack_digest",
+    "stack_info",
+    "stack_members",
     "gaussian_approximation",
     "model_of",
     "parameter_groups",
@@ -314,7 +322,7 @@ def model_of(result: Any) -> ClassifierModel:
 
 
 def check_result(result: Any) -> ResultInfo:
-    """Check a whole result read from a file: its attrs (:func:`result_info`) and the groups they imply.
+    """Check a whole result read from a file (a stack: :func:`check_stack`, which returns its first member's info): its attrs (:func:`result_info`) and the groups they imply.
 
     Parameters
     ----------
@@ -331,6 +339,9 @@ def check_result(result: Any) -> ResultInfo:
     ValueError
         One line naming what is wrong.
     """
+    if is_stack(result):
+        check_stack(result)
+        return result_info(data_result(result))
     info = result_info(result)
     needed = ["observed_data", "constant_data"]
     needed += ["posterior"] if info.has_draws else [f"point_estimate_{info.method}"]
@@ -814,3 +825,224 @@ def _legacy_origin(name: str, provenance: str) -> DataOrigin:
         except (SyntaxError, ValueError, TypeError):
             split_origin = None
     return DataOrigin(source=base, arguments=arguments, split=split_origin)
+
+
+# -- stacks: one result made of fitted members and their weights -----------------------------------------------------
+
+#: how a stack's weights were computed: LOO stacking (Yao et al. 2018) or pseudo-BMA+ (Bayesian-bootstrap pseudo-BMA)
+STACK_METHODS = ("stacking", "pseudo_bma_plus")
+#: the group of a stack holding its weights (variable ``weight``, dim ``member``)
+STACK_WEIGHTS_GROUP = "stack_weights"
+#: the most members a stack holds (a tampered file cannot ask for thousands)
+MAX_STACK_MEMBERS = 64
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    """What a stack's attrs and weights say, typed and checked (see :func:`stack_info`).
+
+    Parameters
+    ----------
+    method : {"stacking", "pseudo_bma_plus"}
+        How the weights were computed.
+    labels : tuple of str
+        The members' labels, in the order of ``weights`` and of the groups ``member_0``, ``member_1`` ...
+    weights : tuple of float
+        One weight per member, in [0, 1], summing to 1.
+    created_at : str
+        ISO time the stack was made (UTC).
+    """
+
+    method: str
+    labels: tuple[str, ...]
+    weights: tuple[float, ...]
+    created_at: str = ""
+
+    def to_attrs(self) -> dict[str, Any]:
+        """The root attrs of a stack (the weights live in group ``stack_weights``).
+
+        Returns
+        -------
+        dict
+            Attr name -> value.
+        """
+        return {
+            "bayesclass_format": FORMAT_VERSION,
+            "bayesclass_stack": 1,
+            "stack_method": self.method,
+            "stack_members": json.dumps(list(self.labels)),
+            "created_at": self.created_at,
+        }
+
+
+def is_stack(result: Any) -> bool:
+    """Whether ``result`` is a stack (attr ``bayesclass_stack`` = 1) rather than one fitted result.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result or a stack.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(result, xr.DataTree) and "bayesclass_stack" in result.attrs
+
+
+def stack_members(result: Any) -> dict[str, Any]:
+    """The members of a stack by label, each a standalone result DataTree (group ``member_<i>``).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A stack.
+
+    Returns
+    -------
+    dict of str to xarray.DataTree
+    """
+    info = stack_info(result)
+    return {label: result[f"member_{index}"].copy() for index, label in enumerate(info.labels)}
+
+
+def data_result(result: Any) -> Any:
+    """The result whose records describe ``result``'s training data: itself, or a stack's first member.
+
+    A stack's members share their classes, columns and training rows (:func:`check_stack`).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result or a stack.
+
+    Returns
+    -------
+    xarray.DataTree
+    """
+    return result["member_0"].copy() if is_stack(result) else result
+
+
+def stack_digest(info: StackInfo, members: Mapping[str, Any]) -> str:
+    """SHA-256 of a stack's method, labels, weights and every member's parameter digest (attr ``stack_digest``).
+
+    Parameters
+    ----------
+    info : StackInfo
+        The stack's records.
+    members : mapping of str to xarray.DataTree
+        Its members by label.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    digest = hashlib.sha256()
+    digest.update(json.dumps([info.method, list(info.labels)]).encode())
+    digest.update(np.asarray(info.weights, dtype="<f8").tobytes())
+    for member in members.values():
+        digest.update(parameters_digest(member).encode())
+    return digest.hexdigest()
+
+
+def stack_info(result: Any) -> StackInfo:
+    """The typed record of a stack's attrs and weights, checked as untrusted input.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A stack (:func:`bayesclass.inference.stacking.stack`).
+
+    Returns
+    -------
+    StackInfo
+
+    Raises
+    ------
+    ValueError
+        One line naming the attr, group or weight that is missing, malformed or out of range.
+    """
+    if not is_stack(result):
+        raise ValueError("not a stack (no attr bayesclass_stack); make one with bayesclass stack")
+    attrs = cast("dict[str, Any]", dict(result.attrs))
+    if _flag(attrs, "bayesclass_stack") is not True:
+        raise ValueError("attr bayesclass_stack must be 1")
+    method = _text(attrs, "stack_method")
+    if method not in STACK_METHODS:
+        raise ValueError(f"attr stack_method {method[:40]!r} is not one of {', '.join(STACK_METHODS)}")
+    labels = _names(attrs, "stack_members", default=None)
+    if labels is None or not 2 <= len(labels) <= MAX_STACK_MEMBERS or len(set(labels)) != len(labels):
+        raise ValueError(f"attr stack_members must list 2 to {MAX_STACK_MEMBERS} distinct member labels")
+    groups = sorted(name for name in result.children if name.startswith("member_"))
+    if groups != sorted(f"member_{index}" for index in range(len(labels))):
+        raise ValueError(f"a stack of {len(labels)} members needs groups member_0 .. member_{len(labels) - 1}")
+    if STACK_WEIGHTS_GROUP not in result.children or "weight" not in result[STACK_WEIGHTS_GROUP]:
+        raise ValueError(f"group {STACK_WEIGHTS_GROUP} with variable weight is missing")
+    weights = np.asarray(result[STACK_WEIGHTS_GROUP]["weight"].values)
+    if weights.shape != (len(labels),) or not np.issubdtype(weights.dtype, np.number):
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} weight must hold one number per member ({len(labels)})")
+    if not (np.isfinite(weights).all() and (weights >= 0).all() and (weights <= 1).all()):
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} weight holds {weights.tolist()}: every weight must be in [0, 1]")
+    if abs(math.fsum(weights.tolist()) - 1.0) > 1e-6:
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} weight sums to {math.fsum(weights.tolist()):.6g}, not 1")
+    created = _text(attrs, "created_at", default="")
+    return StackInfo(method=method, labels=labels, weights=tuple(float(w) for w in weights), created_at=created)
+
+
+def check_stack(result: Any) -> StackInfo:
+    """Check a whole stack read from a file: its records, every member (:func:`check_result`) and their agreement.
+
+    The members must hold posterior draws and have been fitted on the same training rows: the same class names,
+    columns (names, kinds, levels) and labels in row order (target fingerprints); the digest over the weights and
+    the members' parameters (attr ``stack_digest``) must match.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The stack.
+
+    Returns
+    -------
+    StackInfo
+
+    Raises
+    ------
+    ValueError
+        One line naming the member or record that is wrong.
+    """
+    info = stack_info(result)
+    members = stack_members(result)
+    first_label, first = next(iter(members.items()))
+    reference = None
+    for label, member in members.items():
+        if is_stack(member):
+            raise ValueError(f"stack member {label!r} is itself a stack; stack fitted results")
+        try:
+            member_info = check_result(member)
+        except ValueError as error:
+            raise ValueError(f"stack member {label!r}: {error}") from None
+        if not member_info.has_draws:
+            raise ValueError(f"stack member {label!r} is a point estimate ({member_info.method}); stack posteriors")
+        record = member_info.data
+        key = (record.class_names, record.feature_names, record.feature_kinds, dict(record.category_names))
+        target = record.target_fingerprint or record.fingerprint
+        if reference is None:
+            reference = (key, target)
+        elif key != reference[0]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} have other classes or columns: a stack mixes "
+                "predictions of the same classes from the same columns"
+            )
+        elif target != reference[1]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} were fitted on different rows or labels; a stack's "
+                "members are fitted on the same training rows"
+            )
+    digest = _text(cast("dict[str, Any]", dict(result.attrs)), "stack_digest", default="")
+    if digest != stack_digest(info, members):
+        raise ValueError(
+            "the stack's weights or members do not match their SHA-256 (attr stack_digest): the file was edited or "
+            "damaged after stacking; stack the members again"
+        )
+    return info
