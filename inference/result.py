@@ -322,7 +322,10 @@ def model_of(result: Any) -> ClassifierModel:
 
 
 def check_result(result: Any) -> ResultInfo:
-    """Check a whole result read from a file (a stack: :func:`check_stack`, which returns its first member's info): its attrs (:func:`result_info`) and the groups they imply.
+    """Check a whole result read from a file: its attrs (:func:`result_info`) and the groups they imply.
+
+    A stack is checked by :func:`check_stack`; its first member's records are returned (the shared columns and
+    classes).
 
     Parameters
     ----------
