@@ -1017,7 +1017,9 @@ def _stack(args: argparse.Namespace) -> None:
     if len(args.runs) < 2:
         raise UsageError(f"give two or more result files to stack, got {len(args.runs)}")
     try:
-        results = {str(path): load_result(path) for path in args.runs}
+        names = [path.name for path in args.runs]
+        labels = names if len(set(names)) == len(names) else [str(path) for path in args.runs]
+        results = {label: load_result(path) for label, path in zip(labels, args.runs, strict=True)}
         stacked = stack(results, method=args.method)
     except (TypeError, ValueError) as error:  # LooUnavailable included: which run, why, and what to do
         raise UsageError(error) from None

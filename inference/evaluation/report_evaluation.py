@@ -205,8 +205,12 @@ def evaluate_stack_run(
     rows = training_rows(result) if rows is None else rows
     prediction = predict(result, rows)
     labels = estimate_labels(result)
-    proba = {labels[kind]: prediction["class_proba" if kind == "posterior" else f"class_proba_{kind}"].values
-             for kind in labels}  # fmt: skip
+    proba = {  # the figure names its panels' variables by label: no "/" (a file path) in a variable name
+        labels[kind].replace("/", "\u2215"): prediction[
+            "class_proba" if kind == "posterior" else f"class_proba_{kind}"
+        ].values
+        for kind in labels
+    }
     y, _ = result_codes(result, rows)
     members = tuple(
         f"member {label}: weight {weight:.4f}, elpd_loo {elpd:.2f} (se {se:.2f})"
