@@ -56,6 +56,10 @@ __all__ = ["member_kernels", "stack", "stack_inputs", "stack_kernel", "stack_wei
 
 def _labelled(results: Any) -> dict[str, Any]:
     """``results`` (a mapping label -> result, or a sequence) as label -> result, labels ``<model> (<method>)``."""
+    if isinstance(results, xr.DataTree):  # a DataTree is a mapping of its groups: never read as one
+        raise TypeError(
+            "results must be a list of result DataTrees or a dict label -> result, got one result; stack two or more"
+        )
     if isinstance(results, Mapping):
         runs = {str(label): result for label, result in results.items()}
     elif isinstance(results, Sequence) and not isinstance(results, str):
