@@ -63,6 +63,7 @@ __all__ = [
     "stack_digest",
     "stack_info",
     "stack_members",
+    "write_stack_info",
     "gaussian_approximation",
     "model_of",
     "parameter_groups",
@@ -947,6 +948,22 @@ def stack_digest(info: StackInfo, members: Mapping[str, Any]) -> str:
     for member in members.values():
         digest.update(parameters_digest(member).encode())
     return digest.hexdigest()
+
+
+def write_stack_info(result: Any, info: StackInfo) -> None:
+    """Write ``info`` as the root attrs of the stack ``result`` (replacing them all), with its digest.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The stack, its member groups already in place.
+    info : StackInfo
+        What to record.
+    """
+    result.attrs.clear()
+    result.attrs.update(info.to_attrs())
+    members = {label: result[f"member_{index}"] for index, label in enumerate(info.labels)}
+    result.attrs["stack_digest"] = stack_digest(info, members)
 
 
 def stack_info(result: Any) -> StackInfo:

@@ -40,9 +40,9 @@ from bayesclass.inference.result import (
     check_stack,
     is_stack,
     result_info,
-    stack_digest,
     stack_info,
     stack_members,
+    write_stack_info,
 )
 from bayesclass.models.base import ClassProbaKernel
 
@@ -164,8 +164,7 @@ def stack(results: Any, *, method: str = "stacking") -> xr.DataTree:
             coords={"member": list(labels)},
         )
     )
-    tree.attrs.update(info.to_attrs())
-    tree.attrs["stack_digest"] = stack_digest(info, stack_members(tree))
+    write_stack_info(tree, info)
     check_stack(tree)  # its members were checked: this checks that they agree with one another
     return tree
 
