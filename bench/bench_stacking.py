@@ -58,13 +58,17 @@ def main() -> None:
                 stack_loss = float(table["log_loss"].iloc[0])
                 member_losses = table["log_loss"].iloc[1:]
                 best = member_losses.idxmin()
-                print(
-                    f"    {split}: stack log loss {stack_loss:.4f}, best member {best.removeprefix('member: ')} "
-                    f"{member_losses[best]:.4f} (difference {stack_loss - member_losses[best]:+.4f}); members: "
-                    + ", ".join(
-                        f"{label.removeprefix('member: ')} {value:.4f}" for label, value in member_losses.items()
-                    )
-                )
+                elpd = stacked["stack_weights"]["elpd_loo"].values
+                chosen = f"member: {list(members)[int(elpd.argmax())]}"  # what LOO selection would have picked
+
+                def short(label: str) -> str:
+                    return label.removeprefix("member: ")
+
+                print(f"    {split}: stack log loss {stack_loss:.4f}")
+                for what, label in (("LOO-selected member", chosen), ("best member in hindsight", best)):
+                    value = float(member_losses[label])
+                    print(f"      {what}: {short(label)} {value:.4f} (stack minus it: {stack_loss - value:+.4f})")
+                print("      members: " + ", ".join(f"{short(k)} {v:.4f}" for k, v in member_losses.items()))
 
 
 if __name__ == "__main__":

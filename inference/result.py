@@ -285,10 +285,15 @@ def result_info(result: Any) -> ResultInfo:
         ``result`` is not a DataTree.
     ValueError
         One line naming the attr that is missing, malformed or out of range, or a format this version
-        does not read.
+        does not read; or ``result`` is a stack (:func:`stack_info` reads those).
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError(f"result must be a result DataTree (bayesclass.fit), got {type(result).__name__}")
+    if is_stack(result):  # checked here so that every reader of one fit says what a stack is and what takes it
+        raise ValueError(
+            "the result is a stack of fitted results (bayesclass stack), not one fit: diagnose, check and loo apply "
+            "to its members' own result files; predict and report take the stack"
+        )
     return _parse(cast("dict[str, Any]", dict(result.attrs)))  # a result's attrs are keyed by name
 
 

@@ -135,6 +135,20 @@ def test_predict_refuses_draws_out_for_a_stack(files, tmp_path, capsys):
     assert not (tmp_path / "p.csv").exists()
 
 
+#: (a command that reads one fit, given a stack) -> exit 2 and what a stack is, what takes it
+STACK_ONE_FIT_CASES = [
+    (("loo", "--run"), "the result is a stack of fitted results (bayesclass stack), not one fit"),
+    (("diagnose", "--run"), "diagnose, check and loo apply to its members' own result files"),
+    (("check", "--run"), "predict and report take the stack"),
+]
+
+
+@pytest.mark.parametrize(("command", "fragment"), STACK_ONE_FIT_CASES)
+def test_commands_of_one_fit_say_what_a_stack_is(files, capsys, command, fragment):
+    assert run(*command, str(files["stack"])) == 2
+    assert_one_line_error(capsys.readouterr().err, fragment)
+
+
 #: (arguments of ``bayesclass.stack`` by fixture name, exception type, message fragment)
 STACK_API_CASES = [
     ("nb", TypeError, "results must be a list of result DataTrees or a dict label -> result"),
