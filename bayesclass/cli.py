@@ -1016,6 +1016,9 @@ def _stack(args: argparse.Namespace) -> None:
     _check_output(args.out, ".nc")
     if len(args.runs) < 2:
         raise UsageError(f"give two or more result files to stack, got {len(args.runs)}")
+    repeated = sorted({str(path) for path in args.runs if args.runs.count(path) > 1})
+    if repeated:
+        raise UsageError(f"{', '.join(repeated)} is given more than once; stack different result files")
     try:
         names = [path.name for path in args.runs]
         labels = names if len(set(names)) == len(names) else [str(path) for path in args.runs]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 import bayesclass as bc
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.evaluation.heldout import evaluate
@@ -58,7 +60,7 @@ def main() -> None:
                 stack_loss = float(table["log_loss"].iloc[0])
                 member_losses = table["log_loss"].iloc[1:]
                 best = member_losses.idxmin()
-                elpd = stacked["stack_weights"]["elpd_loo"].values
+                elpd = np.asarray(stack_info(stacked).elpd_loo)
                 chosen = f"member: {list(members)[int(elpd.argmax())]}"  # what LOO selection would have picked
 
                 def short(label: str) -> str:

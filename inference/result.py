@@ -62,6 +62,7 @@ __all__ = [
     "is_stack",
     "stack_digest",
     "stack_info",
+    "require_stackable",
     "stack_members",
     "write_stack_info",
     "gaussian_approximation",
@@ -858,6 +859,8 @@ class StackInfo:
         The members' labels, in the order of ``weights`` and of the groups ``member_0``, ``member_1`` ...
     weights : tuple of float
         One weight per member, in [0, 1], summing to 1.
+    elpd_loo, elpd_se : tuple of float
+        Each member's PSIS-LOO elpd and its standard error, from which the weights were computed.
     created_at : str
         ISO time the stack was made (UTC).
     """
@@ -865,6 +868,8 @@ class StackInfo:
     method: str
     labels: tuple[str, ...]
     weights: tuple[float, ...]
+    elpd_loo: tuple[float, ...]
+    elpd_se: tuple[float, ...]
     created_at: str = ""
 
     def to_attrs(self) -> dict[str, Any]:
@@ -950,6 +955,8 @@ def stack_digest(info: StackInfo, members: Mapping[str, Any]) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps([info.method, list(info.labels)]).encode())
     digest.update(np.asarray(info.weights, dtype="<f8").tobytes())
+    digest.update(np.asarray(info.elpd_loo, dtype="<f8").tobytes())
+    digest.update(np.asarray(info.elpd_se, dtype="<f8").tobytes())
     for member in members.values():
         digest.update(parameters_digest(member).encode())
     return digest.hexdigest()
@@ -1002,9 +1009,16 @@ def stack_info(result: Any) -> StackInfo:
     groups = sorted(name for name in result.children if name.startswith("member_"))
     if groups != sorted(f"member_{index}" for index in range(len(labels))):
         raise ValueError(f"a stack of {len(labels)} members needs groups member_0 .. member_{len(labels) - 1}")
-    if STACK_WEIGHTS_GROUP not in result.children or "weight" not in result[STACK_WEIGHTS_GROUP]:
-        raise ValueError(f"group {STACK_WEIGHTS_GROUP} with variable weight is missing")
-    weights = np.asarray(result[STACK_WEIGHTS_GROUP]["weight"].values)
+    group = result[STACK_WEIGHTS_GROUP] if STACK_WEIGHTS_GROUP in result.children else {}
+    absent = [name for name in ("weight", "elpd_loo", "elpd_se") if name not in group]
+    if absent:
+        raise ValueError(f"group {STACK_WEIGHTS_GROUP} lacks variable(s) {', '.join(absent)}; stack the members again")
+    elpd = [np.asarray(group[name].values) for name in ("elpd_loo", "elpd_se")]
+    if any(values.shape != (len(labels),) or not np.issubdtype(values.dtype, np.number) for values in elpd) or not (
+        np.isfinite(elpd[0]).all() and np.isfinite(elpd[1]).all() and (elpd[1] >= 0).all()
+    ):
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} elpd_loo/elpd_se must hold one finite number per member (se >= 0)")
+    weights = np.asarray(group["weight"].values)
     if weights.shape != (len(labels),) or not np.issubdtype(weights.dtype, np.number):
         raise ValueError(f"{STACK_WEIGHTS_GROUP} weight must hold one number per member ({len(labels)})")
     if not (np.isfinite(weights).all() and (weights >= 0).all() and (weights <= 1).all()):
@@ -1012,7 +1026,64 @@ def stack_info(result: Any) -> StackInfo:
     if abs(math.fsum(weights.tolist()) - 1.0) > 1e-6:
         raise ValueError(f"{STACK_WEIGHTS_GROUP} weight sums to {math.fsum(weights.tolist()):.6g}, not 1")
     created = _text(attrs, "created_at", default="")
-    return StackInfo(method=method, labels=labels, weights=tuple(float(w) for w in weights), created_at=created)
+    return StackInfo(
+        method=method,
+        labels=labels,
+        weights=tuple(float(w) for w in weights),
+        elpd_loo=tuple(float(value) for value in elpd[0]),
+        elpd_se=tuple(float(value) for value in elpd[1]),
+        created_at=created,
+    )
+
+
+def require_stackable(members: Mapping[str, Any]) -> None:
+    """Raise unless ``members`` can be stacked: fitted results with draws, the same classes, columns and rows.
+
+    Parameters
+    ----------
+    members : mapping of str to xarray.DataTree
+        The results by label.
+
+    Raises
+    ------
+    ValueError
+        One line naming the member and what differs: a stack or a point estimate among them, other class names or
+        columns (names, kinds, levels), or other labels in row order (target fingerprints).
+    """
+    first_label = next(iter(members))
+    reference = None
+    for label, member in members.items():
+        if is_stack(member):
+            raise ValueError(f"stack member {label!r} is itself a stack; stack the fitted results themselves")
+        try:
+            member_info = check_result(member)
+        except ValueError as error:
+            raise ValueError(f"stack member {label!r}: {error}") from None
+        if not member_info.has_draws:
+            raise ValueError(
+                f"stack member {label!r} is a point estimate ({member_info.method}); a stack mixes posteriors (fit "
+                "with method nuts, exact, gibbs or laplace)"
+            )
+        record = member_info.data
+        key = (record.class_names, record.feature_names, record.feature_kinds, dict(record.category_names))
+        target = record.target_fingerprint or record.fingerprint
+        if reference is None:
+            reference = (key, target)
+        elif key[0] != reference[0][0]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} have other classes ({list(reference[0][0])} against "
+                f"{list(key[0])}): a stack mixes predictions of the same classes"
+            )
+        elif key != reference[0]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} have other columns ({list(reference[0][1])[:10]} against "
+                f"{list(key[1])[:10]}, or their kinds or levels): a stack mixes predictions from the same columns"
+            )
+        elif target != reference[1]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} were fitted on different rows or labels; a stack's "
+                "members are fitted on the same training rows"
+            )
 
 
 def check_stack(result: Any) -> StackInfo:
@@ -1038,32 +1109,7 @@ def check_stack(result: Any) -> StackInfo:
     """
     info = stack_info(result)
     members = stack_members(result)
-    first_label, first = next(iter(members.items()))
-    reference = None
-    for label, member in members.items():
-        if is_stack(member):
-            raise ValueError(f"stack member {label!r} is itself a stack; stack fitted results")
-        try:
-            member_info = check_result(member)
-        except ValueError as error:
-            raise ValueError(f"stack member {label!r}: {error}") from None
-        if not member_info.has_draws:
-            raise ValueError(f"stack member {label!r} is a point estimate ({member_info.method}); stack posteriors")
-        record = member_info.data
-        key = (record.class_names, record.feature_names, record.feature_kinds, dict(record.category_names))
-        target = record.target_fingerprint or record.fingerprint
-        if reference is None:
-            reference = (key, target)
-        elif key != reference[0]:
-            raise ValueError(
-                f"stack members {first_label!r} and {label!r} have other classes or columns: a stack mixes "
-                "predictions of the same classes from the same columns"
-            )
-        elif target != reference[1]:
-            raise ValueError(
-                f"stack members {first_label!r} and {label!r} were fitted on different rows or labels; a stack's "
-                "members are fitted on the same training rows"
-            )
+    require_stackable(members)
     digest = _text(cast("dict[str, Any]", dict(result.attrs)), "stack_digest", default="")
     if digest != stack_digest(info, members):
         raise ValueError(

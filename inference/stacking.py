@@ -36,9 +36,9 @@ from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.result import (
     STACK_WEIGHTS_GROUP,
     StackInfo,
-    check_result,
     check_stack,
     is_stack,
+    require_stackable,
     result_info,
     stack_info,
     stack_members,
@@ -84,10 +84,7 @@ def _labelled(results: Any) -> dict[str, Any]:
             raise TypeError(f"result {label!r} is a {type(result).__name__}, not a result DataTree (bayesclass.fit)")
         if is_stack(result):
             raise ValueError(f"result {label!r} is a stack; stack the fitted results themselves")
-        try:
-            check_result(result)
-        except ValueError as error:
-            raise ValueError(f"cannot stack result {label!r}: {error}") from None
+    require_stackable(runs)  # classes, columns and rows before any LOO is computed
     return runs
 
 
@@ -149,6 +146,8 @@ def stack(results: Any, *, method: str = "stacking") -> xr.DataTree:
         method=method,
         labels=labels,
         weights=tuple(float(weight) for weight in weights),
+        elpd_loo=tuple(float(table.loc[label, "elpd"]) for label in labels),
+        elpd_se=tuple(float(table.loc[label, "se"]) for label in labels),
         created_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     )
     tree = xr.DataTree()
@@ -158,8 +157,8 @@ def stack(results: Any, *, method: str = "stacking") -> xr.DataTree:
         xr.Dataset(
             {
                 "weight": ("member", weights),
-                "elpd_loo": ("member", [float(table.loc[label, "elpd"]) for label in labels]),
-                "elpd_se": ("member", [float(table.loc[label, "se"]) for label in labels]),
+                "elpd_loo": ("member", list(info.elpd_loo)),
+                "elpd_se": ("member", list(info.elpd_se)),
             },
             coords={"member": list(labels)},
         )

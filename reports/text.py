@@ -165,9 +165,8 @@ def format_stack(stack) -> str:
         The text, lines joined by newlines.
     """
     info = stack_info(stack)
-    weights = stack["stack_weights"].to_dataset()
     rows = sorted(
-        zip(info.labels, info.weights, weights["elpd_loo"].values, weights["elpd_se"].values, strict=True),
+        zip(info.labels, info.weights, info.elpd_loo, info.elpd_se, strict=True),
         key=lambda row: -row[1],
     )
     width = max(len(label) for label in info.labels)

@@ -191,7 +191,6 @@ def evaluate_stack_run(
     """
     stack = stack_info(result)
     info = result_info(data_result(result))
-    weights = result["stack_weights"].to_dataset()
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
     predicted = {
         split: (data, heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob))
@@ -214,9 +213,7 @@ def evaluate_stack_run(
     y, _ = result_codes(result, rows)
     members = tuple(
         f"member {label}: weight {weight:.4f}, elpd_loo {elpd:.2f} (se {se:.2f})"
-        for label, weight, elpd, se in zip(
-            stack.labels, stack.weights, weights["elpd_loo"].values, weights["elpd_se"].values, strict=True
-        )
+        for label, weight, elpd, se in zip(stack.labels, stack.weights, stack.elpd_loo, stack.elpd_se, strict=True)
     )
     record = info.data
     summary = rd.RunSummary(

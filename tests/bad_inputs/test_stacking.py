@@ -31,6 +31,8 @@ def files(tmp_path_factory) -> dict[str, Path]:
         "other_rows": ("--model", "naive_bayes", "--data", "seed001_gaussians", "--rows", "70", "--method", "exact",
                        *FAST),
         "iris": ("--model", "naive_bayes", "--data", "iris", "--method", "exact", *FAST),
+        "one_column": ("--model", "naive_bayes", "--data", "seed001_gaussians", "--rows", "60", "--features", "x1",
+                       "--method", "exact", *FAST),
         "map": ("--model", "naive_bayes", "--data", "seed001_gaussians", "--rows", "60", "--method", "map", "-q"),
         "few_draws": ("--model", "naive_bayes", "--data", "seed001_gaussians", "--rows", "60", "--method", "exact",
                       "--draws", "5", "--chains", "2", "-q"),
@@ -48,11 +50,13 @@ def files(tmp_path_factory) -> dict[str, Path]:
 STACK_CLI_CASES = [
     (("nb",), (), 2, "give two or more result files to stack, got 1"),
     (("nb", "/nonexistent/b.nc"), (), 2, "no result file at '/nonexistent/b.nc'"),
-    (("nb", "map"), (), 2, "is a point estimate (map): LOO needs posterior draws"),
-    (("nb", "other_rows"), (), 2, "were fitted on different rows or labels: 60 rows against 70 rows"),
-    (("nb", "iris"), (), 2, "were fitted on different rows or labels"),
+    (("nb", "map"), (), 2, "is a point estimate (map); a stack mixes posteriors"),
+    (("nb", "other_rows"), (), 2, "were fitted on different rows or labels; a stack's members are fitted on the same"),
+    (("nb", "iris"), (), 2, "have other classes (['C1', 'C2'] against ['setosa', 'versicolor', 'virginica'])"),
     (("nb", "few_draws"), (), 2, "PSIS-LOO needs at least 25"),
     (("nb", "stack"), (), 2, "is a stack; stack the fitted results themselves"),
+    (("nb", "one_column"), (), 2, "have other columns (['x1', 'x2'] against ['x1']"),
+    (("nb", "nb"), (), 2, "is given more than once; stack different result files"),
     (("nb", "logistic"), ("--method", "bma"), 2, "argument --method: invalid choice: 'bma'"),
     (("nb", "logistic"), ("--out-of-place",), 2, "unrecognized arguments: --out-of-place"),
 ]
@@ -75,6 +79,13 @@ def test_stack_refuses_an_output_that_is_not_netcdf(files, tmp_path, capsys):
 def _weights(values):
     def tamper(dataset):
         dataset["stack_weights"]["weight"][:] = values
+
+    return tamper
+
+
+def _elpd(values):
+    def tamper(dataset):
+        dataset["stack_weights"]["elpd_loo"][:] = values
 
     return tamper
 
@@ -112,6 +123,8 @@ STACK_FILE_CASES = [
     (_attr("stack_members", "not json"), "attr stack_members is not valid JSON"),
     (_attr("bayesclass_stack", 7), "attr bayesclass_stack = '7' should be 0 or 1"),
     (_member_draw, "stack member 'nb.nc': the parameter arrays do not match their SHA-256"),
+    (_elpd([-40.0, -41.0]), "do not match their SHA-256 (attr stack_digest)"),
+    (_elpd([np.inf, -41.0]), "elpd_loo/elpd_se must hold one finite number per member"),
     (_renamed_member, "a stack of 2 members needs groups member_0 .. member_1"),
 ]
 

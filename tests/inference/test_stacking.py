@@ -147,7 +147,7 @@ def test_a_stack_refuses_members_of_other_rows_or_classes(members, gaussians):
         stack({"a": members["naive_bayes"], "b": other_rows})
     renamed = dataclasses.replace(gaussians, class_names=("first", "second"), true_class_proba=None)
     other_classes = fit(NaiveBayes(), renamed, method="exact", sampler=SETTINGS)
-    with pytest.raises(ValueError, match="class names"):
+    with pytest.raises(ValueError, match="have other classes"):
         stack({"a": members["naive_bayes"], "b": other_classes})
     point = fit(NaiveBayes(), gaussians, method="map")
     with pytest.raises(ValueError, match="point estimate"):
