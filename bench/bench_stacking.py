@@ -66,10 +66,17 @@ def main() -> None:
                 def short(label: str) -> str:
                     return label.removeprefix("member: ")
 
+                prediction = bc.predict(stacked, rows)
+                observed = np.arange(rows.n_obs), rows.y  # the members' classes are the rows' (same data)
+                row_loss = -np.log(prediction["class_proba"].values[observed])
                 print(f"    {split}: stack log loss {stack_loss:.4f}")
                 for what, label in (("LOO-selected member", chosen), ("best member in hindsight", best)):
                     value = float(member_losses[label])
-                    print(f"      {what}: {short(label)} {value:.4f} (stack minus it: {stack_loss - value:+.4f})")
+                    member = f"class_proba_member_{list(members).index(short(label))}"
+                    difference = row_loss + np.log(prediction[member].values[observed])  # paired, per row
+                    paired_se = float(difference.std(ddof=1) / np.sqrt(rows.n_obs))
+                    print(f"      {what}: {short(label)} {value:.4f} (stack minus it: {stack_loss - value:+.4f}, "
+                          f"paired se {paired_se:.4f})")  # fmt: skip
                 print("      members: " + ", ".join(f"{short(k)} {v:.4f}" for k, v in member_losses.items()))
 
 

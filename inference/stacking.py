@@ -24,6 +24,7 @@ member m's draws each weighing ``w_m / S_m``. Hence
 from __future__ import annotations
 
 import datetime
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,12 @@ def stack(results: Any, *, method: str = "stacking") -> xr.DataTree:
         ``elpd_se`` by ``member``) and the root attrs of :class:`~bayesclass.inference.result.StackInfo`, with a
         digest over its weights and members' parameters. Save it with :func:`bayesclass.save_result`.
 
+    Warns
+    -----
+    UserWarning
+        One per member whose PSIS-LOO raised notes (Pareto k above ArviZ's threshold: its leave-one-out densities,
+        and hence the weights, are less reliable).
+
     Raises
     ------
     TypeError
@@ -139,6 +146,11 @@ def stack(results: Any, *, method: str = "stacking") -> xr.DataTree:
     runs = _labelled(results)
     table = stack_weights(runs, method=method)
     labels = tuple(runs)
+    for label in labels:  # high Pareto k and the like: the weights rest on these members' LOO
+        if table.loc[label, "warning"]:
+            warnings.warn(
+                f"stack weights: PSIS-LOO of {label!r}: {table.loc[label, 'warning']}", UserWarning, stacklevel=2
+            )
     weights = np.array([float(table.loc[label, "weight"]) for label in labels])
     weights = np.clip(weights, 0.0, None)
     weights = weights / weights.sum()  # arviz's optimiser returns weights summing to 1 up to its tolerance
