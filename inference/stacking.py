@@ -24,6 +24,7 @@ member m's draws each weighing ``w_m / S_m``. Hence
 from __future__ import annotations
 
 import datetime
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -207,9 +208,15 @@ def _member_kernel(member: xr.DataTree) -> ClassProbaKernel:
     """One member's posterior kernel on rows in the data's units (its coding and standardisation applied inside)."""
     info = result_info(member)
     kernel = info.model.class_proba_kernel(member["posterior"].to_dataset())
+    last = threading.local()  # the stack's kernel and this member's own ask for the same tile: computed once
 
     def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
-        return kernel(model_inputs(member, X, info=info), log=log)
+        cached = getattr(last, "call", None)
+        if cached is not None and cached[0] is X and cached[1] == log:
+            return cached[2]
+        values = kernel(model_inputs(member, X, info=info), log=log)
+        last.call = (X, log, values)
+        return values
 
     def check(X: np.ndarray, first_row: int) -> None:
         kernel.check(model_inputs(member, X, info=info), first_row)
@@ -254,14 +261,17 @@ def stack_kernel(result: xr.DataTree, members: Mapping[str, ClassProbaKernel] | 
     Returns
     -------
     ClassProbaKernel
-        Over rows in the data's units, with dim ``stack_draw`` (all members' draws, member by member) and
-        ``draw_weights``.
+        Over rows in the data's units, with dim ``stack_draw`` (the draws of every member of positive weight,
+        member by member) and ``draw_weights``.
     """
     info = stack_info(result)
-    kernels = list((members or member_kernels(result)).values())
-    weights = np.concatenate(
-        [np.full(kernel.n_draws, weight / kernel.n_draws) for kernel, weight in zip(kernels, info.weights, strict=True)]
-    )
+    weighted = [  # a member of weight 0 changes neither the mixture nor its quantiles: left out
+        (kernel, weight)
+        for kernel, weight in zip((members or member_kernels(result)).values(), info.weights, strict=True)
+        if weight > 0
+    ]
+    kernels = [kernel for kernel, _ in weighted]
+    weights = np.concatenate([np.full(kernel.n_draws, weight / kernel.n_draws) for kernel, weight in weighted])
 
     def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
         return np.concatenate([kernel(X, log=log) for kernel in kernels], axis=-1)

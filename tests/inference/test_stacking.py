@@ -209,3 +209,21 @@ def test_cli_stack_predict_decide_report(members, tmp_path, capsys):
     assert run("predict", "--run", str(out), "--data", "seed001_gaussians", "--out", str(csv), "--draws-out",
                str(tmp_path / "d.nc")) == 2  # fmt: skip
     assert_one_line_error(capsys.readouterr().err, "--draws-out")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_weighted_interval_is_numpys_weighted_quantile(seed):
+    """The vectorised weighted quantile equals numpy's (method inverted_cdf), with ties, zero weights and NaN rows."""
+    from bayesclass.inference.prediction.tiles import draw_interval
+
+    rng = np.random.default_rng(seed)
+    values = rng.random((50, 3, 120))
+    values[:10] = np.round(values[:10], 1)  # many ties
+    values[10:12] = 1.0  # saturated: every draw the same
+    values[12, 1, 7] = np.nan
+    weights = np.concatenate([np.zeros(20), np.full(60, 0.7 / 60), np.full(40, 0.3 / 40)])
+    low, high = draw_interval(values, 0.89, weights=weights)
+    expected = np.quantile(values, [0.055, 0.945], axis=-1, weights=weights, method="inverted_cdf")
+    np.testing.assert_array_equal(low, expected[0])
+    np.testing.assert_array_equal(high, expected[1])
+    assert np.isnan(low[12, 1]) and np.isnan(high[12, 1])
