@@ -1102,6 +1102,8 @@ def _predict(args: argparse.Namespace) -> None:
         raise UsageError(f"could not write {args.out}: {error}") from None
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
+    if predictor.stack is not None:
+        point = f"mixture of {len(predictor.stack.labels)} members' posterior means by {predictor.stack.method} weights"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
     from bayesclass._logging import LOGGER
 
