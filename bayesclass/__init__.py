@@ -30,6 +30,7 @@ _EXPORTS = {
     "result_info": "bayesclass.inference",
     "load_result": ("bayesclass.inference", "load"),
     "save_result": ("bayesclass.inference", "save"),
+    "stack": "bayesclass.inference.stacking",
     "REGISTRY": "bayesclass.models",
     "GaussianClassConditional": "bayesclass.models",
     "GaussianClassConditionalPrior": "bayesclass.models",
@@ -101,5 +102,6 @@ __all__ = [
     "predict",
     "result_info",
     "save_result",
+    "stack",
     "train_validation_test_split",
 ]

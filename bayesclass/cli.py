@@ -1,7 +1,7 @@
 """The ``bayesclass`` command line.
 
-Subcommands: ``datasets``, ``fit``, ``compare``, ``report``, ``study``, ``study-report``, ``loo``, ``predict``,
-``check``, ``diagnose``.
+Subcommands: ``datasets``, ``fit``, ``compare``, ``report``, ``study``, ``study-report``, ``loo``, ``stack``,
+``predict``, ``check``, ``diagnose``.
 
 Options of every subcommand, before or after its name: ``-q``/``--quiet`` (warnings and errors only: no notes,
 no progress bars) and ``-v``/``--verbose`` (also debug lines, and where each warning was raised). Notes and
@@ -186,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_study_command(commands)
     _add_study_report_command(commands)
     _add_loo_command(commands)
+    _add_stack_command(commands)
     _add_predict_command(commands)
     _add_check_command(commands)
     _add_diagnose_command(commands)
@@ -384,6 +385,23 @@ def _add_loo_command(commands) -> None:
     )
     loo.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat to compare)")
     loo.set_defaults(command=_loo, name="loo")
+
+
+def _add_stack_command(commands) -> None:
+    stack = commands.add_parser(
+        "stack",
+        help="stack saved NUTS/exact results fitted on the same rows into one result (LOO stacking or pseudo-BMA+ "
+        "weights, arviz_stats.compare), which predict, report and --loss-matrix take like any result",
+    )
+    stack.add_argument("runs", nargs="+", type=Path, metavar="RUN.nc", help="two or more result files")
+    stack.add_argument(
+        "--method",
+        choices=("stacking", "pseudo_bma_plus"),
+        default="stacking",
+        help="LOO stacking (Yao, Vehtari, Simpson and Gelman 2018; default) or pseudo-BMA+ (Bayesian bootstrap)",
+    )
+    stack.add_argument("--out", required=True, type=Path, help="stack file to write (.nc; embeds its members)")
+    stack.set_defaults(command=_stack, name="stack")
 
 
 def _add_predict_command(commands) -> None:
@@ -877,7 +895,9 @@ def _report(args: argparse.Namespace) -> None:
         if args.data is not None:
             if _is_table_file(args.data) and args.target is None:
                 raise ValueError(f"--data {args.data} is a table file: name its class column with --target COLUMN")
-            used = dict.fromkeys(name for result in results.values() for name in result_info(result).feature_names)
+            used = dict.fromkeys(
+                name for result in results.values() for name in result_info(data_result(result)).feature_names
+            )
             options: dict[str, object] = {"missing": args.missing, "features": list(used)}
             if _is_table_file(args.data):
                 heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
@@ -886,7 +906,7 @@ def _report(args: argparse.Namespace) -> None:
                 heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
         if loss is not None:
             for result in results.values():
-                loss.aligned(result_info(result).class_names)
+                loss.aligned(result_info(data_result(result)).class_names)
         page = report(results, heldout, loss=loss, features=args.features, baselines=baselines, random_seed=args.seed)
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
@@ -988,6 +1008,29 @@ def _loo(args: argparse.Namespace) -> None:
     print(format_loo(results, summaries, table))
 
 
+def _stack(args: argparse.Namespace) -> None:
+    from bayesclass.inference import load as load_result
+    from bayesclass.inference.stacking import stack
+    from bayesclass.reports.text import format_stack
+
+    _check_output(args.out, ".nc")
+    if len(args.runs) < 2:
+        raise UsageError(f"give two or more result files to stack, got {len(args.runs)}")
+    repeated = sorted({str(path) for path in args.runs if args.runs.count(path) > 1})
+    if repeated:
+        raise UsageError(f"{', '.join(repeated)} is given more than once; stack different result files")
+    try:
+        names = [path.name for path in args.runs]
+        labels = names if len(set(names)) == len(names) else [str(path) for path in args.runs]
+        results = {label: load_result(path) for label, path in zip(labels, args.runs, strict=True)}
+        stacked = stack(results, method=args.method)
+    except (TypeError, ValueError) as error:  # LooUnavailable included: which run, why, and what to do
+        raise UsageError(error) from None
+    _save(stacked, args.out)
+    print(format_stack(stacked))
+    print(f"saved {args.out}")
+
+
 def _predict(args: argparse.Namespace) -> None:
     """Stream the new rows through the chunked engine.
 
@@ -1013,6 +1056,11 @@ def _predict(args: argparse.Namespace) -> None:
         raise UsageError(f"--chunk-rows must be a positive number of rows, got {chunk_rows}; e.g. --chunk-rows 20000")
     try:
         result = load_result(args.run)
+        if args.draws_out is not None and is_stack(result):
+            raise ValueError(
+                f"--draws-out: {args.run} is a stack, whose draws are its members' draws, unequally weighted; write "
+                "the per-draw probabilities of each member's own result file instead"
+            )
         if args.draws_out is not None and "posterior" not in result:
             raise ValueError(
                 f"--draws-out needs posterior draws; {args.run} holds a {result_info(result).method} point estimate "
@@ -1054,6 +1102,8 @@ def _predict(args: argparse.Namespace) -> None:
         raise UsageError(f"could not write {args.out}: {error}") from None
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
+    if predictor.stack is not None:
+        point = f"mixture of {len(predictor.stack.labels)} members' posterior means by {predictor.stack.method} weights"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
     from bayesclass._logging import LOGGER
 
@@ -1110,6 +1160,20 @@ def _strict(args: argparse.Namespace, verdicts: dict) -> None:
             + "; ".join(f"{name}: {', '.join(report.failures)}" for name, report in failed.items())
             + " (the outputs were written)"
         )
+
+
+def is_stack(result) -> bool:
+    """Whether ``result`` is a stack (:func:`bayesclass.inference.result.is_stack`), imported on first use."""
+    from bayesclass.inference.result import is_stack as stacked
+
+    return stacked(result)
+
+
+def data_result(result):
+    """The result describing ``result``'s data (:func:`bayesclass.inference.result.data_result`)."""
+    from bayesclass.inference.result import data_result as described
+
+    return described(result)
 
 
 def result_info(result):
