@@ -945,6 +945,9 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         )
     except ValueError as error:  # the split (found before any fit)
         raise UsageError(f"--split {args.split}: {error}") from None
+    if not comparison.results:  # every family refused the data by its own check (or its fit failed)
+        reasons = "; ".join(f"{family}: {reason}" for family, reason in comparison.unavailable.items())
+        raise UsageError(f"none of the families {', '.join(families)} can take {data.name}: {reasons}")
     rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
     split = "/".join(f"{fraction:g}" for fraction in fractions)
     print(f"{data.name}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all")
@@ -954,8 +957,6 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         for family, result in comparison.results.items():
             _save(result, args.out / f"{family}.nc")
         print(f"saved {', '.join(f'{family}.nc' for family in comparison.results)} in {args.out}")
-    if not comparison.results:
-        raise FitFailed(f"no family could be fitted to {data.name}: the reasons are listed above")
     if args.strict:
         from bayesclass.inference import diagnose
 
