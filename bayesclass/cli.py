@@ -902,6 +902,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
     """``compare --model all`` (or a list): every family on the same split, ranked by PSIS-LOO and held-out scores."""
     import time
 
+    from bayesclass.data import train_validation_test_split
     from bayesclass.inference.evaluation.model_comparison import compare_models
     from bayesclass.reports.model_comparison import format_model_comparison
 
@@ -928,8 +929,16 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         from bayesclass.inference.engines.fit import check_standardize
 
         check_standardize(data, _standardize(args))
+        from bayesclass.models import get_model
+
+        for family, values in hyperparameters.items():
+            get_model(family, **values)  # invalid values: before the split and any fit
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
+    try:
+        train_validation_test_split(data, fractions=fractions, random_seed=seed)
+    except ValueError as error:
+        raise UsageError(f"--split {args.split}: {error}") from None
     started = time.perf_counter()
     try:
         comparison = compare_models(
@@ -943,8 +952,8 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
             baselines=baselines,
             random_seed=seed,
         )
-    except ValueError as error:  # the split (found before any fit)
-        raise UsageError(f"--split {args.split}: {error}") from None
+    except (ValueError, TypeError) as error:  # found before any fit (a constant training column to scale ...)
+        raise UsageError(error) from None
     if not comparison.results:  # every family refused the data by its own check (or its fit failed)
         reasons = "; ".join(f"{family}: {reason}" for family, reason in comparison.unavailable.items())
         raise UsageError(f"none of the families {', '.join(families)} can take {data.name}: {reasons}")

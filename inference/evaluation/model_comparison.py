@@ -37,13 +37,13 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, train_validation_test_split
 from bayesclass.inference.criticism.loo import compare, loo
-from bayesclass.inference.engines.fit import Standardize, fit, resolve_method
-from bayesclass.inference.engines.methods import methods_of
+from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
+from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import Omitted, ScoreFinding, paired_log_loss
 from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates
 from bayesclass.inference.evaluation.scores import score_table
-from bayesclass.models import REGISTRY, ConvergenceError, get_model
+from bayesclass.models import REGISTRY, ClassifierModel, ConvergenceError, get_model
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -302,8 +302,11 @@ def compare_models(
 
     Raises
     ------
+    TypeError
+        ``data`` not a Dataset, ``families`` not names, ``sampler`` not SamplerSettings.
     ValueError
-        Unknown families, or a split that leaves a part without rows.
+        Unknown families, hyperparameters of a family not compared or invalid for it, a method that is not a
+        sampler, bad split fractions or seed, a bad ``standardize`` (or a constant training column to scale).
     """
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bayesclass Dataset (bayesclass.load), got {type(data).__name__}")
@@ -311,19 +314,17 @@ def compare_models(
     unknown = sorted(set(hyperparameters or {}) - set(names))
     if unknown:
         raise ValueError(f"hyperparameters given for {', '.join(unknown)}, not among the families {', '.join(names)}")
+    if method not in ("auto", *SAMPLERS):
+        raise ValueError(f"method={method!r} must be 'auto' (each family's default) or one of {', '.join(SAMPLERS)}")
+    if sampler is not None and not isinstance(sampler, SamplerSettings):
+        raise TypeError(f"sampler must be a SamplerSettings (or None), got {type(sampler).__name__}")
+    models = {name: get_model(name, **(hyperparameters or {}).get(name, {})) for name in names}
     train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=random_seed)
+    check_standardize(train, standardize)  # a bad value or a constant column to scale: before any fit
     settings = sampler if sampler is not None else SamplerSettings()
     fits = tuple(
-        fit_family(
-            name,
-            train,
-            method=method,
-            sampler=settings,
-            hyperparameters=(hyperparameters or {}).get(name, {}),
-            standardize=standardize,
-            random_seed=random_seed,
-        )
-        for name in names
+        fit_family(model, train, method=method, sampler=settings, standardize=standardize, random_seed=random_seed)
+        for model in models.values()
     )
     return rank(
         fits,
@@ -336,12 +337,11 @@ def compare_models(
 
 
 def fit_family(
-    name: str,
+    model: ClassifierModel,
     train: Dataset,
     *,
     method: str,
     sampler: SamplerSettings,
-    hyperparameters: Mapping[str, Any],
     standardize: Standardize,
     random_seed: int,
 ) -> FamilyFit:
@@ -349,18 +349,18 @@ def fit_family(
 
     Parameters
     ----------
-    name : str
-        The registry name.
+    model : ClassifierModel
+        The family instance.
     train : Dataset
         The training rows.
-    method, sampler, hyperparameters, standardize, random_seed
+    method, sampler, standardize, random_seed
         As :func:`compare_models`.
 
     Returns
     -------
     FamilyFit
     """
-    model = get_model(name, **hyperparameters)
+    name = model.name
     try:
         chosen = resolve_method(model, method, sampler)
     except ValueError as error:
