@@ -416,7 +416,9 @@ def rank(
         proba, y, table = heldout_proba(results, rows, baselines=baselines, random_seed=random_seed)
         tables[split] = table
         rankings[split] = rank_heldout(proba, y, table)
-        posteriors = {label: values for label, values in proba.items() if label.endswith(": posterior")}
+        posteriors = {
+            label: values for label, values in proba.items() if label.endswith(": posterior") and values is not None
+        }
         findings[split] = (
             paired_log_loss(posteriors, y, split=split)
             if posteriors
@@ -464,6 +466,7 @@ def rank_loo(results: Mapping[str, Any]) -> tuple[tuple[LooRow, ...], tuple[tupl
             left_out.append((name, str(error)))
     if not summaries:
         return (), tuple(left_out)
+    table: dict[str, dict[str, Any]]
     if len(summaries) == 1:
         ((name, summary),) = summaries.items()
         table = {name: {"elpd_diff": 0.0, "dse": 0.0, "warning": "; ".join(summary.notes)}}
