@@ -246,7 +246,7 @@ def _add_compare_command(commands) -> None:
     compare = commands.add_parser(
         "compare",
         help="fit the posterior and every point estimate on a training split and print the comparison",
-        usage="%(prog)s --data DATA [--model NAME] [--method METHOD] [--split T,V,T] [options]",
+        usage="%(prog)s --data DATA [--model NAME|all|NAME,NAME,...] [--method METHOD] [--split T,V,T] [options]",
     )
     _model_arguments(compare)
     model = next(action for action in compare._actions if action.dest == "model")

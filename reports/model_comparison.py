@@ -38,7 +38,10 @@ def format_model_comparison(comparison: ModelComparison) -> str:
     lines = [f"families on the same {comparison.n_rows['train']} training rows (seed {comparison.random_seed}):"]
     for fitted in comparison.fits:
         if fitted.result is not None:
-            lines.append(f"  {fitted.family:<12} fitted by {fitted.method:<6} in {fitted.seconds:6.1f} s")
+            lines.append(
+                f"  {fitted.family:<12} fitted by {fitted.method:<6} in {fitted.seconds:6.1f} s "
+                f"(CPU {fitted.cpu_seconds:.1f} s)"
+            )
     for family, reason in comparison.unavailable.items():
         lines.append(f"  {family:<12} NOT fitted: {reason}")
     lines.append("")
