@@ -247,16 +247,27 @@ def _add_compare_command(commands) -> None:
     compare = commands.add_parser(
         "compare",
         help="fit the posterior and every point estimate on a training split and print the comparison",
-        usage="%(prog)s --data DATA [--model NAME] [--method METHOD] [--split T,V,T] [options]",
+        usage="%(prog)s --data DATA [--model NAME|all|NAME,NAME,...] [--method METHOD] [--split T,V,T] [options]",
     )
     _model_arguments(compare)
+    model = next(action for action in compare._actions if action.dest == "model")
+    model.choices, model.type, model.metavar = None, _families_value, "NAME|all|NAME,NAME,..."
+    model.help = (
+        f"model family (default logistic), or several on the same split, ranked by PSIS-LOO and held-out scores: "
+        f"'all' or a comma-separated list of {', '.join(REGISTRY)}"
+    )
     compare.add_argument(
         "--method",
         choices=("auto", *SAMPLERS),
         default="auto",
         help=f"how to draw the posterior: {_sampler_help()}",
     )
-    compare.add_argument("--out", type=Path, help="also save the posterior result (.nc)")
+    compare.add_argument(
+        "--out",
+        type=Path,
+        help="also save the posterior result (.nc); with several families a folder (created if absent) for one "
+        "result per family, FAMILY.nc",
+    )
     compare.add_argument(
         "--split",
         default="0.6,0.2,0.2",
@@ -283,6 +294,20 @@ def _add_compare_command(commands) -> None:
         "--report", type=Path, metavar="OUT.html", help="also write the HTML report of this comparison (atomically)"
     )
     compare.set_defaults(command=_compare, name="compare")
+
+
+def _families_value(value: str) -> str:
+    """``compare --model``: one family, ``all`` or a comma-separated list (checked here; kept as given)."""
+    from bayesclass.inference.evaluation.model_comparison import parse_families
+
+    try:
+        parse_families(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {value!r} (choose 'all', one of {', '.join(map(repr, REGISTRY))}, or several of them "
+            "separated by commas)"
+        ) from None
+    return value
 
 
 def _split_fractions(value: str) -> tuple[float, float, float]:
@@ -603,22 +628,12 @@ def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _setup(args: argparse.Namespace):
-    from bayesclass.data import load
     from bayesclass.data._validation import require_seed
-    from bayesclass.inference import SamplerSettings
     from bayesclass.models import get_model
 
     try:
         model = get_model(args.model, **_hyperparameters(args))
-        sampler = SamplerSettings(
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            target_accept=args.target_accept,
-            backend=args.backend,
-            progressbar=not args.no_progress,
-            keep_partial=args.keep_partial,
-        )
+        sampler = _sampler_settings(args)
         from bayesclass.inference.engines.fit import check_standardize, resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
@@ -629,34 +644,7 @@ def _setup(args: argparse.Namespace):
                 f"--method {args.method} is not available for --model {args.model}; choose one of "
                 f"{', '.join(accepted)}{model.unavailable_hint(args.method)}"
             )
-        kinds = _feature_kinds(args.feature_kind)
-        if (kinds or args.target) and not _is_table_file(args.data):
-            from bayesclass.data.loaders import builtin_tables
-
-            flag = "--feature-kind" if kinds else "--target"
-            if args.data not in builtin_tables():
-                raise ValueError(
-                    f"{flag} applies to CSV/TSV/parquet files and the built-in tables ({', '.join(builtin_tables())}); "
-                    f"{args.data!r} is a built-in dataset with a fixed target and coding: drop {flag}"
-                )
-        if args.rows is not None:
-            from bayesclass.data import available
-
-            generated = [info.name for info in available() if info.n_obs == "generated"]
-            if args.data not in generated:
-                raise ValueError(f"--rows applies to the generated data sets {', '.join(generated)}, not {args.data!r}")
-        options: dict[str, object] = {"missing": args.missing, "max_levels": args.max_levels}
-        if kinds:
-            options["feature_kinds"] = kinds
-        if args.features is not None:
-            options["features"] = args.features
-        if args.target is not None:
-            options["target"] = args.target
-        if _is_table_file(args.data):
-            data = load(args.data, csv_format=_csv_format(args), **options)
-        else:
-            _no_csv_format(args)
-            data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
+        data = _load_data(args)
         model.check_training_data(data)
         check_standardize(data, _standardize(args))  # a constant column to scale: before any work
         _ignored_sampler_flags(args.method, sampler)
@@ -669,6 +657,55 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+def _sampler_settings(args: argparse.Namespace):
+    from bayesclass.inference import SamplerSettings
+
+    return SamplerSettings(
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        target_accept=args.target_accept,
+        backend=args.backend,
+        progressbar=not args.no_progress,
+        keep_partial=args.keep_partial,
+    )
+
+
+def _load_data(args: argparse.Namespace):
+    """The table ``--data`` names, loaded with the data flags (raises ValueError on bad input)."""
+    from bayesclass.data import load
+
+    kinds = _feature_kinds(args.feature_kind)
+    if (kinds or args.target) and not _is_table_file(args.data):
+        from bayesclass.data.loaders import builtin_tables
+
+        flag = "--feature-kind" if kinds else "--target"
+        if args.data not in builtin_tables():
+            raise ValueError(
+                f"{flag} applies to CSV/TSV/parquet files and the built-in tables ({', '.join(builtin_tables())}); "
+                f"{args.data!r} is a built-in dataset with a fixed target and coding: drop {flag}"
+            )
+    if args.rows is not None:
+        from bayesclass.data import available
+
+        generated = [info.name for info in available() if info.n_obs == "generated"]
+        if args.data not in generated:
+            raise ValueError(f"--rows applies to the generated data sets {', '.join(generated)}, not {args.data!r}")
+    options: dict[str, object] = {"missing": args.missing, "max_levels": args.max_levels}
+    if kinds:
+        options["feature_kinds"] = kinds
+    if args.features is not None:
+        options["features"] = args.features
+    if args.target is not None:
+        options["target"] = args.target
+    if _is_table_file(args.data):
+        data = load(args.data, csv_format=_csv_format(args), **options)
+    else:
+        _no_csv_format(args)
+        data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
+    return data
 
 
 #: SamplerSettings fields and their flags where the flag is not ``--`` + the field's name
@@ -830,7 +867,12 @@ def _fit(args: argparse.Namespace) -> None:
 def _compare(args: argparse.Namespace) -> None:
     from bayesclass._report import format_comparison
     from bayesclass.data import train_validation_test_split
+    from bayesclass.inference.evaluation.model_comparison import parse_families
 
+    families = parse_families(args.model)
+    if args.model == "all" or len(families) > 1 or "," in args.model:
+        _compare_families(args, families)
+        return
     if args.out is not None:
         _check_output(args.out, ".nc")
     if args.report is not None:
@@ -872,6 +914,101 @@ def _compare(args: argparse.Namespace) -> None:
         from bayesclass.inference import diagnose
 
         _strict(args, {"the posterior": diagnose(result)})
+
+
+def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> None:
+    """``compare --model all`` (or a list): every family on the same split, ranked by PSIS-LOO and held-out scores."""
+    import time
+
+    from bayesclass.data import train_validation_test_split
+    from bayesclass.inference.evaluation.model_comparison import compare_models
+    from bayesclass.reports.model_comparison import format_model_comparison
+
+    if args.report is not None:
+        raise UsageError(
+            f"--report with several families (--model {args.model}) is not written yet: the comparison page comes "
+            "with the stacking (issue 28); give --out DIR and run 'bayesclass report --run DIR/FAMILY.nc' per family"
+        )
+    if args.loss_matrix is not None:
+        raise UsageError(
+            f"--loss-matrix with several families (--model {args.model}) is not ranked yet; give it with one family"
+        )
+    if args.out is not None and (args.out.suffix == ".nc" or (args.out.exists() and not args.out.is_dir())):
+        raise UsageError(f"--out {str(args.out)!r}: with several families --out is a folder for one FAMILY.nc each")
+    if args.out is not None and not args.out.parent.resolve().is_dir():
+        raise UsageError(f"--out directory {str(args.out.parent)!r} does not exist; create it first")
+    baselines = _baselines(args.baselines)
+    fractions = _split_fractions(args.split)
+    seed = args.seed if args.seed is not None else 0
+    try:
+        hyperparameters = _family_hyperparameters(args, families)
+        sampler = _sampler_settings(args)
+        data = _load_data(args)
+        from bayesclass.inference.engines.fit import check_standardize
+
+        check_standardize(data, _standardize(args))
+        from bayesclass.models import get_model
+
+        for family, values in hyperparameters.items():
+            get_model(family, **values)  # invalid values: before the split and any fit
+    except (ValueError, TypeError) as error:
+        raise UsageError(error) from None
+    try:
+        train_validation_test_split(data, fractions=fractions, random_seed=seed)
+    except ValueError as error:
+        raise UsageError(f"--split {args.split}: {error}") from None
+    started = time.perf_counter()
+    try:
+        comparison = compare_models(
+            data,
+            families,
+            fractions=fractions,
+            standardize=_standardize(args),
+            method=args.method,
+            sampler=sampler,
+            hyperparameters=hyperparameters,
+            baselines=baselines,
+            random_seed=seed,
+        )
+    except (ValueError, TypeError) as error:  # found before any fit (a constant training column to scale ...)
+        raise UsageError(error) from None
+    if not comparison.results:  # every family refused the data by its own check (or its fit failed)
+        reasons = "; ".join(f"{family}: {reason}" for family, reason in comparison.unavailable.items())
+        raise UsageError(f"none of the families {', '.join(families)} can take {data.name}: {reasons}")
+    rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
+    split = "/".join(f"{fraction:g}" for fraction in fractions)
+    print(f"{data.name}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all")
+    print(format_model_comparison(comparison))
+    if args.out is not None:
+        args.out.mkdir(exist_ok=True)
+        for family, result in comparison.results.items():
+            _save(result, args.out / f"{family}.nc")
+        print(f"saved {', '.join(f'{family}.nc' for family in comparison.results)} in {args.out}")
+    if args.strict:
+        from bayesclass.inference import diagnose
+
+        verdicts = {family: diagnose(result) for family, result in comparison.results.items() if "posterior" in result}
+        _strict(args, verdicts)
+
+
+def _family_hyperparameters(args: argparse.Namespace, families: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """Each family's hyperparameters from the flags it has; a flag none of ``families`` has is a usage error."""
+    from bayesclass._flags import hyperparameter_flags
+
+    flags = [flag for flag in hyperparameter_flags(REGISTRY) if getattr(args, flag.dest, None) is not None]
+    for flag in flags:
+        if not set(flag.families) & set(families):
+            raise ValueError(
+                f"{flag.flag} applies to --model {', '.join(flag.families)}, none of {', '.join(families)}"
+            )
+    chosen = {}
+    for family in families:
+        own = argparse.Namespace(**vars(args))
+        for flag in flags:
+            if family not in flag.families:
+                setattr(own, flag.dest, None)
+        chosen[family] = hyperparameters_from_flags(own, family, REGISTRY)
+    return chosen
 
 
 def _feature_list(value: str) -> tuple[str, ...]:
