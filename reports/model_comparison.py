@@ -52,6 +52,7 @@ def format_model_comparison(comparison: ModelComparison) -> str:
     width = max((len(line) for line in left), default=0)
     for one, other in zip_longest(left, right, fillvalue=""):
         lines.append(f"{one:<{width}} | {other}".rstrip())
+    lines.extend(f"no PSIS-LOO for {family}: {reason}" for family, reason in comparison.loo_left_out)
     for split in splits:
         if split != first:
             lines.append("")
@@ -71,10 +72,8 @@ def _loo_lines(comparison: ModelComparison) -> list[str]:
         lines.extend(_loo_row(row) for row in comparison.loo)
         lines.append("  (diff: elpd_loo minus the best's; dse its SE;")
         lines.append(f"   k>{PARETO_K_LIMIT:g}: rows of unreliable PSIS)")
-    for family, reason in comparison.loo_left_out:
-        lines.append(f"  {family}: no LOO: {reason}")
-    if not comparison.loo and not comparison.loo_left_out:
-        lines.append("  no family was fitted")
+    if not comparison.loo:
+        lines.append("  no family has a PSIS-LOO estimate" if comparison.results else "  no family was fitted")
     return lines
 
 

@@ -465,9 +465,15 @@ def rank_loo(results: Mapping[str, Any]) -> tuple[tuple[LooRow, ...], tuple[tupl
     summaries, left_out = {}, []
     for name, result in results.items():
         try:
-            summaries[name] = loo(result)
+            summary = loo(result)
         except (TypeError, ValueError) as error:  # LooUnavailable included
             left_out.append((name, str(error)))
+            continue
+        if not (math.isfinite(summary.elpd_loo) and math.isfinite(summary.se)):  # e.g. draws of log-likelihood -inf
+            left_out.append((name, f"PSIS-LOO is not finite (elpd_loo {summary.elpd_loo}, se {summary.se}): rank it "
+                             "by its held-out scores"))  # fmt: skip
+            continue
+        summaries[name] = summary
     if not summaries:
         return (), tuple(left_out)
     table: dict[str, dict[str, Any]]

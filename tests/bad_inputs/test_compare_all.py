@@ -32,7 +32,7 @@ COMPARE_ALL_CASES = [
     (("--model", "all", "--data", "iris", "--out", "{dir}/no/such/fits"), 2, "does not exist; create it first"),
     (("--model", "all", "--data", "iris", "--split", "1,1"), 2, "--split '1,1' must be three numbers"),
     (("--model", "all", "--data", "iris", "--baselines", "svm"), 2, "unknown baseline(s) ['svm']"),
-    (("--model", "logistic,naive_bayes", "--data", "iris", "--kernel", "matern52"), 2, "applies to --model gp, none of"),
+    (("--model", "logistic,naive_bayes", "--data", "iris", "--kernel", "matern52"), 2, "applies to --model gp, none"),
     (("--model", "all", "--data", "iris", "--prior-sigma", "-1"), 2, "must be"),
     (("--model", "all", "--data", "no_such_data"), 2, "no_such_data"),
     (("--model", "all", "--data", "iris", "--seed", "-1"), 2, "--seed"),

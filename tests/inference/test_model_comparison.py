@@ -143,3 +143,18 @@ def test_text_columns_on_penguins_are_refused_by_gcc_and_three_classes_by_gp():
     assert "3 classes" in refused.unavailable["gp"]
     assert refused.loo == () and all(ranking == () for ranking in refused.heldout.values())
     assert "NOT fitted" in format_model_comparison(refused)
+
+
+def test_a_family_whose_loo_is_not_finite_is_left_out_of_the_loo_ranking_with_why(monkeypatch):
+    """Before: naive Bayes on breast_cancer had elpd_loo NaN and was ranked last by arviz_stats.compare's diff."""
+    from bayesclass.inference.criticism.loo import LooSummary
+    from bayesclass.inference.evaluation import model_comparison
+
+    def fake_loo(result):
+        elpd = math.nan if result == "broken" else -10.0
+        return LooSummary(elpd, 1.0, 2.0, np.zeros(5), 0, 0.7, 100, 5)
+
+    monkeypatch.setattr(model_comparison, "loo", fake_loo)
+    rows, left_out = model_comparison.rank_loo({"a": "fine", "b": "broken"})
+    assert [row.family for row in rows] == ["a"] and rows[0].elpd_diff == 0.0
+    assert left_out == (("b", "PSIS-LOO is not finite (elpd_loo nan, se 1.0): rank it by its held-out scores"),)
