@@ -1,7 +1,7 @@
 """The ``bayesclass`` command line.
 
-Subcommands: ``datasets``, ``fit``, ``compare``, ``report``, ``study``, ``study-report``, ``loo``, ``predict``,
-``check``, ``diagnose``.
+Subcommands: ``datasets``, ``fit``, ``compare``, ``report``, ``study``, ``study-report``, ``loo``, ``stack``,
+``predict``, ``check``, ``diagnose``.
 
 Options of every subcommand, before or after its name: ``-q``/``--quiet`` (warnings and errors only: no notes,
 no progress bars) and ``-v``/``--verbose`` (also debug lines, and where each warning was raised). Notes and
@@ -186,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_study_command(commands)
     _add_study_report_command(commands)
     _add_loo_command(commands)
+    _add_stack_command(commands)
     _add_predict_command(commands)
     _add_check_command(commands)
     _add_diagnose_command(commands)
@@ -246,16 +247,27 @@ def _add_compare_command(commands) -> None:
     compare = commands.add_parser(
         "compare",
         help="fit the posterior and every point estimate on a training split and print the comparison",
-        usage="%(prog)s --data DATA [--model NAME] [--method METHOD] [--split T,V,T] [options]",
+        usage="%(prog)s --data DATA [--model NAME|all|NAME,NAME,...] [--method METHOD] [--split T,V,T] [options]",
     )
     _model_arguments(compare)
+    model = next(action for action in compare._actions if action.dest == "model")
+    model.choices, model.type, model.metavar = None, _families_value, "NAME|all|NAME,NAME,..."
+    model.help = (
+        f"model family (default logistic), or several on the same split, ranked by PSIS-LOO and held-out scores: "
+        f"'all' or a comma-separated list of {', '.join(REGISTRY)}"
+    )
     compare.add_argument(
         "--method",
         choices=("auto", *SAMPLERS),
         default="auto",
         help=f"how to draw the posterior: {_sampler_help()}",
     )
-    compare.add_argument("--out", type=Path, help="also save the posterior result (.nc)")
+    compare.add_argument(
+        "--out",
+        type=Path,
+        help="also save the posterior result (.nc); with several families a folder (created if absent) for one "
+        "result per family, FAMILY.nc",
+    )
     compare.add_argument(
         "--split",
         default="0.6,0.2,0.2",
@@ -282,6 +294,20 @@ def _add_compare_command(commands) -> None:
         "--report", type=Path, metavar="OUT.html", help="also write the HTML report of this comparison (atomically)"
     )
     compare.set_defaults(command=_compare, name="compare")
+
+
+def _families_value(value: str) -> str:
+    """``compare --model``: one family, ``all`` or a comma-separated list (checked here; kept as given)."""
+    from bayesclass.inference.evaluation.model_comparison import parse_families
+
+    try:
+        parse_families(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {value!r} (choose 'all', one of {', '.join(map(repr, REGISTRY))}, or several of them "
+            "separated by commas)"
+        ) from None
+    return value
 
 
 def _split_fractions(value: str) -> tuple[float, float, float]:
@@ -384,6 +410,23 @@ def _add_loo_command(commands) -> None:
     )
     loo.add_argument("--run", required=True, type=Path, action="append", help="result file (repeat to compare)")
     loo.set_defaults(command=_loo, name="loo")
+
+
+def _add_stack_command(commands) -> None:
+    stack = commands.add_parser(
+        "stack",
+        help="stack saved NUTS/exact results fitted on the same rows into one result (LOO stacking or pseudo-BMA+ "
+        "weights, arviz_stats.compare), which predict, report and --loss-matrix take like any result",
+    )
+    stack.add_argument("runs", nargs="+", type=Path, metavar="RUN.nc", help="two or more result files")
+    stack.add_argument(
+        "--method",
+        choices=("stacking", "pseudo_bma_plus"),
+        default="stacking",
+        help="LOO stacking (Yao, Vehtari, Simpson and Gelman 2018; default) or pseudo-BMA+ (Bayesian bootstrap)",
+    )
+    stack.add_argument("--out", required=True, type=Path, help="stack file to write (.nc; embeds its members)")
+    stack.set_defaults(command=_stack, name="stack")
 
 
 def _add_predict_command(commands) -> None:
@@ -585,22 +628,12 @@ def _hyperparameters(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _setup(args: argparse.Namespace):
-    from bayesclass.data import load
     from bayesclass.data._validation import require_seed
-    from bayesclass.inference import SamplerSettings
     from bayesclass.models import get_model
 
     try:
         model = get_model(args.model, **_hyperparameters(args))
-        sampler = SamplerSettings(
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            target_accept=args.target_accept,
-            backend=args.backend,
-            progressbar=not args.no_progress,
-            keep_partial=args.keep_partial,
-        )
+        sampler = _sampler_settings(args)
         from bayesclass.inference.engines.fit import check_standardize, resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
@@ -611,34 +644,7 @@ def _setup(args: argparse.Namespace):
                 f"--method {args.method} is not available for --model {args.model}; choose one of "
                 f"{', '.join(accepted)}{model.unavailable_hint(args.method)}"
             )
-        kinds = _feature_kinds(args.feature_kind)
-        if (kinds or args.target) and not _is_table_file(args.data):
-            from bayesclass.data.loaders import builtin_tables
-
-            flag = "--feature-kind" if kinds else "--target"
-            if args.data not in builtin_tables():
-                raise ValueError(
-                    f"{flag} applies to CSV/TSV/parquet files and the built-in tables ({', '.join(builtin_tables())}); "
-                    f"{args.data!r} is a built-in dataset with a fixed target and coding: drop {flag}"
-                )
-        if args.rows is not None:
-            from bayesclass.data import available
-
-            generated = [info.name for info in available() if info.n_obs == "generated"]
-            if args.data not in generated:
-                raise ValueError(f"--rows applies to the generated data sets {', '.join(generated)}, not {args.data!r}")
-        options: dict[str, object] = {"missing": args.missing, "max_levels": args.max_levels}
-        if kinds:
-            options["feature_kinds"] = kinds
-        if args.features is not None:
-            options["features"] = args.features
-        if args.target is not None:
-            options["target"] = args.target
-        if _is_table_file(args.data):
-            data = load(args.data, csv_format=_csv_format(args), **options)
-        else:
-            _no_csv_format(args)
-            data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
+        data = _load_data(args)
         model.check_training_data(data)
         check_standardize(data, _standardize(args))  # a constant column to scale: before any work
         _ignored_sampler_flags(args.method, sampler)
@@ -651,6 +657,55 @@ def _setup(args: argparse.Namespace):
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
     return model, sampler, data
+
+
+def _sampler_settings(args: argparse.Namespace):
+    from bayesclass.inference import SamplerSettings
+
+    return SamplerSettings(
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        target_accept=args.target_accept,
+        backend=args.backend,
+        progressbar=not args.no_progress,
+        keep_partial=args.keep_partial,
+    )
+
+
+def _load_data(args: argparse.Namespace):
+    """The table ``--data`` names, loaded with the data flags (raises ValueError on bad input)."""
+    from bayesclass.data import load
+
+    kinds = _feature_kinds(args.feature_kind)
+    if (kinds or args.target) and not _is_table_file(args.data):
+        from bayesclass.data.loaders import builtin_tables
+
+        flag = "--feature-kind" if kinds else "--target"
+        if args.data not in builtin_tables():
+            raise ValueError(
+                f"{flag} applies to CSV/TSV/parquet files and the built-in tables ({', '.join(builtin_tables())}); "
+                f"{args.data!r} is a built-in dataset with a fixed target and coding: drop {flag}"
+            )
+    if args.rows is not None:
+        from bayesclass.data import available
+
+        generated = [info.name for info in available() if info.n_obs == "generated"]
+        if args.data not in generated:
+            raise ValueError(f"--rows applies to the generated data sets {', '.join(generated)}, not {args.data!r}")
+    options: dict[str, object] = {"missing": args.missing, "max_levels": args.max_levels}
+    if kinds:
+        options["feature_kinds"] = kinds
+    if args.features is not None:
+        options["features"] = args.features
+    if args.target is not None:
+        options["target"] = args.target
+    if _is_table_file(args.data):
+        data = load(args.data, csv_format=_csv_format(args), **options)
+    else:
+        _no_csv_format(args)
+        data = load(args.data, **options, **({} if args.rows is None else {"n": args.rows}))
+    return data
 
 
 #: SamplerSettings fields and their flags where the flag is not ``--`` + the field's name
@@ -812,7 +867,12 @@ def _fit(args: argparse.Namespace) -> None:
 def _compare(args: argparse.Namespace) -> None:
     from bayesclass._report import format_comparison
     from bayesclass.data import train_validation_test_split
+    from bayesclass.inference.evaluation.model_comparison import parse_families
 
+    families = parse_families(args.model)
+    if args.model == "all" or len(families) > 1 or "," in args.model:
+        _compare_families(args, families)
+        return
     if args.out is not None:
         _check_output(args.out, ".nc")
     if args.report is not None:
@@ -856,6 +916,101 @@ def _compare(args: argparse.Namespace) -> None:
         _strict(args, {"the posterior": diagnose(result)})
 
 
+def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> None:
+    """``compare --model all`` (or a list): every family on the same split, ranked by PSIS-LOO and held-out scores."""
+    import time
+
+    from bayesclass.data import train_validation_test_split
+    from bayesclass.inference.evaluation.model_comparison import compare_models
+    from bayesclass.reports.model_comparison import format_model_comparison
+
+    if args.report is not None:
+        raise UsageError(
+            f"--report with several families (--model {args.model}) is not written yet: the comparison page comes "
+            "with the stacking (issue 28); give --out DIR and run 'bayesclass report --run DIR/FAMILY.nc' per family"
+        )
+    if args.loss_matrix is not None:
+        raise UsageError(
+            f"--loss-matrix with several families (--model {args.model}) is not ranked yet; give it with one family"
+        )
+    if args.out is not None and (args.out.suffix == ".nc" or (args.out.exists() and not args.out.is_dir())):
+        raise UsageError(f"--out {str(args.out)!r}: with several families --out is a folder for one FAMILY.nc each")
+    if args.out is not None and not args.out.parent.resolve().is_dir():
+        raise UsageError(f"--out directory {str(args.out.parent)!r} does not exist; create it first")
+    baselines = _baselines(args.baselines)
+    fractions = _split_fractions(args.split)
+    seed = args.seed if args.seed is not None else 0
+    try:
+        hyperparameters = _family_hyperparameters(args, families)
+        sampler = _sampler_settings(args)
+        data = _load_data(args)
+        from bayesclass.inference.engines.fit import check_standardize
+
+        check_standardize(data, _standardize(args))
+        from bayesclass.models import get_model
+
+        for family, values in hyperparameters.items():
+            get_model(family, **values)  # invalid values: before the split and any fit
+    except (ValueError, TypeError) as error:
+        raise UsageError(error) from None
+    try:
+        train_validation_test_split(data, fractions=fractions, random_seed=seed)
+    except ValueError as error:
+        raise UsageError(f"--split {args.split}: {error}") from None
+    started = time.perf_counter()
+    try:
+        comparison = compare_models(
+            data,
+            families,
+            fractions=fractions,
+            standardize=_standardize(args),
+            method=args.method,
+            sampler=sampler,
+            hyperparameters=hyperparameters,
+            baselines=baselines,
+            random_seed=seed,
+        )
+    except (ValueError, TypeError) as error:  # found before any fit (a constant training column to scale ...)
+        raise UsageError(error) from None
+    if not comparison.results:  # every family refused the data by its own check (or its fit failed)
+        reasons = "; ".join(f"{family}: {reason}" for family, reason in comparison.unavailable.items())
+        raise UsageError(f"none of the families {', '.join(families)} can take {data.name}: {reasons}")
+    rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
+    split = "/".join(f"{fraction:g}" for fraction in fractions)
+    print(f"{data.name}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all")
+    print(format_model_comparison(comparison))
+    if args.out is not None:
+        args.out.mkdir(exist_ok=True)
+        for family, result in comparison.results.items():
+            _save(result, args.out / f"{family}.nc")
+        print(f"saved {', '.join(f'{family}.nc' for family in comparison.results)} in {args.out}")
+    if args.strict:
+        from bayesclass.inference import diagnose
+
+        verdicts = {family: diagnose(result) for family, result in comparison.results.items() if "posterior" in result}
+        _strict(args, verdicts)
+
+
+def _family_hyperparameters(args: argparse.Namespace, families: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """Each family's hyperparameters from the flags it has; a flag none of ``families`` has is a usage error."""
+    from bayesclass._flags import hyperparameter_flags
+
+    flags = [flag for flag in hyperparameter_flags(REGISTRY) if getattr(args, flag.dest, None) is not None]
+    for flag in flags:
+        if not set(flag.families) & set(families):
+            raise ValueError(
+                f"{flag.flag} applies to --model {', '.join(flag.families)}, none of {', '.join(families)}"
+            )
+    chosen = {}
+    for family in families:
+        own = argparse.Namespace(**vars(args))
+        for flag in flags:
+            if family not in flag.families:
+                setattr(own, flag.dest, None)
+        chosen[family] = hyperparameters_from_flags(own, family, REGISTRY)
+    return chosen
+
+
 def _feature_list(value: str) -> tuple[str, ...]:
     names = tuple(name.strip() for name in value.split(",") if name.strip())
     if len(names) != 2:
@@ -877,7 +1032,9 @@ def _report(args: argparse.Namespace) -> None:
         if args.data is not None:
             if _is_table_file(args.data) and args.target is None:
                 raise ValueError(f"--data {args.data} is a table file: name its class column with --target COLUMN")
-            used = dict.fromkeys(name for result in results.values() for name in result_info(result).feature_names)
+            used = dict.fromkeys(
+                name for result in results.values() for name in result_info(data_result(result)).feature_names
+            )
             options: dict[str, object] = {"missing": args.missing, "features": list(used)}
             if _is_table_file(args.data):
                 heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
@@ -886,7 +1043,7 @@ def _report(args: argparse.Namespace) -> None:
                 heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
         if loss is not None:
             for result in results.values():
-                loss.aligned(result_info(result).class_names)
+                loss.aligned(result_info(data_result(result)).class_names)
         page = report(results, heldout, loss=loss, features=args.features, baselines=baselines, random_seed=args.seed)
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
@@ -988,6 +1145,29 @@ def _loo(args: argparse.Namespace) -> None:
     print(format_loo(results, summaries, table))
 
 
+def _stack(args: argparse.Namespace) -> None:
+    from bayesclass.inference import load as load_result
+    from bayesclass.inference.stacking import stack
+    from bayesclass.reports.text import format_stack
+
+    _check_output(args.out, ".nc")
+    if len(args.runs) < 2:
+        raise UsageError(f"give two or more result files to stack, got {len(args.runs)}")
+    repeated = sorted({str(path) for path in args.runs if args.runs.count(path) > 1})
+    if repeated:
+        raise UsageError(f"{', '.join(repeated)} is given more than once; stack different result files")
+    try:
+        names = [path.name for path in args.runs]
+        labels = names if len(set(names)) == len(names) else [str(path) for path in args.runs]
+        results = {label: load_result(path) for label, path in zip(labels, args.runs, strict=True)}
+        stacked = stack(results, method=args.method)
+    except (TypeError, ValueError) as error:  # LooUnavailable included: which run, why, and what to do
+        raise UsageError(error) from None
+    _save(stacked, args.out)
+    print(format_stack(stacked))
+    print(f"saved {args.out}")
+
+
 def _predict(args: argparse.Namespace) -> None:
     """Stream the new rows through the chunked engine.
 
@@ -1013,6 +1193,11 @@ def _predict(args: argparse.Namespace) -> None:
         raise UsageError(f"--chunk-rows must be a positive number of rows, got {chunk_rows}; e.g. --chunk-rows 20000")
     try:
         result = load_result(args.run)
+        if args.draws_out is not None and is_stack(result):
+            raise ValueError(
+                f"--draws-out: {args.run} is a stack, whose draws are its members' draws, unequally weighted; write "
+                "the per-draw probabilities of each member's own result file instead"
+            )
         if args.draws_out is not None and "posterior" not in result:
             raise ValueError(
                 f"--draws-out needs posterior draws; {args.run} holds a {result_info(result).method} point estimate "
@@ -1054,6 +1239,8 @@ def _predict(args: argparse.Namespace) -> None:
         raise UsageError(f"could not write {args.out}: {error}") from None
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
+    if predictor.stack is not None:
+        point = f"mixture of {len(predictor.stack.labels)} members' posterior means by {predictor.stack.method} weights"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
     from bayesclass._logging import LOGGER
 
@@ -1110,6 +1297,20 @@ def _strict(args: argparse.Namespace, verdicts: dict) -> None:
             + "; ".join(f"{name}: {', '.join(report.failures)}" for name, report in failed.items())
             + " (the outputs were written)"
         )
+
+
+def is_stack(result) -> bool:
+    """Whether ``result`` is a stack (:func:`bayesclass.inference.result.is_stack`), imported on first use."""
+    from bayesclass.inference.result import is_stack as stacked
+
+    return stacked(result)
+
+
+def data_result(result):
+    """The result describing ``result``'s data (:func:`bayesclass.inference.result.data_result`)."""
+    from bayesclass.inference.result import data_result as described
+
+    return described(result)
 
 
 def result_info(result):

@@ -53,8 +53,18 @@ __all__ = [
     "READABLE_FORMATS",
     "DataRecord",
     "ResultInfo",
+    "STACK_METHODS",
+    "StackInfo",
     "StandardizeMode",
     "check_result",
+    "check_stack",
+    "data_result",
+    "is_stack",
+    "stack_digest",
+    "stack_info",
+    "require_stackable",
+    "stack_members",
+    "write_stack_info",
     "gaussian_approximation",
     "model_of",
     "parameter_groups",
@@ -276,10 +286,15 @@ def result_info(result: Any) -> ResultInfo:
         ``result`` is not a DataTree.
     ValueError
         One line naming the attr that is missing, malformed or out of range, or a format this version
-        does not read.
+        does not read; or ``result`` is a stack (:func:`stack_info` reads those).
     """
     if not isinstance(result, xr.DataTree):
         raise TypeError(f"result must be a result DataTree (bayesclass.fit), got {type(result).__name__}")
+    if is_stack(result):  # checked here so that every reader of one fit says what a stack is and what takes it
+        raise ValueError(
+            "the result is a stack of fitted results (bayesclass stack), not one fit: diagnose, check and loo apply "
+            "to its members' own result files; predict and report take the stack"
+        )
     return _parse(cast("dict[str, Any]", dict(result.attrs)))  # a result's attrs are keyed by name
 
 
@@ -316,6 +331,9 @@ def model_of(result: Any) -> ClassifierModel:
 def check_result(result: Any) -> ResultInfo:
     """Check a whole result read from a file: its attrs (:func:`result_info`) and the groups they imply.
 
+    A stack is checked by :func:`check_stack`; its first member's records are returned (the shared columns and
+    classes).
+
     Parameters
     ----------
     result : xarray.DataTree
@@ -331,6 +349,9 @@ def check_result(result: Any) -> ResultInfo:
     ValueError
         One line naming what is wrong.
     """
+    if is_stack(result):
+        check_stack(result)
+        return result_info(data_result(result))
     info = result_info(result)
     needed = ["observed_data", "constant_data"]
     needed += ["posterior"] if info.has_draws else [f"point_estimate_{info.method}"]
@@ -814,3 +835,285 @@ def _legacy_origin(name: str, provenance: str) -> DataOrigin:
         except (SyntaxError, ValueError, TypeError):
             split_origin = None
     return DataOrigin(source=base, arguments=arguments, split=split_origin)
+
+
+# -- stacks: one result made of fitted members and their weights -----------------------------------------------------
+
+#: how a stack's weights were computed: LOO stacking (Yao et al. 2018) or pseudo-BMA+ (Bayesian-bootstrap pseudo-BMA)
+STACK_METHODS = ("stacking", "pseudo_bma_plus")
+#: the group of a stack holding its weights (variable ``weight``, dim ``member``)
+STACK_WEIGHTS_GROUP = "stack_weights"
+#: the most members a stack holds (a tampered file cannot ask for thousands)
+MAX_STACK_MEMBERS = 64
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    """What a stack's attrs and weights say, typed and checked (see :func:`stack_info`).
+
+    Parameters
+    ----------
+    method : {"stacking", "pseudo_bma_plus"}
+        How the weights were computed.
+    labels : tuple of str
+        The members' labels, in the order of ``weights`` and of the groups ``member_0``, ``member_1`` ...
+    weights : tuple of float
+        One weight per member, in [0, 1], summing to 1.
+    elpd_loo, elpd_se : tuple of float
+        Each member's PSIS-LOO elpd and its standard error, from which the weights were computed.
+    created_at : str
+        ISO time the stack was made (UTC).
+    """
+
+    method: str
+    labels: tuple[str, ...]
+    weights: tuple[float, ...]
+    elpd_loo: tuple[float, ...]
+    elpd_se: tuple[float, ...]
+    created_at: str = ""
+
+    def to_attrs(self) -> dict[str, Any]:
+        """The root attrs of a stack (the weights live in group ``stack_weights``).
+
+        Returns
+        -------
+        dict
+            Attr name -> value.
+        """
+        return {
+            "bayesclass_format": FORMAT_VERSION,
+            "bayesclass_stack": 1,
+            "stack_method": self.method,
+            "stack_members": json.dumps(list(self.labels)),
+            "created_at": self.created_at,
+        }
+
+
+def is_stack(result: Any) -> bool:
+    """Whether ``result`` is a stack (attr ``bayesclass_stack`` = 1) rather than one fitted result.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result or a stack.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(result, xr.DataTree) and "bayesclass_stack" in result.attrs
+
+
+def stack_members(result: Any) -> dict[str, Any]:
+    """The members of a stack by label, each a standalone result DataTree (group ``member_<i>``).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A stack.
+
+    Returns
+    -------
+    dict of str to xarray.DataTree
+    """
+    info = stack_info(result)
+    return {label: result[f"member_{index}"].copy() for index, label in enumerate(info.labels)}
+
+
+def data_result(result: Any) -> Any:
+    """The result whose records describe ``result``'s training data: itself, or a stack's first member.
+
+    A stack's members share their classes, columns and training rows (:func:`check_stack`).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result or a stack.
+
+    Returns
+    -------
+    xarray.DataTree
+    """
+    return result["member_0"].copy() if is_stack(result) else result
+
+
+def stack_digest(info: StackInfo, members: Mapping[str, Any]) -> str:
+    """SHA-256 of a stack's method, labels, weights and every member's parameter digest (attr ``stack_digest``).
+
+    Parameters
+    ----------
+    info : StackInfo
+        The stack's records.
+    members : mapping of str to xarray.DataTree
+        Its members by label.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    digest = hashlib.sha256()
+    digest.update(json.dumps([info.method, list(info.labels)]).encode())
+    digest.update(np.asarray(info.weights, dtype="<f8").tobytes())
+    digest.update(np.asarray(info.elpd_loo, dtype="<f8").tobytes())
+    digest.update(np.asarray(info.elpd_se, dtype="<f8").tobytes())
+    for member in members.values():
+        digest.update(parameters_digest(member).encode())
+    return digest.hexdigest()
+
+
+def write_stack_info(result: Any, info: StackInfo) -> None:
+    """Write ``info`` as the root attrs of the stack ``result`` (replacing them all), with its digest.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The stack, its member groups already in place.
+    info : StackInfo
+        What to record.
+    """
+    result.attrs.clear()
+    result.attrs.update(info.to_attrs())
+    members = {label: result[f"member_{index}"] for index, label in enumerate(info.labels)}
+    result.attrs["stack_digest"] = stack_digest(info, members)
+
+
+def stack_info(result: Any) -> StackInfo:
+    """The typed record of a stack's attrs and weights, checked as untrusted input.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A stack (:func:`bayesclass.inference.stacking.stack`).
+
+    Returns
+    -------
+    StackInfo
+
+    Raises
+    ------
+    ValueError
+        One line naming the attr, group or weight that is missing, malformed or out of range.
+    """
+    if not is_stack(result):
+        raise ValueError("not a stack (no attr bayesclass_stack); make one with bayesclass stack")
+    attrs = cast("dict[str, Any]", dict(result.attrs))
+    if _flag(attrs, "bayesclass_stack") is not True:
+        raise ValueError("attr bayesclass_stack must be 1")
+    method = _text(attrs, "stack_method")
+    if method not in STACK_METHODS:
+        raise ValueError(f"attr stack_method {method[:40]!r} is not one of {', '.join(STACK_METHODS)}")
+    labels = _names(attrs, "stack_members", default=None)
+    if labels is None or not 2 <= len(labels) <= MAX_STACK_MEMBERS or len(set(labels)) != len(labels):
+        raise ValueError(f"attr stack_members must list 2 to {MAX_STACK_MEMBERS} distinct member labels")
+    groups = sorted(name for name in result.children if name.startswith("member_"))
+    if groups != sorted(f"member_{index}" for index in range(len(labels))):
+        raise ValueError(f"a stack of {len(labels)} members needs groups member_0 .. member_{len(labels) - 1}")
+    group = result[STACK_WEIGHTS_GROUP] if STACK_WEIGHTS_GROUP in result.children else {}
+    absent = [name for name in ("weight", "elpd_loo", "elpd_se") if name not in group]
+    if absent:
+        raise ValueError(f"group {STACK_WEIGHTS_GROUP} lacks variable(s) {', '.join(absent)}; stack the members again")
+    elpd = [np.asarray(group[name].values) for name in ("elpd_loo", "elpd_se")]
+    if any(values.shape != (len(labels),) or not np.issubdtype(values.dtype, np.number) for values in elpd) or not (
+        np.isfinite(elpd[0]).all() and np.isfinite(elpd[1]).all() and (elpd[1] >= 0).all()
+    ):
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} elpd_loo/elpd_se must hold one finite number per member (se >= 0)")
+    weights = np.asarray(group["weight"].values)
+    if weights.shape != (len(labels),) or not np.issubdtype(weights.dtype, np.number):
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} weight must hold one number per member ({len(labels)})")
+    if not (np.isfinite(weights).all() and (weights >= 0).all() and (weights <= 1).all()):
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} weight holds {weights.tolist()}: every weight must be in [0, 1]")
+    if abs(math.fsum(weights.tolist()) - 1.0) > 1e-6:
+        raise ValueError(f"{STACK_WEIGHTS_GROUP} weight sums to {math.fsum(weights.tolist()):.6g}, not 1")
+    created = _text(attrs, "created_at", default="")
+    return StackInfo(
+        method=method,
+        labels=labels,
+        weights=tuple(float(w) for w in weights),
+        elpd_loo=tuple(float(value) for value in elpd[0]),
+        elpd_se=tuple(float(value) for value in elpd[1]),
+        created_at=created,
+    )
+
+
+def require_stackable(members: Mapping[str, Any]) -> None:
+    """Raise unless ``members`` can be stacked: fitted results with draws, the same classes, columns and rows.
+
+    Parameters
+    ----------
+    members : mapping of str to xarray.DataTree
+        The results by label.
+
+    Raises
+    ------
+    ValueError
+        One line naming the member and what differs: a stack or a point estimate among them, other class names or
+        columns (names, kinds, levels), or other labels in row order (target fingerprints).
+    """
+    first_label = next(iter(members))
+    reference = None
+    for label, member in members.items():
+        if is_stack(member):
+            raise ValueError(f"stack member {label!r} is itself a stack; stack the fitted results themselves")
+        try:
+            member_info = check_result(member)
+        except ValueError as error:
+            raise ValueError(f"stack member {label!r}: {error}") from None
+        if not member_info.has_draws:
+            raise ValueError(
+                f"stack member {label!r} is a point estimate ({member_info.method}); a stack mixes posteriors (fit "
+                "with method nuts, exact, gibbs or laplace)"
+            )
+        record = member_info.data
+        key = (record.class_names, record.feature_names, record.feature_kinds, dict(record.category_names))
+        target = record.target_fingerprint or record.fingerprint
+        if reference is None:
+            reference = (key, target)
+        elif key[0] != reference[0][0]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} have other classes ({list(reference[0][0])} against "
+                f"{list(key[0])}): a stack mixes predictions of the same classes"
+            )
+        elif key != reference[0]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} have other columns ({list(reference[0][1])[:10]} against "
+                f"{list(key[1])[:10]}, or their kinds or levels): a stack mixes predictions from the same columns"
+            )
+        elif target != reference[1]:
+            raise ValueError(
+                f"stack members {first_label!r} and {label!r} were fitted on different rows or labels; a stack's "
+                "members are fitted on the same training rows"
+            )
+
+
+def check_stack(result: Any) -> StackInfo:
+    """Check a whole stack read from a file: its records, every member (:func:`check_result`) and their agreement.
+
+    The members must hold posterior draws and have been fitted on the same training rows: the same class names,
+    columns (names, kinds, levels) and labels in row order (target fingerprints); the digest over the weights and
+    the members' parameters (attr ``stack_digest``) must match.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The stack.
+
+    Returns
+    -------
+    StackInfo
+
+    Raises
+    ------
+    ValueError
+        One line naming the member or record that is wrong.
+    """
+    info = stack_info(result)
+    members = stack_members(result)
+    require_stackable(members)
+    digest = _text(cast("dict[str, Any]", dict(result.attrs)), "stack_digest", default="")
+    if digest != stack_digest(info, members):
+        raise ValueError(
+            "the stack's weights or members do not match their SHA-256 (attr stack_digest): the file was edited or "
+            "damaged after stacking; stack the members again"
+        )
+    return info

@@ -198,6 +198,9 @@ class ClassProbaKernel:
     setup_rows : int, default 1
         Rows below which one call costs mostly its per-call setup (e.g. one Cholesky
         factor per draw for an exact GP): callers evaluate at least this many rows at once.
+    draw_weights : numpy.ndarray of shape (n_draws,), optional
+        Weights of the draws, summing to 1, where they are not equally likely (a stack's pooled member
+        draws); None: every draw weighs ``1 / n_draws``.
     """
 
     evaluate: Callable[[np.ndarray, bool], np.ndarray]
@@ -208,6 +211,7 @@ class ClassProbaKernel:
     leading_coords: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     check: Callable[[np.ndarray, int], None] = _accept_every_row
     setup_rows: int = 1
+    draw_weights: np.ndarray | None = None
 
     @property
     def n_draws(self) -> int:

@@ -21,7 +21,7 @@ from bayesclass.inference.evaluation.conclusions import (
 )
 from bayesclass.reports.labels import estimate_label
 
-__all__ = ["conclusion_omissions", "conclusion_sentences", "format_conclusion"]
+__all__ = ["conclusion_omissions", "conclusion_sentences", "format_conclusion", "score_sentence"]
 
 _TOPICS = {
     "convergence": "convergence",
@@ -126,6 +126,22 @@ def _convergence(finding: ConvergenceFinding) -> str:
 
 def _estimate(label: str) -> str:
     return "the posterior" if label == "posterior" else f"the {label}"
+
+
+def score_sentence(finding: ScoreFinding) -> str:
+    """The sentence of one held-out :class:`ScoreFinding`: the best estimate against the runner-up, with numbers.
+
+    Parameters
+    ----------
+    finding : ScoreFinding
+        The best estimate by held-out log loss and its paired difference to the runner-up.
+
+    Returns
+    -------
+    str
+        One sentence.
+    """
+    return _scores(finding)
 
 
 def _scores(finding: ScoreFinding) -> str:

@@ -253,7 +253,11 @@ def summary_section(run: rd.RunEvaluation) -> Section:
     blocks: list = [Table("The run", ("item", "value"), tuple(rows), text=True)]
     blocks.append(Text("\n".join(facts.prior_formulas), kind="pre"))
     convergence = run.convergence
-    if facts.draws == "independent":
+    if facts.draws == "stack":
+        blocks.insert(
+            0, Text("A stack of fitted results: each member's draws were drawn and diagnosed by its own fit.")
+        )
+    elif facts.draws == "independent":
         blocks.insert(0, Text(f"{_capitalised(facts.method_description)}: no sampler to converge."))
     elif convergence is not None:
         verdict = "PASS" if convergence.passed else "FAIL: " + "; ".join(convergence.failures)
@@ -413,7 +417,7 @@ def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str, descriptio
 # -- 3. posterior vs point estimates ----------------------------------------------------------------------------
 
 
-def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section:
+def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section | None:
     """The estimates section: the posterior beside every stored point estimate.
 
     Forest plot of the posterior (mean and interval) with every stored point estimate as a marker, the same as a
@@ -433,6 +437,8 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
     """
     estimates = run.estimates
     rows, kinds = list(estimates.rows), estimates.kinds
+    if not rows:  # a stack: no parameters of its own (its members' are in their own reports)
+        return None
     interval = f"{interval_prob:.0%} ETI"
     blocks: list = []
     for kind, reason in estimates.status:

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from bayesclass.inference.evaluation.report_data import GenerativeCheck
-from bayesclass.inference.result import result_info
+from bayesclass.inference.result import result_info, stack_info
 
-__all__ = ["format_datasets", "format_loo", "format_predictive_check"]
+__all__ = ["format_datasets", "format_loo", "format_predictive_check", "format_stack"]
 
 _FLAG_LOW, _FLAG_HIGH = 0.025, 0.975  # a p-value outside [0.025, 0.975] is flagged
 _LONGEST_TABLE = 60  # a table longer than this (e.g. 64 pixels x 10 digits) lists the flagged statistics only
@@ -148,4 +148,31 @@ def format_loo(results: Mapping[str, object], summaries: Mapping[str, _LooSummar
             shown = "; ".join(summaries[name].notes) if name in summaries else ""
             extra.append(warning[len(shown) :].lstrip("; ") if warning.startswith(shown) else warning)
         lines += [f"  note: {note}" for note in dict.fromkeys(extra) if note]
+    return "\n".join(lines)
+
+
+def format_stack(stack) -> str:
+    """A stack's members with their weights and PSIS-LOO, one line each, heaviest first.
+
+    Parameters
+    ----------
+    stack : xarray.DataTree
+        A stack (:func:`bayesclass.inference.stacking.stack`).
+
+    Returns
+    -------
+    str
+        The text, lines joined by newlines.
+    """
+    info = stack_info(stack)
+    rows = sorted(
+        zip(info.labels, info.weights, info.elpd_loo, info.elpd_se, strict=True),
+        key=lambda row: -row[1],
+    )
+    width = max(len(label) for label in info.labels)
+    lines = [f"stack of {len(info.labels)} results by {info.method} weights (arviz_stats.compare):"]
+    lines += [
+        f"  {label:<{width}}  weight {weight:.4f}  elpd_loo {elpd:.2f} (se {se:.2f})"
+        for label, weight, elpd, se in rows
+    ]
     return "\n".join(lines)

@@ -38,7 +38,15 @@ else:
     azs = lazy_import("arviz_stats")
     xr = lazy_import("xarray")
 
-__all__ = ["PARETO_K_LIMIT", "LooSummary", "LooUnavailable", "compare", "loo", "pointwise_log_likelihood"]
+__all__ = [
+    "PARETO_K_LIMIT",
+    "WEIGHT_METHODS",
+    "LooSummary",
+    "LooUnavailable",
+    "compare",
+    "loo",
+    "pointwise_log_likelihood",
+]
 
 #: rows whose Pareto k exceeds this make PSIS-LOO unreliable (Vehtari et al. 2017; the issue's threshold)
 PARETO_K_LIMIT = 0.7
@@ -313,7 +321,11 @@ def loo(result) -> LooSummary:
     )
 
 
-def compare(results: Mapping[str, object]):
+#: weight methods of :func:`compare` and the ``arviz_stats.compare`` method each names
+WEIGHT_METHODS = {"stacking": "stacking", "pseudo_bma_plus": "BB-pseudo-BMA"}
+
+
+def compare(results: Mapping[str, object], *, method: str = "stacking"):
     """``arviz_stats.compare`` of several results fitted on the same rows and labels, whatever their features.
 
     The results must have the same rows: the same number of training rows, the same class names and the same
@@ -326,6 +338,10 @@ def compare(results: Mapping[str, object]):
     ----------
     results : mapping of str to xarray.DataTree
         Two or more NUTS or exact results by the name that labels them in the table.
+    method : {"stacking", "pseudo_bma_plus"}, default "stacking"
+        The ``weight`` column: LOO stacking of the predictive distributions (Yao, Vehtari, Simpson and Gelman 2018),
+        or pseudo-BMA+ (Akaike-type weights of the elpd stabilised by the Bayesian bootstrap; ArviZ's
+        ``"BB-pseudo-BMA"``, with its fixed bootstrap seed).
 
     Returns
     -------
@@ -343,6 +359,8 @@ def compare(results: Mapping[str, object]):
     """
     if len(results) < 2:
         raise ValueError(f"compare needs two or more results, got {len(results)}")
+    if method not in WEIGHT_METHODS:
+        raise ValueError(f"method must be one of {', '.join(WEIGHT_METHODS)}, got {method!r}")
     checked = {name: _checked(result, f"result {name!r}") for name, result in results.items()}
     _require_same_rows(checked)
     estimates, notes = {}, {}
@@ -353,7 +371,7 @@ def compare(results: Mapping[str, object]):
             raise LooUnavailable(replace(error.unavailable, name=f"PSIS-LOO of {name!r}")) from None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = azs.compare(estimates, round_to="none")
+        table = azs.compare(estimates, method=WEIGHT_METHODS[method], round_to="none")
     shared = tuple(f"comparison: {' '.join(str(warning.message).split())}" for warning in caught)
     table["warning"] = ["; ".join((*notes[name], *shared)) for name in table.index]
     return table

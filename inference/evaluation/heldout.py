@@ -28,7 +28,7 @@ from bayesclass.inference.evaluation.report_data import ESTIMATE_NAMES
 from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
-from bayesclass.inference.result import model_of, result_info
+from bayesclass.inference.result import data_result, is_stack, model_of, result_info, stack_info
 from bayesclass.models.baselines import BASELINES, FittedBaseline, get_baseline
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def result_codes(result, data: Dataset) -> tuple[np.ndarray, np.ndarray | None]:
     ValueError
         A label is not among the result's classes (the message names them).
     """
-    class_names = list(result_info(result).class_names)
+    class_names = list(result_info(data_result(result)).class_names)
     unknown = sorted(set(data.class_names[code] for code in np.unique(data.y)) - set(class_names))
     if unknown:
         raise ValueError(
@@ -168,6 +168,7 @@ def fit_baselines(result, names: Sequence[str], *, random_seed: int = 0) -> dict
     unknown = [name for name in names if name not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; choose among {sorted(BASELINES)}")
+    result = data_result(result)  # a stack: its first member's inputs (the members share the training rows)
     class_names = result_info(result).class_names
     X = model_inputs(result, result["constant_data"]["X"].values)
     y = result["observed_data"]["y"].values
@@ -195,7 +196,7 @@ def left_out_baselines(result, names: Sequence[str]) -> list[str]:
     list of str
         The names left out, in the order given.
     """
-    n_classes = len(result_info(result).class_names)
+    n_classes = len(result_info(data_result(result)).class_names)
     return [
         name
         for name in names
@@ -217,6 +218,12 @@ def estimate_labels(result) -> dict[str, str]:
         ``"posterior"`` (where the result has draws) or a point estimate kind -> its row name (``"posterior"``,
         ``"MAP plug-in"``, ``"exact predictive (Student-t)"`` ...), in the order of the score table.
     """
+    if is_stack(result):  # the mixture, then each member's posterior (bayesclass.inference.stacking)
+        info = stack_info(result)
+        return {
+            "posterior": f"stack ({info.method})",
+            **{f"member_{index}": f"member: {label}" for index, label in enumerate(info.labels)},
+        }
     predictives = model_of(result).predictive_kinds()
     labels = {"posterior": "posterior"} if "posterior" in result.children else {}
     for group in result.children:
@@ -266,7 +273,7 @@ def heldout_estimates(
                 intervals[label] = (bounds[0].values, bounds[1].values)
     decisions: dict[str, np.ndarray] = {}
     if baselines:
-        inputs = model_inputs(result, data)
+        inputs = model_inputs(data_result(result), data)
         for fitted in baselines.values():
             label = f"baseline: {fitted.baseline.label}"
             proba[label] = fitted.class_proba(inputs)
@@ -277,7 +284,7 @@ def heldout_estimates(
         decisions=decisions,
         intervals=intervals,
         y=y,
-        class_names=result_info(result).class_names,
+        class_names=result_info(data_result(result)).class_names,
         true_proba=truth,
     )
 

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: how the run's posterior was drawn: a Markov chain sampler, independent exact draws, or none (a point estimate)
-DrawKind = Literal["markov_chain", "independent", "point"]
+DrawKind = Literal["markov_chain", "independent", "point", "stack"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ class RunSummary:
         The features :func:`fit` standardized.
     method : str
         The sampling method the run was fitted by.
-    draws : {"markov_chain", "independent", "point"}
-        How the posterior was drawn (:data:`DrawKind`).
+    draws : {"markov_chain", "independent", "point", "stack"}
+        How the posterior was drawn (:data:`DrawKind`; "stack": a mixture of fitted members' draws).
     sampler_settings : dict
         The sampler settings recorded with the result.
     sampler_backend : str or None

@@ -49,7 +49,15 @@ from bayesclass.inference.evaluation.parameters import derived_names, parameter_
 from bayesclass.inference.evaluation.report_plots import boundary, latent_curve, thinned
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
-from bayesclass.inference.result import ResultInfo, check_result, gaussian_approximation, result_info
+from bayesclass.inference.result import (
+    ResultInfo,
+    check_result,
+    data_result,
+    gaussian_approximation,
+    is_stack,
+    result_info,
+    stack_info,
+)
 from bayesclass.models.base import GenerativeClassifierModel
 
 if TYPE_CHECKING:
@@ -133,6 +141,11 @@ def evaluate_run(
     result, *, label, heldout, no_heldout_reason, loss, features, baselines, interval_prob, random_seed
 ) -> rd.RunEvaluation:
     """One run's :class:`RunEvaluation` (see :func:`evaluate_for_report`)."""
+    if is_stack(result):
+        return evaluate_stack_run(
+            result, label=label, heldout=heldout, no_heldout_reason=no_heldout_reason, loss=loss, baselines=baselines,
+            interval_prob=interval_prob, random_seed=random_seed,
+        )  # fmt: skip
     info = result_info(result)
     fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
     predicted = {  # every estimate predicted once per split, shared by the scores and the decisions
@@ -172,6 +185,69 @@ def evaluate_run(
             interval_prob=interval_prob,
             no_heldout_reason=no_heldout_reason,
         ),
+    )
+
+
+def evaluate_stack_run(
+    result, *, label, heldout, no_heldout_reason, loss, baselines, interval_prob, random_seed
+) -> rd.RunEvaluation:
+    """A stack's :class:`RunEvaluation`: its members and weights, and the same scores, calibration and decisions.
+
+    The stack is scored, calibrated and decided like any estimate (its mixture probabilities), each member's
+    posterior beside it; it has no draws of its own to diagnose, no parameters and no PSIS-LOO (its weights come
+    from its members' LOO, listed in the run's facts).
+    """
+    stack = stack_info(result)
+    info = result_info(data_result(result))
+    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
+    predicted = {
+        split: (data, heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob))
+        for split, data in heldout.items()
+    }
+    scores = tuple(
+        _scores(result, split, data, estimates, baselines=baselines, loss=loss)
+        for split, (data, estimates) in predicted.items()
+    )
+    which, rows = next(iter(heldout.items()), ("the training rows (no held-out rows)", None))
+    rows = training_rows(result) if rows is None else rows
+    prediction = predict(result, rows)
+    labels = estimate_labels(result)
+    proba = {  # the figure names its panels' variables by label: no "/" (a file path) in a variable name
+        labels[kind].replace("/", "\u2215"): prediction[
+            "class_proba" if kind == "posterior" else f"class_proba_{kind}"
+        ].values
+        for kind in labels
+    }
+    y, _ = result_codes(result, rows)
+    members = tuple(
+        f"member {label}: weight {weight:.4f}, elpd_loo {elpd:.2f} (se {se:.2f})"
+        for label, weight, elpd, se in zip(stack.labels, stack.weights, stack.elpd_loo, stack.elpd_se, strict=True)
+    )
+    record = info.data
+    summary = rd.RunSummary(
+        label=label, family="stack", family_class="Stack", hyperparameters={"method": stack.method,
+        "weights": dict(zip(stack.labels, stack.weights, strict=True))},
+        prior_formulas=(f"P(class | x) = sum_m w_m P_m(class | x), weights by {stack.method} of the members' "
+                        "PSIS-LOO (arviz_stats.compare)", *members),
+        data_name=record.name, data_fingerprint=record.fingerprint, data_provenance=record.provenance,
+        n_rows=int(data_result(result)["observed_data"]["y"].size), feature_names=record.feature_names,
+        class_names=record.class_names, standardized_features=(), method=stack.method, draws="stack",
+        sampler_settings={}, sampler_backend=None, random_seed=0, timings=(), compile_cache_hit=None,
+        package_versions=tuple(sorted(info.package_versions.items())), created_at=stack.created_at,
+    )  # fmt: skip
+    return rd.RunEvaluation(
+        summary=summary,
+        convergence=None,
+        estimates=rd.Estimates(rows=(), kinds=(), status=(), has_posterior=False),
+        heldout=scores,
+        no_heldout_reason=no_heldout_reason,
+        loo=None,
+        pareto_k_limit=PARETO_K_LIMIT,
+        calibration=rd.Calibration(proba, y, info.class_names, which, rows.n_obs, (), random_seed),
+        boundary=None,
+        generative=None,
+        decisions=decisions(info, predicted, loss=loss) if loss is not None else None,
+        fit_warnings=(),
     )
 
 
@@ -281,6 +357,8 @@ def labelled_results(results) -> dict[str, xr.DataTree]:
 
 def _default_label(result) -> str:
     try:
+        if is_stack(result):
+            return f"stack ({stack_info(result).method})"
         info = result_info(result)
     except (TypeError, ValueError):
         return "unreadable result"  # labelled_results then refuses it, naming what is wrong
@@ -317,7 +395,7 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
     """
     from bayesclass.data import available, load, train_validation_test_split
 
-    record = result_info(result).data
+    record = result_info(data_result(result)).data
     origin = record.origin
     if origin.split is None or origin.split.part != "train":
         return {}, (
@@ -342,6 +420,7 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
 
 def training_rows(result) -> Dataset:
     """The training rows stored in a result, as a Dataset in its classes (calibration without held-out rows)."""
+    result = data_result(result)
     record = result_info(result).data
     return Dataset(
         name=record.name or "training rows",

@@ -39,7 +39,16 @@ from bayesclass.inference.prediction.tiles import (
     map_row_chunks,
     tile_rows_for,
 )
-from bayesclass.inference.result import ResultInfo, gaussian_approximation, result_info
+from bayesclass.inference.result import (
+    ResultInfo,
+    StackInfo,
+    data_result,
+    gaussian_approximation,
+    is_stack,
+    result_info,
+    stack_info,
+)
+from bayesclass.inference.stacking import member_kernels, stack_inputs, stack_kernel
 from bayesclass.models.base import ClassProbaKernel
 
 if TYPE_CHECKING:
@@ -206,7 +215,7 @@ def predict_log_proba(result: xr.DataTree, X: Any, *, workers: int | None = None
 
     def log_proba(tile: np.ndarray) -> np.ndarray:
         values = kernel(tile, log=True)
-        return values[..., 0] if kernel.n_draws == 1 else draw_log_mean_exp(values)
+        return values[..., 0] if kernel.n_draws == 1 else draw_log_mean_exp(values, kernel.draw_weights)
 
     tiles = map_row_chunks(log_proba, predictor.inputs([X]), tile_rows=predictor.tile_rows, workers=workers)
     pieces = [piece for _, piece in tiles]
@@ -259,6 +268,11 @@ class Predictor:
     interval_kernels : dict of str to callable
         Per point-estimate variable (``class_proba_<kind>``) whose covariance the result stores, its
         delta-method bounds ``bounds(X) -> (low, high)`` at ``interval_prob``.
+    stack : StackInfo, optional
+        The records of a stack (:mod:`bayesclass.inference.stacking`): ``class_proba`` is then the weighted
+        mixture of its members, each member's posterior mean ``class_proba_member_<i>`` beside it, ``info`` that
+        of its first member (the shared columns and classes), and rows are given to the kernels in the data's
+        units.
     """
 
     result: xr.DataTree
@@ -271,6 +285,7 @@ class Predictor:
     info: ResultInfo
     loss: np.ndarray | None = None  # the loss matrix in the result's class order
     interval_kernels: dict[str, Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    stack: StackInfo | None = None
 
     @classmethod
     def of(
@@ -310,28 +325,15 @@ class Predictor:
             raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
         if not isinstance(return_draws, (bool, np.bool_)):
             raise ValueError(f"return_draws must be True or False, got {return_draws!r}")
-        info = result_info(result)
-        model = info.model
-        kernels: dict[str, ClassProbaKernel] = {}
-        has_draws = "posterior" in result
-        if has_draws:
-            kernels["class_proba"] = model.class_proba_kernel(result["posterior"].to_dataset())
-        interval_kernels = {}
-        for group in result.children:
-            if group.startswith("point_estimate_"):
-                kind = group.removeprefix("point_estimate_")
-                estimate = result[group].to_dataset()
-                kernels[f"class_proba_{kind}"] = model.class_proba_kernel(estimate)
-                approximation = gaussian_approximation(result, kind)
-                bounds = (
-                    None
-                    if approximation is None
-                    else model.class_proba_interval_kernel(estimate, approximation, float(interval_prob))
-                )
-                if bounds is not None:
-                    interval_kernels[f"class_proba_{kind}"] = bounds
-        if not has_draws:
-            kernels = {"class_proba": kernels[f"class_proba_{info.method}"], **kernels}
+        stacked = is_stack(result)
+        if stacked and return_draws:
+            raise ValueError(
+                "return_draws is not available for a stack (its draws are its members' draws, unequally weighted); "
+                "predict each member (bayesclass.inference.result.stack_members) with return_draws=True"
+            )
+        info = result_info(data_result(result))
+        kernels, interval_kernels = _stack_kernels(result) if stacked else _result_kernels(result, info, interval_prob)
+        has_draws = stacked or "posterior" in result
         class_names = info.class_names
         if loss is not None and not isinstance(loss, LossMatrix):
             raise ValueError(
@@ -351,6 +353,7 @@ class Predictor:
             loss=None if loss is None else loss.aligned(class_names),
             info=info,
             interval_kernels=interval_kernels,
+            stack=stack_info(result) if stacked else None,
         )
 
     def require_memory(self, n_rows: int | None) -> None:
@@ -416,7 +419,11 @@ class Predictor:
         for chunk in chunks:
             if isinstance(chunk, np.ndarray) and chunk.ndim == 2 and chunk.shape[0] == 0:
                 continue
-            values = model_inputs(self.result, chunk, info=self.info)
+            values = (
+                stack_inputs(self.result, chunk)
+                if self.stack is not None
+                else model_inputs(self.result, chunk, info=self.info)
+            )
             for kernel in self.kernels.values():
                 kernel.check(values, first_row)
             first_row += len(values)
@@ -446,23 +453,24 @@ class Predictor:
                 continue
             done[id(kernel)] = name
             values = kernel(tile)
+            weights = kernel.draw_weights
             # posterior draws (a single one included) get intervals; a point estimate has none
             draws = self.has_draws and name == "class_proba"
             if name == "class_proba" and self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j]
                 losses = np.einsum("iks,kj->ijs", values, self.loss)
-                output["expected_loss"] = draw_mean(losses)
+                output["expected_loss"] = draw_mean(losses, weights)
                 if draws:
                     output["expected_loss_low"], output["expected_loss_high"] = draw_interval(
-                        losses, self.interval_prob, sorted_in_place=True
+                        losses, self.interval_prob, sorted_in_place=True, weights=weights
                     )
-            if not draws:  # a point estimate
-                output[name] = values[..., 0]
+            if not draws:  # a point estimate, or a stack member's posterior mean
+                output[name] = values[..., 0] if kernel.n_draws == 1 else draw_mean(values)
                 continue
-            output[name] = draw_mean(values)
+            output[name] = draw_mean(values, weights)
             if self.return_draws:
                 output[f"{name}_draws"] = values
             output[f"{name}_low"], output[f"{name}_high"] = draw_interval(
-                values, self.interval_prob, sorted_in_place=not self.return_draws
+                values, self.interval_prob, sorted_in_place=not self.return_draws, weights=weights
             )
         for name, bounds in self.interval_kernels.items():  # delta-method intervals of the point estimates
             output[f"{name}_low"], output[f"{name}_high"] = bounds(tile)
@@ -540,6 +548,18 @@ class Predictor:
             model=info.model.name,
             method=info.method,
         )
+        if self.stack is not None:
+            dataset.attrs.update(
+                interval=f"equal-tailed interval of probability {self.interval_prob:g} of the mixture of the members' "
+                "per-draw probabilities (weighted quantiles)",
+                point=f"mixture of the members' posterior means by {self.stack.method} weights",
+                model="stack",
+                method=self.stack.method,
+                members=", ".join(
+                    f"member_{index} = {label} (weight {weight:.4f})"
+                    for index, (label, weight) in enumerate(zip(self.stack.labels, self.stack.weights, strict=True))
+                ),
+            )
         if self.interval_kernels:
             dataset.attrs["estimate_interval"] = (
                 f"delta-method interval of probability {self.interval_prob:g} under the Gaussian approximation of "
@@ -583,6 +603,40 @@ class Predictor:
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def _result_kernels(result: xr.DataTree, info: ResultInfo, interval_prob: float):
+    """(kernels, delta-method interval kernels) of a fitted result: its draws and every stored point estimate."""
+    model = info.model
+    kernels: dict[str, ClassProbaKernel] = {}
+    has_draws = "posterior" in result
+    if has_draws:
+        kernels["class_proba"] = model.class_proba_kernel(result["posterior"].to_dataset())
+    interval_kernels = {}
+    for group in result.children:
+        if group.startswith("point_estimate_"):
+            kind = group.removeprefix("point_estimate_")
+            estimate = result[group].to_dataset()
+            kernels[f"class_proba_{kind}"] = model.class_proba_kernel(estimate)
+            approximation = gaussian_approximation(result, kind)
+            bounds = (
+                None
+                if approximation is None
+                else model.class_proba_interval_kernel(estimate, approximation, float(interval_prob))
+            )
+            if bounds is not None:
+                interval_kernels[f"class_proba_{kind}"] = bounds
+    if not has_draws:
+        kernels = {"class_proba": kernels[f"class_proba_{info.method}"], **kernels}
+    return kernels, interval_kernels
+
+
+def _stack_kernels(result: xr.DataTree):
+    """(kernels, no interval kernels) of a stack: the mixture, then each member's posterior mean."""
+    members = member_kernels(result)
+    kernels = {"class_proba": stack_kernel(result, members)}
+    kernels.update({f"class_proba_{name}": kernel for name, kernel in members.items()})
+    return kernels, {}
 
 
 def _require_tile_memory(values_per_row: int, setup_rows: int) -> None:

@@ -235,23 +235,27 @@ def _unwrap(arrays: tuple[np.ndarray, ...], single: bool | None) -> Rows:
 # -- reductions over draws (the last axis), per row -------------------------------------------------
 
 
-def draw_mean(values: np.ndarray) -> np.ndarray:
+def draw_mean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """The mean over draws (last axis) of per-draw values ``(..., draws)``.
 
     Parameters
     ----------
     values : numpy.ndarray of shape (..., draws)
         Per-draw values.
+    weights : numpy.ndarray of shape (draws,), optional
+        Draw weights summing to 1 (a stack's pooled member draws); None: equal weights.
 
     Returns
     -------
     numpy.ndarray of shape (...)
-        Their mean over draws.
+        Their (weighted) mean over draws.
     """
-    return values.mean(axis=-1)
+    return values.mean(axis=-1) if weights is None else values @ weights
 
 
-def draw_interval(values: np.ndarray, prob: float, *, sorted_in_place: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def draw_interval(
+    values: np.ndarray, prob: float, *, sorted_in_place: bool = False, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The equal-tailed interval of probability ``prob`` over draws (last axis): exact per-row quantiles.
 
     The same floats as ``arviz_stats.eti(values, prob, axis=-1)``, i.e. ``numpy.quantile`` with
@@ -269,11 +273,18 @@ def draw_interval(values: np.ndarray, prob: float, *, sorted_in_place: bool = Fa
         In (0, 1).
     sorted_in_place : bool
         Sort ``values`` itself (the caller no longer needs its order) instead of a copy.
+    weights : numpy.ndarray of shape (draws,), optional
+        Draw weights summing to 1: the interval is then the quantiles of the weighted draws' distribution (a
+        stack's mixture of its members' draws), ``numpy.quantile(..., weights=weights, method="inverted_cdf")``.
 
     Returns
     -------
     (lower, upper) : arrays (...)
     """
+    if weights is not None:
+        edge = (1 - prob) / 2
+        lower, upper = _weighted_inverted_cdf(values, weights, (edge, 1 - edge))
+        return lower, upper
     ordered = values if sorted_in_place else values.copy()
     ordered.sort(axis=-1)  # NaN last
     edge = (1 - prob) / 2
@@ -283,6 +294,28 @@ def draw_interval(values: np.ndarray, prob: float, *, sorted_in_place: bool = Fa
         lower[undefined] = np.nan
         upper[undefined] = np.nan
     return lower, upper
+
+
+def _weighted_inverted_cdf(values: np.ndarray, weights: np.ndarray, quantiles: tuple[float, ...]) -> list[np.ndarray]:
+    """``numpy.quantile(values, q, axis=-1, weights=weights, method="inverted_cdf")`` for each q, over all rows at once.
+
+    numpy's weighted quantile moves the axis first and searches each row's cumulative weights in a Python loop
+    (3-5x the time of a sort on a tile of 1,000 rows x 8,000 draws); this is the same rule on the last axis, one
+    argsort for every quantile: the value at the first sorted position whose normalised cumulative weight reaches
+    q (tested equal to numpy's, ties, zero weights and NaN rows included). Each q is in (0, 1).
+    """
+    order = np.argsort(values, axis=-1)  # NaN last
+    cdf = np.cumsum(weights[order], axis=-1)
+    cdf /= cdf[..., -1:]
+    last = np.take_along_axis(values, order[..., -1:], axis=-1)[..., 0]
+    results = []
+    for quantile in quantiles:
+        index = np.minimum(np.count_nonzero(cdf < quantile, axis=-1), values.shape[-1] - 1)
+        chosen = np.take_along_axis(order, index[..., None], axis=-1)
+        result = np.take_along_axis(values, chosen, axis=-1)[..., 0]
+        result[np.isnan(last)] = np.nan
+        results.append(result)
+    return results
 
 
 def _type7_of_sorted(ordered: np.ndarray, quantile: float) -> np.ndarray:
@@ -304,18 +337,22 @@ def _type7_of_sorted(ordered: np.ndarray, quantile: float) -> np.ndarray:
     return below + difference * gamma
 
 
-def draw_log_mean_exp(log_values: np.ndarray) -> np.ndarray:
+def draw_log_mean_exp(log_values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """``log(mean_s exp(v_s))`` over draws (last axis), in the log domain (``logsumexp - log S``).
 
     Parameters
     ----------
     log_values : numpy.ndarray of shape (..., draws)
         Per-draw log values (e.g. log class probabilities).
+    weights : numpy.ndarray of shape (draws,), optional
+        Draw weights summing to 1: ``log sum_s w_s exp(v_s)`` (``logsumexp(v, b=w)``).
 
     Returns
     -------
     numpy.ndarray of shape (...)
         The log of their mean over draws; NaN where a row is NaN.
     """
-    with np.errstate(invalid="ignore"):  # NaN rows (impossible under every class) stay NaN
+    with np.errstate(invalid="ignore", divide="ignore"):  # NaN rows (impossible under every class) stay NaN
+        if weights is not None:
+            return scipy.special.logsumexp(log_values, axis=-1, b=weights)
         return scipy.special.logsumexp(log_values, axis=-1) - np.log(log_values.shape[-1])

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from bayesclass.data.csvfile import CSV_CHUNK_ROWS
-from bayesclass.inference.result import result_info
+from bayesclass.inference.result import data_result, result_info
 
 __all__ = [
     "DrawsFile",
@@ -134,7 +134,7 @@ class PredictionRows:
         from bayesclass.data.loaders import builtin_table_file, builtin_tables
         from bayesclass.inference.prediction.predict import _check_labels
 
-        info = result_info(result)
+        info = result_info(data_result(result))  # a stack: its members' shared columns and classes
         feature_names, class_names = info.feature_names, info.class_names
         if missing not in ("error", "drop"):
             raise ValueError(f"missing must be 'error' or 'drop', got {missing!r}")

@@ -1,0 +1,595 @@
+r"""Which family for these data: every registered family fitted on the same split, ranked two ways.
+
+:func:`compare_models` splits the data once (:func:`bayesclass.data.train_validation_test_split`, stratified,
+seeded), then for every family of the registry (or those asked for) that can take the training rows fits it by
+its default sampling method with its point estimates (:func:`bayesclass.inference.engines.fit.fit`). A family
+that cannot take the data (its ``check_training_data`` refuses it: gcc on categorical columns, gp on three
+classes ...) or whose fit fails is listed with the reason from its own check, not skipped and not an error for
+the whole comparison.
+
+Two rankings of the fitted families:
+
+- by PSIS-LOO on the training rows (:func:`bayesclass.inference.criticism.loo.compare`, i.e.
+  ``arviz_stats.compare``): ``elpd_loo`` per family, the difference to the best and its standard error ``dse``,
+  and the Pareto k diagnostics; a family with rows of :math:`k > 0.7` (``PARETO_K_LIMIT``) has an unreliable
+  LOO estimate and is ranked by its held-out scores instead (the conclusion says so);
+- by held-out scores on each held-out split (log loss, Brier, accuracy; :func:`~bayesclass.inference.evaluation
+  .scores.score_table`) of every family's posterior, point estimates and the requested baselines, with the paired
+  difference of per-row log losses against the best: :math:`d_i = \ell_{e,i} - \ell_{\text{best},i}`, its mean
+  and standard error :math:`\operatorname{sd}(d)/\sqrt{n}` (:func:`~bayesclass.inference.evaluation.conclusions
+  .paired_log_loss`).
+
+Nothing here branches on a family's name: the families come from the registry, their methods from their
+declarations.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bayesclass._lazy import lazy_import
+from bayesclass.data import Dataset, train_validation_test_split
+from bayesclass.inference.criticism.loo import compare, loo
+from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
+from bayesclass.inference.engines.methods import SAMPLERS, methods_of
+from bayesclass.inference.engines.sampling import SamplerSettings
+from bayesclass.inference.evaluation.conclusions import Omitted, ScoreFinding, paired_log_loss
+from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates
+from bayesclass.inference.evaluation.scores import score_table
+from bayesclass.models import REGISTRY, ClassifierModel, ConvergenceError, get_model
+
+if TYPE_CHECKING:
+    import xarray as xr
+else:
+    xr = lazy_import("xarray")
+
+__all__ = [
+    "FamilyFit",
+    "HeldoutRow",
+    "LooRow",
+    "ModelComparison",
+    "RankingAgreement",
+    "compare_models",
+    "parse_families",
+    "rank_heldout",
+    "rank_loo",
+]
+
+
+@dataclass(frozen=True)
+class FamilyFit:
+    """One family of the comparison: its fit on the training rows, or why it has none.
+
+    Parameters
+    ----------
+    family : str
+        The registry name.
+    method : str
+        The method it was (or would have been) fitted by.
+    result : xarray.DataTree or None
+        The fitted result (None where the family could not take the data or its fit failed).
+    reason : str
+        Why there is no result ("" where there is one): the family's own check or the fit's error.
+    seconds : float
+        Wall-clock seconds of the fit (0 without one).
+    cpu_seconds : float
+        CPU seconds of this process during the fit, every thread (0 without one): on a machine shared with other
+        work, a measure of the fit's cost that the wall clock is not.
+    """
+
+    family: str
+    method: str
+    result: Any = None
+    reason: str = ""
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class LooRow:
+    """One family's row of the PSIS-LOO ranking (numbers of ``arviz_stats.compare``).
+
+    Parameters
+    ----------
+    family : str
+        The registry name.
+    elpd, se : float
+        ``elpd_loo`` and its standard error.
+    elpd_diff, dse : float
+        The difference to the best family's ``elpd_loo`` (0 for the best) and its standard error.
+    p_loo : float
+        The effective number of parameters.
+    n_high_k : int
+        Training rows with Pareto :math:`k >` ``PARETO_K_LIMIT``: the estimate is unreliable where this is not 0.
+    max_k : float
+        The largest Pareto k.
+    notes : str
+        ArviZ's warnings, one line each joined by "; " ("" when none).
+    """
+
+    family: str
+    elpd: float
+    se: float
+    elpd_diff: float
+    dse: float
+    p_loo: float
+    n_high_k: int
+    max_k: float
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class HeldoutRow:
+    """One estimate's row of a held-out ranking.
+
+    Parameters
+    ----------
+    label : str
+        ``"<family>: <estimate>"`` or ``"baseline: <name>"``.
+    log_loss, brier, accuracy : float
+        Its held-out scores (NaN where it gives no probabilities).
+    difference, standard_error : float
+        The mean per-row log-loss difference to the best estimate (0 for the best; NaN without probabilities)
+        and its standard error.
+    larger_than_noise : bool
+        ``difference > NOISE_MULTIPLE * standard_error``.
+    """
+
+    label: str
+    log_loss: float
+    brier: float
+    accuracy: float
+    difference: float
+    standard_error: float
+    larger_than_noise: bool
+
+
+@dataclass(frozen=True)
+class RankingAgreement:
+    """Whether the best family by PSIS-LOO is the best family posterior on a held-out split.
+
+    Parameters
+    ----------
+    split : str
+        The held-out split.
+    loo_best, heldout_best : str
+        The best family by elpd (among reliable LOO estimates) and by held-out log loss of the posteriors.
+    """
+
+    split: str
+    loo_best: str
+    heldout_best: str
+
+    @property
+    def agree(self) -> bool:
+        """Whether the two rankings put the same family first."""
+        return self.loo_best == self.heldout_best
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    """Every family on one split, ranked by PSIS-LOO and by held-out scores (the module docstring).
+
+    Parameters
+    ----------
+    data_name : str
+        The data set.
+    n_rows : dict of str to int
+        Rows of each part of the split (``train``, ``validation``, ``test``).
+    random_seed : int
+        The seed of the split and of every fit.
+    fits : tuple of FamilyFit
+        Every family asked for, in registry order, fitted or with the reason why not.
+    loo : tuple of LooRow
+        The families with a PSIS-LOO estimate, best first.
+    loo_left_out : tuple of (str, str)
+        The fitted families without one, and why (a point estimate, too few draws ...).
+    heldout : dict of str to tuple of HeldoutRow
+        Per held-out split, every estimate, best first by log loss (those without probabilities last).
+    findings : dict of str to ScoreFinding or Omitted
+        Per held-out split, the best family posterior against the runner-up (paired per-row log losses).
+    agreement : tuple of RankingAgreement
+        Per held-out split, whether LOO and held-out scores put the same family first.
+    score_tables : dict of str to pandas.DataFrame
+        Per held-out split, :func:`~bayesclass.inference.evaluation.scores.score_table` of every estimate.
+    """
+
+    data_name: str
+    n_rows: dict[str, int]
+    random_seed: int
+    fits: tuple[FamilyFit, ...]
+    loo: tuple[LooRow, ...]
+    loo_left_out: tuple[tuple[str, str], ...]
+    heldout: dict[str, tuple[HeldoutRow, ...]]
+    findings: dict[str, ScoreFinding | Omitted]
+    agreement: tuple[RankingAgreement, ...]
+    score_tables: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """The fitted results by family."""
+        return {fitted.family: fitted.result for fitted in self.fits if fitted.result is not None}
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """The families without a result, with the reason."""
+        return {fitted.family: fitted.reason for fitted in self.fits if fitted.result is None}
+
+    @property
+    def unreliable_loo(self) -> tuple[LooRow, ...]:
+        """The LOO rows with Pareto k above ``PARETO_K_LIMIT``: rank those by held-out scores."""
+        return tuple(row for row in self.loo if row.n_high_k)
+
+
+def parse_families(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The families named by ``value``: ``None`` or ``"all"`` for the whole registry, else a list or comma list.
+
+    Parameters
+    ----------
+    value : str, sequence of str or None
+        ``"all"``, ``"logistic,gp"``, ``["logistic", "gp"]`` or None.
+
+    Returns
+    -------
+    tuple of str
+        Registry names, each once, in the registry's order (a list is ``"all"`` restricted to it).
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or no name at all; the message names the value and the choices.
+    """
+    if value is None or value == "all":
+        return tuple(REGISTRY)
+    names = value.split(",") if isinstance(value, str) else list(value)
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"families must be 'all' or names among {', '.join(REGISTRY)}, got {value!r}")
+    names = [name.strip() for name in names]
+    choices = f"'all' or a comma-separated list of {', '.join(REGISTRY)}"
+    unknown = [name for name in names if name not in REGISTRY]
+    if unknown or not names or "" in names:
+        what = (
+            f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))}"
+            if unknown
+            else ("an empty name")
+        )
+        raise ValueError(f"families={value!r}: {what}; give {choices}")
+    return tuple(name for name in REGISTRY if name in names)
+
+
+def compare_models(
+    data: Dataset,
+    families: str | Sequence[str] | None = "all",
+    *,
+    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
+    standardize: Standardize = False,
+    method: str = "auto",
+    sampler: SamplerSettings | None = None,
+    hyperparameters: Mapping[str, Mapping[str, Any]] | None = None,
+    baselines: Sequence[str] = (),
+    random_seed: int = 0,
+) -> ModelComparison:
+    """Fit every family that can take ``data`` on one split and rank them by PSIS-LOO and held-out scores.
+
+    Parameters
+    ----------
+    data : Dataset
+        The whole table (:func:`bayesclass.load`); it is split here.
+    families : str or sequence of str, default "all"
+        ``"all"`` (every family of the registry), a comma-separated string or a list of registry names.
+    fractions : (float, float, float), default (0.6, 0.2, 0.2)
+        Shares of training, validation and test rows (stratified by class).
+    standardize : bool or "all", default False
+        As :func:`bayesclass.fit`, for every family.
+    method : str, default "auto"
+        ``"auto"``: each family's default sampling method; another method is used for the families that have it
+        (the others are listed with the reason).
+    sampler : SamplerSettings, optional
+        Draws, tune, chains ... for every family (``None``: the defaults; draws and tune the family's).
+    hyperparameters : mapping of str to mapping, optional
+        Per family, keyword hyperparameters (default: the family's defaults).
+    baselines : sequence of str
+        The seeds' classical classifiers scored beside the estimates, fitted once on the training rows.
+    random_seed : int, default 0
+        Seed of the split and of every fit.
+
+    Returns
+    -------
+    ModelComparison
+
+    Raises
+    ------
+    TypeError
+        ``data`` not a Dataset, ``families`` not names, ``sampler`` not SamplerSettings.
+    ValueError
+        Unknown families, hyperparameters of a family not compared or invalid for it, a method that is not a
+        sampler, bad split fractions or seed, a bad ``standardize`` (or a constant training column to scale).
+    """
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a bayesclass Dataset (bayesclass.load), got {type(data).__name__}")
+    names = parse_families(families)
+    unknown = sorted(set(hyperparameters or {}) - set(names))
+    if unknown:
+        raise ValueError(f"hyperparameters given for {', '.join(unknown)}, not among the families {', '.join(names)}")
+    if method not in ("auto", *SAMPLERS):
+        raise ValueError(f"method={method!r} must be 'auto' (each family's default) or one of {', '.join(SAMPLERS)}")
+    if sampler is not None and not isinstance(sampler, SamplerSettings):
+        raise TypeError(f"sampler must be a SamplerSettings (or None), got {type(sampler).__name__}")
+    models = {name: get_model(name, **(hyperparameters or {}).get(name, {})) for name in names}
+    train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=random_seed)
+    check_standardize(train, standardize)  # a bad value or a constant column to scale: before any fit
+    settings = sampler if sampler is not None else SamplerSettings()
+    fits = tuple(
+        fit_family(model, train, method=method, sampler=settings, standardize=standardize, random_seed=random_seed)
+        for model in models.values()
+    )
+    return rank(
+        fits,
+        {"validation": validation, "test": test},
+        n_train=train.n_obs,
+        data_name=data.name,
+        baselines=baselines,
+        random_seed=random_seed,
+    )
+
+
+def fit_family(
+    model: ClassifierModel,
+    train: Dataset,
+    *,
+    method: str,
+    sampler: SamplerSettings,
+    standardize: Standardize,
+    random_seed: int,
+) -> FamilyFit:
+    """Fit one family to the training rows, or say why it cannot (its own check, or the fit's error).
+
+    Parameters
+    ----------
+    model : ClassifierModel
+        The family instance.
+    train : Dataset
+        The training rows.
+    method, sampler, standardize, random_seed
+        As :func:`compare_models`.
+
+    Returns
+    -------
+    FamilyFit
+    """
+    name = model.name
+    try:
+        chosen = resolve_method(model, method, sampler)
+    except ValueError as error:
+        return FamilyFit(name, method, reason=str(error))
+    if chosen not in methods_of(model):
+        return FamilyFit(name, chosen, reason=f"method {chosen!r} is not available{model.unavailable_hint(chosen)}")
+    try:
+        model.check_training_data(train)
+    except ValueError as error:
+        return FamilyFit(name, chosen, reason=str(error))
+    started, cpu = time.perf_counter(), time.process_time()
+    try:
+        result = fit(model, train, method=chosen, sampler=sampler, standardize=standardize, random_seed=random_seed)
+    except (ValueError, ConvergenceError, RuntimeError) as error:
+        return FamilyFit(name, chosen, reason=f"the fit failed: {error}")
+    return FamilyFit(name, chosen, result, seconds=time.perf_counter() - started, cpu_seconds=time.process_time() - cpu)
+
+
+def rank(
+    fits: Sequence[FamilyFit],
+    heldout: Mapping[str, Dataset],
+    *,
+    n_train: int,
+    data_name: str,
+    baselines: Sequence[str] = (),
+    random_seed: int = 0,
+) -> ModelComparison:
+    """Rank fitted families (on the same training rows) by PSIS-LOO and by held-out scores.
+
+    Parameters
+    ----------
+    fits : sequence of FamilyFit
+        The families, fitted or with the reason why not.
+    heldout : mapping of str to Dataset
+        Held-out splits by name.
+    n_train : int
+        Training rows.
+    data_name : str
+        The data set's name.
+    baselines : sequence of str
+        Baselines scored beside the estimates.
+    random_seed : int, default 0
+        The seed recorded (and of the randomised baselines).
+
+    Returns
+    -------
+    ModelComparison
+    """
+    results = {fitted.family: fitted.result for fitted in fits if fitted.result is not None}
+    loo_rows, loo_left_out = rank_loo(results)
+    rankings, findings, tables = {}, {}, {}
+    for split, rows in heldout.items():
+        proba, y, table = heldout_proba(results, rows, baselines=baselines, random_seed=random_seed)
+        tables[split] = table
+        rankings[split] = rank_heldout(proba, y, table)
+        posteriors = {
+            label: values for label, values in proba.items() if label.endswith(": posterior") and values is not None
+        }
+        findings[split] = (
+            paired_log_loss(posteriors, y, split=split)
+            if posteriors
+            else Omitted("scores", "no family has a posterior")
+        )
+    reliable = [row for row in loo_rows if not row.n_high_k]
+    agreement = tuple(
+        RankingAgreement(split, reliable[0].family, finding.best.removesuffix(": posterior"))
+        for split, finding in findings.items()
+        if reliable and isinstance(finding, ScoreFinding)
+    )
+    return ModelComparison(
+        data_name=data_name,
+        n_rows={"train": n_train, **{split: rows.n_obs for split, rows in heldout.items()}},
+        random_seed=random_seed,
+        fits=tuple(fits),
+        loo=loo_rows,
+        loo_left_out=loo_left_out,
+        heldout=rankings,
+        findings=findings,
+        agreement=agreement,
+        score_tables=tables,
+    )
+
+
+def rank_loo(results: Mapping[str, Any]) -> tuple[tuple[LooRow, ...], tuple[tuple[str, str], ...]]:
+    """The PSIS-LOO ranking of the results that have one, and the others with the reason.
+
+    Parameters
+    ----------
+    results : mapping of str to xarray.DataTree
+        Results fitted on the same training rows, by family.
+
+    Returns
+    -------
+    (tuple of LooRow, tuple of (str, str))
+        The rows best first (``arviz_stats.compare`` through :func:`bayesclass.inference.criticism.loo.compare`
+        where two or more families have draws), and the families left out with why.
+    """
+    summaries, left_out = {}, []
+    for name, result in results.items():
+        try:
+            summary = loo(result)
+        except (TypeError, ValueError) as error:  # LooUnavailable included
+            left_out.append((name, str(error)))
+            continue
+        if not (math.isfinite(summary.elpd_loo) and math.isfinite(summary.se)):  # e.g. draws of log-likelihood -inf
+            left_out.append((name, f"PSIS-LOO is not finite (elpd_loo {summary.elpd_loo}, se {summary.se}): rank it "
+                             "by its held-out scores"))  # fmt: skip
+            continue
+        summaries[name] = summary
+    if not summaries:
+        return (), tuple(left_out)
+    table: dict[str, dict[str, Any]]
+    if len(summaries) == 1:
+        ((name, summary),) = summaries.items()
+        table = {name: {"elpd_diff": 0.0, "dse": 0.0, "warning": "; ".join(summary.notes)}}
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # returned as the table's warning column
+            table = compare({name: results[name] for name in summaries}).to_dict(orient="index")
+    rows = [
+        LooRow(
+            family=name,
+            elpd=summaries[name].elpd_loo,
+            se=summaries[name].se,
+            elpd_diff=float(table[name]["elpd_diff"]),
+            dse=float(table[name]["dse"]),
+            p_loo=summaries[name].p_loo,
+            n_high_k=summaries[name].n_high_k,
+            max_k=float(np.nanmax(summaries[name].pareto_k)),
+            notes=str(table[name].get("warning", "")),
+        )
+        for name in table
+    ]
+    return tuple(sorted(rows, key=lambda row: -row.elpd)), tuple(left_out)
+
+
+def heldout_proba(
+    results: Mapping[str, Any], rows: Dataset, *, baselines: Sequence[str] = (), random_seed: int = 0
+) -> tuple[dict[str, np.ndarray | None], np.ndarray, Any]:
+    """Every family's estimates (and the baselines') on held-out rows, and their score table.
+
+    The baselines are fitted once, on the inputs of the first fitted family (its coding and standardisation).
+
+    Parameters
+    ----------
+    results : mapping of str to xarray.DataTree
+        Results by family.
+    rows : Dataset
+        Held-out rows.
+    baselines : sequence of str
+        Baselines to score.
+    random_seed : int, default 0
+        Seed of the randomised baselines.
+
+    Returns
+    -------
+    (dict of str to array or None, numpy.ndarray, pandas.DataFrame)
+        ``"<family>: <estimate>"`` (and ``"baseline: <name>"``) -> (n, K) probabilities (None for a baseline
+        that only decides), the rows' class codes, and :func:`score_table` of them all.
+    """
+    proba: dict[str, np.ndarray | None] = {}
+    decisions: dict[str, np.ndarray] = {}
+    y = np.zeros(0, dtype=int)
+    class_names: tuple[str, ...] = ()
+    for index, (family, result) in enumerate(results.items()):
+        fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines and index == 0 else None
+        estimates = heldout_estimates(result, rows, baselines=fitted)
+        y, class_names = estimates.y, estimates.class_names
+        for label, values in estimates.proba.items():
+            proba[label if label.startswith("baseline: ") else f"{family}: {label}"] = values
+        decisions.update(estimates.decisions)
+    if not proba:
+        return proba, y, None
+    table = score_table(proba, y, decisions=decisions or None, class_names=class_names)
+    return proba, y, table
+
+
+def rank_heldout(proba: Mapping[str, np.ndarray | None], y: np.ndarray, table) -> tuple[HeldoutRow, ...]:
+    """Every estimate best first by held-out log loss, with its paired per-row difference to the best.
+
+    Parameters
+    ----------
+    proba : mapping of str to array or None
+        Label -> (n, K) probabilities (None: decisions only, ranked last by accuracy).
+    y : numpy.ndarray
+        The rows' class codes.
+    table : pandas.DataFrame or None
+        :func:`score_table` of the same estimates.
+
+    Returns
+    -------
+    tuple of HeldoutRow
+    """
+    if table is None:
+        return ()
+    scored = {label: values for label, values in proba.items() if values is not None}
+    order = sorted(
+        table.index,
+        key=lambda label: (
+            label not in scored or math.isnan(table.loc[label, "log_loss"]),
+            table.loc[label, "log_loss"] if label in scored else -table.loc[label, "accuracy"],
+        ),
+    )
+    best = order[0] if order and order[0] in scored else None
+    rows = []
+    for label in order:
+        difference = standard_error = math.nan
+        larger = False
+        if best is not None and label == best:
+            difference = standard_error = 0.0
+        elif best is not None and label in scored:
+            finding = paired_log_loss({best: scored[best], label: scored[label]}, y)
+            if isinstance(finding, ScoreFinding):
+                sign = 1.0 if finding.best == best else -1.0  # a tie in means keeps the order of the table
+                difference, standard_error = sign * finding.difference, finding.standard_error
+                larger = finding.larger_than_noise and sign > 0
+        rows.append(
+            HeldoutRow(
+                label=str(label),
+                log_loss=float(table.loc[label, "log_loss"]),
+                brier=float(table.loc[label, "brier"]),
+                accuracy=float(table.loc[label, "accuracy"]),
+                difference=float(difference),
+                standard_error=float(standard_error),
+                larger_than_noise=bool(larger),
+            )
+        )
+    return tuple(rows)

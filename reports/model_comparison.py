@@ -1,0 +1,179 @@
+"""The plain-text comparison of several families that ``bayesclass compare --model all`` prints.
+
+Renders a :class:`~bayesclass.inference.evaluation.model_comparison.ModelComparison` (computed by
+:func:`~bayesclass.inference.evaluation.model_comparison.compare_models`): the families fitted and those that could
+not take the data (with their reasons), the PSIS-LOO ranking beside the held-out ranking of the validation rows,
+the test rows' ranking, and a few sentences built only from those numbers. Nothing here computes a number.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import zip_longest
+
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT
+from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFinding
+from bayesclass.inference.evaluation.model_comparison import HeldoutRow, LooRow, ModelComparison
+from bayesclass.reports.conclusion import score_sentence
+
+__all__ = ["comparison_sentences", "format_model_comparison"]
+
+#: the split whose ranking is printed beside the LOO ranking (the others follow below)
+SIDE_BY_SIDE_SPLIT = "validation"
+
+
+def format_model_comparison(comparison: ModelComparison) -> str:
+    """The text ``bayesclass compare --model all`` prints.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        The computed comparison.
+
+    Returns
+    -------
+    str
+        The lines joined by newlines (no final newline).
+    """
+    lines = [f"families on the same {comparison.n_rows['train']} training rows (seed {comparison.random_seed}):"]
+    for fitted in comparison.fits:
+        if fitted.result is not None:
+            lines.append(
+                f"  {fitted.family:<12} fitted by {fitted.method:<6} in {fitted.seconds:6.1f} s "
+                f"(CPU {fitted.cpu_seconds:.1f} s)"
+            )
+    for family, reason in comparison.unavailable.items():
+        lines.append(f"  {family:<12} NOT fitted: {reason}")
+    lines.append("")
+    left = _loo_lines(comparison)
+    splits = list(comparison.heldout)
+    first = SIDE_BY_SIDE_SPLIT if SIDE_BY_SIDE_SPLIT in splits else (splits[0] if splits else None)
+    right = _heldout_lines(comparison, first) if first is not None else []
+    width = max((len(line) for line in left), default=0)
+    for one, other in zip_longest(left, right, fillvalue=""):
+        lines.append(f"{one:<{width}} | {other}".rstrip())
+    lines.extend(f"no PSIS-LOO for {family}: {reason}" for family, reason in comparison.loo_left_out)
+    for split in splits:
+        if split != first:
+            lines.append("")
+            lines.extend(_heldout_lines(comparison, split))
+    lines.append("")
+    lines.append("conclusion:")
+    lines.extend(f"  {sentence}" for sentence in comparison_sentences(comparison))
+    return "\n".join(lines)
+
+
+def _loo_lines(comparison: ModelComparison) -> list[str]:
+    lines = [f"ranking by PSIS-LOO ({comparison.n_rows['train']} training rows)"]
+    if comparison.loo:
+        lines.append(
+            f"  {'family':<12} {'elpd_loo':>9} {'se':>6} {'diff':>8} {'dse':>6} {'p_loo':>6} k>{PARETO_K_LIMIT:g}"
+        )
+        lines.extend(_loo_row(row) for row in comparison.loo)
+        lines.append("  (diff: elpd_loo minus the best's; dse its SE;")
+        lines.append(f"   k>{PARETO_K_LIMIT:g}: rows of unreliable PSIS)")
+    if not comparison.loo:
+        lines.append("  no family has a PSIS-LOO estimate" if comparison.results else "  no family was fitted")
+    return lines
+
+
+def _loo_row(row: LooRow) -> str:
+    flag = f"{row.n_high_k:>5}" + (" !" if row.n_high_k else "")
+    return (
+        f"  {row.family:<12} {row.elpd:>9.2f} {row.se:>6.2f} {0.0 - abs(row.elpd_diff):>8.2f} {row.dse:>6.2f} "
+        f"{row.p_loo:>6.2f} {flag}"
+    )
+
+
+def _heldout_lines(comparison: ModelComparison, split: str) -> list[str]:
+    rows = comparison.heldout.get(split, ())
+    lines = [f"ranking by held-out log loss ({split}, {comparison.n_rows.get(split, 0)} rows)"]
+    if not rows:
+        return [*lines, "  no estimate to score"]
+    width = max(34, *(len(row.label) for row in rows))
+    lines.append(f"  {'estimate':<{width}} {'log loss':>8} {'Brier':>7} {'acc.':>6} {'diff':>8} {'se':>7}")
+    lines.extend(_heldout_row(row, width) for row in rows)
+    lines.append(f"  (diff: mean per-row log loss minus the best's; se its SE; * above {NOISE_MULTIPLE:g} SE)")
+    return lines
+
+
+def _heldout_row(row: HeldoutRow, width: int) -> str:
+    return (
+        f"  {row.label:<{width}} {_number(row.log_loss, 8, '.4f')} {_number(row.brier, 7, '.4f')} "
+        f"{_number(row.accuracy, 6, '.3f')} {_number(row.difference, 8, '.4f')} "
+        f"{_number(row.standard_error, 7, '.4f')}{' *' if row.larger_than_noise else ''}"
+    )
+
+
+def _number(value: float, width: int, spec: str) -> str:
+    if math.isnan(value):
+        return f"{'-':>{width}}"
+    if math.isinf(value):
+        return f"{'inf':>{width}}"
+    return f"{value:>{width}{spec}}"
+
+
+def comparison_sentences(comparison: ModelComparison) -> list[str]:
+    """A few sentences of conclusion, each stating the numbers of the rankings behind it.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        The computed comparison.
+
+    Returns
+    -------
+    list of str
+        The LOO ranking's first two, the families whose LOO is unreliable, each split's best posterior against
+        its runner-up, and whether the two rankings agree.
+    """
+    sentences = []
+    if len(comparison.loo) >= 2:
+        best, second = comparison.loo[0], comparison.loo[1]
+        difference = best.elpd - second.elpd
+        verdict = "larger than" if second.dse > 0 and difference > NOISE_MULTIPLE * second.dse else "within"
+        caveat = (
+            " (both unreliable, below)"
+            if best.n_high_k and second.n_high_k
+            else (
+                f" ({best.family if best.n_high_k else second.family}'s estimate is unreliable, below)"
+                if best.n_high_k or second.n_high_k
+                else ""
+            )
+        )
+        sentences.append(
+            f"By PSIS-LOO, {best.family} ranks first (elpd_loo {best.elpd:.2f}, se {best.se:.2f}); {second.family} "
+            f"is {difference:.2f} lower with standard error {second.dse:.2f}: {verdict} its noise (the bar is "
+            f"{NOISE_MULTIPLE:g} SE){caveat}."
+        )
+    elif len(comparison.loo) == 1:
+        only = comparison.loo[0]
+        sentences.append(
+            f"By PSIS-LOO, {only.family} is the only family with an estimate (elpd_loo {only.elpd:.2f}, se "
+            f"{only.se:.2f}): nothing to rank it against."
+        )
+    for row in comparison.unreliable_loo:
+        sentences.append(
+            f"PSIS-LOO is unreliable for {row.family}: {row.n_high_k} of {comparison.n_rows['train']} training rows "
+            f"have Pareto k > {PARETO_K_LIMIT:g} (max {row.max_k:.2f}), so rank it by its held-out scores instead "
+            f"(elpd_loo {row.elpd:.2f} is shown, not trusted)."
+        )
+    for finding in comparison.findings.values():
+        if isinstance(finding, ScoreFinding):
+            sentences.append(score_sentence(finding))
+    for agreement in comparison.agreement:
+        if agreement.agree:
+            sentences.append(
+                f"The two rankings agree: {agreement.loo_best} is first by PSIS-LOO and by held-out log loss on "
+                f"{agreement.split}."
+            )
+        else:
+            sentences.append(
+                f"The two rankings disagree: PSIS-LOO puts {agreement.loo_best} first, held-out log loss on "
+                f"{agreement.split} {agreement.heldout_best}."
+            )
+    if comparison.unavailable:
+        sentences.append(
+            f"Not compared: {', '.join(comparison.unavailable)} (the data do not fit the family; reasons above)."
+        )
+    return sentences

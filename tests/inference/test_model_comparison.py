@@ -1,0 +1,160 @@
+"""``compare_models``: every family on one split, ranked by PSIS-LOO and by held-out scores.
+
+The LOO ranking is checked against ``arviz_stats.compare`` run here on the same fits, the paired held-out
+differences against per-row log losses computed with scikit-learn, and the families that cannot take the data
+against their own ``check_training_data``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import arviz_stats as azs
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, log_loss
+
+import bayesclass as bc
+from bayesclass.data import train_validation_test_split
+from bayesclass.inference import SamplerSettings
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT
+from bayesclass.inference.evaluation.heldout import heldout_estimates
+from bayesclass.inference.evaluation.model_comparison import compare_models, parse_families
+from bayesclass.models import REGISTRY, get_model
+from bayesclass.reports.model_comparison import format_model_comparison
+
+SHORT = SamplerSettings(draws=100, tune=100, chains=2, progressbar=False)
+FRACTIONS = (0.6, 0.2, 0.2)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return bc.load("iris")
+
+
+@pytest.fixture(scope="module")
+def comparison(iris):
+    return compare_models(iris, "all", standardize=True, sampler=SHORT, random_seed=0)
+
+
+def test_every_registry_family_is_fitted_or_listed_with_its_own_reason(comparison, iris):
+    assert [fitted.family for fitted in comparison.fits] == list(REGISTRY)
+    train, _, _ = train_validation_test_split(iris, fractions=FRACTIONS, random_seed=0)
+    for fitted in comparison.fits:
+        model = get_model(fitted.family)
+        if fitted.result is None:
+            with pytest.raises(ValueError) as refused:
+                model.check_training_data(train)
+            assert fitted.reason == str(refused.value)
+        else:
+            model.check_training_data(train)  # accepted
+            assert fitted.method == model.default_sampling_method
+            assert fitted.seconds > 0
+    assert "gp" in comparison.unavailable and "3 classes" in comparison.unavailable["gp"]
+    assert set(comparison.results) == {"logistic", "naive_bayes", "gcc"}
+
+
+@pytest.fixture(scope="module")
+def gaussians():
+    """Two overlapping Gaussian classes: no row whose log-likelihood is the same in every draw, so that
+    ``arviz_stats.compare`` takes the raw fits (on iris, gcc gives some rows probability 1 in every draw, which
+    ``bayesclass.inference.criticism.loo`` handles and arviz_stats refuses: "All tail values are the same")."""
+    data = bc.load("seed001_gaussians", n=100)
+    return compare_models(data, "logistic,naive_bayes,gcc", sampler=SHORT, random_seed=0)
+
+
+def test_the_loo_ranking_is_arviz_stats_compare_of_the_same_fits(gaussians):
+    comparison = gaussians
+    assert comparison.loo_left_out == ()
+    table = azs.compare(comparison.results, round_to="none")
+    assert [row.family for row in comparison.loo] == list(table.index)
+    for row in comparison.loo:
+        assert row.elpd == pytest.approx(table.loc[row.family, "elpd"], rel=1e-9)
+        assert row.elpd_diff == pytest.approx(table.loc[row.family, "elpd_diff"], rel=1e-9, abs=1e-9)
+        assert row.dse == pytest.approx(table.loc[row.family, "dse"], rel=1e-9, abs=1e-9)
+        pareto_k = np.asarray(azs.loo(comparison.results[row.family], pointwise=True).pareto_k)
+        assert row.n_high_k == int(np.sum(pareto_k > PARETO_K_LIMIT))
+        assert row.max_k == pytest.approx(float(pareto_k.max()))
+
+
+@pytest.mark.parametrize("split", ["validation", "test"])
+def test_paired_differences_are_sklearn_per_row_log_losses(comparison, iris, split):
+    parts = dict(
+        zip(
+            ("train", "validation", "test"),
+            train_validation_test_split(iris, fractions=FRACTIONS, random_seed=0),
+            strict=True,
+        )
+    )
+    rows = parts[split]
+    proba = {}
+    for family, result in comparison.results.items():
+        estimates = heldout_estimates(result, rows)
+        proba |= {f"{family}: {label}": values for label, values in estimates.proba.items()}
+        y = estimates.y
+    labels = list(range(len(iris.class_names)))
+
+    def per_row(p):
+        return np.array([log_loss([y[i]], p[i : i + 1], labels=labels) for i in range(y.size)])
+
+    ranking = comparison.heldout[split]
+    assert {row.label for row in ranking} == set(proba)
+    best = ranking[0]
+    assert best.log_loss == min(row.log_loss for row in ranking)
+    for row in ranking:
+        assert row.log_loss == pytest.approx(log_loss(y, proba[row.label], labels=labels), rel=1e-6)
+        assert row.accuracy == pytest.approx(accuracy_score(y, proba[row.label].argmax(axis=1)))
+        difference = per_row(proba[row.label]) - per_row(proba[best.label])
+        assert row.difference == pytest.approx(difference.mean(), rel=1e-6, abs=1e-12)
+        if row is not best:
+            assert row.standard_error == pytest.approx(difference.std(ddof=1) / math.sqrt(y.size), rel=1e-6)
+            assert row.larger_than_noise == (difference.mean() > 2 * difference.std(ddof=1) / math.sqrt(y.size))
+
+
+def test_a_list_is_all_restricted_to_it(comparison, iris):
+    assert parse_families("gcc,naive_bayes") == ("naive_bayes", "gcc") == parse_families(["naive_bayes", "gcc"])
+    some = compare_models(iris, "gcc,naive_bayes", standardize=True, sampler=SHORT, random_seed=0)
+    assert [fitted.family for fitted in some.fits] == ["naive_bayes", "gcc"]
+    everything = {row.family: row for row in comparison.loo}
+    for row in some.loo:
+        assert row.elpd == pytest.approx(everything[row.family].elpd, rel=1e-9)
+    for split, ranking in some.heldout.items():
+        restricted = [row for row in comparison.heldout[split] if row.label.split(": ")[0] in {"naive_bayes", "gcc"}]
+        assert [row.label for row in ranking] == [row.label for row in restricted]
+        assert [row.log_loss for row in ranking] == pytest.approx([row.log_loss for row in restricted], rel=1e-9)
+
+
+def test_text_puts_the_rankings_side_by_side_and_concludes_from_their_numbers(comparison):
+    text = format_model_comparison(comparison)
+    header = next(line for line in text.splitlines() if line.startswith("ranking by PSIS-LOO"))
+    assert "| ranking by held-out log loss (validation" in header
+    assert "gp           NOT fitted: the gp model is binary" in text
+    best = comparison.loo[0]
+    assert f"By PSIS-LOO, {best.family} ranks first (elpd_loo {best.elpd:.2f}" in text
+    for row in comparison.unreliable_loo:
+        assert f"PSIS-LOO is unreliable for {row.family}: {row.n_high_k} of" in text
+
+
+def test_text_columns_on_penguins_are_refused_by_gcc_and_three_classes_by_gp():
+    penguins = bc.load("penguins", missing="drop")
+    refused = compare_models(penguins, "gcc,gp", sampler=SHORT, random_seed=0)
+    assert refused.results == {}
+    assert "needs continuous features" in refused.unavailable["gcc"] and "'island'" in refused.unavailable["gcc"]
+    assert "3 classes" in refused.unavailable["gp"]
+    assert refused.loo == () and all(ranking == () for ranking in refused.heldout.values())
+    assert "NOT fitted" in format_model_comparison(refused)
+
+
+def test_a_family_whose_loo_is_not_finite_is_left_out_of_the_loo_ranking_with_why(monkeypatch):
+    """Before: naive Bayes on breast_cancer had elpd_loo NaN and was ranked last by arviz_stats.compare's diff."""
+    from bayesclass.inference.criticism.loo import LooSummary
+    from bayesclass.inference.evaluation import model_comparison
+
+    def fake_loo(result):
+        elpd = math.nan if result == "broken" else -10.0
+        return LooSummary(elpd, 1.0, 2.0, np.zeros(5), 0, 0.7, 100, 5)
+
+    monkeypatch.setattr(model_comparison, "loo", fake_loo)
+    rows, left_out = model_comparison.rank_loo({"a": "fine", "b": "broken"})
+    assert [row.family for row in rows] == ["a"] and rows[0].elpd_diff == 0.0
+    assert left_out == (("b", "PSIS-LOO is not finite (elpd_loo nan, se 1.0): rank it by its held-out scores"),)
