@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from itertools import zip_longest
 
-from bayesclass.inference.criticism.loo import PARETO_K_LIMIT
 from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFinding
-from bayesclass.inference.evaluation.model_comparison import HeldoutRow, LooRow, ModelComparison
+from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, HeldoutRow, LooRow, ModelComparison
 from bayesclass.reports.conclusion import score_sentence
 
 __all__ = ["comparison_sentences", "format_model_comparison"]

@@ -36,7 +36,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, train_validation_test_split
-from bayesclass.inference.criticism.loo import compare, loo
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
 from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
@@ -51,6 +51,7 @@ else:
     xr = lazy_import("xarray")
 
 __all__ = [
+    "PARETO_K_LIMIT",  # the Pareto k limit the rankings use, for reports to print (they import no criticism)
     "FamilyFit",
     "HeldoutRow",
     "LooRow",
