@@ -60,6 +60,7 @@ LAPLACE_FAMILY_CLI_CASES = [
 ]
 
 
+@pytest.mark.slow  # each row runs the mode search to its step limit (about a minute on 2 cores)
 @pytest.mark.parametrize(("family", "data", "error", "fragment"), LAPLACE_FAMILY_API_CASES)
 def test_api_refuses(family, data, error, fragment):
     with pytest.raises(error, match=fragment):

@@ -172,6 +172,7 @@ def test_a_model_of_new_data_of_the_same_layout_reuses_the_compiled_functions_wi
     assert not np.allclose(again.params, fresh.params)
 
 
+@pytest.mark.slow  # compiles two models' value, gradient and Hessian (about a minute on 2 cores)
 def test_cli_fit_compare_and_report_with_laplace_for_nb_and_gcc(tmp_path, capsys):
     for model in ("naive_bayes", "gcc"):
         common = ("--data", "iris", "--model", model, "--method", "laplace", "--draws", "100", "--seed", "2")
