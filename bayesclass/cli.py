@@ -925,10 +925,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
     from bayesclass.reports.model_comparison import format_model_comparison
 
     if args.report is not None:
-        raise UsageError(
-            f"--report with several families (--model {args.model}) is not written yet: the comparison page comes "
-            "with the stacking (issue 28); give --out DIR and run 'bayesclass report --run DIR/FAMILY.nc' per family"
-        )
+        _check_output(args.report, ".html", flag="--report")
     if args.loss_matrix is not None:
         raise UsageError(
             f"--loss-matrix with several families (--model {args.model}) is not ranked yet; give it with one family"
@@ -979,6 +976,11 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
     split = "/".join(f"{fraction:g}" for fraction in fractions)
     print(f"{data.name}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all")
     print(format_model_comparison(comparison))
+    if args.report is not None:
+        from bayesclass import __version__
+        from bayesclass.reports.model_comparison_page import render_model_comparison
+
+        _write_page(render_model_comparison(comparison, version=__version__), args.report)
     if args.out is not None:
         args.out.mkdir(exist_ok=True)
         for family, result in comparison.results.items():

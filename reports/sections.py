@@ -76,6 +76,8 @@ class Table:
         The cells are text (left-aligned), not numbers.
     compact : bool, default False
         A small table laid out beside its neighbours (confusion matrices).
+    wide : bool, default False
+        A table of many columns that scrolls sideways instead of overflowing the page (rows with their features).
     kind : str, default "table"
         The block's kind, for the page template.
     """
@@ -86,6 +88,7 @@ class Table:
     note: str = ""
     text: bool = False  # cells are text (left-aligned), not numbers
     compact: bool = False  # a small table laid out beside its neighbours (confusion matrices)
+    wide: bool = False  # many columns: scrolls sideways
     kind: str = "table"
 
 

@@ -56,11 +56,3 @@ def test_out_holds_one_result_per_fitted_family_on_the_same_rows(iris_all):
     infos = [result_info(load_result(path)) for path in sorted(out.iterdir())]
     assert {info.model.name for info in infos} == {"gcc", "logistic", "naive_bayes"}
     assert len({(info.data.fingerprint, info.data.target_fingerprint) for info in infos}) == 1  # the same rows
-
-
-def test_report_with_several_families_is_refused_in_one_line(tmp_path, capsys):
-    page = tmp_path / "models.html"
-    assert run("compare", "--model", "all", "--data", "iris", "--report", str(page)) == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "the comparison page comes with the stacking" in error
-    assert not page.exists()

@@ -21,11 +21,6 @@ COMPARE_ALL_CASES = [
     (("--model", "logistic,", "--data", "iris"), 2, "invalid choice: 'logistic,'"),
     (("--model", ",", "--data", "iris"), 2, "invalid choice: ','"),
     (("--model", "ALL", "--data", "iris"), 2, "invalid choice: 'ALL'"),
-    (
-        ("--model", "all", "--data", "iris", "--report", "{dir}/m.html"),
-        2,
-        "the comparison page comes with the stacking",
-    ),
     (("--model", "all", "--data", "iris", "--loss-matrix", "{dir}/l.csv"), 2, "--loss-matrix with several families"),
     (("--model", "all", "--data", "iris", "--out", "{dir}/r.nc"), 2, "with several families --out is a folder"),
     (("--model", "all", "--data", "iris", "--out", "{dir}/f.txt"), 2, "with several families --out is a folder"),

@@ -1,0 +1,383 @@
+"""The HTML page of a comparison of several families (``bayesclass compare --model all --report PAGE``).
+
+Renders a :class:`~bayesclass.inference.evaluation.model_comparison.ModelComparison` (computed by
+:func:`~bayesclass.inference.evaluation.model_comparison.compare_models`) as the same self-contained page as a
+run's report (:func:`bayesclass.reports.html.render_page`: inline SVG images, inline CSS, nothing from the network,
+every string escaped). Its sections: summary (the data, the rows of each split, the families fitted and those
+that could not take the data, with their reasons), conclusion (the sentences ``compare`` prints,
+:func:`~bayesclass.reports.model_comparison.comparison_sentences`), ranking (PSIS-LOO and held-out), elpd
+differences with their intervals, weights (stacking and pseudo-BMA+, the stack against the best family),
+calibration per family, disagreements (held-out rows whose predicted class differs between the families), warnings.
+Nothing here computes a score or a weight: the numbers are the comparison's, formatted; the labels are the words
+of the text ``compare`` prints (:mod:`bayesclass.reports.model_comparison`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFinding
+from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, HeldoutRow, ModelComparison
+from bayesclass.inference.result import result_info
+from bayesclass.reports import figures
+from bayesclass.reports.figures.comparison import elpd_difference_plot
+from bayesclass.reports.html import PageSection, render_page
+from bayesclass.reports.model_comparison import comparison_sentences
+from bayesclass.reports.sections import Figure, Table, Text, number
+
+__all__ = ["WEIGHT_NAMES", "render_model_comparison"]
+
+#: the weights of the stack, as the page names them (the keys of ``StackOutcome.weights``)
+WEIGHT_NAMES = {"stacking": "stacking weight", "pseudo_bma_plus": "pseudo-BMA+ weight"}
+#: the held-out ranking's note, as ``compare`` prints it
+HELDOUT_NOTE = f"diff: mean per-row log loss minus the best's; se its SE; * above {NOISE_MULTIPLE:g} SE"
+#: the PSIS-LOO ranking's note, as ``compare`` prints it
+LOO_NOTE = f"diff: elpd_loo minus the best's; dse its SE; k>{PARETO_K_LIMIT:g}: rows of unreliable PSIS"
+
+
+def render_model_comparison(
+    comparison: ModelComparison, *, title: str | None = None, started: float | None = None, version: str = ""
+) -> str:
+    """The HTML page of a comparison of several families.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        :func:`~bayesclass.inference.evaluation.model_comparison.compare_models` of the data.
+    title : str, optional
+        The page title (default: the families and the data).
+    started : float, optional
+        A :func:`time.perf_counter` value when the page was begun (the page says how long it took).
+    version : str, default ""
+        The bayesclass that renders it, shown in the page's provenance line ("" for unknown).
+
+    Returns
+    -------
+    str
+        The page as HTML text.
+
+    Raises
+    ------
+    TypeError
+        ``comparison`` is not a ModelComparison.
+    """
+    if not isinstance(comparison, ModelComparison):
+        raise TypeError(f"comparison must be a ModelComparison (compare_models), got {type(comparison).__name__}")
+    started = time.perf_counter() if started is None else started
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sections = [
+            _summary(comparison),
+            PageSection("conclusion", "Conclusion", tuple(Text(s) for s in comparison_sentences(comparison))),
+            _ranking(comparison),
+            _differences(comparison),
+            _weights(comparison),
+            _calibration(comparison),
+            _disagreements(comparison),
+        ]
+    raised = [f"{warning.category.__name__}: {warning.message}" for warning in caught]
+    sections.append(_warnings(comparison, raised))
+    if title is None:
+        title = f"bayesclass model comparison: {', '.join(f.family for f in comparison.fits)} on {comparison.data_name}"
+    alerts = [f"{family} NOT fitted: {reason}" for family, reason in comparison.unavailable.items()]
+    return render_page(title, sections, alerts=alerts, started=started, version=version)
+
+
+# -- summary ---------------------------------------------------------------------------------------------------
+
+
+def _summary(comparison: ModelComparison) -> PageSection:
+    rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
+    fitted = [f for f in comparison.fits if f.result is not None]
+    blocks: list = [
+        Text(
+            f"{comparison.data_name}: {rows} rows (seed {comparison.random_seed}); every family is fitted on the "
+            f"same {comparison.n_rows.get('train', 0)} training rows and scored on the same held-out rows."
+        ),
+        Table(
+            f"Families on the same {comparison.n_rows.get('train', 0)} training rows (seed {comparison.random_seed})",
+            ("family", "fitted by", "seconds", "CPU seconds"),
+            tuple((f.family, f.method, number(f.seconds, ".1f"), number(f.cpu_seconds, ".1f")) for f in fitted),
+            text=True,
+        ),
+    ]
+    if comparison.unavailable:
+        blocks.append(
+            Table(
+                "Families NOT fitted, with the reason (the family's own check of the data, or the fit's error)",
+                ("family", "method", "reason"),
+                tuple((f.family, f.method, f.reason) for f in comparison.fits if f.result is None),
+                text=True,
+            )
+        )
+    return PageSection("summary", "Summary", tuple(blocks))
+
+
+# -- ranking ---------------------------------------------------------------------------------------------------
+
+
+def _ranking(comparison: ModelComparison) -> PageSection:
+    n_train = comparison.n_rows.get("train", 0)
+    blocks: list = []
+    if comparison.loo:
+        blocks.append(
+            Table(
+                f"Ranking by PSIS-LOO ({n_train} training rows), best first (arviz_stats.compare)",
+                ("family", "elpd_loo", "se", "diff", "dse", "p_loo", f"k>{PARETO_K_LIMIT:g}", "max k"),
+                tuple(
+                    (
+                        row.family,
+                        number(row.elpd, ".2f"),
+                        number(row.se, ".2f"),
+                        number(0.0 - abs(row.elpd_diff), ".2f"),
+                        number(row.dse, ".2f"),
+                        number(row.p_loo, ".2f"),
+                        f"{row.n_high_k} !" if row.n_high_k else "0",
+                        number(row.max_k, ".2f"),
+                    )
+                    for row in comparison.loo
+                ),
+                note=f"elpd_loo: expected log pointwise predictive density and se its standard error; {LOO_NOTE} "
+                "(flagged !: its elpd_loo is shown, not trusted; rank it by its held-out scores); p_loo: the "
+                "effective number of parameters; max k: the largest Pareto k.",
+            )
+        )
+    else:
+        blocks.append(Text("No family has a PSIS-LOO estimate." if comparison.results else "No family was fitted."))
+    blocks.extend(
+        Text(
+            f"PSIS-LOO is unreliable for {row.family}: {row.n_high_k} of {n_train} training rows have Pareto k > "
+            f"{PARETO_K_LIMIT:g} (max {row.max_k:.2f}): rank it by its held-out scores."
+        )
+        for row in comparison.unreliable_loo
+    )
+    blocks.extend(Text(f"No PSIS-LOO for {family}: {reason}.") for family, reason in comparison.loo_left_out)
+    for split, rows in comparison.heldout.items():
+        blocks.append(_heldout_table(split, comparison.n_rows.get(split, 0), rows))
+    return PageSection("ranking", "Ranking", tuple(blocks))
+
+
+def _heldout_table(split: str, n_rows: int, rows: tuple[HeldoutRow, ...], *, caption: str = "") -> Table | Text:
+    if not rows:
+        return Text(f"Ranking by held-out log loss ({split}, {n_rows} rows): no estimate to score.")
+    undecided = any(math.isnan(row.log_loss) for row in rows)
+    return Table(
+        caption
+        or f"Ranking by held-out log loss ({split}, {n_rows} rows), best first: every family's posterior, "
+        "its point estimates and the baselines",
+        ("estimate", "log loss", "Brier", "accuracy", "diff", "se"),
+        tuple(
+            (
+                row.label,
+                number(row.log_loss, ".4f"),
+                number(row.brier, ".4f"),
+                number(row.accuracy, ".3f"),
+                number(row.difference, ".4f") + (" *" if row.larger_than_noise else ""),
+                number(row.standard_error, ".4f"),
+            )
+            for row in rows
+        ),
+        note=HELDOUT_NOTE + ("; n/a: no probabilities (a baseline that only decides)." if undecided else "."),
+    )
+
+
+# -- elpd differences ------------------------------------------------------------------------------------------
+
+
+def _differences(comparison: ModelComparison) -> PageSection:
+    heading = "elpd differences"
+    loo = comparison.loo
+    if len(loo) < 2:
+        reason = "one family has a PSIS-LOO estimate" if loo else "no family has a PSIS-LOO estimate"
+        return PageSection("differences", heading, (Text(f"No differences to show: {reason}."),))
+    labels = {
+        row.family: row.family + (f" (k>{PARETO_K_LIMIT:g} on {row.n_high_k} rows)" if row.n_high_k else "")
+        for row in loo
+    }
+    figure = Figure(
+        elpd_difference_plot({labels[row.family]: (row.elpd_diff, row.dse) for row in loo}, multiple=NOISE_MULTIPLE),
+        f"elpd_loo of each family minus the best's, with bars of +-{NOISE_MULTIPLE:g} dse (arviz_plots plot_compare): "
+        "a bar that crosses the dashed line of the best is a difference within its noise; a family marked "
+        f"k>{PARETO_K_LIMIT:g} has an unreliable estimate",
+    )
+    table = Table(
+        f"elpd_loo differences to the best, with their standard errors and intervals of +-{NOISE_MULTIPLE:g} dse",
+        ("family", "diff", "dse", f"diff +-{NOISE_MULTIPLE:g} dse", "verdict"),
+        tuple(
+            (
+                labels[row.family],
+                number(0.0 - abs(row.elpd_diff), ".2f"),
+                number(row.dse, ".2f"),
+                _interval(0.0 - abs(row.elpd_diff), NOISE_MULTIPLE * row.dse),
+                "best" if index == 0 else _noise_verdict(abs(row.elpd_diff), row.dse),
+            )
+            for index, row in enumerate(loo)
+        ),
+    )
+    return PageSection("differences", heading, (figure, table))
+
+
+def _interval(center: float, half_width: float) -> str:
+    return f"[{number(center - half_width, '.2f')}, {number(center + half_width, '.2f')}]"
+
+
+def _noise_verdict(difference: float, dse: float) -> str:
+    """The words of ``comparison_sentences``: larger than its noise, or within it."""
+    larger = dse > 0 and difference > NOISE_MULTIPLE * dse
+    return "larger than its noise" if larger else "within its noise"
+
+
+# -- weights ---------------------------------------------------------------------------------------------------
+
+
+def _weights(comparison: ModelComparison) -> PageSection:
+    stack = getattr(comparison, "stack", None)
+    if stack is None:
+        return PageSection("weights", "Weights", (Text("No stack: the comparison holds no stacking weights."),))
+    blocks: list = []
+    names = [name for name in WEIGHT_NAMES if name in stack.weights]
+    names += [name for name in stack.weights if name not in WEIGHT_NAMES]
+    families = list(dict.fromkeys(family for name in names for family in stack.weights[name]))
+    if families:
+        blocks.append(
+            Table(
+                "Weights of each family in the stacked predictive: LOO stacking (Yao, Vehtari, Simpson and Gelman "
+                "2018) and pseudo-BMA+ (arviz_stats.compare), each summing to 1",
+                ("family", *(WEIGHT_NAMES.get(name, name) for name in names)),
+                tuple(
+                    (family, *(number(stack.weights[name].get(family), ".3f") for name in names)) for family in families
+                ),
+                note=f"The stack mixes the families' posterior predictive probabilities by the {stack.method} weights.",
+            )
+        )
+    else:
+        blocks.append(Text("No weights: no family has a PSIS-LOO estimate to weigh."))
+    if stack.result is None:
+        blocks.append(Text(f"No stack: {stack.reason or 'it could not be built'}.", kind="alert"))
+        return PageSection("weights", "Weights", tuple(blocks))
+    label = f"stack ({stack.method})"
+    for split, rows in comparison.heldout.items():
+        finding = comparison.findings.get(split)
+        best = finding.best if isinstance(finding, ScoreFinding) else None
+        shown = tuple(row for row in rows if row.label in (label, best))
+        if not any(row.label == label for row in shown):
+            blocks.append(Text(f"The stack has no held-out scores on {split}."))
+            continue
+        blocks.append(
+            _heldout_table(
+                split,
+                comparison.n_rows.get(split, 0),
+                shown,
+                caption=f"The stack against the best family's posterior on {split} ({comparison.n_rows.get(split, 0)} "
+                "rows): held-out scores; diff and se against the first of the whole ranking (above)",
+            )
+        )
+    return PageSection("weights", "Weights", tuple(blocks))
+
+
+# -- calibration -----------------------------------------------------------------------------------------------
+
+
+def _calibration(comparison: ModelComparison) -> PageSection:
+    heading = "Calibration"
+    predictions = getattr(comparison, "predictions", None) or {}
+    if not predictions:
+        return PageSection("calibration", heading, (Text("No held-out probabilities in the comparison to draw."),))
+    stack = getattr(comparison, "stack", None)
+    stack_label = f"stack ({stack.method})" if stack is not None else "stack"
+    blocks: list = []
+    for split, held in predictions.items():
+        proba = {(stack_label if key == "stack" else f"{key}: posterior"): values for key, values in held.proba.items()}
+        try:
+            svg = figures.reliability_plot(
+                proba, held.y, class_names=list(held.class_names), random_seed=comparison.random_seed
+            )
+        except ValueError as error:
+            blocks.append(Text(f"No calibration plot on {split}: {error}.", kind="alert"))
+            continue
+        blocks.append(
+            Figure(
+                svg,
+                f"PAV (isotonic) calibration of each family's posterior mean P(class | x) and the stack's on {split} "
+                f"({len(held.y)} rows), with consistency bands from outcomes replicated from each estimate's "
+                "probabilities (arviz_plots plot_ppc_pava)"
+                + (" (one-vs-others, one panel per class)" if len(held.class_names) > 2 else ""),
+            )
+        )
+    return PageSection("calibration", heading, tuple(blocks))
+
+
+# -- disagreements ---------------------------------------------------------------------------------------------
+
+
+def _disagreements(comparison: ModelComparison) -> PageSection:
+    heading = "Disagreements"
+    disagreements = getattr(comparison, "disagreements", None) or {}
+    if len(comparison.results) < 2:
+        return PageSection("disagreements", heading, (Text("One family fitted: no other to disagree with."),))
+    if not disagreements:
+        return PageSection("disagreements", heading, (Text("The comparison holds no disagreements to show."),))
+    blocks: list = []
+    for split, found in disagreements.items():
+        if not found.n_disagree:
+            blocks.append(
+                Text(f"On {split}, every family's posterior predicts the same class for all {found.n_rows} rows.")
+            )
+            continue
+        listed = len(found.table)
+        blocks.append(
+            Text(
+                f"On {split}, the families' posteriors predict different classes for {found.n_disagree} of "
+                f"{found.n_rows} rows"
+                + (f"; the first {listed} are listed." if listed < found.n_disagree else ", listed below.")
+            )
+        )
+        table = found.table
+        blocks.append(
+            Table(
+                f"Rows of {split} whose predicted class differs between the families: the true class, each family's "
+                "predicted class and its posterior mean probability (p), then the row's features",
+                ("row", *map(str, table.columns)),
+                tuple(
+                    (str(index), *(_cell(value) for value in values))
+                    for index, values in zip(table.index, table.itertuples(index=False, name=None), strict=True)
+                ),
+                wide=True,
+            )
+        )
+    return PageSection("disagreements", heading, tuple(blocks))
+
+
+def _cell(value: Any) -> str:
+    """A disagreement table's cell: text as it is, whole numbers as integers, other numbers to 4 digits."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return number(value, ".4g")
+    return str(value)
+
+
+# -- warnings --------------------------------------------------------------------------------------------------
+
+
+def _warnings(comparison: ModelComparison, raised: list[str]) -> PageSection:
+    lines = [
+        f"fit of {family}: {message}"
+        for family, result in comparison.results.items()
+        for message in result_info(result).fit_warnings
+    ]
+    lines += [f"PSIS-LOO of {row.family}: {row.notes}" for row in comparison.loo if row.notes]
+    lines += [f"report (figures): {message}" for message in raised]
+    unique = list(dict.fromkeys(lines))
+    blocks = (Text("\n".join(unique), kind="pre"),) if unique else (Text("No warnings were raised."),)
+    return PageSection("warnings", "Warnings", blocks)
