@@ -807,8 +807,21 @@ def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:
         raise UsageError(
             f"{flag} {str(path)!r} is a directory; give the name of a file to write (e.g. {flag} run{suffix})"
         )
+    if path.parent.exists() and not path.parent.resolve().is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: {str(path.parent)!r} is a file, not a directory")
     if not path.parent.resolve().is_dir():
         raise UsageError(f"{flag} directory {str(path.parent)!r} does not exist; create it first")
+
+
+def _check_writable(path: Path, *, flag: str) -> None:
+    """A file can be created beside ``path`` (a read-only folder is refused before the work, not after it)."""
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".check"):
+            pass
+    except OSError as error:
+        raise UsageError(f"{flag} {str(path)!r}: cannot write in {str(path.parent)!r} ({error.strerror})") from None
 
 
 def _run_fit(model, data, *, method, sampler, standardize, seed):
@@ -926,6 +939,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
 
     if args.report is not None:
         _check_output(args.report, ".html", flag="--report")
+        _check_writable(args.report, flag="--report")  # before the fits, which take minutes
     if args.loss_matrix is not None:
         raise UsageError(
             f"--loss-matrix with several families (--model {args.model}) is not ranked yet; give it with one family"
@@ -976,16 +990,16 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
     split = "/".join(f"{fraction:g}" for fraction in fractions)
     print(f"{data.name}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all")
     print(format_model_comparison(comparison))
-    if args.report is not None:
-        from bayesclass import __version__
-        from bayesclass.reports.model_comparison_page import render_model_comparison
-
-        _write_page(render_model_comparison(comparison, version=__version__), args.report)
     if args.out is not None:
         args.out.mkdir(exist_ok=True)
         for family, result in comparison.results.items():
             _save(result, args.out / f"{family}.nc")
         print(f"saved {', '.join(f'{family}.nc' for family in comparison.results)} in {args.out}")
+    if args.report is not None:  # after the fits are saved: a page that cannot be written loses none of them
+        from bayesclass import __version__
+        from bayesclass.reports.model_comparison_page import render_model_comparison
+
+        _write_page(render_model_comparison(comparison, version=__version__), args.report)
     if args.strict:
         from bayesclass.inference import diagnose
 
