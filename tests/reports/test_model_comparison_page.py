@@ -1,0 +1,168 @@
+"""The page of a comparison of several families (``compare --model all --report``): every section, the families not
+fitted with their reasons, no stack with its reason, escaped labels, and the CLI's page in a real browser."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import re
+
+import pandas as pd
+import pytest
+from markupsafe import escape
+
+import bayesclass as bc
+from bayesclass.inference import SamplerSettings
+from bayesclass.inference.evaluation.model_comparison import (
+    Disagreement,
+    FamilyFit,
+    StackOutcome,
+    compare_models,
+)
+from bayesclass.reports.figures.comparison import elpd_difference_plot
+from bayesclass.reports.model_comparison import comparison_sentences
+from bayesclass.reports.model_comparison_page import render_model_comparison
+from tests.bad_inputs.harness import run
+
+HEADINGS = ("Summary", "Conclusion", "Ranking", "elpd differences", "Weights", "Calibration", "Disagreements",
+            "Warnings")  # fmt: skip
+SHORT = ("--draws", "100", "--tune", "100", "--chains", "2", "--no-progress", "--seed", "0")
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    """logistic and naive Bayes fitted on the penguins (3 classes, categorical columns: gcc refuses them)."""
+    data = bc.load("penguins", missing="drop")
+    sampler = SamplerSettings(draws=100, tune=100, chains=2, progressbar=False)
+    return compare_models(data, "logistic,naive_bayes,gcc", standardize=True, sampler=sampler, random_seed=0)
+
+
+def _section(page: str, anchor: str) -> str:
+    match = re.search(rf'<section id="{anchor}">(.*?)</section>', page, flags=re.S)
+    assert match is not None, f"no section {anchor}"
+    return match.group(1)
+
+
+def test_every_section_is_on_the_page_with_the_conclusion_of_compare(comparison):
+    page = render_model_comparison(comparison)
+    for heading in HEADINGS:
+        assert page.count(f"<h2>{heading}</h2>") == 1, heading
+    conclusion = _section(page, "conclusion")
+    sentences = comparison_sentences(comparison)
+    assert sentences and all(str(escape(sentence)) in conclusion for sentence in sentences)
+    ranking = _section(page, "ranking")
+    for row in comparison.loo:
+        assert f"<td>{row.family}</td>" in ranking and f"<td>{row.elpd:.2f}</td>" in ranking
+    for split, rows in comparison.heldout.items():
+        assert f"Ranking by held-out log loss ({split}, {comparison.n_rows[split]} rows)" in ranking
+        assert all(f"<td>{escape(row.label)}</td>" in ranking for row in rows)
+    assert "<h1>bayesclass model comparison: logistic, naive_bayes, gcc on penguins</h1>" in page
+
+
+def test_families_not_fitted_are_listed_with_their_reason(comparison):
+    assert set(comparison.unavailable) == {"gcc"}
+    page = render_model_comparison(comparison)
+    reason = str(escape(comparison.unavailable["gcc"]))
+    summary = _section(page, "summary")
+    assert "Families NOT fitted" in summary and "<td>gcc</td>" in summary and reason in summary
+    assert f'<div class="alert">gcc NOT fitted: {reason}</div>' in page  # at the top as well
+    for fitted in comparison.fits:
+        if fitted.result is not None:
+            assert f"<td>{fitted.family}</td><td>{fitted.method}</td><td>{fitted.seconds:.1f}</td>" in summary
+
+
+def test_the_weights_and_the_stack_against_the_best_family(comparison):
+    stack = comparison.stack
+    assert stack is not None and stack.result is not None, stack
+    weights = _section(render_model_comparison(comparison), "weights")
+    assert "<th>stacking weight</th><th>pseudo-BMA+ weight</th>" in weights
+    for family in comparison.results:
+        cells = "".join(f"<td>{stack.weights[name][family]:.3f}</td>" for name in ("stacking", "pseudo_bma_plus"))
+        assert f"<td>{family}</td>{cells}" in weights
+    for split, finding in comparison.findings.items():
+        assert f"The stack against the best family&#39;s posterior on {split}" in weights
+        assert f"<td>{escape(stack.label)}</td>" in weights and f"<td>{escape(finding.best)}</td>" in weights
+
+
+def test_no_stack_says_why(comparison):
+    reason = "1 family has posterior draws with a log-likelihood: a stack needs two or more"
+    page = render_model_comparison(dataclasses.replace(comparison, stack=StackOutcome("stacking", reason=reason)))
+    assert f"No stack: {reason}." in _section(page, "weights")
+    none = render_model_comparison(dataclasses.replace(comparison, stack=None))
+    assert "No stack: the comparison holds no stacking weights." in _section(none, "weights")
+
+
+def test_calibration_draws_every_family_and_the_stack_per_split(comparison):
+    calibration = _section(render_model_comparison(comparison), "calibration")
+    assert calibration.count("<img ") == len(comparison.predictions) >= 2
+    for split, held in comparison.predictions.items():
+        assert set(held.proba) == {*comparison.results, "stack"}
+        assert f"the stack&#39;s on {split} ({len(held.y)} rows)" in calibration
+
+
+def test_disagreements_list_the_rows_with_their_features_or_say_there_are_none(comparison):
+    page = render_model_comparison(comparison)
+    section = _section(page, "disagreements")
+    for split, found in comparison.disagreements.items():
+        if found.n_disagree:
+            assert f"different classes for {found.n_disagree} of {found.n_rows} rows" in section
+            header = "".join(f"<th>{escape(column)}</th>" for column in ("row", *found.table.columns))
+            assert header in section
+            assert all(f"<tr><td>{row}</td>" in section for row in found.table.index)
+    agreed = {split: dataclasses.replace(found, n_disagree=0, table=found.table.iloc[:0])
+              for split, found in comparison.disagreements.items()}  # fmt: skip
+    quiet = _section(render_model_comparison(dataclasses.replace(comparison, disagreements=agreed)), "disagreements")
+    for split, found in agreed.items():
+        assert f"On {split}, every family&#39;s posterior predicts the same class for all {found.n_rows} rows." in quiet
+
+
+def test_one_family_has_no_differences_and_no_disagreements(comparison):
+    first = next(fitted for fitted in comparison.fits if fitted.result is not None)
+    alone = dataclasses.replace(
+        comparison, fits=(first,), loo=tuple(row for row in comparison.loo if row.family == first.family)
+    )
+    page = render_model_comparison(alone)
+    assert "No differences to show: one family has a PSIS-LOO estimate." in _section(page, "differences")
+    assert "One family fitted: no other to disagree with." in _section(page, "disagreements")
+
+
+def test_labels_and_cells_from_the_data_are_escaped(comparison):
+    hostile = "<script>alert(1)</script>"
+    split, found = next(iter(comparison.disagreements.items()))
+    table = pd.DataFrame({"true class": [hostile], f"{hostile} p": [0.5], "<img src=x>": ["<b>cell</b>"]},
+                         index=pd.Index([7], name="row"))  # fmt: skip
+    tampered = dataclasses.replace(
+        comparison,
+        fits=(*comparison.fits, FamilyFit(hostile, "<i>nuts</i>", reason="<b>refused</b>")),
+        disagreements={split: Disagreement(split, found.n_rows, 1, table)},
+    )
+    page = render_model_comparison(tampered, title=hostile)
+    assert "<script" not in page and "<img src=x>" not in page and "<b>" not in page and "<i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;cell&lt;/b&gt;" in page
+
+
+def test_the_elpd_difference_figure_names_every_family_and_its_bars():
+    svg = elpd_difference_plot({"logistic": (0.0, 0.0), "naive_bayes": (8.2, 5.5), "gcc": (20.0, 1.0)}, multiple=2)
+    assert svg.startswith("<svg") and all(f">{name}<" in svg for name in ("logistic", "naive_bayes", "gcc"))
+    assert "bars: +-2 dse" in svg
+    # the same numbers, the same bytes
+    assert svg == elpd_difference_plot({"logistic": (0.0, 0.0), "naive_bayes": (8.2, 5.5), "gcc": (20.0, 1.0)})
+
+
+def test_the_cli_page_in_a_real_browser(browser, tmp_path):
+    path = tmp_path / "models.html"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = run("compare", "--model", "logistic,naive_bayes,gcc", "--data", "penguins", "--missing", "drop",
+                   "--standardize", *SHORT, "--report", str(path))  # fmt: skip
+    assert code == 0, stderr.getvalue()
+    assert f"wrote {path} (" in stdout.getvalue() and "Traceback" not in stderr.getvalue()
+    page = path.read_text(encoding="utf-8")
+    seen = browser.inspect(path, screenshot=tmp_path / "models.png")
+    assert seen.console_errors == () and seen.foreign_requests == ()
+    assert not seen.ran_script and seen.script_hook_count == 0
+    assert seen.heading_texts[1:] == HEADINGS
+    # the elpd differences and a calibration figure per held-out split, every one decoded and drawn
+    assert len(seen.images) == page.count("<img ") == 3 and seen.broken_images == ()
+    assert all(image.natural_width > 100 and image.natural_height > 50 for image in seen.images)
