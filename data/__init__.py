@@ -7,7 +7,7 @@ from bayesclass.data.csvfile import CsvChunk, CsvFormat, count_csv_rows, feature
 from bayesclass.data.dataset import Dataset, FeatureKind, check_features
 from bayesclass.data.loaders import DatasetInfo, available, load, load_parquet
 from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
-from bayesclass.data.split import train_validation_test_split
+from bayesclass.data.split import split_row_indices, train_validation_test_split
 from bayesclass.data.synthetic import (
     logistic_known_weights,
     seed000_separable,
@@ -39,6 +39,7 @@ __all__ = [
     "seed001_gaussians",
     "seed004_gp",
     "seed004_gp_truth",
+    "split_row_indices",
     "train_validation_test_split",
     "true_log_odds",
 ]

@@ -54,6 +54,56 @@ def train_validation_test_split(
         that is impossible (a class with fewer than 2 rows, or fewer test rows
         than classes).
     """
+    parts = split_row_indices(dataset, fractions=fractions, random_seed=random_seed, stratify=stratify)
+    random_seed = require_seed(random_seed)
+    note = f"train_validation_test_split(fractions={tuple(fractions)}, random_seed={random_seed}, stratify={stratify})"
+    n = dataset.n_obs
+    return tuple(  # type: ignore[return-value]
+        replace(
+            dataset,
+            name=f"{dataset.name}[{part}]",
+            X=dataset.X[index],
+            y=dataset.y[index],
+            true_class_proba=None if dataset.true_class_proba is None else dataset.true_class_proba[index],
+            provenance=f"{dataset.provenance}; {part} part ({len(index)} of {n} rows) of {note}",
+            origin=replace(
+                dataset.origin,
+                split=SplitOrigin(
+                    part=part,
+                    fractions=tuple(float(f) for f in fractions),  # type: ignore[arg-type]
+                    random_seed=random_seed,
+                    stratify=stratify,
+                ),
+            ),
+        )
+        for part, index in zip(_PARTS, parts, strict=True)
+    )
+
+
+def split_row_indices(
+    dataset: Dataset,
+    *,
+    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
+    random_seed: int,
+    stratify: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of ``dataset`` (0-based positions) in each part of :func:`train_validation_test_split`.
+
+    Parameters
+    ----------
+    dataset, fractions, random_seed, stratify
+        As :func:`train_validation_test_split`, which takes its parts' rows from here.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        The sorted row positions of the training, validation and test parts.
+
+    Raises
+    ------
+    ValueError
+        As :func:`train_validation_test_split`.
+    """
     from sklearn.model_selection import train_test_split
 
     if not isinstance(dataset, Dataset):
@@ -92,24 +142,4 @@ def train_validation_test_split(
             f"cannot split {dataset.name!r} stratified by class with fractions={tuple(fractions)}: {error}; "
             "pass stratify=False or use more data"
         ) from error
-    note = f"train_validation_test_split(fractions={tuple(fractions)}, random_seed={random_seed}, stratify={stratify})"
-    return tuple(  # type: ignore[return-value]
-        replace(
-            dataset,
-            name=f"{dataset.name}[{part}]",
-            X=dataset.X[np.sort(index)],
-            y=dataset.y[np.sort(index)],
-            true_class_proba=None if dataset.true_class_proba is None else dataset.true_class_proba[np.sort(index)],
-            provenance=f"{dataset.provenance}; {part} part ({len(index)} of {n} rows) of {note}",
-            origin=replace(
-                dataset.origin,
-                split=SplitOrigin(
-                    part=part,
-                    fractions=tuple(float(f) for f in fractions),  # type: ignore[arg-type]
-                    random_seed=random_seed,
-                    stratify=stratify,
-                ),
-            ),
-        )
-        for part, index in zip(_PARTS, (train, validation, test), strict=True)
-    )
+    return np.sort(train), np.sort(validation), np.sort(test)

@@ -15,10 +15,12 @@ from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFin
 from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, HeldoutRow, LooRow, ModelComparison
 from bayesclass.reports.conclusion import score_sentence
 
-__all__ = ["comparison_sentences", "format_model_comparison"]
+__all__ = ["STACK_METHOD_LABELS", "comparison_sentences", "format_model_comparison", "stack_sentences"]
 
 #: the split whose ranking is printed beside the LOO ranking (the others follow below)
 SIDE_BY_SIDE_SPLIT = "validation"
+#: the names of the weight methods on the page and in the text
+STACK_METHOD_LABELS = {"stacking": "stacking", "pseudo_bma_plus": "pseudo-BMA+"}
 
 
 def format_model_comparison(comparison: ModelComparison) -> str:
@@ -57,9 +59,29 @@ def format_model_comparison(comparison: ModelComparison) -> str:
             lines.append("")
             lines.extend(_heldout_lines(comparison, split))
     lines.append("")
+    lines.extend(_stack_lines(comparison))
+    lines.append("")
     lines.append("conclusion:")
     lines.extend(f"  {sentence}" for sentence in comparison_sentences(comparison))
     return "\n".join(lines)
+
+
+def _stack_lines(comparison: ModelComparison) -> list[str]:
+    stacked = comparison.stack
+    if stacked is None:
+        return ["no stack (not asked for)"]
+    if stacked.result is None:
+        return [f"no stack: {stacked.reason}"]
+    methods = list(stacked.weights)
+    lines = ["weights of the stacked predictive (LOO stacking is the stack's own; pseudo-BMA+ beside it)"]
+    lines.append(f"  {'family':<12} " + " ".join(f"{STACK_METHOD_LABELS.get(name, name):>12}" for name in methods))
+    families = list(stacked.weights[methods[0]])
+    for family in families:
+        lines.append(
+            f"  {family:<12} " + " ".join(f"{stacked.weights[name].get(family, math.nan):>12.3f}" for name in methods)
+        )
+    lines.extend(f"  note: {note}" for note in stacked.notes)
+    return lines
 
 
 def _loo_lines(comparison: ModelComparison) -> list[str]:
@@ -171,8 +193,50 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
                 f"The two rankings disagree: PSIS-LOO puts {agreement.loo_best} first, held-out log loss on "
                 f"{agreement.split} {agreement.heldout_best}."
             )
+    sentences.extend(stack_sentences(comparison))
     if comparison.unavailable:
         sentences.append(
             f"Not compared: {', '.join(comparison.unavailable)} (the data do not fit the family; reasons above)."
+        )
+    return sentences
+
+
+def stack_sentences(comparison: ModelComparison) -> list[str]:
+    """The stack's weights and, per held-out split, the stack against the best family posterior, with numbers.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        The computed comparison.
+
+    Returns
+    -------
+    list of str
+        Nothing without a stack; why there is none where it could not be built.
+    """
+    stacked = comparison.stack
+    if stacked is None:
+        return []
+    if stacked.result is None:
+        return [f"No stack: {stacked.reason}."]
+    own = stacked.weights.get(stacked.method, {})
+    listed = ", ".join(f"{family} {weight:.2f}" for family, weight in sorted(own.items(), key=lambda item: -item[1]))
+    sentences = [f"LOO {STACK_METHOD_LABELS.get(stacked.method, stacked.method)} weights: {listed}."]
+    for split, finding in comparison.stack_findings.items():
+        if not isinstance(finding, ScoreFinding) or finding.runner_up is None:
+            continue
+        losses = dict(finding.log_losses)
+        stack_first = finding.best == stacked.label
+        family = (finding.runner_up if stack_first else finding.best).removesuffix(": posterior")
+        if not finding.larger_than_noise:
+            verdict = "within its noise: the stack neither beats nor loses to the best family measurably"
+        elif stack_first:
+            verdict = "larger than its noise: the stack beats the best family"
+        else:
+            verdict = "larger than its noise: the best family beats the stack"
+        sentences.append(
+            f"On {split}, the stack's held-out log loss is {losses[stacked.label]:.4f} against {family}'s posterior "
+            f"{losses[finding.runner_up if stack_first else finding.best]:.4f} (the best family there); the paired "
+            f"difference is {finding.difference:.4f} with standard error {finding.standard_error:.4f}: {verdict}."
         )
     return sentences

@@ -52,6 +52,9 @@ __all__ = [
 
 #: the paired difference is "larger than its noise" when it exceeds this many standard errors
 NOISE_MULTIPLE = 2.0
+#: a paired mean log-loss difference at most this (nats per row) is rounding, never "larger than its noise": two
+#: estimates with the same probabilities (a stack whose weight is all on one member) differ by ~1e-17
+ROUNDING_DIFFERENCE = 1e-9
 #: posterior intervals are "wider" / "narrower" than Wald intervals when the median width ratio is outside 1 -+ this
 WIDTH_TOLERANCE = 0.05
 #: the posterior is "shifted" from a point estimate when a posterior mean lies this many posterior sds from it
@@ -129,7 +132,8 @@ class ScoreFinding:
         Their standard deviation (``ddof=1``) over ``sqrt(n_rows)`` (NaN where undefined: one row, an infinite
         difference, no runner-up).
     larger_than_noise : bool
-        ``difference > NOISE_MULTIPLE * standard_error`` (an infinite difference is larger).
+        ``difference > NOISE_MULTIPLE * standard_error`` and above ``ROUNDING_DIFFERENCE`` (an infinite difference
+        is larger).
     zero_probability_rows : tuple of (str, int)
         Per compared estimate with an infinite log loss, its rows of observed class probability 0.
     left_out : tuple of (str, int)
@@ -399,7 +403,9 @@ def paired_log_loss(
         difference = float(per_row.mean()) if per_row.size else float("nan")
         if np.isfinite(per_row).all() and per_row.size > 1:
             standard_error = float(per_row.std(ddof=1) / np.sqrt(per_row.size))
-        larger = bool(np.isinf(difference) or difference > NOISE_MULTIPLE * standard_error)
+        larger = bool(
+            np.isinf(difference) or (difference > NOISE_MULTIPLE * standard_error and difference > ROUNDING_DIFFERENCE)
+        )
     return ScoreFinding(split, int(y.size), means, difference, standard_error, larger, zero, tuple(left_out))
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.data import Dataset, train_validation_test_split
+from bayesclass.data import Dataset, split_row_indices, train_validation_test_split
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
 from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
@@ -43,24 +43,39 @@ from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import Omitted, ScoreFinding, paired_log_loss
 from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates
 from bayesclass.inference.evaluation.scores import score_table
+from bayesclass.inference.result import is_stack, stack_info
+from bayesclass.inference.stacking import stack, stack_weights
 from bayesclass.models import REGISTRY, ClassifierModel, ConvergenceError, get_model
 
 if TYPE_CHECKING:
+    import pandas as pd
     import xarray as xr
 else:
+    pd = lazy_import("pandas")
     xr = lazy_import("xarray")
 
+#: the weights computed beside each other: LOO stacking (the stack's own) and pseudo-BMA+
+STACK_METHODS = ("stacking", "pseudo_bma_plus")
+#: the rows of a split where the families disagree that a comparison keeps (the largest disagreements first)
+MAX_DISAGREEMENT_ROWS = 50
+
 __all__ = [
+    "MAX_DISAGREEMENT_ROWS",
     "PARETO_K_LIMIT",  # the Pareto k limit the rankings use, for reports to print (they import no criticism)
+    "STACK_METHODS",
+    "Disagreement",
     "FamilyFit",
     "HeldoutRow",
     "LooRow",
     "ModelComparison",
     "RankingAgreement",
+    "SplitPredictions",
+    "StackOutcome",
     "compare_models",
     "parse_families",
     "rank_heldout",
     "rank_loo",
+    "stack_families",
 ]
 
 
@@ -175,6 +190,87 @@ class RankingAgreement:
 
 
 @dataclass(frozen=True)
+class StackOutcome:
+    """The stacked predictive of the compared families, or why there is none.
+
+    Parameters
+    ----------
+    method : str
+        How the stack's own weights were computed (``"stacking"``: Yao, Vehtari, Simpson and Gelman 2018).
+    weights : dict of str to dict of str to float
+        Per weight method of :data:`STACK_METHODS`, family -> weight (each sums to 1; empty without a stack).
+    result : xarray.DataTree or None
+        The stack (:func:`bayesclass.inference.stacking.stack`), None where it could not be built.
+    reason : str
+        Why there is no stack ("" where there is one).
+    notes : tuple of str
+        Warnings of the weights (a member's high Pareto k ...), one each.
+    """
+
+    method: str
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)
+    result: Any = None
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The stack's label in the held-out rankings."""
+        return f"stack ({self.method})"
+
+
+@dataclass(frozen=True)
+class SplitPredictions:
+    """Every family's (and the stack's) posterior mean probabilities on one held-out split.
+
+    Parameters
+    ----------
+    split : str
+        The held-out split.
+    y : numpy.ndarray of shape (n,)
+        The rows' class codes.
+    class_names : tuple of str
+        The classes.
+    proba : dict of str to numpy.ndarray
+        ``"<family>"`` and ``"stack"`` -> (n, K) posterior mean class probabilities.
+    features : pandas.DataFrame
+        The rows' inputs in the data's units (category names for coded columns), indexed by row: the row's
+        0-based position in the whole table.
+    """
+
+    split: str
+    y: np.ndarray
+    class_names: tuple[str, ...]
+    proba: dict[str, np.ndarray]
+    features: Any
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The held-out rows whose predicted class differs between the families' posteriors.
+
+    Parameters
+    ----------
+    split : str
+        The held-out split.
+    n_rows : int
+        Its rows.
+    n_disagree : int
+        Rows where two families' posteriors predict different classes (most probable class).
+    table : pandas.DataFrame
+        At most :data:`MAX_DISAGREEMENT_ROWS` of them, the largest spread of the true class's probability across
+        families first; index: the row's 0-based position in the whole table; columns ``"true class"``, then per
+        family ``"<family>"`` (its predicted class) and ``"<family> p"`` (that class's probability), then the
+        features in the data's units.
+    """
+
+    split: str
+    n_rows: int
+    n_disagree: int
+    table: Any
+
+
+@dataclass(frozen=True)
 class ModelComparison:
     """Every family on one split, ranked by PSIS-LOO and by held-out scores (the module docstring).
 
@@ -200,6 +296,14 @@ class ModelComparison:
         Per held-out split, whether LOO and held-out scores put the same family first.
     score_tables : dict of str to pandas.DataFrame
         Per held-out split, :func:`~bayesclass.inference.evaluation.scores.score_table` of every estimate.
+    stack : StackOutcome or None
+        The stacked predictive of the families with draws (None where it was not asked for).
+    stack_findings : dict of str to ScoreFinding or Omitted
+        Per held-out split, the stack against the best family posterior (paired per-row log losses).
+    predictions : dict of str to SplitPredictions
+        Per held-out split, every family's and the stack's posterior mean probabilities.
+    disagreements : dict of str to Disagreement
+        Per held-out split, the rows where the families' posteriors predict different classes.
     """
 
     data_name: str
@@ -212,6 +316,10 @@ class ModelComparison:
     findings: dict[str, ScoreFinding | Omitted]
     agreement: tuple[RankingAgreement, ...]
     score_tables: dict[str, Any] = field(default_factory=dict)
+    stack: StackOutcome | None = None
+    stack_findings: dict[str, ScoreFinding | Omitted] = field(default_factory=dict)
+    predictions: dict[str, SplitPredictions] = field(default_factory=dict)
+    disagreements: dict[str, Disagreement] = field(default_factory=dict)
 
     @property
     def results(self) -> dict[str, Any]:
@@ -275,6 +383,7 @@ def compare_models(
     sampler: SamplerSettings | None = None,
     hyperparameters: Mapping[str, Mapping[str, Any]] | None = None,
     baselines: Sequence[str] = (),
+    with_stack: bool = True,
     random_seed: int = 0,
 ) -> ModelComparison:
     """Fit every family that can take ``data`` on one split and rank them by PSIS-LOO and held-out scores.
@@ -298,6 +407,8 @@ def compare_models(
         Per family, keyword hyperparameters (default: the family's defaults).
     baselines : sequence of str
         The seeds' classical classifiers scored beside the estimates, fitted once on the training rows.
+    with_stack : bool, default True
+        Also stack the families that have posterior draws (:func:`stack_families`) and score the stack beside them.
     random_seed : int, default 0
         Seed of the split and of every fit.
 
@@ -323,8 +434,11 @@ def compare_models(
         raise ValueError(f"method={method!r} must be 'auto' (each family's default) or one of {', '.join(SAMPLERS)}")
     if sampler is not None and not isinstance(sampler, SamplerSettings):
         raise TypeError(f"sampler must be a SamplerSettings (or None), got {type(sampler).__name__}")
+    if not isinstance(with_stack, bool):
+        raise TypeError(f"with_stack must be True or False, got {with_stack!r}")
     models = {name: get_model(name, **(hyperparameters or {}).get(name, {})) for name in names}
     train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=random_seed)
+    _, validation_rows, test_rows = split_row_indices(data, fractions=fractions, random_seed=random_seed)
     check_standardize(train, standardize)  # a bad value or a constant column to scale: before any fit
     settings = sampler if sampler is not None else SamplerSettings()
     fits = tuple(
@@ -338,7 +452,54 @@ def compare_models(
         data_name=data.name,
         baselines=baselines,
         random_seed=random_seed,
+        stacked=stack_families(fits) if with_stack else None,
+        row_ids={"validation": validation_rows, "test": test_rows},
     )
+
+
+def stack_families(fits: Sequence[FamilyFit], *, method: str = "stacking") -> StackOutcome:
+    """The stacked predictive of the fitted families, with its weights by every method of :data:`STACK_METHODS`.
+
+    Parameters
+    ----------
+    fits : sequence of FamilyFit
+        The families, fitted on the same training rows (those without a result are left out).
+    method : {"stacking", "pseudo_bma_plus"}, default "stacking"
+        The weights the stack mixes by.
+
+    Returns
+    -------
+    StackOutcome
+        With the stack, or the reason there is none (fewer than two families with draws and a log-likelihood, a
+        member the stack refuses ...); a family the stack cannot take is never an error of the comparison.
+    """
+    results = {  # a stack mixes posterior predictive densities: members need draws and their log-likelihood
+        fitted.family: fitted.result
+        for fitted in fits
+        if fitted.result is not None and {"posterior", "log_likelihood"} <= set(fitted.result.children)
+    }
+    if len(results) < 2:
+        return StackOutcome(
+            method,
+            reason=f"{len(results)} famil{'y has' if len(results) == 1 else 'ies have'} posterior draws with a "
+            "log-likelihood: a stack needs two or more",
+        )
+    weights: dict[str, dict[str, float]] = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            stacked = stack(results, method=method)
+            for other in STACK_METHODS:
+                table = stack_weights(results, method=other) if other != method else None
+                weights[other] = (
+                    {family: float(table.loc[family, "weight"]) for family in results} if table is not None else {}
+                )
+        except (TypeError, ValueError) as error:
+            return StackOutcome(method, reason=f"the families could not be stacked: {error}")
+    info = stack_info(stacked)
+    weights[method] = dict(zip(info.labels, info.weights, strict=True))
+    notes = tuple(dict.fromkeys(str(warning.message) for warning in caught))
+    return StackOutcome(method, {name: weights[name] for name in STACK_METHODS}, stacked, notes=notes)
 
 
 def fit_family(
@@ -392,6 +553,8 @@ def rank(
     data_name: str,
     baselines: Sequence[str] = (),
     random_seed: int = 0,
+    stacked: StackOutcome | None = None,
+    row_ids: Mapping[str, np.ndarray] | None = None,
 ) -> ModelComparison:
     """Rank fitted families (on the same training rows) by PSIS-LOO and by held-out scores.
 
@@ -409,6 +572,10 @@ def rank(
         Baselines scored beside the estimates.
     random_seed : int, default 0
         The seed recorded (and of the randomised baselines).
+    stacked : StackOutcome, optional
+        The families' stack (:func:`stack_families`), scored beside them.
+    row_ids : mapping of str to numpy.ndarray, optional
+        Per held-out split, its rows' positions in the whole table (default 0, 1, ...).
 
     Returns
     -------
@@ -416,9 +583,12 @@ def rank(
     """
     results = {fitted.family: fitted.result for fitted in fits if fitted.result is not None}
     loo_rows, loo_left_out = rank_loo(results)
-    rankings, findings, tables = {}, {}, {}
+    scored = dict(results)
+    if stacked is not None and stacked.result is not None:
+        scored[stacked.label] = stacked.result
+    rankings, findings, tables, stack_findings, predictions, disagreements = {}, {}, {}, {}, {}, {}
     for split, rows in heldout.items():
-        proba, y, table = heldout_proba(results, rows, baselines=baselines, random_seed=random_seed)
+        proba, y, table = heldout_proba(scored, rows, baselines=baselines, random_seed=random_seed)
         tables[split] = table
         rankings[split] = rank_heldout(proba, y, table)
         posteriors = {
@@ -429,6 +599,20 @@ def rank(
             if posteriors
             else Omitted("scores", "no family has a posterior")
         )
+        ids = np.arange(rows.n_obs) if row_ids is None else np.asarray(row_ids[split])
+        codes = y if y.size == rows.n_obs else rows.y  # no family fitted: the rows' own codes
+        predictions[split] = split_predictions(split, rows, codes, proba, ids, stacked)
+        disagreements[split] = disagreement(predictions[split])
+        best = findings[split]
+        pair = (
+            {label: proba.get(label) for label in (stacked.label, best.best)}
+            if stacked and isinstance(best, ScoreFinding)
+            else {}
+        )
+        if pair and all(values is not None for values in pair.values()):
+            stack_findings[split] = paired_log_loss(
+                {label: values for label, values in pair.items() if values is not None}, y, split=split
+            )
     reliable = [row for row in loo_rows if not row.n_high_k]
     agreement = tuple(
         RankingAgreement(split, reliable[0].family, finding.best.removesuffix(": posterior"))
@@ -446,6 +630,10 @@ def rank(
         findings=findings,
         agreement=agreement,
         score_tables=tables,
+        stack=stacked,
+        stack_findings=stack_findings,
+        predictions=predictions,
+        disagreements=disagreements,
     )
 
 
@@ -512,7 +700,7 @@ def heldout_proba(
     Parameters
     ----------
     results : mapping of str to xarray.DataTree
-        Results by family.
+        Results by family (a stack's label -> the stack: its mixture scored under that label, members left out).
     rows : Dataset
         Held-out rows.
     baselines : sequence of str
@@ -534,6 +722,9 @@ def heldout_proba(
         fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines and index == 0 else None
         estimates = heldout_estimates(result, rows, baselines=fitted)
         y, class_names = estimates.y, estimates.class_names
+        if is_stack(result):  # the mixture only: its members are the families' own posteriors, scored above
+            proba[family] = estimates.proba[next(iter(estimates.proba))]
+            continue
         for label, values in estimates.proba.items():
             proba[label if label.startswith("baseline: ") else f"{family}: {label}"] = values
         decisions.update(estimates.decisions)
@@ -594,3 +785,96 @@ def rank_heldout(proba: Mapping[str, np.ndarray | None], y: np.ndarray, table) -
             )
         )
     return tuple(rows)
+
+
+def features_frame(rows: Dataset, row_ids: np.ndarray):
+    """The rows' inputs in the data's units: coded columns as their category names, indexed by ``row_ids``.
+
+    Parameters
+    ----------
+    rows : Dataset
+        The rows.
+    row_ids : numpy.ndarray of shape (n,)
+        Their positions in the whole table.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    frame = pd.DataFrame(rows.X, columns=list(rows.feature_names), index=pd.Index(row_ids, name="row"))
+    for name, levels in rows.category_names.items():
+        if name in frame:
+            frame[name] = np.asarray(levels, dtype=object)[frame[name].to_numpy().astype(int)]
+    return frame
+
+
+def split_predictions(
+    split: str,
+    rows: Dataset,
+    y: np.ndarray,
+    proba: Mapping[str, np.ndarray | None],
+    row_ids: np.ndarray,
+    stacked: StackOutcome | None,
+) -> SplitPredictions:
+    """Each family's posterior mean probabilities (``"<family>: posterior"``) and the stack's on one split.
+
+    Parameters
+    ----------
+    split : str
+        The split.
+    rows : Dataset
+        Its rows.
+    y : numpy.ndarray
+        Their class codes.
+    proba : mapping of str to array or None
+        :func:`heldout_proba`'s probabilities.
+    row_ids : numpy.ndarray
+        The rows' positions in the whole table.
+    stacked : StackOutcome or None
+        The stack, whose mixture is ``proba[stacked.label]``.
+
+    Returns
+    -------
+    SplitPredictions
+    """
+    families = {
+        label.removesuffix(": posterior"): values
+        for label, values in proba.items()
+        if label.endswith(": posterior") and values is not None
+    }
+    if stacked is not None and stacked.result is not None and proba.get(stacked.label) is not None:
+        families["stack"] = proba[stacked.label]  # type: ignore[assignment]
+    return SplitPredictions(split, y, rows.class_names, families, features_frame(rows, row_ids))
+
+
+def disagreement(predictions: SplitPredictions, *, max_rows: int = MAX_DISAGREEMENT_ROWS) -> Disagreement:
+    """The rows where the families' posteriors predict different classes (the stack is not a family here).
+
+    Parameters
+    ----------
+    predictions : SplitPredictions
+        One split's probabilities.
+    max_rows : int, default MAX_DISAGREEMENT_ROWS
+        Rows kept, the largest spread of the true class's probability across families first.
+
+    Returns
+    -------
+    Disagreement
+    """
+    families = [name for name in predictions.proba if name != "stack"]
+    n = predictions.y.shape[0]
+    columns: dict[str, Any] = {"true class": np.asarray(predictions.class_names, dtype=object)[predictions.y]}
+    if len(families) < 2:
+        empty = pd.DataFrame(columns, index=predictions.features.index).iloc[:0]
+        return Disagreement(predictions.split, n, 0, empty)
+    stacked = np.stack([predictions.proba[name] for name in families])  # (F, n, K)
+    predicted = stacked.argmax(axis=2)  # (F, n)
+    differs = (predicted != predicted[:1]).any(axis=0)
+    truth = np.take_along_axis(stacked, predictions.y[None, :, None], axis=2)[..., 0]  # (F, n)
+    spread = truth.max(axis=0) - truth.min(axis=0)
+    for index, name in enumerate(families):
+        columns[name] = np.asarray(predictions.class_names, dtype=object)[predicted[index]]
+        columns[f"{name} p"] = np.take_along_axis(stacked[index], predicted[index][:, None], axis=1)[:, 0]
+    table = pd.concat([pd.DataFrame(columns, index=predictions.features.index), predictions.features], axis=1)
+    order = np.flatnonzero(differs)[np.argsort(-spread[differs], kind="stable")][:max_rows]
+    return Disagreement(predictions.split, n, int(differs.sum()), table.iloc[order])

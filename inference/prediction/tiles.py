@@ -248,9 +248,12 @@ def draw_mean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarr
     Returns
     -------
     numpy.ndarray of shape (...)
-        Their (weighted) mean over draws.
+        Their (weighted) mean over draws; a weighted mean is kept inside the draws' range (the weights sum to 1
+        only up to rounding, and a mixture of probabilities 1 must stay 1, not 1 + 1e-15).
     """
-    return values.mean(axis=-1) if weights is None else values @ weights
+    if weights is None:
+        return values.mean(axis=-1)
+    return np.clip(values @ weights, values.min(axis=-1), values.max(axis=-1))
 
 
 def draw_interval(

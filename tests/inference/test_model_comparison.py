@@ -92,6 +92,8 @@ def test_paired_differences_are_sklearn_per_row_log_losses(comparison, iris, spl
         estimates = heldout_estimates(result, rows)
         proba |= {f"{family}: {label}": values for label, values in estimates.proba.items()}
         y = estimates.y
+    weights = comparison.stack.weights["stacking"]  # the stack: the weighted mixture of the families' posteriors
+    proba["stack (stacking)"] = sum(weight * proba[f"{family}: posterior"] for family, weight in weights.items())
     labels = list(range(len(iris.class_names)))
 
     def per_row(p):
@@ -120,6 +122,7 @@ def test_a_list_is_all_restricted_to_it(comparison, iris):
         assert row.elpd == pytest.approx(everything[row.family].elpd, rel=1e-9)
     for split, ranking in some.heldout.items():
         restricted = [row for row in comparison.heldout[split] if row.label.split(": ")[0] in {"naive_bayes", "gcc"}]
+        ranking = [row for row in ranking if not row.label.startswith("stack")]  # a stack of other weights
         assert [row.label for row in ranking] == [row.label for row in restricted]
         assert [row.log_loss for row in ranking] == pytest.approx([row.log_loss for row in restricted], rel=1e-9)
 
@@ -158,3 +161,49 @@ def test_a_family_whose_loo_is_not_finite_is_left_out_of_the_loo_ranking_with_wh
     rows, left_out = model_comparison.rank_loo({"a": "fine", "b": "broken"})
     assert [row.family for row in rows] == ["a"] and rows[0].elpd_diff == 0.0
     assert left_out == (("b", "PSIS-LOO is not finite (elpd_loo nan, se 1.0): rank it by its held-out scores"),)
+
+
+def test_the_stack_weights_are_arviz_stats_compare_of_the_same_fits(gaussians):
+    stacked = gaussians.stack
+    assert stacked.result is not None and stacked.reason == ""
+    for method, arviz_method in (("stacking", "stacking"), ("pseudo_bma_plus", "BB-pseudo-BMA")):
+        kwargs = {"seed": 0} if arviz_method == "BB-pseudo-BMA" else {}
+        try:
+            table = azs.compare(gaussians.results, method=arviz_method, round_to="none", **kwargs)
+        except TypeError:  # this arviz_stats takes no seed
+            table = azs.compare(gaussians.results, method=arviz_method, round_to="none")
+        weights = stacked.weights[method]
+        assert set(weights) == set(gaussians.results)
+        assert sum(weights.values()) == pytest.approx(1.0, abs=1e-9)
+        tolerance = 1e-6 if method == "stacking" else 0.05  # pseudo-BMA+: a Bayesian bootstrap
+        for family, weight in weights.items():
+            assert weight == pytest.approx(float(table.loc[family, "weight"]), abs=tolerance)
+
+
+@pytest.mark.parametrize("split", ["validation", "test"])
+def test_disagreements_are_the_rows_whose_posteriors_predict_different_classes(comparison, iris, split):
+    predictions = comparison.predictions[split]
+    families = [name for name in predictions.proba if name != "stack"]
+    assert set(families) == set(comparison.results)
+    predicted = np.array([predictions.proba[name].argmax(axis=1) for name in families])
+    differs = np.flatnonzero((predicted != predicted[0]).any(axis=0))
+    found = comparison.disagreements[split]
+    assert found.n_rows == predictions.y.size and found.n_disagree == differs.size
+    assert sorted(found.table.index) == sorted(predictions.features.index[differs])[: len(found.table)]
+    parts = dict(
+        zip(
+            ("train", "validation", "test"),
+            train_validation_test_split(iris, fractions=FRACTIONS, random_seed=0),
+            strict=True,
+        )
+    )
+    rows = parts[split]
+    assert np.array_equal(predictions.features.to_numpy(dtype=float), rows.X)
+    whole = iris.X[predictions.features.index.to_numpy()]  # the index is the row's position in the whole table
+    assert np.array_equal(whole, rows.X)
+    for row_id, row in found.table.iterrows():
+        position = predictions.features.index.get_loc(row_id)
+        assert row["true class"] == iris.class_names[predictions.y[position]]
+        for index, name in enumerate(families):
+            assert row[name] == iris.class_names[predicted[index, position]]
+            assert row[f"{name} p"] == pytest.approx(predictions.proba[name][position].max())
