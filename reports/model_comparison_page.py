@@ -28,13 +28,11 @@ from bayesclass.inference.result import result_info
 from bayesclass.reports import figures
 from bayesclass.reports.figures.comparison import elpd_difference_plot
 from bayesclass.reports.html import PageSection, render_page
-from bayesclass.reports.model_comparison import comparison_sentences
+from bayesclass.reports.model_comparison import STACK_METHOD_LABELS, comparison_sentences
 from bayesclass.reports.sections import Figure, Table, Text, number
 
-__all__ = ["WEIGHT_NAMES", "render_model_comparison"]
+__all__ = ["render_model_comparison"]
 
-#: the weights of the stack, as the page names them (the keys of ``StackOutcome.weights``)
-WEIGHT_NAMES = {"stacking": "stacking weight", "pseudo_bma_plus": "pseudo-BMA+ weight"}
 #: the held-out ranking's note, as ``compare`` prints it
 HELDOUT_NOTE = f"diff: mean per-row log loss minus the best's; se its SE; * above {NOISE_MULTIPLE:g} SE"
 #: the PSIS-LOO ranking's note, as ``compare`` prints it
@@ -237,48 +235,75 @@ def _noise_verdict(difference: float, dse: float) -> str:
 
 
 def _weights(comparison: ModelComparison) -> PageSection:
-    stack = getattr(comparison, "stack", None)
+    stack = comparison.stack
     if stack is None:
-        return PageSection("weights", "Weights", (Text("No stack: the comparison holds no stacking weights."),))
+        return PageSection("weights", "Weights", (Text("No stack (not asked for)."),))
     blocks: list = []
-    names = [name for name in WEIGHT_NAMES if name in stack.weights]
-    names += [name for name in stack.weights if name not in WEIGHT_NAMES]
-    families = list(dict.fromkeys(family for name in names for family in stack.weights[name]))
+    methods = list(stack.weights)
+    families = list(dict.fromkeys(family for name in methods for family in stack.weights[name]))
     if families:
         blocks.append(
             Table(
-                "Weights of each family in the stacked predictive: LOO stacking (Yao, Vehtari, Simpson and Gelman "
-                "2018) and pseudo-BMA+ (arviz_stats.compare), each summing to 1",
-                ("family", *(WEIGHT_NAMES.get(name, name) for name in names)),
+                "Weights of the stacked predictive: LOO stacking (Yao, Vehtari, Simpson and Gelman 2018) is the "
+                "stack's own; pseudo-BMA+ beside it (arviz_stats.compare)",
+                ("family", *(f"{STACK_METHOD_LABELS.get(name, name)} weight" for name in methods)),
                 tuple(
-                    (family, *(number(stack.weights[name].get(family), ".3f") for name in names)) for family in families
+                    (family, *(number(stack.weights[name].get(family), ".3f") for name in methods))
+                    for family in families
                 ),
-                note=f"The stack mixes the families' posterior predictive probabilities by the {stack.method} weights.",
+                note=f"The stack mixes the families' posterior predictive probabilities by the "
+                f"{STACK_METHOD_LABELS.get(stack.method, stack.method)} weights; each column sums to 1."
+                + "".join(f" Note: {note}." for note in stack.notes),
             )
         )
-    else:
-        blocks.append(Text("No weights: no family has a PSIS-LOO estimate to weigh."))
     if stack.result is None:
-        blocks.append(Text(f"No stack: {stack.reason or 'it could not be built'}.", kind="alert"))
+        blocks.append(Text(f"No stack: {stack.reason}.", kind="alert"))
         return PageSection("weights", "Weights", tuple(blocks))
-    label = f"stack ({stack.method})"
+    findings = [finding for finding in comparison.stack_findings.values() if isinstance(finding, ScoreFinding)]
+    if findings:
+        blocks.append(
+            Table(
+                f"{stack.label} against the best family's posterior on each held-out split: paired per-row log losses",
+                ("split", "rows", "better", "log loss", "other", "log loss", "difference", "se", "verdict"),
+                tuple(_stack_finding_row(finding) for finding in findings),
+                note=f"difference: the mean per-row log loss of the other minus the better's; se its SE; larger than "
+                f"its noise above {NOISE_MULTIPLE:g} SE.",
+            )
+        )
     for split, rows in comparison.heldout.items():
         finding = comparison.findings.get(split)
         best = finding.best if isinstance(finding, ScoreFinding) else None
-        shown = tuple(row for row in rows if row.label in (label, best))
-        if not any(row.label == label for row in shown):
+        shown = tuple(row for row in rows if row.label in (stack.label, best))
+        if not any(row.label == stack.label for row in shown):
             blocks.append(Text(f"The stack has no held-out scores on {split}."))
             continue
+        n_rows = comparison.n_rows.get(split, 0)
         blocks.append(
             _heldout_table(
                 split,
-                comparison.n_rows.get(split, 0),
+                n_rows,
                 shown,
-                caption=f"The stack against the best family's posterior on {split} ({comparison.n_rows.get(split, 0)} "
-                "rows): held-out scores; diff and se against the first of the whole ranking (above)",
+                caption=f"Held-out scores of the stack and of the best family's posterior on {split} ({n_rows} rows); "
+                "diff and se against the first of the whole ranking (Ranking, above)",
             )
         )
     return PageSection("weights", "Weights", tuple(blocks))
+
+
+def _stack_finding_row(finding: ScoreFinding) -> tuple[str, ...]:
+    losses = dict(finding.log_losses)
+    other = finding.runner_up or ""
+    return (
+        finding.split,
+        str(finding.n_rows),
+        finding.best,
+        number(losses.get(finding.best), ".4f"),
+        other,
+        number(losses.get(other), ".4f"),
+        number(finding.difference, ".4f"),
+        number(finding.standard_error, ".4f"),
+        "larger than its noise" if finding.larger_than_noise else "within its noise",
+    )
 
 
 # -- calibration -----------------------------------------------------------------------------------------------
@@ -286,11 +311,10 @@ def _weights(comparison: ModelComparison) -> PageSection:
 
 def _calibration(comparison: ModelComparison) -> PageSection:
     heading = "Calibration"
-    predictions = getattr(comparison, "predictions", None) or {}
+    predictions = comparison.predictions
     if not predictions:
         return PageSection("calibration", heading, (Text("No held-out probabilities in the comparison to draw."),))
-    stack = getattr(comparison, "stack", None)
-    stack_label = f"stack ({stack.method})" if stack is not None else "stack"
+    stack_label = comparison.stack.label if comparison.stack is not None else "stack"
     blocks: list = []
     for split, held in predictions.items():
         proba = {(stack_label if key == "stack" else f"{key}: posterior"): values for key, values in held.proba.items()}
@@ -318,7 +342,7 @@ def _calibration(comparison: ModelComparison) -> PageSection:
 
 def _disagreements(comparison: ModelComparison) -> PageSection:
     heading = "Disagreements"
-    disagreements = getattr(comparison, "disagreements", None) or {}
+    disagreements = comparison.disagreements
     if len(comparison.results) < 2:
         return PageSection("disagreements", heading, (Text("One family fitted: no other to disagree with."),))
     if not disagreements:
@@ -331,23 +355,22 @@ def _disagreements(comparison: ModelComparison) -> PageSection:
             )
             continue
         listed = len(found.table)
+        shown = f"the first {listed} are listed" if listed < found.n_disagree else "listed"
         blocks.append(
             Text(
                 f"On {split}, the families' posteriors predict different classes for {found.n_disagree} of "
-                f"{found.n_rows} rows"
-                + (f"; the first {listed} are listed." if listed < found.n_disagree else ", listed below.")
+                f"{found.n_rows} rows; {shown} below with the true class, each family's predicted class and its "
+                "posterior mean probability (p), then the row's features (row: its position in the whole table, "
+                "from 0)."
             )
         )
         table = found.table
+        rows = zip(table.index, table.itertuples(index=False, name=None), strict=True)
         blocks.append(
             Table(
-                f"Rows of {split} whose predicted class differs between the families: the true class, each family's "
-                "predicted class and its posterior mean probability (p), then the row's features",
+                f"Rows of {split} where the families disagree",
                 ("row", *map(str, table.columns)),
-                tuple(
-                    (str(index), *(_cell(value) for value in values))
-                    for index, values in zip(table.index, table.itertuples(index=False, name=None), strict=True)
-                ),
+                tuple((str(index), *(_cell(value) for value in values)) for index, values in rows),
                 wide=True,
             )
         )
@@ -377,6 +400,8 @@ def _warnings(comparison: ModelComparison, raised: list[str]) -> PageSection:
         for message in result_info(result).fit_warnings
     ]
     lines += [f"PSIS-LOO of {row.family}: {row.notes}" for row in comparison.loo if row.notes]
+    if comparison.stack is not None:
+        lines += list(comparison.stack.notes)
     lines += [f"report (figures): {message}" for message in raised]
     unique = list(dict.fromkeys(lines))
     blocks = (Text("\n".join(unique), kind="pre"),) if unique else (Text("No warnings were raised."),)

@@ -77,7 +77,8 @@ class Table:
     compact : bool, default False
         A small table laid out beside its neighbours (confusion matrices).
     wide : bool, default False
-        A table of many columns that scrolls sideways instead of overflowing the page (rows with their features).
+        A table of many columns, in a box that scrolls sideways instead of overflowing the page (keep its caption
+        short: it scrolls with the table).
     kind : str, default "table"
         The block's kind, for the page template.
     """

@@ -81,8 +81,11 @@ def test_the_weights_and_the_stack_against_the_best_family(comparison):
         cells = "".join(f"<td>{stack.weights[name][family]:.3f}</td>" for name in ("stacking", "pseudo_bma_plus"))
         assert f"<td>{family}</td>{cells}" in weights
     for split, finding in comparison.findings.items():
-        assert f"The stack against the best family&#39;s posterior on {split}" in weights
+        assert f"Held-out scores of the stack and of the best family&#39;s posterior on {split}" in weights
         assert f"<td>{escape(stack.label)}</td>" in weights and f"<td>{escape(finding.best)}</td>" in weights
+    for split, finding in comparison.stack_findings.items():  # the paired difference of the stack and the best
+        assert f"<td>{split}</td><td>{finding.n_rows}</td><td>{escape(finding.best)}</td>" in weights
+        assert f"<td>{finding.difference:.4f}</td><td>{finding.standard_error:.4f}</td>" in weights
 
 
 def test_no_stack_says_why(comparison):
@@ -90,7 +93,7 @@ def test_no_stack_says_why(comparison):
     page = render_model_comparison(dataclasses.replace(comparison, stack=StackOutcome("stacking", reason=reason)))
     assert f"No stack: {reason}." in _section(page, "weights")
     none = render_model_comparison(dataclasses.replace(comparison, stack=None))
-    assert "No stack: the comparison holds no stacking weights." in _section(none, "weights")
+    assert "No stack (not asked for)." in _section(none, "weights")
 
 
 def test_calibration_draws_every_family_and_the_stack_per_split(comparison):
