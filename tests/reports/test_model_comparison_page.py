@@ -107,9 +107,13 @@ def test_calibration_draws_every_family_and_the_stack_per_split(comparison):
 def test_disagreements_list_the_rows_with_their_features_or_say_there_are_none(comparison):
     page = render_model_comparison(comparison)
     section = _section(page, "disagreements")
+    assert any(found.n_disagree for found in comparison.disagreements.values())  # the penguins have some
     for split, found in comparison.disagreements.items():
         if found.n_disagree:
-            assert f"different classes for {found.n_disagree} of {found.n_rows} rows" in section
+            assert (
+                f"On {split}, the families&#39; posteriors predict different classes for {found.n_disagree} of "
+                f"{found.n_rows} rows" in section
+            )
             header = "".join(f"<th>{escape(column)}</th>" for column in ("row", *found.table.columns))
             assert header in section
             assert all(f"<tr><td>{row}</td>" in section for row in found.table.index)
@@ -169,3 +173,22 @@ def test_the_cli_page_in_a_real_browser(browser, tmp_path):
     # the elpd differences and a calibration figure per held-out split, every one decoded and drawn
     assert len(seen.images) == page.count("<img ") == 3 and seen.broken_images == ()
     assert all(image.natural_width > 100 and image.natural_height > 50 for image in seen.images)
+
+
+@pytest.mark.slow
+def test_every_family_on_breast_cancer_in_a_real_browser(browser, tmp_path):
+    """The issue's command (``compare --model all --data breast_cancer --standardize --report``), with short chains:
+    the four families (the GP among them) on 30 features, two classes."""
+    path = tmp_path / "models.html"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = run("compare", "--model", "all", "--data", "breast_cancer", "--standardize", *SHORT, "--report",
+                   str(path))  # fmt: skip
+    assert code == 0, stderr.getvalue()
+    page = path.read_text(encoding="utf-8")
+    seen = browser.inspect(path, screenshot=tmp_path / "models.png")
+    assert seen.console_errors == () and seen.foreign_requests == () and not seen.ran_script
+    assert seen.heading_texts[1:] == HEADINGS
+    assert len(seen.images) == page.count("<img ") == 3 and seen.broken_images == ()
+    for family in ("logistic", "naive_bayes", "gcc", "gp"):
+        assert f"<td>{family}</td>" in _section(page, "summary")
