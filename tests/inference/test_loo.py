@@ -356,3 +356,20 @@ def test_rows_equal_up_to_rounding_are_exact_and_finite(results):
     assert np.isfinite(summary.elpd_loo) and summary.elpd_loo == pytest.approx(others.elpd_loo, abs=5 * 1e-15)
     assert summary.p_loo == pytest.approx(others.p_loo, abs=1e-14)
     assert np.array_equal(summary.pareto_k[:5], np.zeros(5)) and np.allclose(summary.pareto_k[5:], others.pareto_k)
+
+
+def test_a_non_finite_density_from_arviz_stats_is_refused_naming_the_rows(results, monkeypatch):
+    """Should arviz_stats' Pareto fit still return a NaN density for a row (as it did for rows equal up to
+    rounding), loo refuses with the rows and their spread instead of returning elpd_loo NaN."""
+    import bayesclass.inference.criticism.loo as loo_module
+
+    real_loo = loo_module.azs.loo
+
+    def nan_in_row_7(data, **kwargs):
+        estimate = real_loo(data, **kwargs)
+        estimate.elpd_i[7] = np.nan
+        return estimate
+
+    monkeypatch.setattr(loo_module.azs, "loo", nan_in_row_7)
+    with pytest.raises(loo_module.LooUnavailable, match=r"non-finite leave-one-out density for training rows 7 \(0-ba"):
+        loo(results["logistic"])
