@@ -185,8 +185,9 @@ class StudyModel(Constrained):
             Every field, the options thawed back to nested dicts and lists; ``members`` (each as a dict) for a
             stack only, so that the keys of one family's cells are those of a bayesclass without stacks.
         """
-        fields = {field.name: getattr(self, field.name) for field in dataclasses.fields(self) if field.name != "members"}
-        described = {**fields, "options": _thawed(dict(self.options))}
+        described = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        described["options"] = _thawed(dict(self.options))
+        del described["members"]
         if self.members:
             described["members"] = [member.as_dict() for member in self.members]
         return described
