@@ -28,8 +28,10 @@ from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
 __all__ = [
+    "EXAMPLES",
     "EXAMPLE_SPEC",
     "MAX_CELLS",
+    "STACK_EXAMPLE_SPEC",
     "STACK_FAMILY",
     "Cell",
     "Grid",
@@ -104,6 +106,61 @@ models = ["logistic"]
 # table (file or the built-in penguins), optionally missing = "drop" (rows with a blank in a used column),
 # features = ["a", "b"], feature_kinds = { year = "categorical" } and max_levels = 50.
 """
+
+#: the stacking example (``bayesclass study --write-example stack.toml --example stack``): does stacking beat the
+#: best single family, and at which training size?
+STACK_EXAMPLE_SPEC = """\
+# A bayesclass study: does stacking beat the best single family, and at which n?
+# Run:    bayesclass study stack.toml --out stack/        (resumable: rerun the same command to finish)
+# Report: bayesclass study-report stack/ --out stack.html  (section "Stack vs the best single family")
+name = "stacking vs the best single family"
+seed = 0
+training_sizes = [10, 20, 50, 150]
+repeats = 3
+test_fraction = 0.3
+metrics = ["log_loss", "brier", "accuracy"]
+
+[sampler]
+draws = 500
+tune = 500
+chains = 2
+
+# The families to stack, each with how its posterior is drawn. The data sets below run the stack only: its cells
+# fit every member on the cell's training rows and record the stack's and each member's held-out scores (so these
+# entries need no cells of their own; drop the data sets' models lists to run them as well).
+[[models]]
+family = "logistic"
+method = "nuts"
+
+[[models]]
+family = "naive_bayes"
+method = "exact"
+
+[[models]]
+family = "gcc"
+method = "nuts"
+
+# The stack: the mixture of its members' posterior predictives, weighted by LOO stacking on the training rows
+# (method = "pseudo_bma_plus" for pseudo-BMA+ weights). A member is a label of a [[models]] entry above or a
+# family's name (its defaults and default sampling method). Every cell records each member's weight.
+[[models]]
+family = "stack"
+members = ["logistic", "naive_bayes", "gcc"]
+method = "stacking"
+
+[[datasets]]
+name = "seed001_gaussians"         # two Gaussian classes: the truth is known (KL to the truth)
+generator = { n = 1000, random_seed = 1 }
+models = ["stack"]
+
+[[datasets]]
+name = "penguins"                  # three species; gcc models continuous features only: the four measurements
+missing = "drop"
+features = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
+models = ["stack"]
+"""
+#: the built-in examples by name (``bayesclass study --write-example SPEC.toml --example NAME``)
+EXAMPLES = {"plugin": EXAMPLE_SPEC, "stack": STACK_EXAMPLE_SPEC}
 
 _TOP_KEYS = {
     "name", "seed", "training_sizes", "repeats", "test_fraction", "metrics", "loss_matrix", "sampler", "models",
