@@ -3,7 +3,8 @@
 :func:`run_cell` is one cell, start to finish, in whatever process runs it: split and subsample the data (seeded
 by the cell's key), fit (:func:`bayesclass.inference.engines.fit`), score every estimate on the test split
 (:func:`bayesclass.inference.evaluation.heldout.evaluate`: the posterior, the point estimates the spec names, the
-baselines), and write the cell's record atomically to ``<out>/cells/<key>.json``, with its checksum
+baselines; for a stack, the stack and each member's posterior, with the members' weights, every member fitted on the
+cell's training rows), and write the cell's record atomically to ``<out>/cells/<key>.json``, with its checksum
 (:mod:`bayesclass.inference.studies.records`, which also verifies every record read back). A cell that raises is
 recorded with its error; it never stops the study.
 

@@ -7,6 +7,12 @@ evaluation path (:func:`bayesclass.inference.evaluation.heldout.evaluate`). :fun
 before anything runs and reports every problem at once; :func:`cells` expands the grid, each cell with a key
 (a hash of everything that determines its numbers: the cell's settings, the data's fingerprint and the package
 versions), under which :mod:`bayesclass.inference.studies.runner` records it.
+
+A model entry with ``family = "stack"`` (:data:`STACK_FAMILY`) and ``members = [...]`` (two or more labels of other
+model entries, or family names with their defaults) is the stacked predictive of its members
+(:func:`bayesclass.inference.stacking.stack`; ``method`` how its weights are computed, ``"stacking"`` or
+``"pseudo_bma_plus"``): its cells fit every member on the cell's training rows and score the stack beside each
+member's posterior (:data:`STACK_EXAMPLE_SPEC`: does stacking beat the best single family, at which n?).
 """
 
 from __future__ import annotations
