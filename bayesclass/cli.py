@@ -387,6 +387,9 @@ def _add_study_command(commands) -> None:
     study.add_argument("spec", nargs="?", type=Path, help="the study spec (TOML)")
     study.add_argument("--out", type=Path, help="results folder: one record per cell, results.parquet at the end")
     study.add_argument("--write-example", type=Path, metavar="SPEC.toml", help="write the example spec and exit")
+    study.add_argument("--example", metavar="NAME",
+                       help="with --write-example: 'plugin' (posterior vs plug-in, default) or 'stack' (stacking vs "
+                       "the best single family)")  # fmt: skip
     study.add_argument("--workers", type=int, help="process workers of the local Dask cluster (default: the cores)")
     study.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on an existing Dask scheduler instead")
     study.add_argument("--serial", action="store_true", help="run the cells one by one in this process (no Dask)")
@@ -1069,12 +1072,14 @@ def _study(args: argparse.Namespace) -> None:
 
     if args.write_example is not None:
         try:
-            studies.write_example(args.write_example)
+            studies.write_example(args.write_example, example=args.example or "plugin")
         except ValueError as error:
             raise UsageError(error) from None
         print(f"wrote the example study spec {args.write_example}; run: bayesclass study {args.write_example} --out "
               "results/")  # fmt: skip
         return
+    if args.example is not None:
+        raise UsageError(f"--example {args.example} picks the spec that --write-example writes; add --write-example")
     if args.spec is None or args.out is None:
         raise UsageError("give a spec and --out (bayesclass study SPEC.toml --out results/), or --write-example")
     if args.workers is not None and args.workers < 1:
