@@ -230,8 +230,10 @@ def univariate_slice(
 
 
 def _cholesky(matrix: np.ndarray, *, overwrite: bool = False) -> np.ndarray | None:
-    """The lower Cholesky factor (LAPACK potrf, on a copy, or in ``matrix`` where ``overwrite`` and it is
-    Fortran-contiguous: a symmetric C-ordered matrix is passed as its transpose), or None where not positive definite.
+    """The lower Cholesky factor (LAPACK potrf), or None where not positive definite.
+
+    On a copy of ``matrix``, or with ``overwrite`` in ``matrix`` itself (symmetric: a C-ordered one is passed as its
+    Fortran-ordered transpose).
     """
     if overwrite and matrix.flags.c_contiguous:
         matrix = matrix.T  # the same symmetric matrix, Fortran-ordered: potrf works in it without a copy
