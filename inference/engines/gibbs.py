@@ -319,6 +319,7 @@ class _Chain:
         # the scaled squared distances r^2 = sum_j s_j S_j (s_j = 1 / l_j^2) at the log lengthscales
         # _squared_at, and the updates made to them since they were last summed in full
         self._squared_at: np.ndarray | None = None
+        self._squared = np.zeros((0, 0))
         self._squared_updates = 0
         if form.exact:  # S_j = (x_j - x'_j)^2 per input, once: a new lengthscale costs O(n^2) and one exp
             inputs = np.asarray(form.inputs, dtype=float)
@@ -347,14 +348,14 @@ class _Chain:
         """
         log_lengthscale = log_theta[: self.d]
         previous = self._squared_at
-        changed = np.flatnonzero(log_lengthscale != previous) if previous is not None else None
-        if changed is not None and changed.size == 1 and self._squared_updates < SQUARED_UPDATES:
+        changed = np.arange(self.d) if previous is None else np.flatnonzero(log_lengthscale != previous)
+        if previous is not None and changed.size == 1 and self._squared_updates < SQUARED_UPDATES:
             j = changed[0]
             step = np.exp(-2.0 * log_lengthscale[j]) - np.exp(-2.0 * previous[j])
             self._squared += step * self._squared_differences[j]
             np.maximum(self._squared, 0.0, out=self._squared)
             self._squared_updates += 1
-        elif changed is None or changed.size > 0:
+        elif changed.size > 0:
             scale = np.exp(-2.0 * log_lengthscale)
             self._squared = np.einsum("j,jab->ab", scale, self._squared_differences, optimize=False)  # no BLAS call
             self._squared_updates = 0

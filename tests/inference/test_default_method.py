@@ -16,6 +16,8 @@ from bayesclass.cli import main
 from bayesclass.data import Dataset, seed004_gp, train_validation_test_split
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.engines.fit import resolve_method
+from bayesclass.inference.engines.methods import SAMPLERS
+from bayesclass.inference.evaluation.report_evaluation import run_summary
 from bayesclass.inference.result import result_info
 from bayesclass.models import LatentGaussianProcess, LogisticRegression
 from bayesclass.models.gaussian_process import GIBBS_MAX_SWEEP_WORK
@@ -77,12 +79,33 @@ def test_other_families_keep_their_sampler_on_wide_data():
     assert resolve_method(LogisticRegression(), "auto", SamplerSettings(), data=data) == "nuts"
 
 
-def test_fit_auto_is_laplace_on_breast_cancer_and_records_why(breast_cancer_train):
-    result = bc.fit(LatentGaussianProcess(), breast_cancer_train, standardize=True, sampler=SHORT, random_seed=0)
-    info = result_info(result)
+@pytest.fixture(scope="module")
+def wide_auto_fit(breast_cancer_train):
+    return bc.fit(LatentGaussianProcess(), breast_cancer_train, standardize=True, sampler=SHORT, random_seed=0)
+
+
+def test_fit_auto_is_laplace_on_breast_cancer_and_records_why(wide_auto_fit, tmp_path):
+    info = result_info(wide_auto_fit)
     assert info.method == "laplace"
     assert "341 rows x 30 inputs" in info.method_note and f"exceeds {GIBBS_MAX_SWEEP_WORK:.2g}" in info.method_note
-    assert result["posterior"].sizes["draw"] == 20  # the settings' draws, as an explicit laplace fit
+    assert wide_auto_fit["posterior"].sizes["draw"] == 20  # the settings' draws, as an explicit laplace fit
+    bc.save_result(wide_auto_fit, tmp_path / "wide.nc")
+    assert result_info(bc.load_result(tmp_path / "wide.nc")).method_note == info.method_note  # kept in the file
+
+
+def test_the_report_says_why_the_method_ran(wide_auto_fit):
+    info = result_info(wide_auto_fit)
+    summary = run_summary(wide_auto_fit, info, label="gp")
+    assert summary.method == "laplace"
+    assert summary.method_description.endswith(info.method_note)
+    assert summary.method_description.startswith(SAMPLERS["laplace"].description)
+
+
+def test_an_edited_method_note_with_a_control_character_is_refused(wide_auto_fit):
+    edited = wide_auto_fit.copy()
+    edited.attrs = {**wide_auto_fit.attrs, "method_note": "laplace\x1b[2J"}
+    with pytest.raises(ValueError, match="attr method_note holds"):
+        result_info(edited)
 
 
 def test_fit_auto_is_gibbs_on_few_inputs():
