@@ -132,3 +132,15 @@ def test_cli_fit_records_laplace_on_a_wide_table_and_honours_an_explicit_gibbs(b
     assert "by gibbs" in printed and "default" not in printed
     info = result_info(bc.load_result(out))
     assert info.method == "gibbs" and info.method_note == ""
+
+
+def test_compare_says_why_the_gp_ran_by_laplace():
+    from bayesclass.inference.evaluation.model_comparison import compare_models
+    from bayesclass.reports.model_comparison import format_model_comparison
+
+    comparison = compare_models(bc.load("breast_cancer"), ["gp"], standardize=True, sampler=SHORT, random_seed=0)
+    (fitted,) = comparison.fits
+    assert fitted.method == "laplace"
+    text = format_model_comparison(comparison)
+    assert "gp           fitted by laplace" in text
+    assert "(laplace is the gp's default on 341 rows x 30 inputs: the Gibbs sampler's work" in text
