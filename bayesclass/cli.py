@@ -652,7 +652,11 @@ def _setup(args: argparse.Namespace):
         model.check_training_data(data)
         args.method = resolve_method(model, requested, sampler, data=data)  # "auto": the family's choice for data
         check_standardize(data, _standardize(args))  # a constant column to scale: before any work
-        _ignored_sampler_flags(args.method, sampler)
+        try:
+            _ignored_sampler_flags(args.method, sampler)
+        except ValueError as error:  # under "auto": say why the family chose this method for these data
+            note = model.method_note(args.method, data) if requested == "auto" else ""
+            raise ValueError(f"{error} ({note})" if note else str(error)) from None
         if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
 

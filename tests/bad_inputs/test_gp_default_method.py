@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xarray as xr
 
@@ -26,6 +27,36 @@ GP_METHOD_NOTE_FILE_CASES = [
     ("a number", 3.5, 2, "attr method_note should be text"),
     ("text longer than any note", "x" * (MAX_TEXT + 1), 2, "attr method_note should be text"),
 ]
+
+#: (options after ``fit --model gp --data WIDE.csv --target y`` on 250 rows x 30 inputs, where ``method="auto"`` is
+#: laplace, exit code, fragment of the one-line error): a Gibbs-only setting, refused naming why auto chose laplace
+GP_AUTO_LAPLACE_CLI_CASES = [
+    (("--tune", "100"), 2, "--tune does nothing with --method laplace"),
+]
+
+
+@pytest.fixture(scope="module")
+def wide_csv(tmp_path_factory) -> Path:
+    """250 rows x 30 inputs: (30 + 2) x 250^3 = 5e8 above the Gibbs bound."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(250, 30))
+    rows = [",".join([*(f"x{j}" for j in range(30)), "y"])]
+    rows += [",".join([*(f"{value:.6f}" for value in row), "ab"[int(row[0] > 0)]]) for row in x]
+    path = tmp_path_factory.mktemp("gp_wide") / "wide.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("options", "code", "fragment"), GP_AUTO_LAPLACE_CLI_CASES)
+def test_a_gibbs_setting_under_an_auto_laplace_is_refused_saying_why(
+    wide_csv, tmp_path, capsys, options, code, fragment
+):
+    base = ("fit", "--model", "gp", "--data", str(wide_csv), "--target", "y", "--out", str(tmp_path / "r.nc"))
+    assert run(*base, *options) == code
+    error = capsys.readouterr().err
+    assert_one_line_error(error, fragment)
+    assert "(laplace is the gp's default on 250 rows x 30 inputs" in error
+    assert not (tmp_path / "r.nc").exists()
 
 
 @pytest.fixture(scope="module")
