@@ -240,7 +240,10 @@ def _sampler_help() -> str:
     """The ``--method`` help of the samplers, from the method and family registries."""
     defaults = ", ".join(f"{family.default_sampling_method} for {name}" for name, family in REGISTRY.items())
     samplers = "; ".join(f"{name} = {sampler.description}" for name, sampler in SAMPLERS.items())
-    return f"auto (default: the family's sampler, {defaults}; nuts when --backend is named); {samplers}"
+    return (
+        f"auto (default: the family's sampler, {defaults}, or the cheaper method a family declares for data where "
+        f"its sampler would take too long, recorded with the reason; nuts when --backend is named); {samplers}"
+    )
 
 
 def _add_compare_command(commands) -> None:
@@ -640,7 +643,8 @@ def _setup(args: argparse.Namespace):
         from bayesclass.inference.engines.fit import check_standardize, resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
-        args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
+        requested = args.method
+        args.method = resolve_method(model, requested, sampler)  # "auto": the family's sampler
         accepted = methods_of(model)
         if args.method not in accepted:
             raise ValueError(
@@ -649,8 +653,13 @@ def _setup(args: argparse.Namespace):
             )
         data = _load_data(args)
         model.check_training_data(data)
+        args.method = resolve_method(model, requested, sampler, data=data)  # "auto": the family's choice for data
         check_standardize(data, _standardize(args))  # a constant column to scale: before any work
-        _ignored_sampler_flags(args.method, sampler)
+        try:
+            _ignored_sampler_flags(args.method, sampler)
+        except ValueError as error:  # under "auto": say why the family chose this method for these data
+            note = model.method_note(args.method, data) if requested == "auto" else ""
+            raise ValueError(f"{error} ({note})" if note else str(error)) from None
         if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
 
@@ -860,6 +869,8 @@ def _fit(args: argparse.Namespace) -> None:
     if verdict is not None:
         print(verdict)
     info = result_info(result)
+    if info.method_note:
+        print(info.method_note)
     for kind, status in info.point_estimate_status.items():
         print(f"{kind}: {status}")
     if info.partial:

@@ -567,7 +567,7 @@ def fit_family(
     """
     name = model.name
     try:
-        chosen = resolve_method(model, method, sampler)
+        chosen = resolve_method(model, method, sampler, data=train)
     except ValueError as error:
         return FamilyFit(name, method, reason=str(error))
     if chosen not in methods_of(model):
