@@ -240,7 +240,10 @@ def _sampler_help() -> str:
     """The ``--method`` help of the samplers, from the method and family registries."""
     defaults = ", ".join(f"{family.default_sampling_method} for {name}" for name, family in REGISTRY.items())
     samplers = "; ".join(f"{name} = {sampler.description}" for name, sampler in SAMPLERS.items())
-    return f"auto (default: the family's sampler, {defaults}; nuts when --backend is named); {samplers}"
+    return (
+        f"auto (default: the family's sampler, {defaults}, or the cheaper method a family declares for data where "
+        f"its sampler would take too long, recorded with the reason; nuts when --backend is named); {samplers}"
+    )
 
 
 def _add_compare_command(commands) -> None:
@@ -387,6 +390,9 @@ def _add_study_command(commands) -> None:
     study.add_argument("spec", nargs="?", type=Path, help="the study spec (TOML)")
     study.add_argument("--out", type=Path, help="results folder: one record per cell, results.parquet at the end")
     study.add_argument("--write-example", type=Path, metavar="SPEC.toml", help="write the example spec and exit")
+    study.add_argument("--example", metavar="NAME",
+                       help="with --write-example: 'plugin' (posterior vs plug-in, default) or 'stack' (stacking vs "
+                       "the best single family)")  # fmt: skip
     study.add_argument("--workers", type=int, help="process workers of the local Dask cluster (default: the cores)")
     study.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run on an existing Dask scheduler instead")
     study.add_argument("--serial", action="store_true", help="run the cells one by one in this process (no Dask)")
@@ -637,7 +643,8 @@ def _setup(args: argparse.Namespace):
         from bayesclass.inference.engines.fit import check_standardize, resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
-        args.method = resolve_method(model, args.method, sampler)  # "auto": the family's sampler
+        requested = args.method
+        args.method = resolve_method(model, requested, sampler)  # "auto": the family's sampler
         accepted = methods_of(model)
         if args.method not in accepted:
             raise ValueError(
@@ -646,8 +653,13 @@ def _setup(args: argparse.Namespace):
             )
         data = _load_data(args)
         model.check_training_data(data)
+        args.method = resolve_method(model, requested, sampler, data=data)  # "auto": the family's choice for data
         check_standardize(data, _standardize(args))  # a constant column to scale: before any work
-        _ignored_sampler_flags(args.method, sampler)
+        try:
+            _ignored_sampler_flags(args.method, sampler)
+        except ValueError as error:  # under "auto": say why the family chose this method for these data
+            note = model.method_note(args.method, data) if requested == "auto" else ""
+            raise ValueError(f"{error} ({note})" if note else str(error)) from None
         if args.method in SAMPLERS and SAMPLERS[args.method].uses_backend:
             from bayesclass.inference.engines.nuts import nuts_backend
 
@@ -870,6 +882,8 @@ def _fit(args: argparse.Namespace) -> None:
     if verdict is not None:
         print(verdict)
     info = result_info(result)
+    if info.method_note:
+        print(info.method_note)
     for kind, status in info.point_estimate_status.items():
         print(f"{kind}: {status}")
     if info.partial:
@@ -1085,12 +1099,14 @@ def _study(args: argparse.Namespace) -> None:
 
     if args.write_example is not None:
         try:
-            studies.write_example(args.write_example)
+            studies.write_example(args.write_example, example=args.example or "plugin")
         except ValueError as error:
             raise UsageError(error) from None
         print(f"wrote the example study spec {args.write_example}; run: bayesclass study {args.write_example} --out "
               "results/")  # fmt: skip
         return
+    if args.example is not None:
+        raise UsageError(f"--example {args.example} picks the spec that --write-example writes; add --write-example")
     if args.spec is None or args.out is None:
         raise UsageError("give a spec and --out (bayesclass study SPEC.toml --out results/), or --write-example")
     if args.workers is not None and args.workers < 1:

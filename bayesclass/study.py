@@ -17,13 +17,24 @@ from pathlib import Path
 from bayesclass.inference.io import atomic_write
 from bayesclass.inference.studies.runner import load, run_cell
 from bayesclass.inference.studies.runner import run_study as run
-from bayesclass.inference.studies.spec import EXAMPLE_SPEC, MAX_CELLS, StudySpec, cells, grid_size, read_spec
+from bayesclass.inference.studies.spec import (
+    EXAMPLE_SPEC,
+    EXAMPLES,
+    MAX_CELLS,
+    STACK_EXAMPLE_SPEC,
+    StudySpec,
+    cells,
+    grid_size,
+    read_spec,
+)
 from bayesclass.reports.html import write_report
 from bayesclass.reports.study_report import study_report
 
 __all__ = [
+    "EXAMPLES",
     "EXAMPLE_SPEC",
     "MAX_CELLS",
+    "STACK_EXAMPLE_SPEC",
     "StudySpec",
     "cells",
     "grid_size",
@@ -62,13 +73,16 @@ def report(out: str | Path, *, title: str | None = None) -> str:
     return study_report(out, title=title, version=__version__)
 
 
-def write_example(path: str | Path) -> Path:
-    """Write the built-in example spec (:data:`EXAMPLE_SPEC`, commented) to ``path``, atomically.
+def write_example(path: str | Path, *, example: str = "plugin") -> Path:
+    """Write a built-in example spec (:data:`EXAMPLES`, commented) to ``path``, atomically.
 
     Parameters
     ----------
     path : str or pathlib.Path
         Where to write the spec; it must end in ``.toml``.
+    example : {"plugin", "stack"}, default "plugin"
+        Which example: the posterior against its plug-ins (:data:`EXAMPLE_SPEC`), or stacking against the best
+        single family (:data:`STACK_EXAMPLE_SPEC`).
 
     Returns
     -------
@@ -78,11 +92,13 @@ def write_example(path: str | Path) -> Path:
     Raises
     ------
     ValueError
-        If ``path`` does not end in ``.toml``.
+        If ``path`` does not end in ``.toml``, or ``example`` is not a key of :data:`EXAMPLES`.
     """
     path = Path(path)
+    if example not in EXAMPLES:
+        raise ValueError(f"example {example!r} is not a built-in example spec; choose among {', '.join(EXAMPLES)}")
     if path.suffix != ".toml":
         raise ValueError(f"the example spec path {str(path)!r} must end in .toml")
     with atomic_write(path) as temporary:
-        temporary.write_text(EXAMPLE_SPEC, encoding="utf-8")
+        temporary.write_text(EXAMPLES[example], encoding="utf-8")
     return path

@@ -169,6 +169,8 @@ class ResultInfo:
         Whether an interrupted sampler kept its draws (``keep_partial``).
     partial_reason : str
         Why the draws are partial ("" when not).
+    method_note : str
+        Why the method is the family's default for these data, where that depends on them ("" otherwise).
     format_version : int
         The layout version the attrs were written in.
     """
@@ -192,6 +194,7 @@ class ResultInfo:
     compile_cache_hit: bool | None = None
     partial: bool = False
     partial_reason: str = ""
+    method_note: str = ""
     format_version: int = field(default=FORMAT_VERSION)
 
     @property
@@ -265,6 +268,8 @@ class ResultInfo:
             attrs["compile_cache_hit"] = int(self.compile_cache_hit)
         if self.partial:
             attrs["partial_reason"] = self.partial_reason
+        if self.method_note:
+            attrs["method_note"] = self.method_note
         return attrs
 
 
@@ -576,6 +581,8 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"attr sampler_backend must be one of {', '.join(BACKENDS)}, got {str(backend)[:40]!r}")
     cache_hit = _flag(attrs, "compile_cache_hit") if "compile_cache_hit" in attrs else None
+    method_note = _text(attrs, "method_note", default="")
+    _printable("method_note", [method_note])
     _digest(attrs, "parameters_digest")
     info = ResultInfo(
         model=model,
@@ -597,6 +604,7 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
         compile_cache_hit=cache_hit,
         partial=partial,
         partial_reason=_text(attrs, "partial_reason", default="the run was interrupted") if partial else "",
+        method_note=method_note,
         format_version=version,
     )
     _check_consistency(info)

@@ -619,6 +619,43 @@ class ClassifierModel(abc.ABC):
         """
         return ()
 
+    def default_method_for(self, data: Dataset) -> str:
+        """The method ``fit(method="auto")`` runs on ``data``: :attr:`default_sampling_method`.
+
+        A family whose default sampler costs too much on some data (a latent GP's Gibbs sweep on many inputs)
+        overrides this with a declared rule, and says why in :meth:`method_note`.
+
+        Parameters
+        ----------
+        data : Dataset
+            The training data.
+
+        Returns
+        -------
+        str
+            A method name of the family.
+        """
+        return self.default_sampling_method
+
+    def method_note(self, method: str, data: Dataset) -> str:
+        """One line on why ``method`` is the family's default for ``data``, where that depends on the data.
+
+        Fits record it with the result (``method_note``) and reports print it beside the method.
+
+        Parameters
+        ----------
+        method : str
+            The method that ran.
+        data : Dataset
+            The training data.
+
+        Returns
+        -------
+        str
+            ``""``: the default does not depend on the data.
+        """
+        return ""
+
     def sampling_defaults(self, method: str, n_obs: int) -> dict[str, int]:
         """The draws and tuning steps per chain of a posterior sampler where the settings leave them None.
 

@@ -1,8 +1,19 @@
 r"""Latent Gaussian-process classification (seed 004 "Gaussian Process Models for Classification").
 
 Registered as ``gp`` (CLI ``bayesclass fit --model gp --link logit|probit``); methods
-``nuts`` (MCMC over the latents and the hyperparameters) and ``map`` (the Laplace
-approximation with type-II maximum-likelihood hyperparameters, the "closed-form" side).
+``gibbs`` (exact data-augmentation MCMC, :mod:`bayesclass.inference.engines.gibbs`), ``nuts`` (MCMC over the
+latents and the hyperparameters), ``laplace`` (independent draws of the latents from the Laplace Gaussian, the
+hyperparameters at type-II maximum likelihood) and ``map`` (the Laplace approximation with type-II
+maximum-likelihood hyperparameters, the "closed-form" side).
+
+Default method (``method="auto"``, :meth:`LatentGaussianProcess.default_method_for`): ``gibbs`` where its work per
+kept draw, (inputs + 2) x rows^3 (HSGP: x (basis functions + 1)^3 x 4, the thinning), is at most
+:data:`GIBBS_MAX_SWEEP_WORK` = 4e8, else ``laplace``. Step 2 of a sweep factors one rows x rows matrix per slice
+evaluation, about 5 per hyperparameter; measured on 2 cores, a sweep takes 17 ms for seed 004 at 400 rows of one
+input and 93 ms for breast_cancer's 341 rows of 30 inputs, whose default Gibbs fit (4 chains of 1,500 sweeps) takes
+~5 min against ~9 s for ``laplace``. The bound keeps every exact GP of one input (up to 500 rows) on Gibbs, and up to
+8 inputs at 341 rows. A laplace fit chosen so records why (``method_note``, printed by ``fit`` and in reports);
+``method="gibbs"`` is always honoured.
 Binary labels; inputs should be standardised (``standardize=True``, ``--standardize``),
 since the priors are stated in standard deviations of the inputs.
 
@@ -162,6 +173,16 @@ HSGP_MAX_BASIS = 2500
 GIBBS_DRAWS, GIBBS_BURN_IN = 1000, 500
 GIBBS_LATENT_UPDATES = 5
 GIBBS_HSGP_THIN = 4
+#: ``method="auto"`` is the Gibbs sampler where its work per kept draw, (inputs + 2) x m^3 x thin
+#: (:meth:`LatentGaussianProcess.gibbs_sweep_work`: step 2 factors one m x m matrix per slice evaluation, about 5
+#: per hyperparameter; m = rows, or basis functions + 1 for HSGP), is at most this, and ``laplace`` above it.
+#: Measured (one chain, one BLAS thread, 2-core machine, after the one-term distance update of the sweep): seed 004
+#: n = 400, 1 input (1.9e8): 17 ms a sweep; penguins' sex n = 333, 2 inputs (1.5e8): 11 ms; breast_cancer's 60%
+#: split n = 341, 30 inputs (1.3e9): 93 ms (265 ms before that update), so the default 1,500 sweeps x 4 chains on 2
+#: cores take ~5 min (50 min measured before, on a loaded machine) against ~9 s for ``laplace``. The bound keeps
+#: every exact GP of one input (n <= EXACT_UP_TO = 500: 3.75e8, ~30 ms a sweep, ~1.5 min a default fit) and the
+#: benchmarked Gibbs defaults (bench/bench_gp_defaults.py) on Gibbs; with 341 rows it allows up to 8 inputs.
+GIBBS_MAX_SWEEP_WORK = 4e8
 #: the posterior variables (and dims) of :meth:`LatentGaussianProcess.build`, for latent-Gaussian samplers:
 #: exact GP (latent f at the training rows) and HSGP (basis weights)
 _EXACT_LATENT_NAMES = LatentGaussianNames(
@@ -290,7 +311,8 @@ class LatentGaussianProcess(ClassifierModel):
     weights).
 
     Sampling defaults (``fit(method="auto")``: the exact Gibbs sampler,
-    :mod:`bayesclass.inference.engines.gibbs`): per chain :data:`GIBBS_DRAWS` kept draws after
+    :mod:`bayesclass.inference.engines.gibbs`, where :meth:`default_method_for` chooses it):
+    per chain :data:`GIBBS_DRAWS` kept draws after
     :data:`GIBBS_BURN_IN` burn-in sweeps (:meth:`sampling_defaults`; ``SamplerSettings`` draws and tune
     override them); each sweep of the exact GP draws the augmentation and the latents
     :data:`GIBBS_LATENT_UPDATES` times, and the HSGP keeps every :data:`GIBBS_HSGP_THIN`-th sweep
@@ -701,6 +723,64 @@ class LatentGaussianProcess(ClassifierModel):
             return {"draws": GIBBS_DRAWS, "tune": GIBBS_BURN_IN}
         return super().sampling_defaults(method, n_obs)
 
+    def gibbs_sweep_work(self, data: Dataset) -> float:
+        """The Gibbs sampler's work per kept draw on ``data``: (inputs + 2) x m^3 x thin (:data:`GIBBS_MAX_SWEEP_WORK`).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        float
+            m = the rows (exact GP) or the basis functions + 1 (HSGP, every :data:`GIBBS_HSGP_THIN`-th sweep kept).
+        """
+        if self.uses_hsgp(data):
+            size, thin = self.basis_per_input(data.n_features) ** data.n_features + 1, GIBBS_HSGP_THIN
+        else:
+            size, thin = data.n_obs, 1
+        return float(thin * (data.n_features + 2) * float(size) ** 3)
+
+    def default_method_for(self, data: Dataset) -> str:
+        """``"gibbs"`` where :meth:`gibbs_sweep_work` is at most :data:`GIBBS_MAX_SWEEP_WORK`, else ``"laplace"``.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        str
+            The method ``fit(method="auto")`` runs.
+        """
+        return "gibbs" if self.gibbs_sweep_work(data) <= GIBBS_MAX_SWEEP_WORK else "laplace"
+
+    def method_note(self, method: str, data: Dataset) -> str:
+        """Why ``laplace`` is the default on ``data`` (the Gibbs sampler's work over the bound), else ``""``.
+
+        Parameters
+        ----------
+        method : str
+            The method that ran.
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        str
+            One line, or ``""``.
+        """
+        if method != "laplace" or self.default_method_for(data) != "laplace":
+            return ""
+        size = "(basis functions + 1)^3 x 4" if self.uses_hsgp(data) else "rows^3"
+        return (
+            f"laplace is the gp's default on {data.n_obs} rows x {data.n_features} inputs: the Gibbs sampler's work "
+            f"per draw, (inputs + 2) x {size} = {self.gibbs_sweep_work(data):.2g}, exceeds "
+            f"{GIBBS_MAX_SWEEP_WORK:.2g}; method='gibbs' also samples the hyperparameters (type-II ML here), slowly"
+        )
+
     # -- Laplace point estimate -------------------------------------------------------------------
     def _covariance(self, a: np.ndarray, b: np.ndarray, lengthscale, amplitude: float, constant: float) -> np.ndarray:
         return kernel_matrix(a, b, lengthscale=lengthscale, amplitude=amplitude, constant=constant, kernel=self.kernel)
@@ -709,7 +789,14 @@ class LatentGaussianProcess(ClassifierModel):
         cached = _last_estimate.get(self, data)
         if cached is not None:
             return cached
-        estimate = self._hsgp_laplace(data) if self.uses_hsgp(data) else self._exact_laplace(data)
+        import scipy.linalg
+        import scipy.optimize  # noqa: F401  (loaded before the limit, which holds only the BLAS already loaded)
+        from threadpoolctl import threadpool_limits
+
+        # one BLAS thread: on a shared 2-core machine the threaded factorisations of breast_cancer's 341 x 341
+        # kernel ran 30x slower (the type-II ML search 40 s, 5.8 s at one thread; the whole laplace fit 48 s vs 8.4 s)
+        with threadpool_limits(limits=1, user_api="blas"):
+            estimate = self._hsgp_laplace(data) if self.uses_hsgp(data) else self._exact_laplace(data)
         _last_estimate.put(self, data, estimate)
         return estimate.copy(deep=True)
 

@@ -13,6 +13,7 @@ from itertools import zip_longest
 
 from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFinding
 from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, HeldoutRow, LooRow, ModelComparison
+from bayesclass.inference.result import result_info
 from bayesclass.reports.conclusion import score_sentence
 
 __all__ = ["STACK_METHOD_LABELS", "comparison_sentences", "format_model_comparison", "stack_sentences"]
@@ -43,6 +44,9 @@ def format_model_comparison(comparison: ModelComparison) -> str:
                 f"  {fitted.family:<12} fitted by {fitted.method:<6} in {fitted.seconds:6.1f} s "
                 f"(CPU {fitted.cpu_seconds:.1f} s)"
             )
+            note = result_info(fitted.result).method_note  # why the family's default method is this one here
+            if note:
+                lines.append(f"  {'':<12} ({note})")
     for family, reason in comparison.unavailable.items():
         lines.append(f"  {family:<12} NOT fitted: {reason}")
     lines.append("")

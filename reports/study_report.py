@@ -1,7 +1,8 @@
 """The HTML page of a comparison study, from the tidy table of :func:`bayesclass.inference.studies.runner.load`.
 
-Its sections: learning curves, paired differences, interval coverage of a known truth (with its conclusion in
-sentences built from the numbers), missing MLEs, calibration, convergence and cost.
+Its sections: learning curves, a stack against the best single family (where the study stacks families), paired
+differences, interval coverage of a known truth (with its conclusion in sentences built from the numbers), missing
+MLEs, calibration, convergence and cost.
 
 The same self-contained page as a run's report (:func:`bayesclass.reports.html.render_page`: inline SVG
 images, inline CSS, nothing from the network, every string escaped). Intervals over repeats are the smallest
@@ -20,6 +21,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.evaluation.coverage import coverage_summary
 from bayesclass.inference.studies.runner import current_cells, load_verified
+from bayesclass.inference.studies.stack_summary import stack_summary, stack_weight_summary
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 else:
     pd = lazy_import("pandas")
 
-__all__ = ["CURVE_METRICS", "study_report"]
+__all__ = ["CURVE_METRICS", "stack_conclusion", "study_report"]
 
 #: the metrics drawn as learning curves (those present), with their axis labels
 CURVE_METRICS = {
@@ -38,6 +40,13 @@ CURVE_METRICS = {
     "accuracy": "held-out accuracy",
     "kl_to_truth": "KL to the true P(class | x)",
     "truth_coverage": "coverage of the truth (89% interval)",
+}
+#: the sentence opening of each verdict of the stack against the best single family
+_VERDICT_SENTENCES = {
+    "stack better": "The stack beats the best single family",
+    "best member better": "The best single family beats the stack",
+    "no clear difference": "Neither is better by more than twice the standard error",
+    "equal": "The stack equals the best single family (all its weight on it)",
 }
 #: the metrics of the paired differences posterior - plug-in (lower is better for each)
 DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
@@ -89,6 +98,8 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
         PageSection("convergence", "Convergence and failures", _convergence(table)),
         PageSection("cost", "Time per fit", _cost(table)),
     ]
+    if (ok["kind"] == "stack").any():
+        sections.insert(2, PageSection("stack", "Stack vs the best single family", _stacks(ok)))
     if rejected:
         sections.insert(1, PageSection("rejected", "Records left out", _rejected(rejected)))
     alerts = []
@@ -252,6 +263,113 @@ def _differences(ok, colors: dict[str, str]) -> tuple:
     else:
         blocks.append(Text("No posterior and plug-in scored in the same cells."))
     return tuple(blocks)
+
+
+def _stacks(ok) -> tuple:
+    """The stack against the best single family per size (:func:`stack_summary`), the weights, the conclusion."""
+    summary = stack_summary(ok)
+    blocks: list = [
+        Text(
+            "A stack is the mixture of its members' posterior predictive distributions, weighted by LOO stacking "
+            "(or pseudo-BMA+) on the cell's training rows; every member is fitted on the same rows and scored on "
+            "the same test split, so each cell pairs the stack with each family. The best single family at a size is "
+            "the member with the lowest mean held-out log loss over the repeats there, chosen with hindsight on the "
+            "test split (a bar that no choice made before seeing the test rows is sure to reach); the difference is "
+            "paired cell by cell (below 0: the stack is better)."
+        )
+    ]
+    if summary.empty:
+        return (*blocks, Text("No cell scored both a stack and its members' log loss."))
+    blocks.append(
+        Table(
+            "Held-out log loss of the stack and of the best single family at each size: means over repeats; the "
+            "paired difference stack - best family, its [smallest, largest] cell, and in how many cells the stack "
+            "was lower",
+            (
+                "data",
+                "model",
+                "training rows",
+                "stack",
+                "best family",
+                "difference",
+                "range",
+                "stack lower",
+                "verdict",
+            ),  # fmt: skip
+            tuple(
+                (
+                    r.dataset,
+                    r.model,
+                    str(r.size),
+                    number(r.stack_mean),
+                    f"{r.best_member} ({number(r.best_member_mean)})",
+                    number(r.difference_mean),
+                    f"[{number(r.difference_low)}, {number(r.difference_high)}]",
+                    f"{r.stack_better} of {r.cells}",
+                    r.verdict,
+                )  # fmt: skip
+                for r in summary.itertuples()
+            ),
+        )
+    )
+    weights = stack_weight_summary(ok)
+    if not weights.empty:
+        blocks.append(
+            Table(
+                "Each member's weight in the stack: mean over the cells, [smallest, largest] cell",
+                ("data", "model", "training rows", "member", "weight", "range"),
+                tuple(
+                    (
+                        r.dataset,
+                        r.model,
+                        str(r.size),
+                        r.estimate,
+                        number(r.mean, ".3f"),
+                        f"[{number(r.low, '.3f')}, {number(r.high, '.3f')}]",
+                    )  # fmt: skip
+                    for r in weights.itertuples()
+                ),
+            )
+        )
+    blocks.extend(Text(paragraph) for paragraph in stack_conclusion(summary))
+    return tuple(blocks)
+
+
+def stack_conclusion(summary) -> list[str]:
+    """Sentences saying at which training sizes the stack beats the best single family, from ``summary`` only.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`bayesclass.inference.studies.stack_summary.stack_summary` of a study.
+
+    Returns
+    -------
+    list of str
+        One paragraph per data set and stack: the best family and the paired difference at each size, then the
+        sizes where the stack is better, where the best family is, and where neither is by more than twice the
+        standard error. Every number in them is in the stack table.
+    """
+    paragraphs = []
+    for (dataset, model), group in summary.groupby(["dataset", "model"], sort=True):
+        group = group.sort_values("size")
+        metric = str(group["metric"].iloc[0]).replace("_", " ")
+        spans = [
+            f"at n = {r.size} the best was {r.best_member} ({number(r.best_member_mean)}), the stack "
+            f"{number(r.stack_mean)} (difference {number(r.difference_mean)}, the stack lower in {r.stack_better} of "
+            f"{r.cells} cells)"
+            for r in group.itertuples()
+        ]
+        sentence = f"On {dataset} ({model}), by held-out {metric}: "
+        sentence += "; ".join(spans) + "."
+        for verdict, what in _VERDICT_SENTENCES.items():
+            sizes = [str(r.size) for r in group.itertuples() if r.verdict == verdict]
+            if sizes:
+                sentence += f" {what} at n = {', '.join(sizes)}."
+        if (group["cells"] <= 1).all():
+            sentence += " (One repeat per size: the verdicts follow the sign of one difference, no standard error.)"
+        paragraphs.append(sentence)
+    return paragraphs
 
 
 def _coverage_title(level: float, parameter: bool) -> str:
@@ -487,11 +605,13 @@ def _calibration(ok) -> tuple:
 def _convergence(table) -> tuple:
     cells = _cells(table)
     blocks: list = []
-    sampled = cells[cells["method"].isin(["nuts", "gibbs"])]
+    # (a stack's cell has a verdict where one of its members was sampled by MCMC: the worst over its members)
+    sampled = cells[cells["method"].isin(["nuts", "gibbs"]) | cells["converged"].notna()]
     failing = sampled[(sampled["converged"] == False)]  # noqa: E712 (a column of bools and None)
     blocks.append(
         Text(
-            f"{len(sampled)} cells sampled by MCMC (NUTS or the GP's Gibbs sampler): {len(failing)} failed the "
+            f"{len(sampled)} cells sampled by MCMC (NUTS or the GP's Gibbs sampler; a stack's cell where a member "
+            f"was): {len(failing)} failed the "
             "convergence verdict (r_hat <= 1.01, "
             "bulk and tail ESS >= 400, no divergences); independent draws (exact, laplace) have no verdict."
         )

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.data.origin import DataOrigin, SplitOrigin
+from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
 from bayesclass.inference.criticism.unavailable import MIN_PSIS_DRAWS, Unavailable, chain_shape_text
 from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 from bayesclass.inference.result import result_info
@@ -223,44 +223,106 @@ def _notes(caught: list[warnings.WarningMessage], pareto_k: np.ndarray, good_k: 
 def _elpd(result):
     """(``arviz_stats`` ELPD data of ``result`` with pointwise values, the warnings it raised as notes).
 
-    Rows whose log-likelihood is the same in every draw are handled as :func:`loo` describes.
+    Rows whose log-likelihood is flat across the draws are handled as :func:`loo` describes.
     """
     log_likelihood = result["log_likelihood"]["y"]
     values = log_likelihood.transpose(..., "obs").values.reshape(-1, log_likelihood.sizes["obs"])
     _require_psis_draws(values, log_likelihood.sizes)
-    constant = np.all(values == values[:1], axis=0)
+    _require_finite(values)
+    flat = np.ptp(values, axis=0) <= FLAT_ROW_TOLERANCE
     n_samples = values.shape[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if not constant.any():
+            if not flat.any():
                 estimate = azs.loo(result, pointwise=True)
             else:
-                estimate = _loo_with_constant_rows(result, log_likelihood, values, constant)
+                estimate = _loo_with_flat_rows(result, log_likelihood, values, flat)
         except ValueError as error:
             if not str(error).startswith(_TAIL_ERRORS):
                 raise
             raise _flat_tail(values, error) from None
+    _require_finite_estimate(estimate, values)
     pareto_k = np.asarray(estimate.pareto_k).ravel()
     return estimate, _notes(caught, pareto_k, float(estimate.good_k), n_samples)
 
 
-def _loo_with_constant_rows(result, log_likelihood, values: np.ndarray, constant: np.ndarray):
-    """ELPD data where the rows marked ``constant`` have exact LOO (their value; Pareto k 0, p_loo 0)."""
+#: a row whose log-likelihood varies across the draws by at most this many nats is "flat": its importance
+#: ratios lie within a factor ``exp(FLAT_ROW_TOLERANCE)`` of each other, so plain importance sampling is exact to
+#: this many nats (the true and the estimated leave-one-out log density both lie between the row's smallest and
+#: largest log-likelihood) and PSIS's Pareto tail fit, which breaks down on ratios equal up to rounding, is skipped
+FLAT_ROW_TOLERANCE = 1e-6
+
+
+def _rows_text(rows: np.ndarray) -> str:
+    """``"3, 17 and 40"`` (the first ten of ``rows``, 0-based positions in the training data)."""
+    shown = ", ".join(str(int(row)) for row in rows[:10])
+    return shown + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
+
+
+def _require_finite(values: np.ndarray) -> None:
+    """Raise :class:`LooUnavailable` naming the rows whose log-likelihood is NaN or -inf in some draw."""
+    nan_rows = np.flatnonzero(np.isnan(values).any(axis=0))
+    if nan_rows.size:
+        raise LooUnavailable(
+            Unavailable(
+                "PSIS-LOO",
+                f"the log-likelihood is NaN in {int(np.isnan(values).sum())} (draw, row) pairs, in training rows "
+                f"{_rows_text(nan_rows)} (0-based): the result's log_likelihood group is damaged",
+                "refit the model (and report the data if the refit has NaN again)",
+            )
+        )
+    zero_rows = np.flatnonzero((values == -np.inf).any(axis=0))
+    if zero_rows.size:
+        draws = (values[:, zero_rows] == -np.inf).sum(axis=0)
+        raise LooUnavailable(
+            Unavailable(
+                "PSIS-LOO",
+                f"the observed class has probability 0 (log-likelihood -inf) in some draws of training rows "
+                f"{_rows_text(zero_rows)} (0-based; in {_rows_text(draws)} of the {values.shape[0]} draws): their "
+                "importance ratios are infinite, so their leave-one-out density estimate is 0 (elpd -inf)",
+                "check those rows (a label error?) or fit a model that gives every class a positive probability",
+            )
+        )
+
+
+def _require_finite_estimate(estimate, values: np.ndarray) -> None:
+    """Raise :class:`LooUnavailable` where ``arviz_stats`` returned a non-finite pointwise elpd from finite values."""
+    elpd_i = np.asarray(estimate.elpd_i).ravel()
+    bad = np.flatnonzero(~np.isfinite(elpd_i))
+    if bad.size:
+        spread = np.ptp(values[:, bad], axis=0)
+        raise LooUnavailable(
+            Unavailable(
+                "PSIS-LOO",
+                f"arviz_stats returned a non-finite leave-one-out density for training rows {_rows_text(bad)} "
+                f"(0-based), whose log-likelihood spans {', '.join(f'{s:.3g}' for s in spread[:10])} nats across "
+                f"the {values.shape[0]} draws: the Pareto tail fit of their importance ratios failed",
+                "check convergence (bayesclass diagnose) and refit with more draws",
+            )
+        )
+
+
+def _loo_with_flat_rows(result, log_likelihood, values: np.ndarray, flat: np.ndarray):
+    """ELPD data where the rows marked ``flat`` have plain importance-sampling LOO (Pareto k 0; :func:`loo`)."""
     from arviz_stats.utils import ELPDDataLOO
+    from scipy.special import logsumexp
 
     n_samples, n_rows = values.shape
-    elpd_i = values[0].astype(float).copy()
+    log_s = np.log(n_samples)
+    elpd_i = np.empty(n_rows)
+    elpd_i[flat] = log_s - logsumexp(-values[:, flat], axis=0)  # -log mean(1 / p): the harmonic mean of p
+    lpd_flat = logsumexp(values[:, flat], axis=0) - log_s
+    p_loo = float(np.sum(lpd_flat - elpd_i[flat]))  # >= 0 and at most FLAT_ROW_TOLERANCE per row
     pareto_k = np.zeros(n_rows)
-    p_loo = 0.0
     good_k = min(1 - 1 / np.log10(n_samples), PARETO_K_LIMIT)
-    if not constant.all():
+    if not flat.all():
         varying = result.copy()
-        varying["log_likelihood"] = xr.DataTree(log_likelihood.isel(obs=~constant).to_dataset(name="y"))
+        varying["log_likelihood"] = xr.DataTree(log_likelihood.isel(obs=~flat).to_dataset(name="y"))
         estimate = azs.loo(varying, pointwise=True)
-        elpd_i[~constant] = np.asarray(estimate.elpd_i).ravel()
-        pareto_k[~constant] = np.asarray(estimate.pareto_k).ravel()
-        p_loo, good_k = float(estimate.p), float(estimate.good_k)
+        elpd_i[~flat] = np.asarray(estimate.elpd_i).ravel()
+        pareto_k[~flat] = np.asarray(estimate.pareto_k).ravel()
+        p_loo, good_k = p_loo + float(estimate.p), float(estimate.good_k)
     obs = log_likelihood["obs"] if "obs" in log_likelihood.coords else None
     return ELPDDataLOO(
         elpd=float(elpd_i.sum()),
@@ -279,12 +341,17 @@ def _loo_with_constant_rows(result, log_likelihood, values: np.ndarray, constant
 def loo(result) -> LooSummary:
     """PSIS-LOO of ``result`` (``arviz_stats.loo`` on its ``log_likelihood`` group).
 
-    A row whose log-likelihood is the same in every draw (its observed class has probability 1, or the same
-    probability, to float precision: well-separated rows of a generative model) has all importance ratios
-    equal, which PSIS cannot fit a tail to (arviz_stats raises "All tail values are the same"); its leave-one-out
-    density is exactly that value, with ``p_loo`` contribution 0 and Pareto k 0. Such rows are taken out of the
-    ``arviz_stats.loo`` call and added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all
-    rows. The warnings ArviZ raises (high Pareto k) are returned as ``notes``, not shown.
+    A row whose log-likelihood is flat, the same in every draw up to ``FLAT_ROW_TOLERANCE`` (1e-6 nats; its
+    observed class has probability 1, or the same probability, to float precision: well-separated rows of a
+    generative model), has importance ratios equal up to rounding, to which PSIS's Pareto tail fit breaks down:
+    arviz_stats raises "All tail values are the same" where they are exactly equal, and returns a NaN shape or a
+    NaN leave-one-out density where they differ in the last bits. Such rows are taken out of the
+    ``arviz_stats.loo`` call; their leave-one-out density is the plain importance-sampling estimate
+    ``-log mean_s exp(-log p_s)``, exact to within the row's spread (at most 1e-6 nats: the true value and the
+    estimate both lie between its smallest and largest log-likelihood), with Pareto k reported as 0 (bounded
+    ratios have no tail) and ``p_loo`` contribution ``lpd_i - elpd_i`` (at most the spread). They are added back
+    to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all rows. The warnings ArviZ raises (high
+    Pareto k) are returned as ``notes``, not shown.
 
     Parameters
     ----------
@@ -301,8 +368,10 @@ def loo(result) -> LooSummary:
     TypeError
         ``result`` is not a result DataTree.
     LooUnavailable
-        PSIS cannot be computed from these draws: fewer than ``MIN_PSIS_DRAWS`` (25) in all, or rows whose largest
-        importance ratios are all equal (a chain that did not move); the message says which, with the numbers.
+        PSIS cannot be computed from these draws: fewer than ``MIN_PSIS_DRAWS`` (25) in all, rows whose largest
+        importance ratios are all equal (a chain that did not move), rows whose log-likelihood is NaN or -inf in
+        some draw (the observed class has probability 0: an infinite importance ratio), or a Pareto tail fit that
+        gave a non-finite density; the message says which rows, with the numbers.
     ValueError
         The result is a point estimate or has no ``log_likelihood`` group.
     """
@@ -395,8 +464,10 @@ def _row_difference(first, other) -> str:
 
     In turn: the number of rows, the class names, the labels in row order (target fingerprints; the whole-table
     fingerprints for a result written before those were recorded), where the rows come from (the recorded
-    source and split, where both results know them), and the values of every column both fits use with the
-    same kind (the same rows have the same values in it).
+    source, its row-choosing arguments and split, where both results know them: the arguments that only choose
+    or code columns, :data:`COLUMN_ARGUMENTS`, are left out), the rows dropped for blank cells, and the values of
+    every column both fits use with the same kind (the same rows have the same values in it). The columns
+    themselves may differ: LOO compares the density of the same labels whatever the inputs.
     """
     n_first, n_other = first["log_likelihood"].sizes["obs"], other["log_likelihood"].sizes["obs"]
     if n_first != n_other:
@@ -407,6 +478,7 @@ def _row_difference(first, other) -> str:
     return (
         _label_difference(data_first, data_other)
         or _origin_difference(data_first.origin, data_other.origin)
+        or _dropped_difference(data_first.missing, data_other.missing)
         or _column_difference(first, other, data_first, data_other)
     )
 
@@ -429,10 +501,20 @@ def _label_difference(data_first, data_other) -> str:
     )
 
 
+#: load arguments that choose or code the columns, never the rows (``bayesclass.data.load``): fits that differ
+#: only in these were fitted on the same rows. ``missing`` chooses rows only through the blank cells it drops,
+#: which the results record and :func:`_dropped_difference` compares.
+COLUMN_ARGUMENTS = frozenset({"features", "feature_kinds", "max_levels", "missing"})
+
+
+def _row_arguments(origin: DataOrigin) -> tuple[tuple[str, object], ...]:
+    return tuple((name, value) for name, value in origin.arguments if name not in COLUMN_ARGUMENTS)
+
+
 def _origin_difference(first: DataOrigin, other: DataOrigin) -> str:
-    """The recorded sources (where both are known) or splits (where both are splits) differ."""
+    """The recorded sources and row arguments (where both are known) or splits (where both are splits) differ."""
     both_sourced = bool(first.source) and bool(other.source)
-    if both_sourced and (first.source, first.arguments) != (other.source, other.arguments):
+    if both_sourced and (first.source, _row_arguments(first)) != (other.source, _row_arguments(other)):
         return f"the rows come from {_origin_text(first)} against {_origin_text(other)}"
     if first.split is not None and other.split is not None and first.split != other.split:
         return f"the rows are {_split_text(first.split)} against {_split_text(other.split)}"
@@ -440,7 +522,7 @@ def _origin_difference(first: DataOrigin, other: DataOrigin) -> str:
 
 
 def _origin_text(origin: DataOrigin) -> str:
-    arguments = ", ".join(f"{name}={value!r}" for name, value in origin.arguments)
+    arguments = ", ".join(f"{name}={value!r}" for name, value in _row_arguments(origin))
     return f"{origin.source}({arguments})" if arguments else origin.source
 
 
@@ -449,6 +531,31 @@ def _split_text(split: SplitOrigin) -> str:
     return (
         f"the {split.part} part of the split {fractions} with seed {split.random_seed}"
         f"{'' if split.stratify else ' (not stratified)'}"
+    )
+
+
+def _dropped_difference(first: MissingRecord, other: MissingRecord) -> str:
+    """The rows dropped for blank cells (``missing="drop"``) differ, or cannot be shown to be the same.
+
+    A fit drops the rows with a blank in any column it uses, i.e. in any column its record counts blanks in.
+    Where one fit's blank columns are among the other's, its dropped rows are among the other's too, so the
+    same number dropped means the same rows; otherwise (each has blank columns the other lacks) they may differ.
+    """
+    if first.dropped_rows == other.dropped_rows == 0:
+        return ""
+    blanks_first = [column for column, _ in first.blanks_per_column]
+    blanks_other = [column for column, _ in other.blanks_per_column]
+    if first.dropped_rows != other.dropped_rows:
+        return (
+            f"{first.dropped_rows} rows were dropped for blank cells (in {blanks_first or 'no column'}) against "
+            f"{other.dropped_rows} (in {blanks_other or 'no column'}): other rows of the table remain"
+        )
+    if set(blanks_first) <= set(blanks_other) or set(blanks_other) <= set(blanks_first):
+        return ""
+    return (
+        f"both dropped {first.dropped_rows} rows for blank cells, but in other columns ({blanks_first} against "
+        f"{blanks_other}), so they may have dropped other rows; fit both on a table without those blanks "
+        "(drop the rows blank in any of these columns first)"
     )
 
 

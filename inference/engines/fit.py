@@ -120,8 +120,9 @@ def fit(
         ("exact", where ``model.has_exact()``); every point estimate of the model that exists is stored
         beside the draws for comparison. Otherwise one point estimate (one of
         ``model.available_point_estimates()``; ``methods_of(model)`` lists all). ``"auto"`` (default): the
-        family's ``default_sampling_method`` ("gibbs" for the latent GP, "nuts" for the others), or "nuts"
-        when ``sampler`` names a NUTS backend.
+        family's choice for ``data`` (``model.default_method_for``: "nuts" for most; the latent GP's Gibbs
+        sampler, or "laplace" where the Gibbs sweep would cost too much, e.g. many inputs, with the reason recorded
+        as ``method_note``), or "nuts" when ``sampler`` names a NUTS backend.
     sampler : SamplerSettings, optional
         Settings of the NUTS run; "gibbs" uses its ``draws``, ``tune`` (burn-in sweeps), ``chains``,
         ``progressbar`` and ``keep_partial``; "exact" its ``draws`` and ``chains``; point estimates ignore it.
@@ -189,7 +190,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     if not isinstance(model, ClassifierModel):
         raise TypeError(f"model must be a registry name or a ClassifierModel, got {type(model).__name__}")
     sampler = sampler or SamplerSettings()
-    method = resolve_method(model, method, sampler)
+    method = resolve_method(model, method, sampler, data=data if isinstance(data, Dataset) else None)
     accepted = methods_of(model)
     if method not in accepted:
         raise ValueError(
@@ -274,6 +275,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         compile_cache_hit=run.compile_cache_hit,
         partial=run.partial,
         partial_reason=_partial_reason(groups, sampler) if run.partial else "",
+        method_note=model.method_note(method, data),
     )
     return tree, info
 
@@ -439,7 +441,9 @@ def _partial_reason(groups: dict[str, xr.Dataset], sampler: SamplerSettings) -> 
     )
 
 
-def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings) -> str:
+def resolve_method(
+    model: ClassifierModel, method: str, sampler: SamplerSettings, *, data: Dataset | None = None
+) -> str:
     """The method ``fit(method=...)`` runs.
 
     Parameters
@@ -450,12 +454,16 @@ def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings
         A method name or ``"auto"``.
     sampler : SamplerSettings
         The settings (a named NUTS backend makes ``"auto"`` mean NUTS).
+    data : Dataset, optional
+        The training data, where known: ``"auto"`` is then the family's choice for them
+        (:meth:`~bayesclass.models.base.ClassifierModel.default_method_for`; the latent GP's Laplace fallback on
+        many inputs).
 
     Returns
     -------
     str
-        ``method``, or for ``"auto"`` the family's ``default_sampling_method`` ("nuts" where ``sampler`` names a
-        NUTS backend).
+        ``method``, or for ``"auto"`` the family's ``default_method_for(data)`` (its ``default_sampling_method``
+        without data; "nuts" where ``sampler`` names a NUTS backend).
 
     Raises
     ------
@@ -463,7 +471,9 @@ def resolve_method(model: ClassifierModel, method: str, sampler: SamplerSettings
         A NUTS backend named for a sampler that has none (a named backend is never ignored).
     """
     if method == "auto":
-        return "nuts" if sampler.backend != "auto" else model.default_sampling_method
+        if sampler.backend != "auto":
+            return "nuts"
+        return model.default_sampling_method if data is None else model.default_method_for(data)
     if method in SAMPLERS and not SAMPLERS[method].uses_backend and sampler.backend != "auto":
         raise ValueError(
             f"backend={sampler.backend!r} is a NUTS backend, but method={method!r} is not NUTS: drop the backend or "

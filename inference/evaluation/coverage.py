@@ -297,7 +297,8 @@ def coverage_summary(table):
     columns = ["dataset", "model", "estimate", "metric", "size", "level", "parameter", "cells", "total", "mean",
                "se", "low", "high", "difference", "verdict"]  # fmt: skip
     levels = {metric: coverage_level(str(metric)) for metric in table["metric"].dropna().unique()}
-    wanted = table[table["metric"].map(lambda metric: levels.get(metric) is not None)]
+    # (a boolean mask even on no rows: an empty object Series would select columns, leaving none)
+    wanted = table[table["metric"].map(lambda metric: levels.get(metric) is not None).astype(bool)]
     totals = wanted.groupby(["dataset", "model", "size"])["key"].nunique()  # an absent MLE has no rows: not its own
     rows = []
     for (dataset, model, estimate, metric, size), group in wanted.groupby(

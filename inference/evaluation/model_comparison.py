@@ -46,6 +46,7 @@ from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.result import is_stack, stack_info
 from bayesclass.inference.stacking import stack, stack_weights
 from bayesclass.models import REGISTRY, ClassifierModel, ConvergenceError, get_model
+from bayesclass.models.baselines import BASELINES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,6 +73,7 @@ __all__ = [
     "SplitPredictions",
     "StackOutcome",
     "compare_models",
+    "parse_baselines",
     "parse_families",
     "rank_heldout",
     "rank_loo",
@@ -373,6 +375,41 @@ def parse_families(value: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(name for name in REGISTRY if name in names)
 
 
+def parse_baselines(value: str | Sequence[str]) -> tuple[str, ...]:
+    """The baselines named by ``value``: ``"all"``, a comma-separated string or a list of names.
+
+    Parameters
+    ----------
+    value : str or sequence of str
+        ``"all"``, ``"knn,tree"``, ``["knn"]`` or ``()``.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the choices).
+    TypeError
+        Not a string or a list of strings.
+    """
+    if value == "all":
+        return tuple(BASELINES)
+    if not isinstance(value, str) and not (
+        isinstance(value, Sequence) and all(isinstance(name, str) for name in value)
+    ):
+        raise TypeError(f"baselines must be 'all', a comma-separated string or a list of names, got {value!r}")
+    names = value.split(",") if isinstance(value, str) else list(value)
+    unknown = [name for name in names if name not in BASELINES]
+    if unknown:
+        raise ValueError(
+            f"baselines={value!r}: unknown {', '.join(map(repr, unknown))}; give 'all', () or names among "
+            f"{', '.join(BASELINES)}"
+        )
+    return tuple(names)
+
+
 def compare_models(
     data: Dataset,
     families: str | Sequence[str] | None = "all",
@@ -382,7 +419,7 @@ def compare_models(
     method: str = "auto",
     sampler: SamplerSettings | None = None,
     hyperparameters: Mapping[str, Mapping[str, Any]] | None = None,
-    baselines: Sequence[str] = (),
+    baselines: str | Sequence[str] = "all",
     with_stack: bool = True,
     random_seed: int = 0,
 ) -> ModelComparison:
@@ -405,8 +442,9 @@ def compare_models(
         Draws, tune, chains ... for every family (``None``: the defaults; draws and tune the family's).
     hyperparameters : mapping of str to mapping, optional
         Per family, keyword hyperparameters (default: the family's defaults).
-    baselines : sequence of str
-        The seeds' classical classifiers scored beside the estimates, fitted once on the training rows.
+    baselines : "all" or sequence of str, default "all"
+        The seeds' classical classifiers scored beside the estimates, fitted once on the training rows: ``"all"``
+        (every one of :data:`bayesclass.models.baselines.BASELINES`), a list of their names, or ``()`` for none.
     with_stack : bool, default True
         Also stack the families that have posterior draws (:func:`stack_families`) and score the stack beside them.
     random_seed : int, default 0
@@ -419,7 +457,7 @@ def compare_models(
     Raises
     ------
     TypeError
-        ``data`` not a Dataset, ``families`` not names, ``sampler`` not SamplerSettings.
+        ``data`` not a Dataset, ``families`` or ``baselines`` not names, ``sampler`` not SamplerSettings.
     ValueError
         Unknown families, hyperparameters of a family not compared or invalid for it, a method that is not a
         sampler, bad split fractions or seed, a bad ``standardize`` (or a constant training column to scale).
@@ -434,6 +472,7 @@ def compare_models(
         raise ValueError(f"method={method!r} must be 'auto' (each family's default) or one of {', '.join(SAMPLERS)}")
     if sampler is not None and not isinstance(sampler, SamplerSettings):
         raise TypeError(f"sampler must be a SamplerSettings (or None), got {type(sampler).__name__}")
+    baselines = parse_baselines(baselines)
     if not isinstance(with_stack, bool):
         raise TypeError(f"with_stack must be True or False, got {with_stack!r}")
     models = {name: get_model(name, **(hyperparameters or {}).get(name, {})) for name in names}
@@ -528,7 +567,7 @@ def fit_family(
     """
     name = model.name
     try:
-        chosen = resolve_method(model, method, sampler)
+        chosen = resolve_method(model, method, sampler, data=train)
     except ValueError as error:
         return FamilyFit(name, method, reason=str(error))
     if chosen not in methods_of(model):

@@ -456,7 +456,9 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
         class_names=record.class_names,
         standardized_features=info.standardized_features,
         method=info.method,
-        method_description=SAMPLERS[info.method].description if info.has_draws else "",
+        method_description="; ".join(
+            filter(None, (SAMPLERS[info.method].description if info.has_draws else "", info.method_note))
+        ),
         draws=draws,
         sampler_settings=dict(info.sampler_settings),
         sampler_backend=info.sampler_backend,

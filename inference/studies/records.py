@@ -70,6 +70,8 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "n_zero_probability": (0.0, math.inf),
     "n_undefined": (0.0, math.inf),
     "n_rows": (1.0, math.inf),
+    # a stack member's weight in the stack of its cell (bayesclass.inference.stacking), recorded beside its scores
+    "stack_weight": (0.0, 1.0),
 }
 _KEY = re.compile(r"[0-9a-f]{24}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")

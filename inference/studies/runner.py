@@ -3,7 +3,8 @@
 :func:`run_cell` is one cell, start to finish, in whatever process runs it: split and subsample the data (seeded
 by the cell's key), fit (:func:`bayesclass.inference.engines.fit`), score every estimate on the test split
 (:func:`bayesclass.inference.evaluation.heldout.evaluate`: the posterior, the point estimates the spec names, the
-baselines), and write the cell's record atomically to ``<out>/cells/<key>.json``, with its checksum
+baselines; for a stack, the stack and each member's posterior, with the members' weights, every member fitted on the
+cell's training rows), and write the cell's record atomically to ``<out>/cells/<key>.json``, with its checksum
 (:mod:`bayesclass.inference.studies.records`, which also verifies every record read back). A cell that raises is
 recorded with its error; it never stops the study.
 
@@ -43,9 +44,17 @@ from bayesclass.data import Dataset
 from bayesclass.inference.engines._spawn import spawn_skips_main_script
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.io import atomic_write
-from bayesclass.inference.result import result_info
+from bayesclass.inference.result import is_stack, result_info, stack_info
 from bayesclass.inference.studies.records import RECORD_FORMAT, move_aside, read_records, seal
-from bayesclass.inference.studies.spec import MAX_CELLS, Cell, StudySpec, cells, describe_grid, grid_size
+from bayesclass.inference.studies.spec import (
+    MAX_CELLS,
+    Cell,
+    StudyModel,
+    StudySpec,
+    cells,
+    describe_grid,
+    grid_size,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -183,53 +192,120 @@ def run_cell(cell: Cell, out: str | Path) -> dict:
     return record
 
 
-def _fit_and_score(cell: Cell, record: dict) -> None:
-    from bayesclass.inference.criticism.diagnostics import diagnose
+def _fit_model(model: StudyModel, train: Dataset, cell: Cell):
+    """``model`` fitted on ``train`` by its method, with the cell's sampler settings and seed."""
     from bayesclass.inference.engines.fit import fit
+
+    return fit(
+        model.build(),
+        train,
+        method=model.method,
+        sampler=cell.sampler,
+        standardize=model.standardize,
+        random_seed=cell.fit_seed(),
+    )
+
+
+def _diagnostics(result, method: str) -> dict:
+    """The record's convergence diagnostics of one fitted result drawn by ``method``."""
+    from bayesclass.inference.criticism.diagnostics import diagnose
+
+    report = diagnose(result)
+    return {
+        "max_r_hat": report.max_r_hat,
+        "min_ess_bulk": report.min_ess_bulk,
+        "min_ess_tail": report.min_ess_tail,
+        "divergences": report.n_divergences,
+        # the verdict judges a sampler; independent exact draws have nothing to converge (their max r_hat over
+        # hundreds of elements passes 1.01 by chance), so they get none
+        "passed": None if SAMPLERS[method].independent_draws else report.passed,
+    }
+
+
+def _fitted(cell: Cell, train: Dataset, record: dict):
+    """The cell's result (one model's, or the stack of its members) and its estimates' kinds, by row label.
+
+    The fit's timings, point estimate status and diagnostics go into ``record``. A stack's members are fitted
+    one by one (a member that cannot take the data raises, naming it); the diagnostics are the worst over them
+    (largest r_hat, smallest ESS, all divergences, passed where every sampled member passed).
+    """
+    from bayesclass.inference.evaluation.heldout import estimate_label, estimate_labels
+    from bayesclass.inference.stacking import stack
+
+    fit_start = time.perf_counter()
+    if not cell.model.members:
+        result = _fit_model(cell.model, train, cell)
+        record["timings"]["fit_seconds"] = time.perf_counter() - fit_start
+        info = result_info(result)
+        record["timings"].update(info.timings)
+        record["point_estimate_status"] = dict(info.point_estimate_status)
+        record["diagnostics"] = _diagnostics(result, cell.model.method)
+        predictive = info.model.predictive_kinds()
+        kinds = {"posterior": "posterior"}
+        kinds |= {estimate_label(kind, predictive=kind in predictive): kind for kind in cell.model.point_estimates}
+        return result, kinds
+    fitted, diagnostics = {}, []
+    for member in cell.model.members:
+        try:
+            fitted[member.label] = _fit_model(member, train, cell)
+        except Exception as error:
+            raise ValueError(
+                f"stack member {member.label!r} ({member.family}, {member.method}) could not be fitted on "
+                f"{train.n_obs} training rows: {type(error).__name__}: {error}"
+            ) from error
+        for name, seconds in result_info(fitted[member.label]).timings.items():
+            record["timings"][name] = record["timings"].get(name, 0.0) + seconds
+        diagnostics.append(_diagnostics(fitted[member.label], member.method))
+    record["timings"]["fit_seconds"] = time.perf_counter() - fit_start
+    record["diagnostics"] = _worst(diagnostics)
+    stack_start = time.perf_counter()
+    try:
+        result = stack(fitted, method=cell.model.method)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"the stack of {', '.join(map(repr, fitted))} could not be built: {error}") from error
+    record["timings"]["stack_seconds"] = time.perf_counter() - stack_start
+    labels = estimate_labels(result)
+    kinds = {label: ("stack" if kind == "posterior" else "member") for kind, label in labels.items()}
+    return result, kinds
+
+
+def _worst(diagnostics: list[dict]) -> dict:
+    """The worst of several members' diagnostics (see :func:`_fitted`); NaN-free where any member has a value."""
+
+    def pick(name: str, choose):
+        values = [d[name] for d in diagnostics if d[name] is not None and not math.isnan(d[name])]
+        return choose(values) if values else None
+
+    verdicts = [d["passed"] for d in diagnostics if d["passed"] is not None]
+    return {
+        "max_r_hat": pick("max_r_hat", max),
+        "min_ess_bulk": pick("min_ess_bulk", min),
+        "min_ess_tail": pick("min_ess_tail", min),
+        "divergences": sum(int(d["divergences"] or 0) for d in diagnostics),
+        "passed": all(verdicts) if verdicts else None,
+    }
+
+
+def _fit_and_score(cell: Cell, record: dict) -> None:
     from bayesclass.inference.evaluation.coverage import interval_coverage
-    from bayesclass.inference.evaluation.heldout import estimate_label, evaluate
+    from bayesclass.inference.evaluation.heldout import estimate_labels, evaluate
     from bayesclass.inference.prediction.decisions import LossMatrix
 
     try:
         train, test = cell_data(cell)
         record.update(n_train=train.n_obs, n_test=test.n_obs)
-        model = cell.model.build()
-        fit_start = time.perf_counter()
-        result = fit(
-            model,
-            train,
-            method=cell.model.method,
-            sampler=cell.sampler,
-            standardize=cell.model.standardize,
-            random_seed=cell.fit_seed(),
-        )
-        record["timings"]["fit_seconds"] = time.perf_counter() - fit_start
-        info = result_info(result)
-        record["timings"].update(info.timings)
-        record["point_estimate_status"] = dict(info.point_estimate_status)
-        report = diagnose(result)
-        record["diagnostics"] = {
-            "max_r_hat": report.max_r_hat,
-            "min_ess_bulk": report.min_ess_bulk,
-            "min_ess_tail": report.min_ess_tail,
-            "divergences": report.n_divergences,
-            # the verdict judges a sampler; independent exact draws have nothing to converge (their max r_hat over
-            # hundreds of elements passes 1.01 by chance), so they get none
-            "passed": None if SAMPLERS[cell.model.method].independent_draws else report.passed,
-        }
+        result, kinds = _fitted(cell, train, record)
         loss = None
         if cell.loss_matrix is not None and cell.loss_classes is not None:  # set together (cells)
             loss = LossMatrix(np.array(cell.loss_matrix, dtype=float), cell.loss_classes)
         score_start = time.perf_counter()
         table = evaluate(result, test, baselines=cell.model.baselines, loss=loss, random_seed=cell.fit_seed())
         record["timings"]["score_seconds"] = time.perf_counter() - score_start
-        predictive = model.predictive_kinds()
-        kinds = {"posterior": "posterior"}
-        kinds |= {estimate_label(kind, predictive=kind in predictive): kind for kind in cell.model.point_estimates}
         metrics = [column for column in table.columns if cell.metrics is None or column in cell.metrics]
         metrics += [c for c in ("mean_loss", "n_zero_probability", "n_undefined") if c in table and c not in metrics]
         coverage_start = time.perf_counter()
-        coverage = interval_coverage(result, test)  # None without a known truth
+        # None without a known truth; a stack's score table has its interval's truth_coverage, not these levels
+        coverage = None if is_stack(result) else interval_coverage(result, test)
         record["timings"]["coverage_seconds"] = time.perf_counter() - coverage_start
         if coverage is not None:
             table = table.join(coverage, how="left")  # the baselines have no interval: NaN, dropped below
@@ -247,6 +323,11 @@ def _fit_and_score(cell: Cell, record: dict) -> None:
                     continue  # a baseline gives no interval: no coverage row (not even "not available")
                 value = float(row[metric])
                 record["rows"].append({"estimate": label, "kind": kind, "metric": metric, "value": _json_number(value)})
+        if is_stack(result):  # each member's weight in the stack, beside its scores (rows named as in the table)
+            labels, weights = estimate_labels(result), stack_info(result).weights
+            for index, weight in enumerate(weights):
+                label = labels[f"member_{index}"]
+                record["rows"].append({"estimate": label, "kind": "member", "metric": "stack_weight", "value": weight})
     except Exception as error:  # recorded, never fatal to the study (KeyboardInterrupt still stops it)
         record["status"] = "error"
         record["error"] = f"{type(error).__name__}: {error}"

@@ -7,6 +7,12 @@ evaluation path (:func:`bayesclass.inference.evaluation.heldout.evaluate`). :fun
 before anything runs and reports every problem at once; :func:`cells` expands the grid, each cell with a key
 (a hash of everything that determines its numbers: the cell's settings, the data's fingerprint and the package
 versions), under which :mod:`bayesclass.inference.studies.runner` records it.
+
+A model entry with ``family = "stack"`` (:data:`STACK_FAMILY`) and ``members = [...]`` (two or more labels of other
+model entries, or family names with their defaults) is the stacked predictive of its members
+(:func:`bayesclass.inference.stacking.stack`; ``method`` how its weights are computed, ``"stacking"`` or
+``"pseudo_bma_plus"``): its cells fit every member on the cell's training rows and score the stack beside each
+member's posterior (:data:`STACK_EXAMPLE_SPEC`: does stacking beat the best single family, at which n?).
 """
 
 from __future__ import annotations
@@ -28,8 +34,11 @@ from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
 __all__ = [
+    "EXAMPLES",
     "EXAMPLE_SPEC",
     "MAX_CELLS",
+    "STACK_EXAMPLE_SPEC",
+    "STACK_FAMILY",
     "Cell",
     "Grid",
     "StudyDataset",
@@ -104,11 +113,70 @@ models = ["logistic"]
 # features = ["a", "b"], feature_kinds = { year = "categorical" } and max_levels = 50.
 """
 
+#: the stacking example (``bayesclass study --write-example stack.toml --example stack``): does stacking beat the
+#: best single family, and at which training size?
+STACK_EXAMPLE_SPEC = """\
+# A bayesclass study: does stacking beat the best single family, and at which n?
+# Run:    bayesclass study stack.toml --out stack/        (resumable: rerun the same command to finish)
+# Report: bayesclass study-report stack/ --out stack.html  (section "Stack vs the best single family")
+name = "stacking vs the best single family"
+seed = 0
+training_sizes = [10, 20, 50, 150]
+repeats = 3
+test_fraction = 0.3
+metrics = ["log_loss", "brier", "accuracy"]
+
+[sampler]
+draws = 500
+tune = 500
+chains = 2
+
+# The families to stack, each with how its posterior is drawn. The data sets below run the stack only: its cells
+# fit every member on the cell's training rows and record the stack's and each member's held-out scores (so these
+# entries need no cells of their own; drop the data sets' models lists to run them as well).
+[[models]]
+family = "logistic"
+method = "nuts"
+
+[[models]]
+family = "naive_bayes"
+method = "exact"
+
+[[models]]
+family = "gcc"
+method = "nuts"
+
+# The stack: the mixture of its members' posterior predictives, weighted by LOO stacking on the training rows
+# (method = "pseudo_bma_plus" for pseudo-BMA+ weights). A member is a label of a [[models]] entry above or a
+# family's name (its defaults and default sampling method). Every cell records each member's weight.
+[[models]]
+family = "stack"
+members = ["logistic", "naive_bayes", "gcc"]
+method = "stacking"
+
+[[datasets]]
+name = "seed001_gaussians"         # two Gaussian classes: the truth is known (KL to the truth)
+generator = { n = 1000, random_seed = 1 }
+models = ["stack"]
+
+[[datasets]]
+name = "penguins"                  # three species; gcc models continuous features only: the four measurements
+missing = "drop"
+features = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
+models = ["stack"]
+"""
+#: the built-in examples by name (``bayesclass study --write-example SPEC.toml --example NAME``)
+EXAMPLES = {"plugin": EXAMPLE_SPEC, "stack": STACK_EXAMPLE_SPEC}
+
 _TOP_KEYS = {
     "name", "seed", "training_sizes", "repeats", "test_fraction", "metrics", "loss_matrix", "sampler", "models",
     "datasets",
 }  # fmt: skip
-_MODEL_KEYS = {"family", "options", "method", "point_estimates", "baselines", "label", "standardize"}
+_MODEL_KEYS = {"family", "options", "method", "point_estimates", "baselines", "label", "standardize", "members"}
+#: the ``family`` of a [[models]] entry that stacks its ``members`` (no family of the registry: a study-spec word)
+STACK_FAMILY = "stack"
+#: the keys of a stack entry (``options``, ``point_estimates``, ``standardize`` belong to its members)
+_STACK_KEYS = {"family", "members", "method", "baselines", "label"}
 _DATASET_KEYS = {
     "name",
     "path",
@@ -144,6 +212,10 @@ class StudyModel(Constrained):
         The baselines scored beside the model.
     standardize : bool
         Whether :func:`fit` standardizes the continuous features.
+    members : tuple of StudyModel, default ()
+        A stack's members (``family`` is :data:`STACK_FAMILY`, ``method`` how the weights are computed: a key of
+        :data:`~bayesclass.inference.criticism.loo.WEIGHT_METHODS`); each is fitted on the cell's training rows
+        and their posteriors stacked (:func:`bayesclass.inference.stacking.stack`). Empty for one family.
     """
 
     label: str
@@ -153,6 +225,7 @@ class StudyModel(Constrained):
     point_estimates: tuple[str, ...]
     baselines: tuple[str, ...]
     standardize: bool
+    members: tuple[StudyModel, ...] = ()
 
     def build(self):
         """The family with its hyperparameters.
@@ -172,9 +245,15 @@ class StudyModel(Constrained):
         Returns
         -------
         dict
-            Every field, the options thawed back to nested dicts and lists.
+            Every field, the options thawed back to nested dicts and lists; ``members`` (each as a dict) for a
+            stack only, so that the keys of one family's cells are those of a bayesclass without stacks.
         """
-        return {**dataclasses.asdict(self), "options": _thawed(dict(self.options))}
+        described = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        described["options"] = _thawed(dict(self.options))
+        del described["members"]
+        if self.members:
+            described["members"] = [member.as_dict() for member in self.members]
+        return described
 
 
 @dataclass(frozen=True)
@@ -771,16 +850,24 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
         problems.append("models must be a non-empty list of [[models]] tables")
         return ()
     models: list[StudyModel] = []
+    stacks: list[tuple[int, Mapping[str, Any]]] = []  # made once every family's entry is known (their members)
     for index, entry in enumerate(raw):
         where = f"models[{index}]"
         if not _is_table(entry, where, _MODEL_KEYS, problems) or not _typed(
-            entry, where, problems, texts=("family", "method", "label"), text_lists=("point_estimates", "baselines"),
-            booleans=("standardize",),
+            entry, where, problems, texts=("family", "method", "label"),
+            text_lists=("point_estimates", "baselines", "members"), booleans=("standardize",),
         ):  # fmt: skip
             continue
         family = entry.get("family")
+        if family == STACK_FAMILY:
+            stacks.append((index, entry))
+            continue
+        if "members" in entry:
+            problems.append(f'{where} ({family}): members applies to family = "{STACK_FAMILY}" only (the stack of '
+                            "those models); drop it, or make this entry a stack")  # fmt: skip
         if family not in REGISTRY:
-            problems.append(f"{where}: unknown family {family!r}; choose among {', '.join(sorted(REGISTRY))}")
+            problems.append(f"{where}: unknown family {family!r}; choose among {', '.join(sorted(REGISTRY))} (or "
+                            f'"{STACK_FAMILY}" with members, the stack of several)')  # fmt: skip
             continue
         options = entry.get("options", {})
         if not isinstance(options, Mapping):
@@ -826,7 +913,87 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
                 standardize=bool(entry.get("standardize", True)),
             )
         )
-    return tuple(models)
+    return _with_stacks(models, stacks, problems)
+
+
+def _with_stacks(
+    models: list[StudyModel], stacks: list[tuple[int, Mapping[str, Any]]], problems: list[str]
+) -> tuple[StudyModel, ...]:
+    """``models`` with the stacks of ``stacks`` (their index in the spec, their entry) made and put in their places."""
+    if not stacks:
+        return tuple(models)
+    placed = list(models)
+    stack_labels = {str(entry.get("label") or STACK_FAMILY) for _, entry in stacks}
+    for index, entry in sorted(stacks, key=lambda item: item[0]):
+        stack = _stack_model(entry, f"models[{index}]", models, stack_labels, problems)
+        if any(existing.label == stack.label for existing in placed):
+            problems.append(f"models[{index}]: the label {stack.label!r} is used twice; give each model a distinct "
+                            "'label'")  # fmt: skip
+        placed.insert(min(index, len(placed)), stack)
+    return tuple(placed)
+
+
+def _stack_model(
+    entry: Mapping[str, Any], where: str, models: list[StudyModel], stack_labels: set[str], problems: list[str]
+) -> StudyModel:
+    """A ``family = "stack"`` entry as a :class:`StudyModel` with its members (problems appended).
+
+    A member is a model label of the spec (that entry's family, options, method and standardisation; only its
+    posterior enters the stack) or a family's registry name (its defaults and default sampling method).
+    """
+    from bayesclass.inference.criticism.loo import WEIGHT_METHODS
+    from bayesclass.models import REGISTRY, get_model
+    from bayesclass.models.baselines import BASELINES
+
+    where = f"{where} ({STACK_FAMILY})"
+    example = 'e.g. members = ["logistic", "naive_bayes"]'
+    for key in sorted(set(entry) - _STACK_KEYS):
+        problems.append(f"{where}: {key} applies to a member, not to the stack; set it on a [[models]] entry of that "
+                        "family and name the entry's label in members")  # fmt: skip
+    names = entry.get("members")
+    if names is None:
+        problems.append(f"{where}: members is missing; name the two or more models to stack, {example}")
+        names = []
+    if isinstance(names, list) and len(names) == 1:
+        problems.append(f"{where}: members = {names!r} names one model; a stack needs two or more, {example}")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        problems.append(f"{where}: members {twice} listed more than once in {names!r}; name each model once (two "
+                        "settings of one family: two [[models]] entries with distinct labels)")  # fmt: skip
+    by_label = {model.label: model for model in models}
+    members: list[StudyModel] = []
+    for name in dict.fromkeys(names):
+        if name in stack_labels:
+            problems.append(f"{where}: member {name!r} is a stack; stack the families themselves (list its members)")
+        elif name in by_label:
+            members.append(dataclasses.replace(by_label[name], point_estimates=(), baselines=()))
+        elif name in REGISTRY:
+            method = get_model(name).default_sampling_method
+            members.append(StudyModel(label=name, family=name, options=(), method=method, point_estimates=(),
+                                      baselines=(), standardize=True))  # fmt: skip
+        else:
+            problems.append(
+                f"{where}: unknown member {name!r}; give the label of a [[models]] entry ("
+                f"{', '.join(sorted(by_label)) or 'none'}) or a family ({', '.join(sorted(REGISTRY))})"
+            )
+    method = entry.get("method", "stacking")
+    if method not in WEIGHT_METHODS:
+        problems.append(f"{where}: method {method!r} is not a way to weigh a stack; choose "
+                        f"{' or '.join(repr(name) for name in WEIGHT_METHODS)}")  # fmt: skip
+    baselines = entry.get("baselines", [])
+    unknown = [name for name in baselines if name not in BASELINES]
+    if unknown:
+        problems.append(f"{where}: unknown baseline(s) {unknown}; choose among {', '.join(BASELINES)}")
+    return StudyModel(
+        label=str(entry.get("label") or STACK_FAMILY),
+        family=STACK_FAMILY,
+        options=(),
+        method=str(method),
+        point_estimates=(),
+        baselines=tuple(name for name in baselines if name in BASELINES),
+        standardize=True,
+        members=tuple(members),
+    )
 
 
 def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path) -> tuple[StudyDataset, ...]:

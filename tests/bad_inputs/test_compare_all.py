@@ -65,6 +65,10 @@ COMPARE_MODELS_CASES = [
     ((_IRIS, "logistic"), {"method": "map"}, ValueError, "method='map' must be 'auto'"),
     ((_IRIS, "logistic"), {"standardize": "yes"}, ValueError, "standardize must be False, True"),
     ((_IRIS, "logistic"), {"sampler": {"draws": 10}}, TypeError, "sampler must be a SamplerSettings"),
+    ((_IRIS, "logistic"), {"baselines": "svm"}, ValueError, "baselines='svm': unknown 'svm'; give 'all'"),
+    ((_IRIS, "logistic"), {"baselines": ["knn", "svm"]}, ValueError, "unknown 'svm'"),
+    ((_IRIS, "logistic"), {"baselines": 5}, TypeError, "baselines must be 'all', a comma-separated string"),
+    ((_IRIS, "logistic"), {"with_stack": "yes"}, TypeError, "with_stack must be True or False"),
 ]
 
 

@@ -206,6 +206,41 @@ def test_scale_move_shifts_amplitude_and_constant_and_scales_the_covariance():
     np.testing.assert_allclose(form.covariance(shifted), np.exp(0.6) * form.covariance(log_theta), rtol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["exp_quad", "matern52"])
+def test_one_lengthscale_updates_give_the_log_density_of_the_full_kernel(kernel):
+    """Step 2 updates the squared distances by one term when one lengthscale changes (and sums them in full
+    every SQUARED_UPDATES updates): along a long run of one-coordinate moves, the collapsed log density equals
+    log N(pseudo | 0, K + D) + log prior from the form's own kernel (built from the scaled inputs) to 1e-10."""
+    import bayesclass.inference.engines.gibbs as gibbs
+
+    rng = np.random.default_rng(0)
+    n, d = 40, 6
+    data = Dataset(
+        name="wide",
+        X=rng.normal(size=(n, d)),
+        y=rng.integers(0, 2, n),
+        feature_names=tuple(f"x{j}" for j in range(d)),
+        class_names=("0", "1"),
+        feature_kinds=("continuous",) * d,
+    )
+    form = LatentGaussianProcess(approximation="exact", kernel=kernel).latent_gaussian_form(data)
+    chain = gibbs._Chain(form, np.random.default_rng(1), form.initial_log_theta(), update_hyperparameters=True)
+    pseudo, variance = rng.normal(size=n), rng.uniform(0.5, 4.0, n)
+    collapsed, _ = chain._exact_densities(pseudo, variance)
+    log_theta = form.initial_log_theta()
+    for step in range(2 * gibbs.SQUARED_UPDATES + 7):  # one coordinate at a time, through two full sums
+        log_theta = log_theta.copy()
+        log_theta[step % (d + 2)] += rng.uniform(-0.8, 0.8)
+        full = scipy.stats.multivariate_normal(cov=form.covariance(log_theta) + np.diag(variance)).logpdf(pseudo)
+        expected = full + 0.5 * n * np.log(2 * np.pi) + form.log_prior(log_theta)
+        assert collapsed(log_theta) == pytest.approx(expected, rel=1e-10, abs=1e-10), step
+    scale = np.exp(-2.0 * log_theta[:d])
+    np.testing.assert_allclose(
+        chain._scaled_squared(log_theta), np.einsum("j,jab->ab", scale, chain._squared_differences), rtol=1e-12
+    )
+    assert 0 < chain._squared_updates <= gibbs.SQUARED_UPDATES
+
+
 # --------------------------------------------------------------------------- the whole sampler against NUTS
 
 

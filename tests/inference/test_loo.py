@@ -278,3 +278,98 @@ def test_format_loo_shows_each_note_once(results):
     text = format_loo(runs, {name: loo(run) for name, run in runs.items()}, compare(runs))
     notes = [line for line in text.splitlines() if line.startswith("  note: ")]
     assert len(notes) == 1 and notes[0].startswith("  note: Pareto k > 0.64 (ArviZ's threshold for 600 draws) in ")
+
+
+# --------------------------------------------------------------------------- rows equal up to rounding; exact check
+
+
+def _exact_leave_one_out(Z: np.ndarray, y: np.ndarray, prior, row: int) -> float:
+    """``log p(y_i | x_i, D_-i)`` of Gaussian naive Bayes in closed form (Student-t and Dirichlet predictives).
+
+    PSIS-LOO of the conditional log-likelihood estimates ``log 1 / E_post[1 / P(y_i | x_i, theta)]``, which for a
+    generative model is ``log p(x_i, y_i | D_-i) / p(x_i | D_-i)``: the class predictive of the model refitted
+    without row i (the prior's autoscaled m_0, b_0 kept, as PSIS keeps them).
+    """
+    from scipy import stats
+    from scipy.special import logsumexp
+
+    m0, b0 = Z.mean(axis=0), prior.variance_beta * Z.var(axis=0)
+    kappa0, a0, beta = prior.mean_strength, prior.variance_alpha, prior.class_concentration
+    keep = np.arange(len(y)) != row
+    n_classes = int(y.max()) + 1
+    log_joint = np.empty(n_classes)
+    for c in range(n_classes):
+        rows = Z[keep][y[keep] == c]
+        n, mean = len(rows), rows.mean(axis=0)
+        kappa, a = kappa0 + n, a0 + n / 2
+        m = (kappa0 * m0 + n * mean) / kappa
+        b = b0 + ((rows - mean) ** 2).sum(axis=0) / 2 + kappa0 * n * (mean - m0) ** 2 / (2 * kappa)
+        density = stats.t.logpdf(Z[row], df=2 * a, loc=m, scale=np.sqrt(b * (kappa + 1) / (a * kappa))).sum()
+        log_joint[c] = np.log((beta + n) / (n_classes * beta + keep.sum())) + density
+    return float(log_joint[y[row]] - logsumexp(log_joint))
+
+
+def test_naive_bayes_on_breast_cancer_matches_the_exact_leave_one_out_density():
+    """Issue 28: naive Bayes on breast_cancer gave elpd_loo NaN (NUTS draws) or NaN Pareto k (exact draws). Most
+    of its 341 rows have a log-likelihood equal up to rounding in every draw (spread <= 1e-6 nats, most below
+    1e-11) but not exactly, so they reached PSIS, whose Pareto fit of ratios equal in their last bits returns NaN
+    shapes, or a NaN density. Now finite and, row by row, the closed-form leave-one-out density: flat rows to
+    1e-6 nats, PSIS rows with k < 0.7 to Monte-Carlo error (4000 draws)."""
+    from bayesclass.inference.criticism.loo import FLAT_ROW_TOLERANCE, _elpd
+
+    split = data.train_validation_test_split(data.load("breast_cancer"), fractions=(0.6, 0.2, 0.2), random_seed=0)
+    result = fit(NaiveBayes(), split[0], method="exact", standardize=True, random_seed=0)
+    summary = loo(result)
+    assert np.isfinite([summary.elpd_loo, summary.se, summary.p_loo]).all() and not np.isnan(summary.pareto_k).any()
+    values = result["log_likelihood"]["y"].values.reshape(-1, summary.n_rows)
+    spread = np.ptp(values, axis=0)
+    flat = spread <= FLAT_ROW_TOLERANCE
+    assert flat.sum() > 200 and (spread[flat] > 0).sum() > 100  # most flat rows are not exactly constant
+    Z = model_inputs(result, result["constant_data"]["X"].values)
+    y = result["observed_data"]["y"].values
+    prior = result_info(result).model.prior
+    elpd_i = np.asarray(_elpd(result)[0].elpd_i)
+    assert elpd_i.sum() == pytest.approx(summary.elpd_loo, rel=1e-12)
+    flat_rows = np.flatnonzero(flat)[:: len(np.flatnonzero(flat)) // 10][:10]
+    exact = np.array([_exact_leave_one_out(Z, y, prior, row) for row in flat_rows])
+    assert np.abs(elpd_i[flat_rows] - exact).max() < FLAT_ROW_TOLERANCE
+    varying = np.flatnonzero(~flat & (summary.pareto_k < 0.7))
+    checked = varying[np.argsort(spread[varying])[-15:]]  # the rows PSIS moves most
+    exact = np.array([_exact_leave_one_out(Z, y, prior, row) for row in checked])
+    assert np.abs(elpd_i[checked] - exact).max() < 0.15, (elpd_i[checked], exact)
+    assert np.abs(elpd_i[checked] - exact).sum() < 0.5
+
+
+def test_rows_equal_up_to_rounding_are_exact_and_finite(results):
+    """Rows whose log-likelihood is 0 or a few ulps below it (probability 1 up to rounding): plain importance
+    sampling, Pareto k 0, the other rows' PSIS unchanged; a row varying by more than the tolerance stays in PSIS."""
+    result = results["naive_bayes"]
+    values = result["log_likelihood"]["y"].copy()
+    jitter = np.random.default_rng(1).integers(0, 4, size=values[..., :5].shape)
+    values[..., :5] = -jitter * np.finfo(float).eps
+    modified = result.copy()
+    modified["log_likelihood"] = xr.DataTree(values.to_dataset(name="y"))
+    summary = loo(modified)
+    rest = result.copy()
+    rest["log_likelihood"] = xr.DataTree(result["log_likelihood"]["y"].isel(obs=slice(5, None)).to_dataset(name="y"))
+    others = loo(rest)
+    assert np.isfinite(summary.elpd_loo) and summary.elpd_loo == pytest.approx(others.elpd_loo, abs=5 * 1e-15)
+    assert summary.p_loo == pytest.approx(others.p_loo, abs=1e-14)
+    assert np.array_equal(summary.pareto_k[:5], np.zeros(5)) and np.allclose(summary.pareto_k[5:], others.pareto_k)
+
+
+def test_a_non_finite_density_from_arviz_stats_is_refused_naming_the_rows(results, monkeypatch):
+    """Should arviz_stats' Pareto fit still return a NaN density for a row (as it did for rows equal up to
+    rounding), loo refuses with the rows and their spread instead of returning elpd_loo NaN."""
+    import bayesclass.inference.criticism.loo as loo_module
+
+    real_loo = loo_module.azs.loo
+
+    def nan_in_row_7(data, **kwargs):
+        estimate = real_loo(data, **kwargs)
+        estimate.elpd_i[7] = np.nan
+        return estimate
+
+    monkeypatch.setattr(loo_module.azs, "loo", nan_in_row_7)
+    with pytest.raises(loo_module.LooUnavailable, match=r"non-finite leave-one-out density for training rows 7 \(0-ba"):
+        loo(results["logistic"])

@@ -34,7 +34,7 @@ def iris():
 
 @pytest.fixture(scope="module")
 def comparison(iris):
-    return compare_models(iris, "all", standardize=True, sampler=SHORT, random_seed=0)
+    return compare_models(iris, "all", standardize=True, sampler=SHORT, baselines=(), random_seed=0)
 
 
 def test_every_registry_family_is_fitted_or_listed_with_its_own_reason(comparison, iris):
@@ -115,7 +115,7 @@ def test_paired_differences_are_sklearn_per_row_log_losses(comparison, iris, spl
 
 def test_a_list_is_all_restricted_to_it(comparison, iris):
     assert parse_families("gcc,naive_bayes") == ("naive_bayes", "gcc") == parse_families(["naive_bayes", "gcc"])
-    some = compare_models(iris, "gcc,naive_bayes", standardize=True, sampler=SHORT, random_seed=0)
+    some = compare_models(iris, "gcc,naive_bayes", standardize=True, sampler=SHORT, baselines=(), random_seed=0)
     assert [fitted.family for fitted in some.fits] == ["naive_bayes", "gcc"]
     everything = {row.family: row for row in comparison.loo}
     for row in some.loo:
@@ -207,3 +207,14 @@ def test_disagreements_are_the_rows_whose_posteriors_predict_different_classes(c
         for index, name in enumerate(families):
             assert row[name] == iris.class_names[predicted[index, position]]
             assert row[f"{name} p"] == pytest.approx(predictions.proba[name][position].max())
+
+
+def test_the_seeds_baselines_are_scored_beside_the_families_by_default(iris):
+    from bayesclass.inference.evaluation.heldout import fit_baselines
+    from bayesclass.models.baselines import BASELINES
+
+    default = compare_models(iris, "naive_bayes", standardize=True, sampler=SHORT, random_seed=0)
+    labels = {row.label for row in default.heldout["test"]}
+    fitted = fit_baselines(default.results["naive_bayes"], tuple(BASELINES), random_seed=0)
+    assert {f"baseline: {baseline.baseline.label}" for baseline in fitted.values()} <= labels
+    assert len(fitted) >= 5  # every baseline that takes three classes
