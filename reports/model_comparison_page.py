@@ -93,6 +93,8 @@ def render_model_comparison(
 def _summary(comparison: ModelComparison) -> PageSection:
     rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
     fitted = [f for f in comparison.fits if f.result is not None]
+    notes = {f.family: result_info(f.result).method_note for f in fitted}  # why the default method is this one here
+    with_notes = any(notes.values())
     blocks: list = [
         Text(
             f"{comparison.data_name}: {rows} rows (seed {comparison.random_seed}); every family is fitted on the "
@@ -100,8 +102,12 @@ def _summary(comparison: ModelComparison) -> PageSection:
         ),
         Table(
             f"Families on the same {comparison.n_rows.get('train', 0)} training rows (seed {comparison.random_seed})",
-            ("family", "fitted by", "seconds", "CPU seconds"),
-            tuple((f.family, f.method, number(f.seconds, ".1f"), number(f.cpu_seconds, ".1f")) for f in fitted),
+            ("family", "fitted by", "seconds", "CPU seconds", *(("why this method",) if with_notes else ())),
+            tuple(
+                (f.family, f.method, number(f.seconds, ".1f"), number(f.cpu_seconds, ".1f"))
+                + ((notes[f.family] or "its default",) if with_notes else ())
+                for f in fitted
+            ),
             text=True,
         ),
     ]
