@@ -334,7 +334,9 @@ def _calibration(comparison: ModelComparison) -> PageSection:
         blocks.append(
             Figure(
                 svg,
-                f"PAV (isotonic) calibration of each family's posterior mean P(class | x) and the stack's on {split} "
+                "PAV (isotonic) calibration of each family's posterior mean P(class | x)"
+                + (" and the stack's" if "stack" in held.proba else "")
+                + f" on {split} "
                 f"({len(held.y)} rows), with consistency bands from outcomes replicated from each estimate's "
                 "probabilities (arviz_plots plot_ppc_pava)"
                 + (" (one-vs-others, one panel per class)" if len(held.class_names) > 2 else ""),
@@ -371,20 +373,30 @@ def _disagreements(comparison: ModelComparison) -> PageSection:
             )
         )
         table = found.table
+        probabilities = {f"{family} p" for family in comparison.results}  # to 4 decimals: 1.0000, not 1
         rows = zip(table.index, table.itertuples(index=False, name=None), strict=True)
         blocks.append(
             Table(
                 f"Rows of {split} where the families disagree",
                 ("row", *map(str, table.columns)),
-                tuple((str(index), *(_cell(value) for value in values)) for index, values in rows),
+                tuple(
+                    (
+                        str(index),
+                        *(
+                            _cell(value, ".4f" if column in probabilities else ".4g")
+                            for column, value in zip(table.columns, values, strict=True)
+                        ),
+                    )
+                    for index, values in rows
+                ),
                 wide=True,
             )
         )
     return PageSection("disagreements", heading, tuple(blocks))
 
 
-def _cell(value: Any) -> str:
-    """A disagreement table's cell: text as it is, whole numbers as integers, other numbers to 4 digits."""
+def _cell(value: Any, spec: str) -> str:
+    """A disagreement table's cell: text as it is, whole numbers as integers, other numbers formatted by ``spec``."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool | np.bool_):
@@ -392,7 +404,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
-        return number(value, ".4g")
+        return number(value, spec)
     return str(value)
 
 
