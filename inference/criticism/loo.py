@@ -229,7 +229,7 @@ def _elpd(result):
     values = log_likelihood.transpose(..., "obs").values.reshape(-1, log_likelihood.sizes["obs"])
     _require_psis_draws(values, log_likelihood.sizes)
     _require_finite(values)
-    flat = np.ptp(values, axis=0) <= FLAT_ROW_TOLERANCE
+    flat = _flat_rows(values)
     n_samples = values.shape[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -252,6 +252,35 @@ def _elpd(result):
 #: this many nats (the true and the estimated leave-one-out log density both lie between the row's smallest and
 #: largest log-likelihood) and PSIS's Pareto tail fit, which breaks down on ratios equal up to rounding, is skipped
 FLAT_ROW_TOLERANCE = 1e-6
+
+
+def _flat_rows(values: np.ndarray) -> np.ndarray:
+    """The rows that get plain importance-sampling LOO: flat, or whose largest importance ratios tie.
+
+    A row is flat where its log-likelihood spans at most ``FLAT_ROW_TOLERANCE`` nats. Its ratios' tail ties where
+    the largest ``ceil(min(S / 5, 3 sqrt(S)))`` ratios (PSIS's tail for S draws of relative efficiency 1) are equal
+    up to ``FLAT_ROW_TOLERANCE``: the ratios have a point mass at their maximum (a class probability clipped at its
+    bound in many draws, e.g. the GP's Laplace draws of a near-certain row), there is no tail for PSIS to fit
+    (arviz_stats refuses: "All tail values are the same") and none to smooth: the ratios are bounded by that
+    maximum, which a fifth of the draws attain, so plain importance sampling has finite variance.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of shape (S, n)
+        Log-likelihood per draw and row.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+    """
+    n_samples = values.shape[0]
+    n_tail = int(np.ceil(min(n_samples / 5, 3 * np.sqrt(n_samples))))
+    flat = np.ptp(values, axis=0) <= FLAT_ROW_TOLERANCE
+    ratios = -values[:, ~flat]
+    if ratios.size and n_tail >= 2:
+        largest = np.partition(ratios, n_samples - n_tail, axis=0)[n_samples - n_tail :]
+        flat[~flat] = np.ptp(largest, axis=0) <= FLAT_ROW_TOLERANCE
+    return flat
 
 
 def _rows_text(rows: np.ndarray) -> str:
@@ -349,8 +378,10 @@ def loo(result) -> LooSummary:
     ``arviz_stats.loo`` call; their leave-one-out density is the plain importance-sampling estimate
     ``-log mean_s exp(-log p_s)``, exact to within the row's spread (at most 1e-6 nats: the true value and the
     estimate both lie between its smallest and largest log-likelihood), with Pareto k reported as 0 (bounded
-    ratios have no tail) and ``p_loo`` contribution ``lpd_i - elpd_i`` (at most the spread). They are added back
-    to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all rows. The warnings ArviZ raises (high
+    ratios have no tail) and ``p_loo`` contribution ``lpd_i - elpd_i`` (at most the spread). So are the rows whose
+    largest ratios tie (the largest ``ceil(min(S / 5, 3 sqrt(S)))``, PSIS's tail, equal to ``FLAT_ROW_TOLERANCE``: a
+    probability clipped at its bound in many draws), which have no tail to fit or smooth (:func:`_flat_rows`).
+    They are added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all rows. The warnings ArviZ raises (high
     Pareto k) are returned as ``notes``, not shown.
 
     Parameters

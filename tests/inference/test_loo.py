@@ -9,6 +9,7 @@ import sys
 import tracemalloc
 import warnings
 
+import arviz_stats as azs
 import numpy as np
 import pytest
 import xarray as xr
@@ -356,6 +357,34 @@ def test_rows_equal_up_to_rounding_are_exact_and_finite(results):
     assert np.isfinite(summary.elpd_loo) and summary.elpd_loo == pytest.approx(others.elpd_loo, abs=5 * 1e-15)
     assert summary.p_loo == pytest.approx(others.p_loo, abs=1e-14)
     assert np.array_equal(summary.pareto_k[:5], np.zeros(5)) and np.allclose(summary.pareto_k[5:], others.pareto_k)
+
+
+def test_rows_whose_largest_ratios_tie_get_importance_sampling_not_an_error(results):
+    """Rows whose probability is clipped at its bound in a third of the draws (the GP's Laplace draws of
+    near-certain rows on breast_cancer): their largest importance ratios tie, arviz_stats refuses to fit a tail
+    ("All tail values are the same"); they get plain importance sampling, -log mean(1/p), to rounding, with Pareto
+    k 0, and the other rows' PSIS is unchanged."""
+    from scipy.special import logsumexp
+
+    result = results["naive_bayes"]
+    values = result["log_likelihood"]["y"].copy()
+    n_samples = values.sizes["chain"] * values.sizes["draw"]
+    rng = np.random.default_rng(2)
+    tied = rng.uniform(-2.0, -0.5, size=values[..., :3].shape)
+    tied[rng.uniform(size=tied.shape) < 0.35] = -3.0  # the same lowest probability: the largest ratio, tied
+    values[..., :3] = tied
+    modified = result.copy()
+    modified["log_likelihood"] = xr.DataTree(values.to_dataset(name="y"))
+    with pytest.raises(ValueError, match="All tail values are the same"):
+        azs.loo(modified, pointwise=True)  # what arviz_stats alone does with these rows
+    summary = loo(modified)
+    rest = result.copy()
+    rest["log_likelihood"] = xr.DataTree(result["log_likelihood"]["y"].isel(obs=slice(3, None)).to_dataset(name="y"))
+    others = loo(rest)
+    flat = tied.reshape(n_samples, 3)
+    expected = np.log(n_samples) - logsumexp(-flat, axis=0)
+    assert summary.elpd_loo == pytest.approx(others.elpd_loo + expected.sum(), rel=1e-12)
+    assert np.array_equal(summary.pareto_k[:3], np.zeros(3)) and np.allclose(summary.pareto_k[3:], others.pareto_k)
 
 
 def test_a_non_finite_density_from_arviz_stats_is_refused_naming_the_rows(results, monkeypatch):
