@@ -285,7 +285,8 @@ def _add_compare_command(commands) -> None:
         const="all",
         metavar="NAMES",
         help="also score the seeds' classical classifiers, fitted on the same training rows: 'all' (the default "
-        f"when the flag has no value) or a comma-separated list of {', '.join(_baseline_names())}",
+        f"when the flag has no value), 'none' or a comma-separated list of {', '.join(_baseline_names())}; with "
+        "several families (--model all) every baseline is scored unless --baselines says otherwise",
     )
     compare.add_argument(
         "--loss-matrix",
@@ -600,7 +601,7 @@ def _baseline_names() -> tuple[str, ...]:
 
 
 def _baselines(value: str | None) -> tuple[str, ...]:
-    if value is None:
+    if value is None or value == "none":
         return ()
     if value == "all":
         return _baseline_names()
@@ -608,7 +609,7 @@ def _baselines(value: str | None) -> tuple[str, ...]:
     unknown = [name for name in names if name not in _baseline_names()]
     if unknown or not names:
         raise UsageError(
-            f"--baselines {value!r}: unknown baseline(s) {unknown}; use 'all' or names among "
+            f"--baselines {value!r}: unknown baseline(s) {unknown}; use 'all', 'none' or names among "
             f"{', '.join(_baseline_names())}"
         )
     return names
@@ -962,7 +963,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         raise UsageError(f"--out {str(args.out)!r}: with several families --out is a folder for one FAMILY.nc each")
     if args.out is not None and not args.out.parent.resolve().is_dir():
         raise UsageError(f"--out directory {str(args.out.parent)!r} does not exist; create it first")
-    baselines = _baselines(args.baselines)
+    baselines = _baselines("all" if args.baselines is None else args.baselines)  # a comparison's default: all
     fractions = _split_fractions(args.split)
     seed = args.seed if args.seed is not None else 0
     try:

@@ -101,8 +101,8 @@ def report_stack(comparison, run, case: str) -> None:
         family = next(label for label in losses if label != stacked.label)
         difference = losses[stacked.label] - losses[family]
         details[f"stack_vs_best_{split}"] = (losses[stacked.label], family, losses[family], finding.standard_error)
-        print(f"    {split}: stack log loss {losses[stacked.label]:.4f} vs best family {family} "
-              f"{losses[family]:.4f}: stack minus best {difference:+.4f} (paired se {finding.standard_error:.4f})")  # fmt: skip
+        print(f"    {split}: stack log loss {losses[stacked.label]:.4f} vs best family {family} {losses[family]:.4f}: "
+              f"stack minus best {difference:+.4f} (paired se {finding.standard_error:.4f})")  # fmt: skip
     heldout = comparison.heldout.get("test", ())
     if heldout:
         print("    test ranking: " + ", ".join(f"{row.label} {row.log_loss:.4f}" for row in heldout[:6]))
@@ -114,7 +114,7 @@ def main() -> None:
     cases = {"penguins (4 measurements)": CASES["penguins (4 measurements)"]} if args.quick else CASES
     with Session("model_comparison", args, {"target_s": TARGET_SECONDS, "cases": list(cases)}) as run:
         run.section("whole comparison at defaults, cold subprocess (compare --model all --standardize --report)")
-        for case, (data_arguments, loader) in cases.items():
+        for case, (data_arguments, _) in cases.items():
             with tempfile.TemporaryDirectory() as folder:
                 seconds, output, code = run_cli(data_arguments, Path(folder))
                 page = Path(folder) / "models.html"

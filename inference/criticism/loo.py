@@ -381,8 +381,8 @@ def loo(result) -> LooSummary:
     ratios have no tail) and ``p_loo`` contribution ``lpd_i - elpd_i`` (at most the spread). So are the rows whose
     largest ratios tie (the largest ``ceil(min(S / 5, 3 sqrt(S)))``, PSIS's tail, equal to ``FLAT_ROW_TOLERANCE``: a
     probability clipped at its bound in many draws), which have no tail to fit or smooth (:func:`_flat_rows`).
-    They are added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all rows. The warnings ArviZ raises (high
-    Pareto k) are returned as ``notes``, not shown.
+    They are added back to ``elpd_loo``; ``se`` is ArviZ's ``sqrt(n var(elpd_i))`` over all rows. The warnings
+    ArviZ raises (high Pareto k) are returned as ``notes``, not shown.
 
     Parameters
     ----------

@@ -491,12 +491,14 @@ def compare_models(
         data_name=data.name,
         baselines=baselines,
         random_seed=random_seed,
-        stacked=stack_families(fits) if with_stack else None,
+        with_stack=with_stack,
         row_ids={"validation": validation_rows, "test": test_rows},
     )
 
 
-def stack_families(fits: Sequence[FamilyFit], *, method: str = "stacking") -> StackOutcome:
+def stack_families(
+    fits: Sequence[FamilyFit], *, method: str = "stacking", left_out: Mapping[str, str] | None = None
+) -> StackOutcome:
     """The stacked predictive of the fitted families, with its weights by every method of :data:`STACK_METHODS`.
 
     Parameters
@@ -505,6 +507,9 @@ def stack_families(fits: Sequence[FamilyFit], *, method: str = "stacking") -> St
         The families, fitted on the same training rows (those without a result are left out).
     method : {"stacking", "pseudo_bma_plus"}, default "stacking"
         The weights the stack mixes by.
+    left_out : mapping of str to str, optional
+        Families without a PSIS-LOO estimate, with the reason (:func:`rank_loo`): the weights need every member's
+        leave-one-out densities, so these are left out of the stack (the notes say so), not the stack.
 
     Returns
     -------
@@ -512,16 +517,25 @@ def stack_families(fits: Sequence[FamilyFit], *, method: str = "stacking") -> St
         With the stack, or the reason there is none (fewer than two families with draws and a log-likelihood, a
         member the stack refuses ...); a family the stack cannot take is never an error of the comparison.
     """
+    left_out = left_out or {}
     results = {  # a stack mixes posterior predictive densities: members need draws and their log-likelihood
         fitted.family: fitted.result
         for fitted in fits
-        if fitted.result is not None and {"posterior", "log_likelihood"} <= set(fitted.result.children)
+        if fitted.result is not None
+        and {"posterior", "log_likelihood"} <= set(fitted.result.children)
+        and fitted.family not in left_out
     }
+    skipped = tuple(
+        f"{family} is not in the stack: {reason}"
+        for family, reason in left_out.items()
+        if any(fitted.family == family and fitted.result is not None for fitted in fits)
+    )
     if len(results) < 2:
         return StackOutcome(
             method,
             reason=f"{len(results)} famil{'y has' if len(results) == 1 else 'ies have'} posterior draws with a "
-            "log-likelihood: a stack needs two or more",
+            "log-likelihood and a PSIS-LOO estimate: a stack needs two or more",
+            notes=skipped,
         )
     weights: dict[str, dict[str, float]] = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -537,7 +551,7 @@ def stack_families(fits: Sequence[FamilyFit], *, method: str = "stacking") -> St
             return StackOutcome(method, reason=f"the families could not be stacked: {error}")
     info = stack_info(stacked)
     weights[method] = dict(zip(info.labels, info.weights, strict=True))
-    notes = tuple(dict.fromkeys(str(warning.message) for warning in caught))
+    notes = skipped + tuple(dict.fromkeys(str(warning.message) for warning in caught))
     return StackOutcome(method, {name: weights[name] for name in STACK_METHODS}, stacked, notes=notes)
 
 
@@ -592,7 +606,7 @@ def rank(
     data_name: str,
     baselines: Sequence[str] = (),
     random_seed: int = 0,
-    stacked: StackOutcome | None = None,
+    with_stack: bool = False,
     row_ids: Mapping[str, np.ndarray] | None = None,
 ) -> ModelComparison:
     """Rank fitted families (on the same training rows) by PSIS-LOO and by held-out scores.
@@ -611,8 +625,8 @@ def rank(
         Baselines scored beside the estimates.
     random_seed : int, default 0
         The seed recorded (and of the randomised baselines).
-    stacked : StackOutcome, optional
-        The families' stack (:func:`stack_families`), scored beside them.
+    with_stack : bool, default False
+        Stack the families with a PSIS-LOO estimate (:func:`stack_families`) and score the stack beside them.
     row_ids : mapping of str to numpy.ndarray, optional
         Per held-out split, its rows' positions in the whole table (default 0, 1, ...).
 
@@ -622,6 +636,7 @@ def rank(
     """
     results = {fitted.family: fitted.result for fitted in fits if fitted.result is not None}
     loo_rows, loo_left_out = rank_loo(results)
+    stacked = stack_families(fits, left_out=dict(loo_left_out)) if with_stack else None
     scored = dict(results)
     if stacked is not None and stacked.result is not None:
         scored[stacked.label] = stacked.result

@@ -218,3 +218,17 @@ def test_the_seeds_baselines_are_scored_beside_the_families_by_default(iris):
     fitted = fit_baselines(default.results["naive_bayes"], tuple(BASELINES), random_seed=0)
     assert {f"baseline: {baseline.baseline.label}" for baseline in fitted.values()} <= labels
     assert len(fitted) >= 5  # every baseline that takes three classes
+
+
+def test_a_family_without_loo_is_left_out_of_the_stack_not_the_stack(gaussians):
+    """The stack's weights need every member's leave-one-out densities: a family without them is left out, with
+    its reason in the notes, and the others are still stacked (before: one such family meant no stack at all)."""
+    from bayesclass.inference.evaluation.model_comparison import stack_families
+
+    stacked = stack_families(gaussians.fits, left_out={"naive_bayes": "PSIS-LOO is not finite"})
+    assert stacked.result is not None
+    assert set(stacked.weights["stacking"]) == {"logistic", "gcc"}
+    assert "naive_bayes is not in the stack: PSIS-LOO is not finite" in stacked.notes
+    alone = stack_families(gaussians.fits, left_out={"naive_bayes": "x", "gcc": "y"})
+    assert alone.result is None and "a stack needs two or more" in alone.reason
+    assert len(alone.notes) == 2
