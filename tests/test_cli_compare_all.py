@@ -56,3 +56,15 @@ def test_out_holds_one_result_per_fitted_family_on_the_same_rows(iris_all):
     infos = [result_info(load_result(path)) for path in sorted(out.iterdir())]
     assert {info.model.name for info in infos} == {"gcc", "logistic", "naive_bayes"}
     assert len({(info.data.fingerprint, info.data.target_fingerprint) for info in infos}) == 1  # the same rows
+
+
+@pytest.mark.parametrize(("flag", "expected"), [((), "all"), (("--baselines", "none"), "none")])
+def test_a_comparison_scores_every_seed_baseline_unless_told_otherwise(capsys, flag, expected):
+    from bayesclass.models.baselines import BASELINES, get_baseline
+
+    code = run("compare", "--model", "logistic,naive_bayes", "--data", "seed001_gaussians", *SHORT, *flag)
+    text = capsys.readouterr().out
+    assert code == 0
+    labels = [get_baseline(name).label for name in BASELINES]
+    shown = [label for label in labels if f"baseline: {label}" in text]
+    assert (len(shown) >= 5) if expected == "all" else (shown == [])
