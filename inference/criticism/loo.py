@@ -262,7 +262,9 @@ def _flat_rows(values: np.ndarray) -> np.ndarray:
     up to ``FLAT_ROW_TOLERANCE``: the ratios have a point mass at their maximum (a class probability clipped at its
     bound in many draws, e.g. the GP's Laplace draws of a near-certain row), there is no tail for PSIS to fit
     (arviz_stats refuses: "All tail values are the same") and none to smooth: the ratios are bounded by that
-    maximum, which a fifth of the draws attain, so plain importance sampling has finite variance.
+    maximum, which a fifth of the draws attain, so plain importance sampling has finite variance. Not where the
+    ties come from whole draws repeated (``n_tail`` or more draws equal to another in every row: a chain that did not
+    move), whose rows are not a posterior sample: PSIS then refuses, naming the cause.
 
     Parameters
     ----------
@@ -277,7 +279,8 @@ def _flat_rows(values: np.ndarray) -> np.ndarray:
     n_tail = int(np.ceil(min(n_samples / 5, 3 * np.sqrt(n_samples))))
     flat = np.ptp(values, axis=0) <= FLAT_ROW_TOLERANCE
     ratios = -values[:, ~flat]
-    if ratios.size and n_tail >= 2:
+    repeated = n_samples - np.unique(values, axis=0).shape[0]  # whole draws repeated: chains that did not move
+    if ratios.size and n_tail >= 2 and repeated < n_tail:
         largest = np.partition(ratios, n_samples - n_tail, axis=0)[n_samples - n_tail :]
         flat[~flat] = np.ptp(largest, axis=0) <= FLAT_ROW_TOLERANCE
     return flat
