@@ -300,8 +300,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     """The convergence section: diagnostics per parameter element and of the sampler, with plots.
 
     r_hat, bulk/tail ESS and MCSE per parameter element (the worst 20 when there are more), divergences, tree
-    depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert with what
-    the family says to try.
+    depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert; the advice
+    computed from what failed (``Convergence.advice``) follows as a box of one line each, absent when empty.
 
     Parameters
     ----------
