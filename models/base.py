@@ -38,6 +38,7 @@ import abc
 import dataclasses
 import json
 import math
+import re
 import typing
 import warnings
 from collections.abc import Callable, Mapping
@@ -391,6 +392,9 @@ class ClassifierModel(abc.ABC):
     #: reparametrisations or priors of the family that help a sampler that fails its convergence checks
     #: (CLI flags of this family only; :meth:`convergence_advice`)
     reparametrisation_advice: ClassVar[tuple[str, ...]] = ()
+    #: hyperparameter (dotted name of :meth:`to_dict`, e.g. ``"prior.lengthscale_alpha"``) -> the model variable
+    #: whose prior statement in :meth:`prior_formulas` it sets (:meth:`hyperparameter_priors`; empty: none stated)
+    prior_variables: ClassVar[dict[str, str]] = {}
     #: whether every parameter covered by the MAP's :meth:`gaussian_approximation` is unconstrained (real-valued),
     #: so that N(MAP, inverse Hessian) is the Laplace approximation of the posterior that ``fit(method="laplace")``
     #: draws from (:meth:`has_laplace`, :meth:`laplace_approximation`). A family with constrained parameters
@@ -521,6 +525,36 @@ class ClassifierModel(abc.ABC):
             One statement per element.
         """
         raise NotImplementedError(f"{type(self).__name__} states no prior_formulas")
+
+    def hyperparameter_priors(self, *, n_classes: int | None = None) -> dict[str, str]:
+        """The prior statement each hyperparameter sets, taken from :meth:`prior_formulas`.
+
+        A hyperparameter named in :attr:`prior_variables` gets the statement of :meth:`prior_formulas` (one of
+        the ``";  "``-separated parts of a line) that draws its variable, e.g. ``"prior.lengthscale_alpha"`` ->
+        ``"lengthscale[feature] ~ InverseGamma(3, 2)"``; a family whose prior uses some hyperparameters only in
+        some of its forms overrides this to leave the unused ones out.
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            The statements for that many classes (as :meth:`prior_formulas`).
+
+        Returns
+        -------
+        dict of str to str
+            Dotted hyperparameter name -> its prior statement; a hyperparameter absent sets no stated prior.
+        """
+        if not self.prior_variables:
+            return {}
+        statements = [part.strip() for line in self.prior_formulas(n_classes=n_classes) for part in line.split(";  ")]
+        priors = {}
+        for name, variable in self.prior_variables.items():
+            # "variable[dims] ~ ...", "variable[dims] | given ~ ..." or "kind: variable[dims] ~ ..."
+            pattern = re.compile(rf"^(?:\w+: )?{re.escape(variable)}(?:\[[^\]]*\])?\s*(?:\|[^~]*)?~")
+            found = next((statement for statement in statements if pattern.match(statement)), None)
+            if found is not None:
+                priors[name] = found
+        return priors
 
     def available_point_estimates(self) -> tuple[str, ...]:
         """The point estimate kinds of this instance.

@@ -380,12 +380,27 @@ class GaussianClassConditional(GenerativeClassifierModel):
     regularization: Annotated[float, InRange(0, 1, closed="left", fix="e.g. 0.1")] = 0.0
 
     name: ClassVar[str] = "gcc"
+    prior_variables: ClassVar[dict[str, str]] = {
+        "prior.class_concentration": "class_prior",
+        "prior.mean_sigma": "class_mean",
+        "prior.sd_sigma": "feature_sd",
+        "prior.lkj_eta": "correlation",
+        "prior.mean_strength": "class_mean",
+        "prior.wishart_scale": "covariance",
+        "prior.wishart_dof_offset": "covariance",
+    }
+    #: the hyperparameters of each covariance prior (the others set nothing under it)
+    _covariance_prior_fields: ClassVar[dict[str, tuple[str, ...]]] = {
+        "lkj": ("prior.mean_sigma", "prior.sd_sigma", "prior.lkj_eta"),
+        "inverse_wishart": ("prior.mean_strength", "prior.wishart_scale", "prior.wishart_dof_offset"),
+    }
     laplace_space = "transformed"  # fit(method="laplace") in the PyMC model's unconstrained space
     derived_quantities_title: ClassVar[str] = (
         "Linear discriminants of the shared covariance: a_k(x) = w_k . x + w_k0 (seed 001 §D, seed 002)"
     )
     reparametrisation_advice: ClassVar[tuple[str, ...]] = (
-        "the conjugate covariance prior (--covariance-prior inverse_wishart), which also allows --method exact",
+        "the conjugate covariance prior (--covariance-prior inverse_wishart; API: "
+        "GaussianClassConditionalPrior(covariance_prior='inverse_wishart')), which also allows --method exact",
     )
 
     @property
@@ -435,6 +450,31 @@ class GaussianClassConditional(GenerativeClassifierModel):
             f"{prior.mean_strength:g})",
             units,
         )
+
+    def hyperparameter_priors(self, *, n_classes: int | None = None) -> dict[str, str]:
+        """The base's statements, less the hyperparameters of the covariance prior this instance does not use.
+
+        Parameters
+        ----------
+        n_classes : int, optional
+            As the base method.
+
+        Returns
+        -------
+        dict of str to str
+            Dotted hyperparameter name -> its prior statement.
+        """
+        unused = {
+            name
+            for kind, names in self._covariance_prior_fields.items()
+            if kind != self.prior.covariance_prior
+            for name in names
+        }
+        return {
+            name: statement
+            for name, statement in super().hyperparameter_priors(n_classes=n_classes).items()
+            if name not in unused
+        }
 
     def available_point_estimates(self) -> tuple[str, ...]:
         """The point estimate kinds of this instance, which depend on the covariance prior.

@@ -336,6 +336,12 @@ class LatentGaussianProcess(ClassifierModel):
     ] = 1.5
 
     name: ClassVar[str] = "gp"
+    prior_variables: ClassVar[dict[str, str]] = {
+        "prior.lengthscale_alpha": "lengthscale",
+        "prior.lengthscale_beta": "lengthscale",
+        "prior.amplitude_sigma": "amplitude",
+        "prior.constant_sigma": "constant",
+    }
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = ("lengthscale", "amplitude", "constant")
     #: the fused latent Op (:mod:`bayesclass.models._latent_op`) has numba and Python forms, no JAX form
     nuts_backends: ClassVar[tuple[str, ...]] = ("nutpie", "pymc")

@@ -144,6 +144,7 @@ class LogisticRegression(ClassifierModel):
     """
 
     name: ClassVar[str] = "logistic"
+    prior_variables: ClassVar[dict[str, str]] = {"prior.weight_sigma": "weights", "prior.intercept_sigma": "intercept"}
     #: a categorical column enters as treatment-coded dummies ("colour=green"), never as its codes
     categorical_coding: ClassVar[Literal["native", "treatment"]] = "treatment"
     #: intercept and weights are real-valued: N(MAP, inverse Hessian) is the posterior's Laplace approximation
@@ -169,7 +170,10 @@ class LogisticRegression(ClassifierModel):
         if not failed:
             return ()
         other = "centered" if self.parametrization == "whitened" else "whitened"
-        return (f"the {other} parametrisation (--parametrization {other}, was {self.parametrization})",)
+        return (
+            f"the {other} parametrisation (--parametrization {other}, was {self.parametrization}; API: "
+            f"LogisticRegression(parametrization={other!r}))",
+        )
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
         """The parameters of the model of ``data``: the intercept(s) and the weights.

@@ -435,6 +435,16 @@ class NaiveBayes(GenerativeClassifierModel):
     prior: NaiveBayesPrior = field(default_factory=NaiveBayesPrior)
 
     name: ClassVar[str] = "naive_bayes"
+    prior_variables: ClassVar[dict[str, str]] = {
+        "prior.class_concentration": "class_prior",
+        "prior.binary_alpha": "binary_proba",
+        "prior.binary_beta": "binary_proba",
+        "prior.category_concentration": "category_proba",
+        "prior.count_concentration": "count_proba",
+        "prior.mean_strength": "gaussian_mean",
+        "prior.variance_alpha": "gaussian_variance",
+        "prior.variance_beta": "gaussian_variance",
+    }
     laplace_space = "transformed"  # fit(method="laplace") in the PyMC model's unconstrained space
 
     def prior_formulas(self, *, n_classes: int | None = None) -> tuple[str, ...]:

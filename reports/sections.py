@@ -79,8 +79,8 @@ class Table:
     wide : bool, default False
         A table of many columns, in a box that scrolls sideways instead of overflowing the page (keep its caption
         short: it scrolls with the table).
-    kind : str, default "table"
-        The block's kind, for the page template.
+    kind : {"table", "advice"}, default "table"
+        The block's kind, for the page template ("advice": the convergence advice box, highlighted).
     """
 
     caption: str
@@ -207,8 +207,9 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
 def summary_section(run: rd.RunEvaluation) -> Section:
     """The summary section: what was fitted, on what, how, and whether it converged.
 
-    Model family and hyperparameters (priors as formulas), data, method and sampler, seed, versions, timings,
-    and the convergence verdict in one line.
+    Model family, data, method and sampler, seed, versions, timings,
+    and the convergence verdict in one line; then the hyperparameters as a table (name, value, the prior they set)
+    and the model's prior and likelihood as formulas.
 
     Parameters
     ----------
@@ -224,7 +225,6 @@ def summary_section(run: rd.RunEvaluation) -> Section:
     rows = [
         ("run", facts.label),
         ("model family", f"{facts.family} ({facts.family_class})"),
-        ("hyperparameters", json.dumps(facts.hyperparameters, sort_keys=True)),
         ("data", f"{facts.data_name or '?'} (fingerprint {facts.data_fingerprint[:16] or '?'})"),
         ("data provenance", facts.data_provenance or "not recorded"),
         (
@@ -255,6 +255,16 @@ def summary_section(run: rd.RunEvaluation) -> Section:
     rows.append(("package versions", ", ".join(f"{name} {version}" for name, version in facts.package_versions)))
     rows.append(("fitted at", facts.created_at or "not recorded"))
     blocks: list = [Table("The run", ("item", "value"), tuple(rows), text=True)]
+    if facts.hyperparameter_rows:
+        blocks.append(
+            Table(
+                "Hyperparameters and priors",
+                ("name", "value", "prior"),
+                tuple((name, value, prior or "-") for name, value, prior in facts.hyperparameter_rows),
+                note="The prior each hyperparameter sets, as the model states it; the whole model follows.",
+                text=True,
+            )
+        )
     blocks.append(Text("\n".join(facts.prior_formulas), kind="pre"))
     convergence = run.convergence
     if facts.draws == "stack":
@@ -290,8 +300,8 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     """The convergence section: diagnostics per parameter element and of the sampler, with plots.
 
     r_hat, bulk/tail ESS and MCSE per parameter element (the worst 20 when there are more), divergences, tree
-    depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert with what
-    the family says to try.
+    depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert; the advice
+    computed from what failed (``Convergence.advice``) follows as a box of one line each, absent when empty.
 
     Parameters
     ----------
@@ -338,9 +348,11 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     elif convergence.passed:
         blocks.append(Text(f"Convergence PASS: {convergence.worst}."))
     else:
-        message = f"Convergence FAIL: {'; '.join(convergence.failures)}. What to try: {'; '.join(convergence.advice)}."
+        message = f"Convergence FAIL: {'; '.join(convergence.failures)}."
         blocks.append(Text(message, kind="alert"))
-        alerts = (message,)
+        alerts = (message + (" What to try: see the Convergence section." if convergence.advice else ""),)
+    if convergence.advice and not convergence.independent:
+        blocks.append(_advice_table(convergence.advice))
     blocks.append(
         Table(
             caption,
@@ -362,6 +374,17 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     )
     blocks.extend(_chain_figures(convergence))
     return Section("convergence", "Convergence", tuple(blocks), alerts)
+
+
+def _advice_table(advice: Sequence[str]) -> Table:
+    """The advice box: one row per suggestion computed from what failed (the CLI flag and API keyword in each)."""
+    return Table(
+        "What to try, computed from what failed (CLI flag; API keyword)",
+        ("suggestion",),
+        tuple((line,) for line in advice),
+        text=True,
+        kind="advice",
+    )
 
 
 def _chain_figures(convergence: rd.Convergence) -> list[Figure | Text]:

@@ -9,6 +9,7 @@ Every number comes from ArviZ (``arviz_stats.rhat``, ``ess``, ``mcse``, ``bfmi``
 - ``divergences``: 0 divergent transitions after warm-up (NUTS; other samplers have none),
 - ``bfmi``: E-BFMI >= 0.3 in every chain (NUTS: where the sampler records the energy),
 - ``partial``: the draws are complete (not an interrupted run kept with ``keep_partial``),
+- ``stuck_chain``: no chain repeats its whole state in half or more of its successive draws (a stuck chain),
 - ``tree_depth``: NUTS trajectories that hit the maximum tree depth; a note, not a failure (the draws are
   valid, the sampler is slow), which adds its advice.
 
@@ -57,10 +58,12 @@ __all__ = [
     "ConvergenceReport",
     "MAX_R_HAT",
     "MIN_BFMI",
+    "MAX_REPEATS",
     "MIN_ESS",
     "convergence_advice",
     "convergence_table",
     "diagnose",
+    "stuck_chains",
     "unavailable_checks",
 ]
 
@@ -68,10 +71,12 @@ MAX_R_HAT = 1.01
 MIN_ESS = 400
 #: E-BFMI below this in a chain: the momentum resampling cannot explore the energy distribution (Betancourt 2016)
 MIN_BFMI = 0.3
+#: a chain whose whole state repeats in this share of its successive draws or more is stuck
+MAX_REPEATS = 0.5
 #: the checks of a verdict, by name (module docstring); ``tree_depth`` is a note, never a failure
-CHECKS = ("r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi", "partial", "tree_depth")
+CHECKS = ("r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi", "partial", "stuck_chain", "tree_depth")
 #: the checks whose failure says the sampler explores the posterior badly (the family's geometry may help)
-_EXPLORATION = frozenset({"r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi", "tree_depth"})
+_EXPLORATION = frozenset({"r_hat", "ess_bulk", "ess_tail", "divergences", "bfmi", "stuck_chain", "tree_depth"})
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,7 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     # a sampler that integrates no trajectories (exact draws, the GP's Gibbs sampler) has no divergences
     divergences = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
     unavailable = unavailable_checks(posterior, table, r_hat=r_hat, ess=(ess_bulk, ess_tail), bfmi=bfmi)
+    stuck = stuck_chains(posterior)
     checks = [
         ("r_hat", not r_hat <= MAX_R_HAT, f"r_hat {r_hat:.4f} > {MAX_R_HAT}"),
         ("ess_bulk", not ess_bulk >= MIN_ESS, f"bulk ESS {ess_bulk:.0f} < {MIN_ESS}"),
@@ -190,6 +196,11 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         ("divergences", divergences > 0, f"{divergences} divergent transitions"),
         ("bfmi", bfmi is not None and not bfmi >= MIN_BFMI, f"E-BFMI {bfmi or 0:.2f} < {MIN_BFMI} in a chain"),
         ("partial", info.partial, f"partial draws: {info.partial_reason}"),
+        (
+            "stuck_chain",
+            bool(stuck),
+            "stuck chain " + ", ".join(f"{c} (state repeats in {s:.0%} of its draws)" for c, s in stuck.items()),
+        ),
     ]
     missing = {check: str(item) for item in unavailable for check in item.checks}
     failed = tuple((name, missing.get(name, message)) for name, failing, message in checks if failing)
@@ -218,6 +229,31 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         applies=applies,
         unavailable=unavailable,
     )
+
+
+def stuck_chains(posterior: xr.Dataset) -> dict[int, float]:
+    """The stuck chains of ``posterior``: those whose whole state repeats in :data:`MAX_REPEATS` of steps or more.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The draws (dims ``chain, draw, ...``).
+
+    Returns
+    -------
+    dict of int to float
+        Chain index -> the share of its successive draws in which no parameter element changed (empty: none
+        stuck, or fewer than 2 draws per chain).
+    """
+    n_chains, n_draws = int(posterior.sizes["chain"]), int(posterior.sizes["draw"])
+    if n_draws < 2 or not posterior.data_vars:
+        return {}
+    moved = np.zeros((n_chains, n_draws - 1), dtype=bool)
+    for variable in posterior.data_vars.values():
+        values = variable.transpose("chain", "draw", ...).values.reshape(n_chains, n_draws, -1)
+        moved |= np.any(values[:, 1:] != values[:, :-1], axis=2)
+    repeats = 1.0 - moved.mean(axis=1)
+    return {int(chain): float(repeats[chain]) for chain in np.flatnonzero(repeats >= MAX_REPEATS)}
 
 
 def unavailable_checks(
@@ -328,6 +364,7 @@ def _tree_depth_hits(stats: xr.Dataset | None) -> int:
 def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: float | None = None) -> tuple[str, ...]:
     """What to try for the failed ``checks`` (and notes), given what the method recorded and the family.
 
+    Each suggestion names the CLI flag and the API keyword to change, with the value to try and the one used.
     An option is suggested only where the method recorded it among its settings (the Gibbs sampler records no
     ``target_accept``), with a value beyond the one used; ``--standardize`` only where continuous inputs were
     not standardised; the family adds its own (:meth:`~bayesclass.models.base.ClassifierModel.convergence_advice`).
@@ -339,8 +376,9 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
     info : ResultInfo
         The result's recorded facts: its model, method settings, standardisation and data.
     min_ess : float or None, default None
-        The smallest bulk or tail ESS of the draws: the draws advised grow with ``MIN_ESS / min_ess`` (ESS grows
-        about in proportion to the draws), at least twice the draws used (None: twice).
+        The smallest bulk or tail ESS of the draws: where an ESS check failed, the draws advised are the draws
+        used scaled by ``MIN_ESS / min_ess`` with a 20% margin (ESS grows about in proportion to the draws),
+        rounded up to a hundred, at least twice the draws used (None, or r_hat alone failed: twice).
 
     Returns
     -------
@@ -354,28 +392,55 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
         advice.append("rerun to the end: the draws were interrupted and are incomplete")
     if "r_hat" in failed and "chains" in settings and int(settings["chains"]) < 4:
         advice.append(
-            f"4 or more chains (--chains 4, was {settings['chains']}): the r_hat <= {MAX_R_HAT} rule is stated "
-            "for at least 4 chains"
+            f"4 or more chains ({_setting('chains', 4, settings['chains'])}): the r_hat <= {MAX_R_HAT} rule is "
+            "stated for at least 4 chains"
         )
     if "divergences" in failed and "target_accept" in settings:
         accept = float(settings["target_accept"])
         higher = 0.95 if accept < 0.95 else 0.99
         if accept < higher:
-            advice.append(f"a higher target acceptance (--target-accept {higher}, was {accept:g}): smaller steps")
-    if failed & {"r_hat", "bfmi", "divergences"} and "tune" in settings:
+            advice.append(f"a higher target acceptance ({_setting('target_accept', higher, accept)}): smaller steps")
+    if failed & {"r_hat", "bfmi", "divergences", "stuck_chain"} and "tune" in settings:
         tune = int(settings["tune"])
-        advice.append(f"a longer warm-up (--tune {max(2 * tune, 1000)}, was {tune})")
+        advice.append(f"a longer warm-up ({_setting('tune', max(2 * tune, 1000), tune)})")
     if failed & {"r_hat", "ess_bulk", "ess_tail"} and "draws" in settings:
-        draws = int(settings["draws"])
-        factor = 2.0 if not min_ess or not np.isfinite(min_ess) else max(2.0, 1.2 * MIN_ESS / min_ess)
-        more = int(np.ceil(draws * factor / 100) * 100)
-        advice.append(f"more draws (--draws {more}, was {draws}): ESS grows about in proportion to the draws")
+        advice.append(_more_draws(int(settings["draws"]), min_ess if failed & {"ess_bulk", "ess_tail"} else None))
+    if "stuck_chain" in failed:
+        seed = info.random_seed + 1
+        advice.append(
+            f"another seed (--seed {seed}, was {info.random_seed}; API: fit(..., random_seed={seed})): a stuck chain "
+            "often started or adapted in a bad region"
+        )
     if failed & _EXPLORATION:
         advice.extend(info.model.convergence_advice(tuple(sorted(failed))))
         continuous = "continuous" in info.data.feature_kinds
         if continuous and info.standardize_mode == "none":
-            advice.append("standardised features (--standardize): inputs on one scale are easier to explore")
+            advice.append(
+                "standardised features (--standardize; API: fit(..., standardize=True)): inputs on one scale are "
+                "easier to explore"
+            )
     return tuple(advice)
+
+
+def _setting(name: str, value: object, was: object) -> str:
+    """``--name value, was old; API: SamplerSettings(name=value)``: the CLI flag and the API keyword of a setting."""
+    return f"--{name.replace('_', '-')} {value:g}, was {was:g}; API: SamplerSettings({name}={value!r})"
+
+
+def _more_draws(draws: int, min_ess: float | None) -> str:
+    """The advice of more draws: scaled by ``MIN_ESS / min_ess`` with a 20% margin, at least twice ``draws``."""
+    scaled = min_ess is not None and bool(np.isfinite(min_ess)) and min_ess > 0
+    factor = max(2.0, 1.2 * MIN_ESS / min_ess) if scaled and min_ess else 2.0
+    more = int(np.ceil(draws * factor / 100) * 100)
+    why = (
+        f"the smallest ESS, {min_ess:.0f} from {draws} draws, scaled to {MIN_ESS} with a 20% margin"
+        if scaled and factor > 2.0
+        else "twice the draws"
+    )
+    return (
+        f"more draws ({_setting('draws', more, draws)}): ESS grows about in proportion to the draws ({why}, "
+        "rounded up to a hundred)"
+    )
 
 
 def _shown(value: float, spec: str) -> str:

@@ -104,6 +104,9 @@ class RunSummary:
     method_description : str
         What the sampling method's draws are, from the method registry (e.g. "independent draws from the exact
         conjugate posterior"); empty for a point estimate.
+    hyperparameter_rows : tuple of (str, str, str)
+        The hyperparameters as table rows: dotted name (``"prior.lengthscale_alpha"``), value as text, and the
+        prior statement it sets (``"lengthscale[feature] ~ InverseGamma(3, 2)"``; "" where it sets none).
     """
 
     label: str
@@ -130,6 +133,7 @@ class RunSummary:
     dropped_rows: int = 0
     blanks_per_column: tuple[tuple[str, int], ...] = ()
     method_description: str = ""
+    hyperparameter_rows: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

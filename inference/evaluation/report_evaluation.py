@@ -234,6 +234,9 @@ def evaluate_stack_run(
         class_names=record.class_names, standardized_features=(), method=stack.method, draws="stack",
         sampler_settings={}, sampler_backend=None, random_seed=0, timings=(), compile_cache_hit=None,
         package_versions=tuple(sorted(info.package_versions.items())), created_at=stack.created_at,
+        hyperparameter_rows=hyperparameter_rows(
+            {"method": stack.method, "weights": dict(zip(stack.labels, stack.weights, strict=True))}, {}
+        ),
     )  # fmt: skip
     return rd.RunEvaluation(
         summary=summary,
@@ -469,7 +472,53 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
         created_at=info.created_at,
         dropped_rows=record.missing.dropped_rows,
         blanks_per_column=record.missing.blanks_per_column,
+        hyperparameter_rows=hyperparameter_rows(
+            model.to_dict(), model.hyperparameter_priors(n_classes=len(record.class_names))
+        ),
     )
+
+
+def hyperparameter_rows(values: Mapping[str, object], priors: Mapping[str, str]) -> tuple[tuple[str, str, str], ...]:
+    """The hyperparameters as rows (name, value, prior): nested values flattened to dotted names.
+
+    Parameters
+    ----------
+    values : mapping
+        The hyperparameters (``model.to_dict()``; its ``"model"`` key, the family's name, is left out); a nested
+        mapping (a prior dataclass as a dict) gives one row per field, named ``"prior.lengthscale_alpha"``.
+    priors : mapping of str to str
+        Dotted name -> the prior statement the hyperparameter sets
+        (:meth:`~bayesclass.models.base.ClassifierModel.hyperparameter_priors`).
+
+    Returns
+    -------
+    tuple of (str, str, str)
+        Name, value as text (numbers in ``g`` format, None as "none"), prior statement ("" where none), in the
+        order of ``values``.
+    """
+    rows: list[tuple[str, str, str]] = []
+
+    def add(prefix: str, value: object) -> None:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                add(f"{prefix}.{key}" if prefix else str(key), item)
+        else:
+            rows.append((prefix, _value_text(value), priors.get(prefix, "")))
+
+    add("", {key: value for key, value in values.items() if key != "model"})
+    return tuple(rows)
+
+
+def _value_text(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float | np.floating):
+        return format(float(value), ".6g")
+    if isinstance(value, list | tuple):
+        return ", ".join(map(_value_text, value))
+    return str(value)
 
 
 def convergence(result, info: ResultInfo, report=None) -> rd.Convergence:
