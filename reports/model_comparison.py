@@ -185,7 +185,7 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
         )
     for finding in comparison.findings.values():
         if isinstance(finding, ScoreFinding):
-            sentences.append(score_sentence(finding))
+            sentences.append(score_sentence(finding, among="the families' posteriors"))
     for agreement in comparison.agreement:
         if agreement.agree:
             sentences.append(
