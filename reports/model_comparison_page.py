@@ -28,7 +28,11 @@ from bayesclass.inference.result import result_info
 from bayesclass.reports import figures
 from bayesclass.reports.figures.comparison import elpd_difference_plot
 from bayesclass.reports.html import PageSection, render_page
-from bayesclass.reports.model_comparison import STACK_METHOD_LABELS, comparison_sentences
+from bayesclass.reports.model_comparison import (
+    STACK_METHOD_LABELS,
+    comparison_sentences,
+    left_out_baselines_sentence,
+)
 from bayesclass.reports.sections import Figure, Table, Text, number
 
 __all__ = ["render_model_comparison"]
@@ -162,6 +166,8 @@ def _ranking(comparison: ModelComparison) -> PageSection:
         for row in comparison.unreliable_loo
     )
     blocks.extend(Text(f"No PSIS-LOO for {family}: {reason}.") for family, reason in comparison.loo_left_out)
+    if comparison.left_out_baselines:
+        blocks.append(Text(f"{left_out_baselines_sentence(comparison).capitalize()}."))
     for split, rows in comparison.heldout.items():
         blocks.append(_heldout_table(split, comparison.n_rows.get(split, 0), rows))
     return PageSection("ranking", "Ranking", tuple(blocks))
