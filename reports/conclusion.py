@@ -128,26 +128,29 @@ def _estimate(label: str) -> str:
     return "the posterior" if label == "posterior" else f"the {label}"
 
 
-def score_sentence(finding: ScoreFinding) -> str:
+def score_sentence(finding: ScoreFinding, *, among: str = "") -> str:
     """The sentence of one held-out :class:`ScoreFinding`: the best estimate against the runner-up, with numbers.
 
     Parameters
     ----------
     finding : ScoreFinding
         The best estimate by held-out log loss and its paired difference to the runner-up.
+    among : str
+        Which estimates the finding compared when they are not all those scored (e.g. "the families'
+        posteriors"), said after the split so that "scores best" is not read against the whole ranking.
 
     Returns
     -------
     str
         One sentence.
     """
-    return _scores(finding)
+    return _scores(finding, among=among)
 
 
-def _scores(finding: ScoreFinding) -> str:
+def _scores(finding: ScoreFinding, *, among: str = "") -> str:
     losses = dict(finding.log_losses)
     best = f"{_estimate(finding.best)} scores best by held-out log loss ({_g(losses[finding.best], '.4f')}"
-    lead = f"On {finding.split} ({finding.n_rows} rows), "
+    lead = f"On {finding.split} ({finding.n_rows} rows), " + (f"among {among}, " if among else "")
     left_out = (
         " (not compared: "
         + ", ".join(f"the {label}, {count} rows undefined" for label, count in finding.left_out)

@@ -16,7 +16,13 @@ from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, Hel
 from bayesclass.inference.result import result_info
 from bayesclass.reports.conclusion import score_sentence
 
-__all__ = ["STACK_METHOD_LABELS", "comparison_sentences", "format_model_comparison", "stack_sentences"]
+__all__ = [
+    "STACK_METHOD_LABELS",
+    "comparison_sentences",
+    "format_model_comparison",
+    "left_out_baselines_sentence",
+    "stack_sentences",
+]
 
 #: the split whose ranking is printed beside the LOO ranking (the others follow below)
 SIDE_BY_SIDE_SPLIT = "validation"
@@ -58,6 +64,8 @@ def format_model_comparison(comparison: ModelComparison) -> str:
     for one, other in zip_longest(left, right, fillvalue=""):
         lines.append(f"{one:<{width}} | {other}".rstrip())
     lines.extend(f"no PSIS-LOO for {family}: {reason}" for family, reason in comparison.loo_left_out)
+    if comparison.left_out_baselines:
+        lines.append(left_out_baselines_sentence(comparison))
     for split in splits:
         if split != first:
             lines.append("")
@@ -138,6 +146,26 @@ def _number(value: float, width: int, spec: str) -> str:
     return f"{value:>{width}{spec}}"
 
 
+def left_out_baselines_sentence(comparison: ModelComparison) -> str:
+    """The baselines asked for but not scored, and why (they classify fewer classes than the data have).
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        The computed comparison.
+
+    Returns
+    -------
+    str
+        One line.
+    """
+    n_classes = len(result_info(next(iter(comparison.results.values()))).class_names)
+    return (
+        f"baselines not scored: {', '.join(comparison.left_out_baselines)} ({n_classes} classes, more than they "
+        "classify)"
+    )
+
+
 def comparison_sentences(comparison: ModelComparison) -> list[str]:
     """A few sentences of conclusion, each stating the numbers of the rankings behind it.
 
@@ -185,7 +213,7 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
         )
     for finding in comparison.findings.values():
         if isinstance(finding, ScoreFinding):
-            sentences.append(score_sentence(finding))
+            sentences.append(score_sentence(finding, among="the families' posteriors"))
     for agreement in comparison.agreement:
         if agreement.agree:
             sentences.append(

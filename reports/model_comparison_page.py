@@ -28,7 +28,11 @@ from bayesclass.inference.result import result_info
 from bayesclass.reports import figures
 from bayesclass.reports.figures.comparison import elpd_difference_plot
 from bayesclass.reports.html import PageSection, render_page
-from bayesclass.reports.model_comparison import STACK_METHOD_LABELS, comparison_sentences
+from bayesclass.reports.model_comparison import (
+    STACK_METHOD_LABELS,
+    comparison_sentences,
+    left_out_baselines_sentence,
+)
 from bayesclass.reports.sections import Figure, Table, Text, number
 
 __all__ = ["render_model_comparison"]
@@ -162,6 +166,8 @@ def _ranking(comparison: ModelComparison) -> PageSection:
         for row in comparison.unreliable_loo
     )
     blocks.extend(Text(f"No PSIS-LOO for {family}: {reason}.") for family, reason in comparison.loo_left_out)
+    if comparison.left_out_baselines:
+        blocks.append(Text(f"{left_out_baselines_sentence(comparison).capitalize()}."))
     for split, rows in comparison.heldout.items():
         blocks.append(_heldout_table(split, comparison.n_rows.get(split, 0), rows))
     return PageSection("ranking", "Ranking", tuple(blocks))
@@ -210,6 +216,20 @@ def _differences(comparison: ModelComparison) -> PageSection:
         "a bar that crosses the dashed line of the best is a difference within its noise; a family marked "
         f"k>{PARETO_K_LIMIT:g} has an unreliable estimate",
     )
+    blocks: list[Any] = [figure, *_p_loo_notes(comparison)]
+    far = _far_apart(loo)
+    if far:
+        rest = [row for row in loo if row.family not in far]
+        names = ", ".join(far)
+        blocks.append(
+            Figure(
+                elpd_difference_plot(
+                    {labels[row.family]: (row.elpd_diff, row.dse) for row in rest}, multiple=NOISE_MULTIPLE
+                ),
+                f"The same without {names}, whose difference is over {FAR_APART:g} times the others' and squeezes "
+                f"them against the best's line above; {names} stays in the figure above and the table below",
+            )
+        )
     table = Table(
         f"elpd_loo differences to the best, with their standard errors and intervals of +-{NOISE_MULTIPLE:g} dse",
         ("family", "diff", "dse", f"diff +-{NOISE_MULTIPLE:g} dse", "verdict"),
@@ -224,7 +244,42 @@ def _differences(comparison: ModelComparison) -> PageSection:
             for index, row in enumerate(loo)
         ),
     )
-    return PageSection("differences", heading, (figure, table))
+    return PageSection("differences", heading, (*blocks, table))
+
+
+#: a family's elpd difference this many times the largest extent (|diff| + bars) of the others' is drawn apart
+FAR_APART = 10.0
+
+
+def _far_apart(loo: Any) -> tuple[str, ...]:
+    """The families drawn apart: each bar's near end over :data:`FAR_APART` times every other family's far end.
+
+    Such a family shows the others as one point; at least two families must remain to draw.
+    """
+    extent = {row.family: abs(row.elpd_diff) + NOISE_MULTIPLE * row.dse for row in loo}
+    near = {row.family: abs(row.elpd_diff) - NOISE_MULTIPLE * row.dse for row in loo}
+    ordered = sorted(extent, key=extent.__getitem__)
+    for cut in range(2, len(ordered)):
+        inner, outer = ordered[:cut], ordered[cut:]
+        scale = max(extent[family] for family in inner)
+        if scale > 0 and all(near[family] > FAR_APART * scale for family in outer):
+            return tuple(row.family for row in loo if row.family in outer)
+    return ()
+
+
+def _p_loo_notes(comparison: ModelComparison) -> list[Text]:
+    """A note per family whose p_loo exceeds its training rows: its PSIS-LOO estimate means nothing."""
+    n_train = comparison.n_rows["train"]
+    return [
+        Text(
+            f"{row.family}: p_loo {row.p_loo:.2f} exceeds the {n_train} training rows; by the PSIS-LOO guidance "
+            "(Vehtari, Gelman and Gabry 2017) its leave-one-out estimate then fails (a very flexible or misspecified "
+            "model, or a poor approximation of its posterior): its elpd_loo and difference are not evidence about "
+            "the family; rank it by its held-out scores (Ranking)."
+        )
+        for row in comparison.loo
+        if row.p_loo > n_train
+    ]
 
 
 def _interval(center: float, half_width: float) -> str:

@@ -41,7 +41,7 @@ from bayesclass.inference.engines.fit import Standardize, check_standardize, fit
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import Omitted, ScoreFinding, paired_log_loss
-from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates
+from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates, left_out_baselines
 from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.result import is_stack, stack_info
 from bayesclass.inference.stacking import stack, stack_weights
@@ -306,6 +306,8 @@ class ModelComparison:
         Per held-out split, every family's and the stack's posterior mean probabilities.
     disagreements : dict of str to Disagreement
         Per held-out split, the rows where the families' posteriors predict different classes.
+    left_out_baselines : tuple of str
+        Baselines asked for that cannot classify the data's number of classes (e.g. two-class ones on three).
     """
 
     data_name: str
@@ -322,6 +324,7 @@ class ModelComparison:
     stack_findings: dict[str, ScoreFinding | Omitted] = field(default_factory=dict)
     predictions: dict[str, SplitPredictions] = field(default_factory=dict)
     disagreements: dict[str, Disagreement] = field(default_factory=dict)
+    left_out_baselines: tuple[str, ...] = ()
 
     @property
     def results(self) -> dict[str, Any]:
@@ -688,6 +691,7 @@ def rank(
         stack_findings=stack_findings,
         predictions=predictions,
         disagreements=disagreements,
+        left_out_baselines=tuple(left_out_baselines(next(iter(results.values())), baselines)) if results else (),
     )
 
 

@@ -17,6 +17,7 @@ from bayesclass.inference import SamplerSettings
 from bayesclass.inference.evaluation.model_comparison import (
     Disagreement,
     FamilyFit,
+    LooRow,
     StackOutcome,
     compare_models,
 )
@@ -194,8 +195,36 @@ def test_every_family_on_breast_cancer_in_a_real_browser(browser, tmp_path):
     seen = browser.inspect(path, screenshot=tmp_path / "models.png")
     assert seen.console_errors == () and seen.foreign_requests == () and not seen.ran_script
     assert seen.heading_texts[1:] == HEADINGS
-    assert len(seen.images) == page.count("<img ") == 3 and seen.broken_images == ()
+    # + the elpd differences without a family far off the others (the gp's Laplace draws), when there is one
+    assert len(seen.images) == page.count("<img ") == 3 + page.count("The same without") and not seen.broken_images
     summary = _section(page, "summary")
     for family in ("logistic", "naive_bayes", "gcc", "gp"):
         assert f"<td>{family}</td>" in summary
     assert "<th>why this method</th>" in summary  # the gp's default on 30 inputs is laplace, and the page says why
+
+
+def test_the_conclusion_says_its_best_is_the_best_posterior_not_the_best_of_the_ranking(comparison):
+    """The held-out sentence compares the families' posteriors only; on breast_cancer the MAP plug-in and the stack
+    rank above the best posterior, so "scores best" alone contradicted the ranking printed above it."""
+    sentences = comparison_sentences(comparison)
+    for split, rows in comparison.heldout.items():
+        posteriors = [row for row in rows if row.label.endswith(": posterior")]
+        best = min(posteriors, key=lambda row: row.log_loss)
+        lead = f"On {split} ({comparison.n_rows[split]} rows), among the families' posteriors, the {best.label} "
+        assert any(sentence.startswith(lead + "scores best") for sentence in sentences), (lead, sentences)
+
+
+def test_a_family_far_off_the_others_is_drawn_apart_and_a_p_loo_above_the_rows_is_explained(comparison):
+    """breast_cancer's Laplace gp has elpd_diff -7850 (dse 444, p_loo 7838 on 341 rows): one point squeezes the
+    others against the best's line. The page keeps it in the full figure and the table, adds the others on their
+    own scale, and says why that estimate is no evidence; families on one scale get one figure and no note."""
+    n_train = comparison.n_rows["train"]
+    far = LooRow("far_family", -7900.0, 440.0, 7850.0, 443.6, n_train + 100.0, n_train - 5, 25.0)
+    page = render_model_comparison(dataclasses.replace(comparison, loo=(*comparison.loo, far)))
+    section = _section(page, "differences")
+    assert section.count("<img ") == 2
+    assert "The same without far_family, whose difference is over 10 times the others&#39;" in section
+    assert section.count(">far_family (k&gt;0.7 on") == 1  # in the table only (figures are images)
+    assert f"far_family: p_loo {n_train + 100:.2f} exceeds the {n_train} training rows" in section
+    plain = _section(render_model_comparison(comparison), "differences")
+    assert plain.count("<img ") == 1 and "The same without" not in plain and "exceeds the" not in plain
