@@ -1003,7 +1003,10 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         raise UsageError(f"none of the families {', '.join(families)} can take {data.name}: {reasons}")
     rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
     split = "/".join(f"{fraction:g}" for fraction in fractions)
-    print(f"{data.name}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all")
+    dropped = f" ({data.missing.dropped_rows} rows with blank cells dropped)" if data.missing.dropped_rows else ""
+    print(
+        f"{data.name}{dropped}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all"
+    )
     print(format_model_comparison(comparison))
     if args.out is not None:
         args.out.mkdir(exist_ok=True)

@@ -208,12 +208,16 @@ def _notes(caught: list[warnings.WarningMessage], pareto_k: np.ndarray, good_k: 
     notes = []
     for warning in caught:
         message = str(warning.message)
-        if message.startswith(_PARETO_WARNING):
-            n_above = int(np.sum(pareto_k > good_k))
+        if message.startswith(_PARETO_WARNING):  # restated with the limit the tables count by, and ArviZ's
+            n_above, n_warned = int(np.sum(pareto_k > PARETO_K_LIMIT)), int(np.sum(pareto_k > good_k))
+            arviz = (
+                f"ArviZ warns above {good_k:.2f} for {n_samples} draws: {n_warned} rows"
+                if good_k < PARETO_K_LIMIT
+                else f"{n_samples} draws"
+            )
             notes.append(
-                f"Pareto k > {good_k:.2f} (ArviZ's threshold for {n_samples} draws) in {n_above} of "
-                f"{len(pareto_k)} rows: their leave-one-out estimates are unreliable (more draws help; "
-                "influential rows need a more robust model)"
+                f"Pareto k > {PARETO_K_LIMIT:g} in {n_above} of {len(pareto_k)} rows ({arviz}): their leave-one-out "
+                "estimates are unreliable (more draws help; influential rows need a more robust model)"
             )
         else:
             notes.append(f"{warning.category.__name__}: {' '.join(message.split())}")

@@ -238,11 +238,11 @@ def test_pareto_k_warnings_are_notes_not_warnings(results):
         warnings.simplefilter("error")
         summary = loo(result)
         table = compare({"modified": result, "probit": results["probit"]})
-    n_above = int(np.sum(summary.pareto_k > summary.good_k))
-    assert n_above >= 1 and summary.pareto_k[0] > summary.good_k
-    expected = (
-        f"Pareto k > {summary.good_k:.2f} (ArviZ's threshold for 600 draws) in {n_above} of 120 rows: their "
-        "leave-one-out estimates are unreliable"
+    n_above, n_warned = int(np.sum(summary.pareto_k > 0.7)), int(np.sum(summary.pareto_k > summary.good_k))
+    assert n_warned >= 1 and summary.pareto_k[0] > summary.good_k and n_above == summary.n_high_k
+    expected = (  # the count of the tables' limit (0.7) and, below it for 600 draws, ArviZ's own
+        f"Pareto k > 0.7 in {n_above} of 120 rows (ArviZ warns above {summary.good_k:.2f} for 600 draws: "
+        f"{n_warned} rows): their leave-one-out estimates are unreliable"
     )
     assert len(summary.notes) == 1 and summary.notes[0].startswith(expected)
     assert "\n" not in summary.notes[0] and "site-packages" not in summary.notes[0]
@@ -278,7 +278,8 @@ def test_format_loo_shows_each_note_once(results):
     runs = {"modified": result, "probit": results["probit"]}
     text = format_loo(runs, {name: loo(run) for name, run in runs.items()}, compare(runs))
     notes = [line for line in text.splitlines() if line.startswith("  note: ")]
-    assert len(notes) == 1 and notes[0].startswith("  note: Pareto k > 0.64 (ArviZ's threshold for 600 draws) in ")
+    assert len(notes) == 1 and notes[0].startswith("  note: Pareto k > 0.7 in ")
+    assert "(ArviZ warns above 0.64 for 600 draws: " in notes[0]
 
 
 # --------------------------------------------------------------------------- rows equal up to rounding; exact check
