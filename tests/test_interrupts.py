@@ -161,7 +161,8 @@ def test_an_interrupted_write_leaves_no_file_and_keeps_the_old_one(tmp_path):
     assert [path.name for path in tmp_path.iterdir()] == ["result.nc"]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+# SIGTERM keeps fast checks in the compilation and swallowed-interrupt tests
+@pytest.mark.parametrize("signum", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
 def test_an_interrupt_while_a_csv_is_streamed_exits_130_and_writes_nothing(tmp_path, signum):
     """A long ``bayesclass predict`` over a CSV file (naive Bayes, 500 exact draws, 400,000 rows) stopped
     mid-stream: the rows written so far are removed with their temporary files; an earlier output stays."""
@@ -284,7 +285,9 @@ ATOMIC_WRITE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.21, 0.43, 0.77])
+@pytest.mark.parametrize(  # the middle delays are slow; the early and late ones run for every case
+    "delay", [0.05, pytest.param(0.21, marks=pytest.mark.slow), pytest.param(0.43, marks=pytest.mark.slow), 0.77]
+)
 @pytest.mark.parametrize("case", ATOMIC_WRITE_CASES, ids=[case[0] for case in ATOMIC_WRITE_CASES])
 def test_an_interrupt_anywhere_in_atomic_write_leaves_no_temporary_file(tmp_path, case, delay):
     """Before: a signal inside ``mkstemp`` (after it created the file) or as a result was written over an existing
@@ -377,7 +380,8 @@ COMMAND_CASES = [
     "signum",
     [pytest.param(signal.SIGINT, id="SIGINT"), pytest.param(signal.SIGTERM, id="SIGTERM", marks=pytest.mark.slow)],
 )
-@pytest.mark.parametrize("delay", [0.1, 0.6])
+# every command keeps its 0.6 s interrupt in the default run; the start-up phase has its own test below
+@pytest.mark.parametrize("delay", [pytest.param(0.1, marks=pytest.mark.slow), 0.6])
 @pytest.mark.parametrize("case", COMMAND_CASES, ids=[case[0] for case in COMMAND_CASES])
 def test_every_command_interrupted_exits_130_and_says_what_it_wrote(tmp_path, inputs, case, delay, signum):
     _, arguments, outputs = case
@@ -432,7 +436,9 @@ SAVE_CASES = [
 @pytest.mark.parametrize(
     ("case", "delay"),
     [
-        pytest.param(case, delay, id=f"{case[0]}-{delay}", marks=[pytest.mark.slow] if case[1] > 3000 else [])
+        pytest.param(
+            case, delay, id=f"{case[0]}-{delay}", marks=[pytest.mark.slow] if case[1] > 3000 or delay == 0.4 else []
+        )
         for case in SAVE_CASES
         for delay in case[2]
     ],
@@ -480,7 +486,7 @@ SWALLOWING_DRIVER = textwrap.dedent(
 LOST_INTERRUPT_CASES = [("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM)]
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.2])
+@pytest.mark.parametrize("delay", [0.3, pytest.param(1.2, marks=pytest.mark.slow)])  # 0.3 s for every case
 @pytest.mark.parametrize("case", LOST_INTERRUPT_CASES, ids=[case[0] for case in LOST_INTERRUPT_CASES])
 def test_an_interrupt_a_library_swallowed_still_stops_the_command(tmp_path, inputs, case, delay):
     arguments = ["report", "--run", str(inputs / "nb.nc"), "--out", "page.html"]
@@ -553,7 +559,12 @@ KEEP_PARTIAL_CASES = [
 @pytest.mark.parametrize(
     ("case", "delay"),
     [
-        pytest.param(case, delay, id=f"{case[0]}-{delay}", marks=[pytest.mark.slow] if "nutpie" in case[0] else [])
+        pytest.param(
+            case,
+            delay,
+            id=f"{case[0]}-{delay}",
+            marks=[pytest.mark.slow] if "nutpie" in case[0] or delay == 5.0 else [],
+        )
         for case in KEEP_PARTIAL_CASES
         for delay in (1.0, 5.0)
     ],
@@ -572,7 +583,7 @@ def test_keep_partial_before_the_first_draw_says_there_are_none(tmp_path, case, 
 ROUNDS_CASES = [("4 chains on one XLA device",)]
 
 
-@pytest.mark.parametrize("delay", [2.0, 5.0])
+@pytest.mark.parametrize("delay", [2.0, pytest.param(5.0, marks=pytest.mark.slow)])  # 2 s runs by default
 @pytest.mark.parametrize("case", ROUNDS_CASES, ids=[case[0] for case in ROUNDS_CASES])
 def test_keep_partial_keeps_every_chain_when_chains_run_in_rounds(tmp_path, case, delay):
     from bayesclass.inference import load

@@ -67,6 +67,39 @@ def test_api_refuses(family, data, error, fragment):
         bc.fit(family, data, method="laplace", sampler=bc.SamplerSettings(draws=50, chains=1))
 
 
+def _posterior(log_density, gradient, hessian, initial):
+    """A :class:`TransformedPosterior` of a closed-form density (no model, nothing to compile)."""
+    from bayesclass.models._transformed_laplace import TransformedPosterior
+
+    return TransformedPosterior(
+        value_names=("z",),
+        value_shapes=((len(initial),),),
+        initial=np.asarray(initial, dtype=float),
+        value_and_gradient=lambda z: [np.asarray(log_density(z)), np.asarray(gradient(z))],
+        hessian=lambda z: np.asarray(hessian(z)),
+        parameters=lambda rows: [rows],
+        parameter_names=("z",),
+        parameter_dims=(("z_dim_0",),),
+    )
+
+
+def test_the_mode_search_refuses_a_density_without_a_mode_and_finds_a_proper_ones():
+    """The default run's check of the refusal above (the real families' rows are slow: each runs the mode search
+    of a compiled model to its step limit): ``log p(z) = -z0 - z1^2 / 2`` grows without bound as ``z0 -> -inf``
+    (as a class's log standard deviation of a constant feature does), so there is no mode and the search says
+    so; the same density with ``-z0^2 / 2`` in place of ``-z0`` has its mode at 0, which the search returns."""
+    from bayesclass.models._transformed_laplace import _mode
+
+    improper = _posterior(
+        lambda z: -z[0] - z[1] ** 2 / 2, lambda z: np.array([-1.0, -z[1]]), lambda z: np.diag([0.0, -1.0]), [0.5, 1.0]
+    )
+    with pytest.raises(ValueError, match="the Laplace approximation found no mode.*fit with method='nuts' instead"):
+        _mode(improper)
+    proper = _posterior(lambda z: -(z @ z) / 2, lambda z: -z, lambda z: -np.eye(2), [0.5, 1.0])
+    np.testing.assert_allclose(_mode(proper), [0.0, 0.0], atol=1e-8)
+
+
+@pytest.mark.slow  # runs the mode search of the compiled gcc model to its step limit (about 90 s on 2 cores)
 @pytest.mark.parametrize(("options", "code", "fragment"), LAPLACE_FAMILY_CLI_CASES)
 def test_cli_refuses(tmp_path, capsys, options, code, fragment):
     table = tmp_path / "constant.csv"

@@ -30,7 +30,10 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", params=list(CASES))
+@pytest.fixture(  # gcc per-class is slow: gcc (shared) and the other families keep the check in the default run
+    scope="module",
+    params=[pytest.param(name, marks=[pytest.mark.slow] if name == "gcc per-class" else []) for name in CASES],
+)
 def both_backends(request):
     model, make = CASES[request.param]
     dataset = make()

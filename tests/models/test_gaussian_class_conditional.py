@@ -427,8 +427,19 @@ def test_seed001_decision_boundary_is_the_true_hyperplane(seed001_large):
 # --------------------------------------------------------------------------- the PyMC model
 
 
-@pytest.mark.parametrize("covariance_prior", ["lkj", "inverse_wishart"])
-@pytest.mark.parametrize("covariance", COVARIANCES)
+@pytest.mark.parametrize(  # each layout and each prior runs by default; shared-lkj (the slowest to compile) is slow
+    ("covariance", "covariance_prior"),
+    [
+        pytest.param(
+            covariance,
+            prior,
+            id=f"{covariance}-{prior}",
+            marks=[pytest.mark.slow] if (covariance, prior) == ("shared", "lkj") else [],
+        )
+        for prior in ("lkj", "inverse_wishart")
+        for covariance in COVARIANCES
+    ],
+)
 def test_sufficient_statistic_model_is_the_per_observation_model(small_iris, covariance_prior, covariance):
     """Module docstring, "Likelihood by sufficient statistics": the same density (including the 2 pi constant)
     and the same gradient at points far apart in density."""

@@ -201,9 +201,22 @@ def _lkj_log_posterior(model: GaussianClassConditional):
     return log_density
 
 
-@pytest.mark.parametrize("covariance", COVARIANCES)
-@pytest.mark.parametrize("prior", ["inverse_wishart", "lkj"])
-@pytest.mark.parametrize(("name", "data"), _data_sets())
+@pytest.mark.parametrize(  # every combination runs on seed001; iris's LKJ per-class (the slowest) runs as slow
+    ("name", "data", "prior", "covariance"),
+    [
+        pytest.param(
+            name,
+            data,
+            prior,
+            covariance,
+            id=f"{name}-data{index}-{prior}-{covariance}",
+            marks=[pytest.mark.slow] if (name, prior, covariance) == ("iris", "lkj", "per-class") else [],
+        )
+        for index, (name, data) in enumerate(_data_sets())
+        for prior in ("inverse_wishart", "lkj")
+        for covariance in COVARIANCES
+    ],
+)
 def test_map_covariance_is_the_inverse_numerical_hessian_of_the_log_posterior(name, data, prior, covariance) -> None:
     model = _model(covariance, prior)
     log_density = (_inverse_wishart_log_posterior if prior == "inverse_wishart" else _lkj_log_posterior)(model)

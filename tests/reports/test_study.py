@@ -176,6 +176,8 @@ SLOW_CELLS = SMALL.replace("training_sizes = [20, 60]", "training_sizes = [20, 3
 )
 
 
+@pytest.mark.slow  # about 40 s; by default: the rerun skips recorded cells (above), a SIGKILLed worker loses no cell
+# (tests/bad_inputs/test_studies.py), an interrupted write leaves no file (tests/test_interrupts.py)
 def test_sigkill_of_the_client_loses_no_finished_cell(tmp_path):
     """Kill the study process (SIGKILL, no cleanup) once a few cells are recorded; the rerun runs only the rest
     and leaves the finished records untouched."""
