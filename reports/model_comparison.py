@@ -127,6 +127,10 @@ def _heldout_lines(comparison: ModelComparison, split: str) -> list[str]:
     lines.append(f"  {'estimate':<{width}} {'log loss':>8} {'Brier':>7} {'acc.':>6} {'diff':>8} {'se':>7}")
     lines.extend(_heldout_row(row, width) for row in rows)
     lines.append(f"  (diff: mean per-row log loss minus the best's; se its SE; * above {NOISE_MULTIPLE:g} SE)")
+    if any(math.isinf(row.log_loss) for row in rows):
+        lines.append("  (inf: the estimate gave some held-out row's observed class probability 0)")
+    if any(math.isnan(row.log_loss) for row in rows):
+        lines.append("  (-: no probabilities, only decisions (accuracy), or no score defined)")
     return lines
 
 

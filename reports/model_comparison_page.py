@@ -177,6 +177,11 @@ def _heldout_table(split: str, n_rows: int, rows: tuple[HeldoutRow, ...], *, cap
     if not rows:
         return Text(f"Ranking by held-out log loss ({split}, {n_rows} rows): no estimate to score.")
     undecided = any(math.isnan(row.log_loss) for row in rows)
+    zero = (
+        "; inf: the estimate gave some held-out row's observed class probability 0"
+        if any(math.isinf(row.log_loss) for row in rows)
+        else ""
+    )
     return Table(
         caption
         or f"Ranking by held-out log loss ({split}, {n_rows} rows), best first: every family's posterior, "
@@ -193,7 +198,7 @@ def _heldout_table(split: str, n_rows: int, rows: tuple[HeldoutRow, ...], *, cap
             )
             for row in rows
         ),
-        note=HELDOUT_NOTE + ("; n/a: no probabilities (a baseline that only decides)." if undecided else "."),
+        note=HELDOUT_NOTE + zero + ("; n/a: no probabilities (a baseline that only decides)." if undecided else "."),
     )
 
 

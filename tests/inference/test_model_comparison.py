@@ -7,6 +7,7 @@ against their own ``check_training_data``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import arviz_stats as azs
@@ -232,3 +233,15 @@ def test_a_family_without_loo_is_left_out_of_the_stack_not_the_stack(gaussians):
     alone = stack_families(gaussians.fits, left_out={"naive_bayes": "x", "gcc": "y"})
     assert alone.result is None and "a stack needs two or more" in alone.reason
     assert len(alone.notes) == 2
+
+
+def test_inf_and_missing_log_losses_are_explained_in_the_text(comparison):
+    from bayesclass.inference.evaluation.model_comparison import HeldoutRow
+
+    rows = comparison.heldout["test"]
+    zero = HeldoutRow("baseline: decision tree", math.inf, 0.1, 0.9, math.inf, math.nan, True)
+    undecided = HeldoutRow("baseline: least squares", math.nan, math.nan, 0.9, math.nan, math.nan, False)
+    text = format_model_comparison(dataclasses.replace(comparison, heldout={"test": (*rows, zero, undecided)}))
+    assert "(inf: the estimate gave some held-out row's observed class probability 0)" in text
+    assert "(-: no probabilities, only decisions (accuracy), or no score defined)" in text
+    assert "(inf:" not in format_model_comparison(dataclasses.replace(comparison, heldout={"test": rows}))

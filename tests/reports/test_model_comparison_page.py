@@ -17,6 +17,7 @@ from bayesclass.inference import SamplerSettings
 from bayesclass.inference.evaluation.model_comparison import (
     Disagreement,
     FamilyFit,
+    HeldoutRow,
     LooRow,
     StackOutcome,
     compare_models,
@@ -228,3 +229,13 @@ def test_a_family_far_off_the_others_is_drawn_apart_and_a_p_loo_above_the_rows_i
     assert f"far_family: p_loo {n_train + 100:.2f} exceeds the {n_train} training rows" in section
     plain = _section(render_model_comparison(comparison), "differences")
     assert plain.count("<img ") == 1 and "The same without" not in plain and "exceeds the" not in plain
+
+
+def test_an_infinite_log_loss_is_explained_under_its_table(comparison):
+    rows = tuple(row for row in comparison.heldout["test"] if row.log_loss != float("inf"))
+    zero = HeldoutRow("baseline: decision tree", float("inf"), 0.1, 0.9, float("inf"), float("nan"), True)
+    page = render_model_comparison(dataclasses.replace(comparison, heldout={"test": (*rows, zero)}))
+    assert "inf: the estimate gave some held-out row&#39;s observed class probability 0" in _section(page, "ranking")
+    assert "inf: the estimate gave" not in render_model_comparison(
+        dataclasses.replace(comparison, heldout={"test": rows})
+    )
