@@ -545,11 +545,9 @@ def stack_families(
         warnings.simplefilter("always")
         try:
             stacked = stack(results, method=method)
-            for other in STACK_METHODS:
-                table = stack_weights(results, method=other) if other != method else None
-                weights[other] = (
-                    {family: float(table.loc[family, "weight"]) for family in results} if table is not None else {}
-                )
+            for other in (name for name in STACK_METHODS if name != method):  # the stack's own: from its record
+                table = stack_weights(results, method=other)
+                weights[other] = {family: float(table.loc[family, "weight"]) for family in results}
         except (TypeError, ValueError) as error:
             return StackOutcome(method, reason=f"the families could not be stacked: {error}")
     info = stack_info(stacked)
