@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
@@ -31,13 +32,19 @@ __all__ = [
     "decisions_section",
     "estimates_section",
     "generative_section",
+    "headline_table",
     "number",
     "performance_section",
     "summary_section",
+    "verdict_blocks",
 ]
 
 #: parameter rows in tables before "... more"
 MAX_TABLE_ROWS = 40
+#: a table of more rows is folded on the page: its first FOLDED_ROWS_SHOWN rows shown, all of them one click away
+FOLD_ROWS = 15
+#: the rows a folded table shows
+FOLDED_ROWS_SHOWN = 10
 #: rank-plot panels (parameter elements) at most
 MAX_PANELS = 36
 
@@ -50,8 +57,9 @@ class Text:
     ----------
     body : str
         The text (autoescaped on the page).
-    kind : {"text", "pre", "alert"}, default "text"
-        A paragraph ("text"), a preformatted block ("pre") or a red alert ("alert").
+    kind : {"text", "pre", "alert", "verdict"}, default "text"
+        A paragraph ("text"), a preformatted block ("pre"), a red alert ("alert") or a passed verdict ("verdict",
+        a green line).
     """
 
     body: str
@@ -91,6 +99,21 @@ class Table:
     compact: bool = False  # a small table laid out beside its neighbours (confusion matrices)
     wide: bool = False  # many columns: scrolls sideways
     kind: str = "table"
+
+    @property
+    def folded(self) -> bool:
+        """Whether the page shows only its first :data:`FOLDED_ROWS_SHOWN` rows, the rest one click away."""
+        return self.kind == "table" and not self.compact and len(self.rows) > FOLD_ROWS
+
+    @property
+    def shown_rows(self) -> tuple[tuple[str, ...], ...]:
+        """The rows shown before the fold (all of them when the table is not folded)."""
+        return self.rows[:FOLDED_ROWS_SHOWN] if self.folded else self.rows
+
+    @property
+    def folded_rows(self) -> tuple[tuple[str, ...], ...]:
+        """The rows behind the fold (empty when the table is not folded)."""
+        return self.rows[FOLDED_ROWS_SHOWN:] if self.folded else ()
 
 
 @dataclass(frozen=True)
@@ -174,11 +197,13 @@ def _estimate_cells(row, kind: str, with_se: bool) -> tuple[str, ...]:
 
 
 def conclusion_section(run: rd.RunEvaluation) -> Section | None:
-    """The conclusion section: the run's findings in a few sentences, each with its numbers; None without them.
+    """The page's opening: the verdict, the conclusion and the headline comparison; None where there is nothing.
 
-    Convergence, the best estimate on held-out data and whether its paired difference to the runner-up is
-    larger than its noise, the point estimates that do not exist and why, and the posterior's intervals against
-    the Wald intervals (:mod:`bayesclass.reports.conclusion` words them); then the findings left out, with why.
+    First the convergence verdict (a red alert with the advice computed from what failed, or one line saying it
+    passed, or why there is no verdict); then the run's findings in a few sentences, each with its numbers
+    (:mod:`bayesclass.reports.conclusion` words them) and the findings left out, with why; then the headline
+    comparison: the run's own estimates (posterior, plug-ins) on each held-out split with the intervals of their
+    mean scores.
 
     Parameters
     ----------
@@ -188,17 +213,83 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     Returns
     -------
     Section or None
-        The ``conclusion`` section (None where the evaluation holds no conclusion).
+        The ``conclusion`` section (None where the run has no verdict, no conclusion and no held-out scores).
     """
     from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
 
-    if run.conclusion is None:
-        return None
-    blocks: list = [Text(sentence) for sentence in conclusion_sentences(run.conclusion)]
-    omitted = conclusion_omissions(run.conclusion)
-    if omitted:
-        blocks.append(Text("Not concluded: " + "; ".join(omitted) + "."))
-    return Section("conclusion", "Conclusion", tuple(blocks))
+    blocks: list = verdict_blocks(run)
+    if run.conclusion is not None:
+        blocks.extend(Text(sentence) for sentence in conclusion_sentences(run.conclusion))
+        omitted = conclusion_omissions(run.conclusion)
+        if omitted:
+            blocks.append(Text("Not concluded: " + "; ".join(omitted) + "."))
+    blocks.extend(headline_table(scores) for scores in run.heldout if scores.own_estimates)
+    return Section("conclusion", "Conclusion", tuple(blocks)) if blocks else None
+
+
+def verdict_blocks(run: rd.RunEvaluation) -> list:
+    """The verdict line of the page's opening, and the advice box when it failed.
+
+    Parameters
+    ----------
+    run : RunEvaluation
+        The run's computed evaluation.
+
+    Returns
+    -------
+    list of Text and Table
+        A green "verdict" line (passed), a red alert and the advice (failed), or, without a conclusion to say it,
+        one line saying why there is no verdict (independent draws, a point estimate, a stack).
+    """
+    facts, convergence = run.summary, run.convergence
+    if (convergence is None or facts.draws in ("stack", "independent")) and run.conclusion is not None:
+        return []  # no verdict to show: the conclusion's first sentence says why
+    if facts.draws == "stack":
+        return [Text("Verdict: none of its own (a stack of fitted results; each member was diagnosed by its fit).")]
+    if facts.draws == "independent":
+        return [Text(f"Verdict: none needed. {_capitalised(facts.method_description)}: no sampler to converge.")]
+    if convergence is None:
+        return [Text(f"Verdict: none. Point estimate only ({facts.method}): no posterior draws to diagnose.")]
+    if convergence.passed:
+        return [Text(f"Convergence PASS: {convergence.worst}.", kind="verdict")]
+    blocks: list = [Text(f"Convergence FAIL: {'; '.join(convergence.failures)}.", kind="alert")]
+    if convergence.advice:
+        blocks.append(_advice_table(convergence.advice))
+    return blocks
+
+
+def headline_table(scores: rd.HeldoutScores) -> Table:
+    """The headline comparison: the run's own estimates on one held-out split, with intervals of the mean scores.
+
+    Parameters
+    ----------
+    scores : HeldoutScores
+        The scores of one held-out split.
+
+    Returns
+    -------
+    Table
+        One row per own estimate (posterior, then each point estimate): log loss, Brier and accuracy, each with
+        its interval (mean -+ z SE over the rows).
+    """
+    prob = rd.HEADLINE_INTERVAL_PROB
+    metrics = (("log_loss", "log loss", ".4f"), ("brier", "Brier", ".4f"), ("accuracy", "accuracy", ".3f"))
+    metrics = tuple(metric for metric in metrics if metric[0] in scores.table.columns)
+
+    def cell(label: str, metric: str, spec: str) -> str:
+        value = number(scores.table.loc[label, metric], spec)
+        interval = scores.interval(label, metric, prob)
+        return value if interval is None else f"{value} [{number(interval[0], spec)}, {number(interval[1], spec)}]"
+
+    rows = tuple((label, *(cell(label, metric, spec) for metric, _, spec in metrics)) for label in scores.own_estimates)
+    return Table(
+        f"Posterior vs point estimates on {scores.split} ({scores.n_rows} held-out rows of {scores.data_name}): "
+        f"mean score [{prob:.0%} interval, mean -+ {NormalDist().inv_cdf(0.5 + prob / 2):.2f} SE over the rows]",
+        ("estimate", *(f"{header} (lower is better)" if name != "accuracy" else header for name, header, _ in metrics)),
+        rows,
+        note="Every estimate and baseline, with more scores, is under Predictive performance; '-': not defined "
+        "(an observed class given probability 0).",
+    )
 
 
 # -- 1. summary --------------------------------------------------------------------------------------------------
@@ -208,7 +299,7 @@ def summary_section(run: rd.RunEvaluation) -> Section:
     """The summary section: what was fitted, on what, how, and whether it converged.
 
     Model family, data, method and sampler, seed, versions, timings,
-    and the convergence verdict in one line; then the hyperparameters as a table (name, value, the prior they set)
+    then the hyperparameters as a table (name, value, the prior they set)
     and the model's prior and likelihood as formulas.
 
     Parameters
@@ -266,18 +357,6 @@ def summary_section(run: rd.RunEvaluation) -> Section:
             )
         )
     blocks.append(Text("\n".join(facts.prior_formulas), kind="pre"))
-    convergence = run.convergence
-    if facts.draws == "stack":
-        blocks.insert(
-            0, Text("A stack of fitted results: each member's draws were drawn and diagnosed by its own fit.")
-        )
-    elif facts.draws == "independent":
-        blocks.insert(0, Text(f"{_capitalised(facts.method_description)}: no sampler to converge."))
-    elif convergence is not None:
-        verdict = "PASS" if convergence.passed else "FAIL: " + "; ".join(convergence.failures)
-        blocks.insert(0, Text(f"Convergence {verdict}.", kind="text" if convergence.passed else "alert"))
-    else:
-        blocks.insert(0, Text(f"Point estimate only ({facts.method}): no posterior draws to diagnose."))
     return Section("summary", "Summary", tuple(blocks))
 
 

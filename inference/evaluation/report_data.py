@@ -9,7 +9,9 @@ figure functions take them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -29,7 +31,11 @@ ESTIMATE_NAMES: dict[str, str] = {
     "posterior_predictive": "exact predictive (Student-t)",
 }
 
+#: the probability of the intervals of the page's headline comparison (mean held-out score -+ z SE)
+HEADLINE_INTERVAL_PROB = 0.95
+
 __all__ = [
+    "HEADLINE_INTERVAL_PROB",
     "Boundary",
     "ESTIMATE_NAMES",
     "Calibration",
@@ -341,6 +347,9 @@ class HeldoutScores:
         Why some asked-for baselines are absent ("" where none is).
     standard_errors : dict
         Label -> metric -> standard error of the mean over rows (None where a per-row score is infinite).
+    own_estimates : tuple of str, default ()
+        The labels of the run's own estimates in ``table`` (its posterior and point estimates; not baselines), in
+        the table's order: the headline comparison of the page.
     """
 
     split: str
@@ -350,6 +359,34 @@ class HeldoutScores:
     descriptions: tuple[tuple[str, str], ...]
     left_out_baselines: str
     standard_errors: dict[str, dict[str, float | None]]
+    own_estimates: tuple[str, ...] = ()
+
+    def interval(self, label: str, metric: str, prob: float = HEADLINE_INTERVAL_PROB) -> tuple[float, float] | None:
+        """The normal-approximation interval of one estimate's mean score: mean -+ z SE over the scored rows.
+
+        Parameters
+        ----------
+        label : str
+            The estimate's label (a row of ``table``).
+        metric : str
+            A column of ``table`` with a standard error ("log_loss", "brier", "accuracy").
+        prob : float, default HEADLINE_INTERVAL_PROB
+            The interval's probability.
+
+        Returns
+        -------
+        tuple of (float, float) or None
+            (low, high); None where the standard error is undefined (an infinite per-row score, one row, no
+            probabilities). Accuracy's interval is clipped to [0, 1], log loss's low end at 0.
+        """
+        error = self.standard_errors.get(label, {}).get(metric)
+        if error is None or label not in self.table.index or metric not in self.table.columns:
+            return None
+        mean = float(self.table.loc[label, metric])
+        half = NormalDist().inv_cdf(0.5 + prob / 2) * error
+        low, high = mean - half, mean + half
+        upper = 1.0 if metric == "accuracy" else math.inf
+        return max(low, 0.0), min(high, upper)
 
 
 @dataclass(frozen=True)

@@ -694,6 +694,7 @@ def _scores(result, split, data: Dataset, predicted: PredictedEstimates, *, base
         descriptions=descriptions,
         left_out_baselines=left_out,
         standard_errors=standard_errors(predicted),
+        own_estimates=tuple(label for label in estimate_labels(result).values() if label in table.index),
     )
 
 

@@ -135,7 +135,7 @@ def test_a_point_estimate_has_no_convergence_section():
     page = report(result)
     titles = headings(page)
     assert SECTION_TITLES["convergence"] not in titles
-    assert "Point estimate only (map)" in page
+    assert "the result is a point estimate (method map), without draws" in page
     assert "LOO needs posterior draws" in page
 
 
