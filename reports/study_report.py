@@ -20,10 +20,11 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.inference.evaluation.coverage import coverage_summary
+from bayesclass.inference.studies.differences import posterior_differences
 from bayesclass.inference.studies.runner import current_cells, load_verified
 from bayesclass.inference.studies.stack_summary import stack_summary, stack_weight_summary
 from bayesclass.reports import figures
-from bayesclass.reports.html import PageSection, render_page
+from bayesclass.reports.html import PageSection, figures_first, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 else:
     pd = lazy_import("pandas")
 
-__all__ = ["CURVE_METRICS", "stack_conclusion", "study_report"]
+__all__ = ["CURVE_METRICS", "coverage_headline", "stack_conclusion", "study_conclusion", "study_report"]
 
 #: the metrics drawn as learning curves (those present), with their axis labels
 CURVE_METRICS = {
@@ -48,8 +49,6 @@ _VERDICT_SENTENCES = {
     "no clear difference": "Neither is better by more than twice the standard error",
     "equal": "The stack equals the best single family (all its weight on it)",
 }
-#: the metrics of the paired differences posterior - plug-in (lower is better for each)
-DIFFERENCE_METRICS = ("log_loss", "brier", "kl_to_truth")
 
 
 def study_report(out: str | Path, *, title: str | None = None, version: str = "") -> str:
@@ -88,13 +87,16 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
     title = title or f"bayesclass study: {', '.join(studies)}"
     ok = table[table["status"] == "ok"]
     colors = estimate_colors(ok["estimate"].dropna().unique())
+    differences = posterior_differences(ok)
+    coverage = coverage_summary(ok)
+    opening = [PageSection("conclusion", "Conclusion", _opening(table, differences, coverage))]
     sections = [
         PageSection("summary", "Summary", _summary(table, Path(out))),
         PageSection("curves", "Learning curves", _curves(ok, colors)),
-        PageSection("differences", "Posterior minus plug-in", _differences(ok, colors)),
+        PageSection("differences", "Posterior minus plug-in", _differences(differences, colors)),
         PageSection("coverage", "Interval coverage of the truth", _coverage(ok, colors)),
         PageSection("mle", "Where the MLE does not exist", _missing_mle(table)),
-        PageSection("calibration", "Calibration", _calibration(ok)),
+        PageSection("calibration", "Calibration", _calibration(ok, colors)),
         PageSection("convergence", "Convergence and failures", _convergence(table)),
         PageSection("cost", "Time per fit", _cost(table)),
     ]
@@ -111,7 +113,120 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
     failed = table.loc[table["status"] == "error", "key"].nunique()
     if failed:
         alerts.append(f"{failed} cell(s) failed; their errors are listed under 'Convergence and failures'.")
-    return render_page(title, sections, alerts=alerts, started=started, version=version)
+    sections = [PageSection(section.anchor, section.heading, figures_first(section.blocks)) for section in sections]
+    return render_page(title, sections, alerts=alerts, started=started, version=version, opening=opening)
+
+
+def _opening(table, differences, coverage) -> tuple:
+    """The page's opening: the study's findings in sentences, each with its numbers (all in the tables below)."""
+    blocks: list = [Text(sentence) for sentence in study_conclusion(table, differences)]
+    ok = table[table["status"] == "ok"]
+    if (ok["kind"] == "stack").any():
+        blocks.extend(Text(paragraph) for paragraph in stack_conclusion(stack_summary(ok)))
+    blocks.extend(Text(sentence) for sentence in coverage_headline(coverage))
+    return tuple(blocks)
+
+
+def study_conclusion(table, differences) -> list[str]:
+    """Sentences of a study's outcome: its cells, then the posterior against each plug-in by held-out log loss.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The study's tidy table (every cell, failed ones included).
+    differences : pandas.DataFrame
+        :func:`~bayesclass.inference.studies.differences.posterior_differences` of its finished cells.
+
+    Returns
+    -------
+    list of str
+        First how many cells finished, failed, and failed the convergence verdict; then per data set, model and
+        point estimate's plug-in (not the baselines), at which training sizes the posterior's held-out log loss is
+        lower or higher by more than twice the standard error of the paired difference, and where neither is.
+    """
+    cells = _cells(table)
+    finished, failed = int((cells["status"] == "ok").sum()), int((cells["status"] == "error").sum())
+    sampled = cells[cells["converged"].notna()]
+    not_converged = int((sampled["converged"] == False).sum())  # noqa: E712 (a column of bools and None)
+    sentences = [
+        f"{finished} of {len(cells)} cells finished"
+        + (f", {failed} failed (their errors are under 'Convergence and failures')" if failed else "")
+        + (
+            f"; {not_converged} of {len(sampled)} cells sampled by MCMC failed the convergence verdict"
+            if len(sampled)
+            else ""
+        )
+        + "."
+    ]
+    own = (differences["metric"] == "log_loss") & (differences["compared"] > 0) & (differences["kind"] != "baseline")
+    log_loss = differences[own]
+    for (dataset, model, estimate), rows in log_loss.groupby(["dataset", "model", "estimate"], sort=True):
+        parts = []
+        for verdict, words in (
+            ("posterior better", "lower for the posterior"),
+            ("plug-in better", f"lower for the {estimate}"),
+            ("no clear difference", "no clear difference"),
+            ("equal", "equal"),
+            ("one cell", "one repeat, no verdict"),
+        ):
+            sizes = rows.loc[rows["verdict"] == verdict, "size"].tolist()
+            if sizes:
+                parts.append(f"{words} at n = {', '.join(str(int(size)) for size in sizes)}")
+        finite = rows[np.isfinite(rows["mean"])]
+        spread = (
+            f"mean differences from {number(finite['mean'].min(), '.3g')} to {number(finite['mean'].max(), '.3g')}"
+            if not finite.empty
+            else ""
+        )
+        infinite = int(rows["infinite"].sum())
+        if infinite:
+            spread += ("; " if spread else "") + (
+                f"the {estimate}'s log loss is infinite (an observed class given probability 0) in {infinite} of "
+                f"{int(rows['compared'].sum())} cells"
+            )
+        sentences.append(
+            f"On {dataset} ({model}), the posterior's held-out log loss against the {estimate}'s, paired by cell "
+            f"(by more than twice the standard error): {'; '.join(parts)}" + (f" ({spread})." if spread else ".")
+        )
+    return sentences
+
+
+def coverage_headline(coverage) -> list[str]:
+    """One sentence per data set and model: which estimates' intervals under- or over-cover the truth, and where.
+
+    Parameters
+    ----------
+    coverage : pandas.DataFrame
+        :func:`~bayesclass.inference.evaluation.coverage.coverage_summary` of a study.
+
+    Returns
+    -------
+    list of str
+        Per data set and model, the estimates and sizes whose coverage is more than twice its standard error
+        below / above the nominal level, or that none is; the numbers are in the coverage table.
+    """
+    sentences = []
+    for (dataset, model), group in coverage.groupby(["dataset", "model"], sort=True):
+        measured = group[~group["verdict"].isin(["not available", "no standard error"])]
+        if measured.empty:
+            continue
+        found = []
+        for verdict in ("under-covers", "over-covers"):
+            for (estimate, level, parameter), rows in measured[measured["verdict"] == verdict].groupby(
+                ["estimate", "level", "parameter"], sort=True
+            ):
+                truth = "coefficients" if parameter else "P(class | x)"
+                sizes = ", ".join(str(int(size)) for size in sorted(rows["size"]))
+                found.append(
+                    f"the {estimate}'s {level:.0%} intervals of {truth} {verdict.replace('-', ' ')} at n = {sizes}"
+                )
+        levels = ", ".join(f"{level:.0%}" for level in sorted(measured["level"].unique()))
+        sentences.append(
+            f"On {dataset} ({model}), interval coverage of the truth ({levels}): "
+            + ("; ".join(found) if found else "every estimate within twice its standard error of nominal")
+            + " (details under 'Interval coverage of the truth')."
+        )
+    return sentences
 
 
 def _rejected(rejected: list[str]) -> tuple:
@@ -196,7 +311,7 @@ def _curves(ok, colors: dict[str, str]) -> tuple:
             continue
         blocks.append(
             Figure(
-                figures.learning_curve_plot(panels, colors=colors),
+                figures.learning_curve_plot(panels, colors=colors, title=f"{model} on {dataset}: learning curves"),
                 f"{model} on {dataset}: each metric on the test split vs the training rows, mean over repeats with "
                 "the band from the smallest to the largest repeat; a triangle marks an infinite mean (log loss inf: "
                 "an observed class given probability 0)",
@@ -207,35 +322,16 @@ def _curves(ok, colors: dict[str, str]) -> tuple:
     return tuple(blocks)
 
 
-def _differences(ok, colors: dict[str, str]) -> tuple:
-    """Posterior minus each plug-in, paired by cell (same rows, same fit), per size: mean and range over repeats."""
+def _differences(differences, colors: dict[str, str]) -> tuple:
+    """Posterior minus each plug-in, paired by cell (same rows, same fit), per size (:func:`posterior_differences`)."""
     blocks: list = []
-    rows_out = []
-    for (dataset, model), group in ok.groupby(["dataset", "model"], sort=True):
+    for (dataset, model), group in differences.groupby(["dataset", "model"], sort=True):
         panels = {}
-        for metric in DIFFERENCE_METRICS:
-            subset = group[group["metric"] == metric]
-            posterior = subset[subset["kind"] == "posterior"].set_index("key")["value"]
-            if posterior.empty:
-                continue
-            lines = {}
-            for estimate, rows in subset[subset["kind"] != "posterior"].groupby("estimate", sort=False):
-                paired = rows.set_index("key")[["value", "size"]].join(posterior.rename("posterior"), how="inner")
-                if paired.empty:
-                    continue
-                paired["difference"] = paired["posterior"] - paired["value"]
-                stats = paired.groupby("size")["difference"].apply(_band)
-                sizes = stats.index.to_numpy(dtype=float)
-                mean, low, high = (np.array([s[i] for s in stats]) for i in range(3))
-                lines[f"posterior - {estimate}"] = (sizes, mean, low, high)
-                for size, (m, lo, hi) in stats.items():
-                    at_size = paired["size"] == size
-                    compared = at_size & paired["difference"].notna()  # NaN: a plug-in without probabilities there
-                    count, wins = int(compared.sum()), int((compared & (paired["difference"] < 0)).sum())
-                    rows_out.append(
-                        (dataset, model, metric, f"posterior - {estimate}", str(int(size)), number(m),
-                         f"[{number(lo)}, {number(hi)}]", f"{wins} of {count}" if count else "n/a")
-                    )  # fmt: skip
+        for metric, rows in group[group["compared"] > 0].groupby("metric", sort=False):
+            lines = {
+                f"posterior - {estimate}": tuple(line[c].to_numpy(dtype=float) for c in ("size", "mean", "low", "high"))
+                for estimate, line in rows.groupby("estimate", sort=False)
+            }
             if lines:
                 panels[f"{metric}: posterior - plug-in"] = lines
         if panels:
@@ -245,23 +341,47 @@ def _differences(ok, colors: dict[str, str]) -> tuple:
                         panels,
                         reference=0.0,
                         colors={f"posterior - {label}": color for label, color in colors.items()},
+                        title=f"{model} on {dataset}: posterior - plug-in",
                     ),
                     f"{model} on {dataset}: posterior minus each plug-in, per cell (same training rows and fit), mean "
                     "over repeats with the range; below 0 the posterior is better; -inf where the plug-in's log loss "
                     "is infinite (drawn at the bottom)",
                 )
             )
-    if rows_out:
-        blocks.append(
-            Table(
-                "Paired differences posterior - plug-in (lower is better for the posterior): mean over repeats, "
-                "[smallest, largest] repeat, and in how many repeats the posterior was better",
-                ("data", "model", "metric", "difference", "training rows", "mean", "range", "posterior better"),
-                tuple(rows_out),
-            )
-        )
-    else:
-        blocks.append(Text("No posterior and plug-in scored in the same cells."))
+    if differences.empty:
+        return (Text("No posterior and plug-in scored in the same cells."),)
+    blocks.append(
+        Table(
+            "Paired differences posterior - plug-in (lower is better for the posterior): mean over repeats ± its "
+            "standard error, [smallest, largest] repeat, in how many repeats the posterior was better, and the "
+            "verdict (more than twice the standard error from 0)",
+            (
+                "data",
+                "model",
+                "metric",
+                "difference",
+                "training rows",
+                "mean ± SE",
+                "range",
+                "posterior better",
+                "verdict",
+            ),
+            tuple(
+                (
+                    r.dataset,
+                    r.model,
+                    r.metric,
+                    f"posterior - {r.estimate}",
+                    str(r.size),
+                    number(r.mean) + ("" if math.isnan(r.se) else f" ± {number(r.se, '.2g')}"),
+                    f"[{number(r.low)}, {number(r.high)}]",
+                    f"{r.posterior_better} of {r.compared}" if r.compared else "n/a",
+                    r.verdict,
+                )
+                for r in differences.itertuples()
+            ),
+        )  # fmt: skip
+    )
     return tuple(blocks)
 
 
@@ -428,7 +548,12 @@ def _coverage(ok, colors: dict[str, str]) -> tuple:
             blocks.append(
                 Figure(
                     figures.learning_curve_plot(
-                        panels, reference=references, colors=colors, y_range=(bottom, 1.02), columns=2
+                        panels,
+                        reference=references,
+                        colors=colors,
+                        y_range=(bottom, 1.02),
+                        columns=2,
+                        title=f"{model} on {dataset}: coverage of the truth",
                     ),
                     f"{model} on {dataset}: coverage of the truth vs the training rows, mean over repeats with the "
                     "band from the smallest to the largest repeat; dashed: the nominal level",
@@ -582,24 +707,50 @@ def _missing_mle(table) -> tuple:
     return tuple(blocks)
 
 
-def _calibration(ok) -> tuple:
+def _calibration(ok, colors: dict[str, str]) -> tuple:
+    """ECE and MCB of every estimate vs the training rows (a figure per data set and model), then the table."""
     metrics = [m for m in ("ece", "calibration_mcb") if m in set(ok["metric"])]
     if not metrics:
         return (Text("The study scored no calibration metric."),)
-    summary = ok[ok["metric"].isin(metrics)].groupby(["dataset", "model", "estimate", "size", "metric"])["value"].mean()
+    labels = {"ece": "ECE (top-label, 10 bins)", "calibration_mcb": "MCB (CORP miscalibration of the Brier score)"}
+    blocks: list = []
+    scored = ok[ok["metric"].isin(metrics)]
+    for (dataset, model), group in scored.groupby(["dataset", "model"], sort=True):
+        panels = {}
+        for metric in metrics:
+            lines = {}
+            for estimate, rows in group[group["metric"] == metric].groupby("estimate", sort=False):
+                stats = rows.groupby("size")["value"].apply(_band)
+                if not stats.empty and not all(math.isnan(m) for m, _, _ in stats):
+                    lines[estimate] = (
+                        stats.index.to_numpy(dtype=float),
+                        *(np.array([v[i] for v in stats]) for i in range(3)),
+                    )
+            if lines:
+                panels[labels[metric]] = lines
+        if panels:
+            blocks.append(
+                Figure(
+                    figures.learning_curve_plot(panels, colors=colors, title=f"{model} on {dataset}: calibration"),
+                    f"{model} on {dataset}: calibration error on the test split vs the training rows (lower is "
+                    "better), mean over repeats with the band from the smallest to the largest repeat",
+                )
+            )
+    summary = scored.groupby(["dataset", "model", "estimate", "size", "metric"])["value"].mean()
     wide = summary.unstack("metric")
     rows = tuple(
         (d, m, e, str(int(s)), *(number(row.get(metric), ".4f") for metric in metrics))
         for (d, m, e, s), row in wide.iterrows()
     )
-    return (
+    blocks.append(
         Table(
             "Calibration on the test split, mean over repeats: ECE (top-label, 10 bins) and MCB (the miscalibration "
             "term of the CORP decomposition of the Brier score)",
             ("data", "model", "estimate", "training rows", *(m.replace("calibration_", "").upper() for m in metrics)),
             rows,
-        ),
+        )
     )
+    return tuple(blocks)
 
 
 def _convergence(table) -> tuple:

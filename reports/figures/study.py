@@ -20,6 +20,7 @@ def learning_curve_plot(
     colors: Mapping[str, str] | None = None,
     y_range: tuple[float, float] | None = None,
     columns: int | None = None,
+    title: str | None = None,
 ) -> str:
     """Curves over training sizes, one panel per title: each line ``(x, mean, low, high)`` with a band.
 
@@ -43,6 +44,8 @@ def learning_curve_plot(
         default: each panel's own data.
     columns : int, optional
         Panels per row (default: up to 3), e.g. 2 for a 2 x 2 grid of two truths at two levels.
+    title : str, optional
+        The figure's title above its panels (e.g. the model and data it shows).
 
     Returns
     -------
@@ -113,4 +116,6 @@ def learning_curve_plot(
 
         handles = [Line2D([], [], color=colors[label], marker="o", ms=3) for label in labels]
         fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(handles)), frameon=False)
+        if title:
+            fig.suptitle(title, fontsize=11, fontweight="bold")
         return to_svg(fig)
