@@ -176,19 +176,14 @@ def _unit_text(unit: tuple[str, ...]) -> str:
         return "value, in standardised input units (each input's sd = 1)"
     if set(unit) == {"0/1"}:
         return "value, over 0/1-coded inputs"
-    parts = [
-        {"sd": "standardised input (sd = 1)", "0/1": "0/1-coded input"}.get(part, f"the units of {part}")
-        for part in unit
-    ]
-    return f"value, in {' x '.join(parts)}"
+    parts = {"sd": "standardised input (sd = 1)", "0/1": "0/1-coded input"}
+    return f"value, on the scale of {' x '.join(parts.get(part, part) for part in unit)}"
 
 
 def _unit_short(unit: tuple[str, ...]) -> str:
-    """A short name of ``unit`` for a panel's title ("standardised inputs", "inputs in body_mass_g")."""
-    if not unit:
-        return "no input"
-    names = {"sd": "standardised", "0/1": "0/1-coded"}
-    return f"{' x '.join(names.get(part, part) for part in dict.fromkeys(unit))} inputs"
+    """A short name of ``unit`` for a panel's title ("standardised inputs", "input body_mass_g")."""
+    parts = {"sd": "standardised inputs", "0/1": "0/1-coded inputs"}
+    return " x ".join(parts.get(part, f"input {part}") for part in dict.fromkeys(unit)) or "no input"
 
 
 def _standardised(row: Mapping[str, Any], kinds: tuple[str, ...]) -> dict[str, Any]:

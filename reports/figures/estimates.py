@@ -31,8 +31,8 @@ __all__ = ["MAX_PANEL_ROWS", "forest_plot"]
 MAX_PANEL_ROWS = 16
 #: height of one row and the room of a panel's title and x label, in inches
 _ROW_HEIGHT, _PANEL_ROOM = 0.2, 0.75
-#: the title's lines are wrapped at this many characters (about the figure's 7 inches in bold 9 pt)
-_TITLE_CHARACTERS = 90
+#: the title's lines are wrapped at this many characters (the figure's 7 inches hold about 90 in bold 10 pt)
+_TITLE_CHARACTERS = 80
 
 
 def _panels(panels: Sequence[Any]) -> list[tuple[str, str, list[Mapping]]]:
@@ -172,6 +172,21 @@ def forest_plot(
     str
         The SVG element, 7 inches wide; it grows by 0.2 inch per row.
     """
+    return to_svg(
+        _forest_figure(
+            panels,
+            markers=markers,
+            labels=(interval_label, wald_label),
+            max_rows=max_rows,
+            title=title,
+        )
+    )
+
+
+def _forest_figure(
+    panels: Sequence[Any], *, markers: Mapping[str, str], labels: tuple[str, str], max_rows: int, title: str | None
+):
+    """The matplotlib figure of :func:`forest_plot` (``labels``: the interval's and the Wald bars' labels)."""
     groups = _panels(panels)
     if not isinstance(markers, Mapping):
         raise ValueError(f"markers must be a mapping point-estimate key -> legend label, got {markers!r}")
@@ -187,7 +202,7 @@ def forest_plot(
         title_lines = len(textwrap.wrap(title, _TITLE_CHARACTERS)) if title else 0
         fig = _figure(7.0, sum(heights) + 0.5 + 0.2 * title_lines)
         if title:  # wrapped: a long data name must not widen the figure past the page
-            fig.suptitle(textwrap.fill(title, _TITLE_CHARACTERS), fontweight="bold")
+            fig.suptitle(textwrap.fill(title, _TITLE_CHARACTERS), fontsize=10, fontweight="bold")
         # the panels and their legend in a subfigure: constrained layout gives the figure's title and an
         # "outside" legend of the same figure the same place, so they would overlap
         body = fig.subfigures(1, 1)
@@ -197,6 +212,6 @@ def forest_plot(
             ax.set_xlabel(label)
             if name:
                 ax.set_title(name, loc="left", fontweight="bold")
-        handles = _legend_handles(shown, markers, (interval_label, wald_label), with_wald)
+        handles = _legend_handles(shown, markers, labels, with_wald)
         body.legend(handles=handles, loc="outside upper center", ncols=min(4, len(handles)), frameon=False)
-    return to_svg(fig)
+    return fig
