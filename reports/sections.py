@@ -18,6 +18,7 @@ from statistics import NormalDist
 
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
+from bayesclass.reports.figures.estimates import MAX_PANEL_ROWS
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
 
 __all__ = [
@@ -523,6 +524,20 @@ def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str, descriptio
 # -- 3. posterior vs point estimates ----------------------------------------------------------------------------
 
 
+def _forest_panels_note(panels: tuple[rd.ParameterPanel, ...]) -> str:
+    """The forest plot's caption tail: one panel per variable and unit, which are standardised, what is cut."""
+    if not panels:
+        return ""
+    text = "; one panel per parameter kind and unit, each on its own axis"
+    standardised = [panel.title for panel in panels if panel.standardised]
+    if standardised:
+        text += f"; {', '.join(standardised)}: (value - posterior mean) / posterior sd, their inputs' units differ"
+    for panel in panels:
+        if len(panel.rows) > MAX_PANEL_ROWS:
+            text += f"; {panel.title}: only its first {MAX_PANEL_ROWS} of {len(panel.rows)} rows are drawn"
+    return text
+
+
 def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section | None:
     """The estimates section: the posterior beside every stored point estimate.
 
@@ -556,10 +571,11 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
     blocks.append(
         Figure(
             figures.forest_plot(
-                rows,
+                estimates.panels or rows,
                 markers={kind: estimate_label(kind) for kind in kinds},
                 interval_label=interval,
                 wald_label=f"{interval_prob:.0%} Wald",
+                title=f"{run.summary.family} on {run.summary.data_name}: posterior vs point estimates",
             ),
             (f"Posterior mean and {interval} (line) " if estimates.has_posterior else "")
             + (f"with {', '.join(estimate_label(kind) for kind in kinds)} as markers" if kinds else "")
@@ -569,7 +585,7 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
                 if any(with_se.values())
                 else ""
             )
-            + (f"; the first {MAX_TABLE_ROWS} of {len(rows)} rows" if len(rows) > MAX_TABLE_ROWS else ""),
+            + _forest_panels_note(estimates.panels),
         )
     )
     wald = f"{interval_prob:.0%} Wald"

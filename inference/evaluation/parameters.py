@@ -7,13 +7,15 @@ each estimate alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.evaluation.report_data import ParameterPanel
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB
-from bayesclass.inference.result import gaussian_approximation, model_of
+from bayesclass.inference.result import ResultInfo, gaussian_approximation, model_of, result_info
 
 if TYPE_CHECKING:
     import arviz_stats as azs
@@ -22,7 +24,11 @@ else:
     azs = lazy_import("arviz_stats")
     xr = lazy_import("xarray")
 
-__all__ = ["derived_names", "parameter_comparison", "point_estimate_kinds"]
+__all__ = ["derived_names", "parameter_comparison", "parameter_panels", "point_estimate_kinds"]
+
+#: a variable whose elements are over inputs of at most this many different units is drawn as one panel per
+#: unit; over more, as one panel standardised by the posterior (or, without draws, still one panel per unit)
+MAX_UNIT_PANELS = 3
 
 
 def point_estimate_kinds(result: xr.DataTree) -> list[str]:
@@ -69,15 +75,15 @@ def parameter_comparison(
     The parameters are those of ``model.summary_parameter_names`` (all when None).
 
     Rows are dicts with keys ``parameter``, ``mean``, ``sd``, ``low``, ``high`` (the equal-tailed interval),
-    ``hdi_low``, ``hdi_high`` (the highest-density interval of the same probability, ``arviz_stats.hdi``)
-    and one key per point estimate kind of the family (``map``, ``mle``, ...;
-    ``None`` where an estimate is absent), each with ``<kind>_se``, ``<kind>_low`` and ``<kind>_high``: its
-    standard error and Wald interval of probability ``interval_prob`` where the result stores its covariance
-    (:func:`~bayesclass.inference.result.gaussian_approximation`; ``None`` elsewhere, e.g. for derived
-    quantities). The family's derived quantities
-    (``model.derived_quantities``, e.g. the linear discriminants ``w_k, w_k0`` of a
-    shared-covariance Gaussian model) follow the parameters, computed per draw
-    for the posterior columns.
+    ``hdi_low``, ``hdi_high`` (the highest-density interval of the same probability, ``arviz_stats.hdi``),
+    ``variable`` (the model variable: the parameter's kind), ``features`` (the model inputs the element is over: its
+    coordinates along the dims named ``feature`` or ``*_feature``) and one key per point estimate kind of the family
+    (``map``, ``mle``, ...; ``None`` where an estimate is absent), each with ``<kind>_se``, ``<kind>_low`` and
+    ``<kind>_high``: its standard error and Wald interval of probability ``interval_prob`` where the result stores
+    its covariance (:func:`~bayesclass.inference.result.gaussian_approximation`; ``None`` elsewhere, e.g. for
+    derived quantities). The family's derived quantities (``model.derived_quantities``, e.g. the linear
+    discriminants ``w_k, w_k0`` of a shared-covariance Gaussian model) follow the parameters, computed per draw for
+    the posterior columns.
 
     Parameters
     ----------
@@ -132,6 +138,10 @@ def parameter_comparison(
             selection = dict(zip(variable.dims, index, strict=True))
             labels = [str(variable[dim].values[i]) for dim, i in selection.items()]
             row: dict[str, object] = {"parameter": f"{name}[{', '.join(labels)}]" if labels else name}
+            row["variable"] = str(name)
+            row["features"] = tuple(
+                str(variable[dim].values[i]) for dim, i in selection.items() if _is_feature_dim(str(dim))
+            )
             for column in ("mean", "sd", "low", "high", "hdi_low", "hdi_high", *kinds):
                 present = column in sources and name in sources[column]
                 row[column] = float(sources[column][name].isel(selection)) if present else None
@@ -141,3 +151,95 @@ def parameter_comparison(
                     row[f"{kind}_{suffix}"] = None if values is None else values[position]
             rows.append(row)
     return rows
+
+
+def _is_feature_dim(dim: str) -> bool:
+    """Whether a parameter dim runs over model inputs (``feature``, ``other_feature``, ``continuous_feature``)."""
+    return dim == "feature" or dim.endswith("_feature")
+
+
+def _input_unit(name: str, info: ResultInfo) -> str:
+    """The unit of one model input: ``"sd"`` (standardised), ``"0/1"`` (a coded level) or the input's own name."""
+    if name in info.standardized_features:
+        return "sd"
+    kinds = dict(zip(info.data.feature_names, info.data.feature_kinds, strict=True))
+    if kinds.get(name) in ("continuous", "count"):
+        return name  # its own unit, which only its name can tell (bill_length_mm, body_mass_g)
+    return "0/1"  # a binary or categorical column's code, or a treatment-coded level (island=Dream)
+
+
+def _unit_text(unit: tuple[str, ...]) -> str:
+    """The axis label of the elements over inputs of ``unit`` (one entry per feature dim of the variable)."""
+    if not unit:
+        return "value"
+    if set(unit) == {"sd"}:
+        return "value, in standardised input units (each input's sd = 1)"
+    if set(unit) == {"0/1"}:
+        return "value, over 0/1-coded inputs"
+    parts = {"sd": "standardised input (sd = 1)", "0/1": "0/1-coded input"}
+    return f"value, on the scale of {' x '.join(parts.get(part, part) for part in unit)}"
+
+
+def _unit_short(unit: tuple[str, ...]) -> str:
+    """A short name of ``unit`` for a panel's title ("standardised inputs", "input body_mass_g")."""
+    parts = {"sd": "standardised inputs", "0/1": "0/1-coded inputs"}
+    return " x ".join(parts.get(part, f"input {part}") for part in dict.fromkeys(unit)) or "no input"
+
+
+def _standardised(row: Mapping[str, Any], kinds: tuple[str, ...]) -> dict[str, Any]:
+    """``row`` as ``(value - posterior mean) / posterior sd``, every column alike (SEs divided by the sd)."""
+    mean, sd = float(row["mean"]), float(row["sd"])  # a standardised panel's rows all have both, sd > 0
+    bounds = tuple(f"{kind}_{side}" for kind in kinds for side in ("low", "high"))
+    out = dict(row, mean=0.0, sd=1.0)
+    for key in ("low", "high", "hdi_low", "hdi_high", *kinds, *bounds):
+        if row.get(key) is not None:
+            out[key] = (float(row[key]) - mean) / sd
+    for kind in kinds:
+        if row.get(f"{kind}_se") is not None:
+            out[f"{kind}_se"] = float(row[f"{kind}_se"]) / sd
+    return out
+
+
+def parameter_panels(result: xr.DataTree, rows: Sequence[Mapping[str, Any]]) -> tuple[ParameterPanel, ...]:
+    """The forest plot's panels: ``rows`` grouped by model variable (the parameter's kind) and unit.
+
+    A variable's elements are in the units of the model inputs they are over (the dims named ``feature`` or
+    ``*_feature``; a class prior or an intercept is over none): ``sd`` for a standardised input, ``0/1`` for a
+    coded level, the input's own unit (which its name carries, ``body_mass_g``) otherwise. A variable whose
+    elements share one unit is one panel in that unit. One over at most :data:`MAX_UNIT_PANELS` units is one
+    panel per unit; over more (unstandardised inputs of different units: a Gaussian model's means in mm and
+    g), one panel of ``(value - posterior mean) / posterior sd`` for every element and estimate alike, so that
+    no element collapses to a point beside one of large units; without posterior draws, one panel per unit.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        The fitted result ``rows`` come from.
+    rows : sequence of dict
+        Its :func:`parameter_comparison` rows.
+
+    Returns
+    -------
+    tuple of ParameterPanel
+        In the order of the variables in ``rows``.
+    """
+    info = result_info(result)
+    kinds = tuple(point_estimate_kinds(result))
+    by_variable: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_variable.setdefault(str(row.get("variable", row["parameter"])), []).append(row)
+    panels = []
+    for name, members in by_variable.items():
+        units: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+        for row in members:
+            unit = tuple(_input_unit(str(feature), info) for feature in row.get("features", ()))
+            units.setdefault(unit, []).append(row)
+        has_sd = all(isinstance(row.get("sd"), float) and row["sd"] > 0 for row in members)
+        if len(units) <= MAX_UNIT_PANELS or not has_sd:
+            for unit, unit_rows in units.items():
+                title = name if len(units) == 1 else f"{name}, {_unit_short(unit)}"
+                panels.append(ParameterPanel(title, _unit_text(unit), False, tuple(dict(row) for row in unit_rows)))
+        else:
+            label = "(value - posterior mean) / posterior sd: its inputs are in different units"
+            panels.append(ParameterPanel(name, label, True, tuple(_standardised(row, kinds) for row in members)))
+    return tuple(panels)

@@ -49,6 +49,7 @@ __all__ = [
     "HeldoutScores",
     "LatentCurve",
     "LooComparison",
+    "ParameterPanel",
     "ReportData",
     "RunEvaluation",
     "RunSummary",
@@ -229,6 +230,30 @@ class Convergence:
 
 
 @dataclass(frozen=True)
+class ParameterPanel:
+    """One panel of the estimates' forest plot: the elements of one model variable that share a unit.
+
+    Parameters
+    ----------
+    title : str
+        The model variable (the parameter kind), with the inputs it is over where a variable is split by unit.
+    axis_label : str
+        What the x axis shows, with its unit (or why it is standardised).
+    standardised : bool
+        Whether the values are ``(value - posterior mean) / posterior sd`` (the variable's elements are in
+        different units, so one axis in the model's own units would collapse the small ones to a point).
+    rows : tuple of dict
+        The rows of :func:`~bayesclass.inference.evaluation.parameters.parameter_comparison` on the panel's
+        scale (the same keys).
+    """
+
+    title: str
+    axis_label: str
+    standardised: bool
+    rows: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
 class Estimates:
     """The posterior beside every stored point estimate, parameter by parameter.
 
@@ -247,6 +272,9 @@ class Estimates:
         Per point estimate kind whose stored covariance covers none of the rows (e.g. a latent GP's covers its
         latent values, the rows are its hyperparameters): what the covariance is over, so the missing standard
         errors are explained.
+    panels : tuple of ParameterPanel
+        The rows grouped by model variable and unit, as the forest plot draws them
+        (:func:`~bayesclass.inference.evaluation.parameters.parameter_panels`).
     """
 
     rows: tuple[dict[str, Any], ...]
@@ -254,6 +282,7 @@ class Estimates:
     status: tuple[tuple[str, str], ...]
     has_posterior: bool
     covariance_notes: tuple[tuple[str, str], ...] = ()
+    panels: tuple[ParameterPanel, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,12 @@ from bayesclass.inference.evaluation.heldout import (
     result_codes,
     score_estimates,
 )
-from bayesclass.inference.evaluation.parameters import derived_names, parameter_comparison, point_estimate_kinds
+from bayesclass.inference.evaluation.parameters import (
+    derived_names,
+    parameter_comparison,
+    parameter_panels,
+    point_estimate_kinds,
+)
 from bayesclass.inference.evaluation.report_plots import boundary, latent_curve, thinned
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
@@ -621,6 +626,7 @@ def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates
         status=tuple(info.point_estimate_status.items()),
         has_posterior="posterior" in result.children,
         covariance_notes=tuple(notes),
+        panels=parameter_panels(result, rows),
     )
 
 

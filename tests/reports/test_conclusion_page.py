@@ -77,8 +77,9 @@ def test_the_estimates_show_posterior_map_and_mle_with_intervals_side_by_side(lo
     ]  # the point estimates in the result's storage order
     (forest,) = _svgs(section)
     assert "MAP 89% Wald" in forest and "MLE 89% Wald" in forest and "posterior 89% ETI" in forest
-    # three line collections: the posterior's intervals, the MAP's Wald bars, the MLE's
-    assert len(re.findall(r'id="LineCollection_\d+"', forest)) == 3
+    # three line collections per panel: the posterior's intervals, the MAP's Wald bars, the MLE's
+    panels = len(re.findall(r'<g id="axes_\d+"', forest))
+    assert panels >= 2 and len(re.findall(r'id="LineCollection_\d+"', forest)) == 3 * panels
 
 
 def test_the_forest_plot_draws_wald_bars_only_where_rows_carry_them():

@@ -162,8 +162,100 @@ def test_forest_plot_draws_no_marker_where_an_estimate_is_none():
 def test_forest_plot_without_posterior_and_with_many_rows():
     rows = [{"parameter": f"w[{i}]", "mean": None, "low": None, "high": None, "map": float(i)} for i in range(50)]
     svg = figures.forest_plot(rows, markers={"map": "MAP"}, max_rows=10)
-    check_svg(svg, "w[9]", "first 10 of 50 parameters")
-    assert "w[10]" not in svg and "posterior mean" not in svg
+    check_svg(svg, "w[9]")
+    # what is left out is the caption's to say: no figure text that could collide with the legend
+    assert "w[10]" not in svg and "posterior mean" not in svg and "of 50" not in svg
+
+
+def _panel(title: str, label: str, variable: str, centre: float, n: int, standardised: bool = False):
+    from bayesclass.inference.evaluation.report_data import ParameterPanel
+
+    rows = tuple(
+        {
+            "parameter": f"{variable}[c{i}]",
+            "variable": variable,
+            "mean": centre * (1 + 0.1 * i),
+            "low": centre * (0.9 + 0.1 * i),
+            "high": centre * (1.1 + 0.1 * i),
+            "map": centre * (1.02 + 0.1 * i),
+            "map_low": centre * (0.95 + 0.1 * i),
+            "map_high": centre * (1.09 + 0.1 * i),
+        }
+        for i in range(n)
+    )
+    return ParameterPanel(title, label, standardised, rows)
+
+
+#: the defect of issue 29: class probabilities near 0.3 beside a variance of body mass near 2e5 g^2
+PENGUIN_PANELS = (
+    _panel("class_prior", "value", "class_prior", 0.3, 3),
+    _panel("gaussian_mean, input body_mass_g", "value, on the scale of body_mass_g", "gaussian_mean", 4200.0, 3),
+    _panel("gaussian_variance", "value, on the scale of body_mass_g", "gaussian_variance", 2.1e5, 20),
+)
+
+
+def _rendered(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def test_forest_panels_each_have_their_own_axis_unit_label_and_cap():
+    from bayesclass.reports.figures.estimates import _forest_figure
+
+    fig = _forest_figure(
+        PENGUIN_PANELS, markers={"map": "MAP"}, labels=("89% ETI", "89% Wald"), max_rows=16, title="nb on penguins"
+    )
+    axes = fig.subfigs[0].axes
+    assert [ax.get_xlabel() for ax in axes] == [panel.axis_label for panel in PENGUIN_PANELS]
+    assert [ax.get_title(loc="left") for ax in axes] == [panel.title for panel in PENGUIN_PANELS]
+    assert [len(ax.get_yticks()) for ax in axes] == [3, 3, 16]  # 20 variances: the first 16 drawn
+    assert [tick.get_text() for tick in axes[0].get_yticklabels()] == ["c0", "c1", "c2"]  # the title names it
+    # each axis spans its own panel's values: the probabilities are not squeezed beside the variances
+    for ax, panel in zip(axes, PENGUIN_PANELS, strict=True):
+        low, high = ax.get_xlim()
+        shown = [v for row in panel.rows[:16] for v in (row["low"], row["high"], row["map_low"], row["map_high"])]
+        assert low <= min(shown) and max(shown) <= high
+        assert high - low < 3 * (max(shown) - min(shown)), panel.title
+    assert fig._suptitle.get_text() == "nb on penguins"
+
+
+def test_forest_legend_and_title_overlap_no_panel():
+    from bayesclass.reports.figures.estimates import _forest_figure
+
+    fig = _forest_figure(
+        PENGUIN_PANELS,
+        markers={"map": "MAP", "mle": "MLE"},
+        labels=("89% ETI", "89% Wald"),
+        max_rows=16,
+        title="naive_bayes on penguins[bill_length_mm, bill_depth_mm, flipper_length_mm, body_mass_g]: posterior "
+        "vs point estimates",
+    )
+    renderer = _rendered(fig)
+    (legend,) = fig.subfigs[0].legends
+    boxes = [ax.get_tightbbox(renderer) for ax in fig.subfigs[0].axes]
+    title = fig._suptitle.get_window_extent(renderer)
+    for box in boxes:
+        assert not legend.get_window_extent(renderer).overlaps(box)
+        assert not title.overlaps(box)
+    assert not title.overlaps(legend.get_window_extent(renderer))
+    assert title.width <= fig.bbox.width  # the long title is wrapped, not widening the figure
+
+
+def test_forest_plot_of_panels_fits_the_page():
+    svg = figures.forest_plot(PENGUIN_PANELS, markers={"map": "MAP"}, title="nb on penguins")
+    check_svg(svg, "value, on the scale of body_mass_g", "gaussian_variance", "nb on penguins", "MAP 89% Wald")
+    width_pt = float(ET.fromstring(svg).get("width").removesuffix("pt"))
+    assert width_pt * 96 / 72 <= 1100  # CSS px: no wider than the page
+
+
+def test_forest_plot_rejects_bad_panels():
+    with pytest.raises(ValueError, match="title must be a string"):
+        figures.forest_plot(PENGUIN_PANELS, markers={}, title=3)
+    with pytest.raises(ValueError, match=r"panels\[0\] must be a ParameterPanel with non-empty rows"):
+        figures.forest_plot([object()], markers={})
 
 
 def test_forest_plot_rejects_bad_rows():
