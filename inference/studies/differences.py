@@ -44,16 +44,16 @@ def posterior_differences(ok):
     -------
     pandas.DataFrame
         One row per (dataset, model, metric, estimate, size) where the posterior and the plug-in ``estimate`` (of
-        ``kind``: a point estimate kind, or ``"baseline"``) are scored in the same cells: ``cells`` paired,
-        ``compared`` those where both scores are numbers (a plug-in without probabilities has NaN), ``infinite``
-        those where the difference is infinite (an observed class given probability 0), ``mean``, ``low`` and
-        ``high`` of the differences posterior - plug-in over the cells (``-inf`` where the plug-in's score is
-        infinite and the posterior's is not), ``se`` the standard error of the mean (NaN with one cell or an
-        infinite difference), ``posterior_better`` the cells where the posterior's score is lower, and
-        ``verdict``: ``"posterior better"`` / ``"plug-in better"`` where the mean is below / above 0 by more than twice its standard error
-        (an infinite mean by its sign), ``"equal"`` where every difference is 0 (up to
-        :data:`~bayesclass.inference.studies.stack_summary.TIE`), ``"one cell"`` with a single cell, else ``"no
-        clear difference"``. Rows are sorted by data set, model, metric, plug-in and size.
+        ``kind``: a point estimate kind, or ``"baseline"``) are scored in the same cells: ``cells`` paired, ``compared``
+        those where both scores are numbers (a plug-in without probabilities has NaN), ``infinite`` those where the
+        difference is infinite (an observed class given probability 0), ``mean``, ``low`` and ``high`` of the
+        differences posterior - plug-in over the cells (``-inf`` where the plug-in's score is infinite and the
+        posterior's is not), ``se`` the standard error of the mean (NaN with one cell or an infinite difference),
+        ``posterior_better`` the cells where the posterior's score is lower, and ``verdict``: ``"posterior better"`` /
+        ``"plug-in better"`` where the mean is below / above 0 by more than twice its standard error (an infinite mean
+        by its sign), ``"equal"`` where every difference is 0 (up to
+        :data:`~bayesclass.inference.studies.stack_summary.TIE`), ``"one cell"`` with a single cell, else ``"no clear
+        difference"``. Rows are sorted by data set, model, metric, plug-in and size.
     """
     rows = []
     for (dataset, model, metric), subset in ok[ok["metric"].isin(DIFFERENCE_METRICS)].groupby(
