@@ -201,10 +201,10 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     """The page's opening: the verdict, the conclusion and the headline comparison; None where there is nothing.
 
     First the convergence verdict (a red alert with the advice computed from what failed, or one line saying it
-    passed, or why there is no verdict); then the run's findings in a few sentences, each with its numbers
-    (:mod:`bayesclass.reports.conclusion` words them) and the findings left out, with why; then the headline
-    comparison: the run's own estimates (posterior, plug-ins) on each held-out split with the intervals of their
-    mean scores.
+    passed, or why there is no verdict); then the headline comparison: the run's own estimates (posterior,
+    plug-ins) on each held-out split with the intervals of their mean scores; then the run's findings in a few
+    sentences, each with its numbers (:mod:`bayesclass.reports.conclusion` words them) and the findings left out,
+    with why.
 
     Parameters
     ----------
@@ -219,12 +219,12 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
 
     blocks: list = verdict_blocks(run)
+    blocks.extend(headline_table(scores) for scores in run.heldout if scores.own_estimates)
     if run.conclusion is not None:
         blocks.extend(Text(sentence) for sentence in conclusion_sentences(run.conclusion))
         omitted = conclusion_omissions(run.conclusion)
         if omitted:
             blocks.append(Text("Not concluded: " + "; ".join(omitted) + "."))
-    blocks.extend(headline_table(scores) for scores in run.heldout if scores.own_estimates)
     return Section("conclusion", "Conclusion", tuple(blocks)) if blocks else None
 
 

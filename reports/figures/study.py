@@ -65,7 +65,7 @@ def learning_curve_plot(
     columns = min(columns or 3, len(panels))
     rows = math.ceil(len(panels) / columns)
     with _style():
-        fig = _figure(4.2 * columns, 3.2 * rows)
+        fig = _figure(3.6 * columns, 3.0 * rows + (0.3 if title else 0.0))
         axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
         labels = list(dict.fromkeys(label for lines in panels.values() for label in lines))
         cycle = {label: f"C{index % 10}" for index, label in enumerate(labels)}

@@ -98,7 +98,112 @@ return {
 };
 """
 
+_LAYOUT_SCRIPT = """
+const box = element => {
+    const rect = element.getBoundingClientRect();
+    return {top: rect.top + window.scrollY, left: rect.left + window.scrollX, width: rect.width,
+            height: rect.height};
+};
+const normalized = text => (text || '').replace(/\\s+/g, ' ').trim();
+const content = document.body.getBoundingClientRect();
+const bodyStyle = getComputedStyle(document.body);
+return {
+    viewportWidth: document.documentElement.clientWidth,
+    scrollWidth: document.documentElement.scrollWidth,
+    contentWidth: content.width - parseFloat(bodyStyle.paddingLeft) - parseFloat(bodyStyle.paddingRight),
+    pageHeight: document.documentElement.scrollHeight,
+    images: Array.from(document.images).map(image => ({
+        box: box(image), naturalWidth: image.naturalWidth, naturalHeight: image.naturalHeight,
+        alt: image.getAttribute('alt') || ''})),
+    blocks: Array.from(document.querySelectorAll('section[id] > *')).filter(element => element.offsetParent !== null)
+        .map(element => ({section: element.parentElement.id, tag: element.tagName.toLowerCase(),
+                          cls: element.className || '', text: normalized(element.textContent).substring(0, 2000),
+                          box: box(element)})),
+};
+"""
+
 _IMAGES_SETTLED_SCRIPT = "return Array.from(document.images).every(image => image.complete);"
+
+
+@dataclass(frozen=True)
+class Box:
+    """An element's rendered box in CSS pixels, from the top left of the page (not of the window)."""
+
+    top: float
+    left: float
+    width: float
+    height: float
+
+    @property
+    def bottom(self) -> float:
+        """The page coordinate of its lower edge."""
+        return self.top + self.height
+
+    @property
+    def right(self) -> float:
+        """The page coordinate of its right edge."""
+        return self.left + self.width
+
+
+@dataclass(frozen=True)
+class PlacedImage:
+    """An ``<img>`` as laid out: its box, its decoded size and its alt text (the figure's caption)."""
+
+    box: Box
+    natural_width: int
+    natural_height: int
+    alt: str
+
+
+@dataclass(frozen=True)
+class PlacedBlock:
+    """A visible child of a ``<section id>``: its section, tag, class, first 2,000 characters and box."""
+
+    section: str
+    tag: str
+    css_class: str
+    text: str
+    box: Box
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """Where things are on a laid-out page, as a reader scrolling it sees them.
+
+    Attributes
+    ----------
+    viewport_width : int
+        The window's layout width (CSS px).
+    scroll_width : int
+        The document's width: larger than ``viewport_width`` when something overflows sideways.
+    content_width : float
+        The width of the page's text column (the body less its padding).
+    page_height : int
+        The document's height.
+    images : tuple of PlacedImage
+        Every image, laid out.
+    blocks : tuple of PlacedBlock
+        Every visible child element of a section, in document order.
+    screenshot_top, screenshot_full : pathlib.Path
+        PNGs of the first :data:`ABOVE_THE_FOLD` pixels and of the whole page (scaled to half size).
+    """
+
+    viewport_width: int
+    scroll_width: int
+    content_width: float
+    page_height: int
+    images: tuple[PlacedImage, ...]
+    blocks: tuple[PlacedBlock, ...]
+    screenshot_top: Path
+    screenshot_full: Path
+
+    def section_blocks(self, section: str) -> tuple[PlacedBlock, ...]:
+        """The visible blocks of the section whose id ends with ``section`` (``"conclusion"``)."""
+        return tuple(block for block in self.blocks if block.section.endswith(section))
+
+
+#: what a reader sees before scrolling, in CSS pixels (a laptop window)
+ABOVE_THE_FOLD = 900
 
 
 class BrowserStartError(RuntimeError):
@@ -428,6 +533,61 @@ class BrowserInspector:
             event_handler_element_count=int(state["eventHandlerElements"]),
             javascript_url_count=int(state["javascriptUrls"]),
             screenshot=screenshot,
+        )
+
+    def layout(self, path: Path, *, screenshots: Path, name: str) -> PageLayout:
+        """Load a local HTML file in a 1280 x :data:`ABOVE_THE_FOLD` window and record where everything is.
+
+        Parameters
+        ----------
+        path : pathlib.Path
+            The HTML file.
+        screenshots : pathlib.Path
+            The folder of the screenshots (created): ``{name}_top.png`` (the first screen) and ``{name}_full.png``
+            (the whole page, at half scale, at most 16,000 px tall).
+        name : str
+            The screenshots' stem.
+
+        Returns
+        -------
+        PageLayout
+        """
+        import base64
+
+        path = Path(path).resolve()
+        self._reset_tab()
+        try:
+            self._driver.set_window_size(WINDOW_SIZE[0], ABOVE_THE_FOLD)
+            self._driver.get(path.as_uri())
+            state = self._driver.execute_script(_LAYOUT_SCRIPT)
+            screenshots.mkdir(parents=True, exist_ok=True)
+            top, full = screenshots / f"{name}_top.png", screenshots / f"{name}_full.png"
+            if not self._driver.save_screenshot(str(top)):
+                raise OSError(f"Chromium could not write the screenshot {top}")
+            height = min(int(state["pageHeight"]), 16_000)
+            shot = self._driver.execute_cdp_cmd(
+                "Page.captureScreenshot",
+                {"captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "width": WINDOW_SIZE[0], "height": height,
+                                                         "scale": 0.5}},
+            )  # fmt: skip
+            full.write_bytes(base64.b64decode(shot["data"]))
+        finally:
+            self._driver.set_window_size(*WINDOW_SIZE)
+        return PageLayout(
+            viewport_width=int(state["viewportWidth"]),
+            scroll_width=int(state["scrollWidth"]),
+            content_width=float(state["contentWidth"]),
+            page_height=int(state["pageHeight"]),
+            images=tuple(
+                PlacedImage(Box(**image["box"]), int(image["naturalWidth"]), int(image["naturalHeight"]), image["alt"])
+                for image in state["images"]
+            ),
+            blocks=tuple(
+                PlacedBlock(block["section"], block["tag"], block["cls"], block["text"], Box(**block["box"]))
+                for block in state["blocks"]
+            ),
+            screenshot_top=top,
+            screenshot_full=full,
         )
 
     def close(self) -> None:
