@@ -543,8 +543,8 @@ class BrowserInspector:
         path : pathlib.Path
             The HTML file.
         screenshots : pathlib.Path
-            The folder of the screenshots (created): ``{name}_top.png`` (the first screen) and ``{name}_full.png``
-            (the whole page, at half scale, at most 16,000 px tall).
+            The folder of the screenshots (created): ``{name}_top.png`` (the first :data:`ABOVE_THE_FOLD` px of
+            the page, 1280 px wide) and ``{name}_full.png`` (the whole page, at half scale, at most 16,000 px tall).
         name : str
             The screenshots' stem.
 
@@ -562,15 +562,12 @@ class BrowserInspector:
             state = self._driver.execute_script(_LAYOUT_SCRIPT)
             screenshots.mkdir(parents=True, exist_ok=True)
             top, full = screenshots / f"{name}_top.png", screenshots / f"{name}_full.png"
-            if not self._driver.save_screenshot(str(top)):
-                raise OSError(f"Chromium could not write the screenshot {top}")
-            height = min(int(state["pageHeight"]), 16_000)
-            shot = self._driver.execute_cdp_cmd(
-                "Page.captureScreenshot",
-                {"captureBeyondViewport": True, "clip": {"x": 0, "y": 0, "width": WINDOW_SIZE[0], "height": height,
-                                                         "scale": 0.5}},
-            )  # fmt: skip
-            full.write_bytes(base64.b64decode(shot["data"]))
+            for target, height, scale in ((top, ABOVE_THE_FOLD, 1.0), (full, int(state["pageHeight"]), 0.5)):
+                clip = {"x": 0, "y": 0, "width": WINDOW_SIZE[0], "height": min(height, 16_000), "scale": scale}
+                shot = self._driver.execute_cdp_cmd(
+                    "Page.captureScreenshot", {"captureBeyondViewport": True, "clip": clip}
+                )
+                target.write_bytes(base64.b64decode(shot["data"]))
         finally:
             self._driver.set_window_size(*WINDOW_SIZE)
         return PageLayout(
