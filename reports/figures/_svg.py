@@ -6,6 +6,7 @@ Style, :func:`to_svg`, colours and markers, input checks, subsampling and interv
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -122,8 +123,10 @@ def inspect_figures(callback: Callable[[Any], None]) -> Iterator[None]:
 def _set_title(fig, title: str) -> None:
     """``title`` as the figure's suptitle, above any note the figure already carries there."""
     existing = fig._suptitle.get_text() if fig._suptitle is not None else ""
-    text = f"{title}\n{existing}" if existing else title
-    fig.suptitle(text, fontsize=10 if not existing else 9)
+    size = 10 if not existing else 9
+    # broken into lines that fit the figure's width (about 0.55 em per character)
+    title = textwrap.fill(title, max(20, int(fig.get_figwidth() * 72 / (0.55 * size))), break_long_words=False)
+    fig.suptitle(f"{title}\n{existing}" if existing else title, fontsize=size)
 
 
 def to_svg(fig, *, title: str | None = None) -> str:

@@ -8,6 +8,7 @@ table names them) into one scalar variable each, so ArviZ draws one small panel 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,8 @@ MAX_PANELS = 16
 RANK_DRAWS = 250
 #: the level of the rank plot's multi-chain uniformity test (its marked points) and of its y-range
 RANK_ALPHA = 0.01
+#: panel titles longer than this many characters are broken after a comma (neighbouring titles ran together)
+LABEL_WIDTH = 34
 
 
 def element_labels(posterior) -> dict[str, tuple[str, dict]]:
@@ -113,7 +116,10 @@ def element_draws(posterior, elements: Sequence[str]):
         name, sel = labels[label]
         variable = posterior[name].sel(sel).transpose("chain", "draw")
         draws[label] = variable.drop_vars([c for c in variable.coords if c not in ("chain", "draw")])
-    return xr.Dataset(draws)
+    selection = xr.Dataset(draws)
+    # ArviZ's rank plot mistakes the ECDF's dims without chain and draw coordinates (one line per step)
+    missing = {dim: range(selection.sizes[dim]) for dim in ("chain", "draw") if dim not in selection.coords}
+    return selection.assign_coords(missing)
 
 
 def rank_thinning(n_draws: int) -> int:
@@ -240,9 +246,13 @@ def _flat_labeller():
     from arviz_base.labels import BaseLabeller
 
     class FlatLabeller(BaseLabeller):
-        """One-line panel titles ``name[coord]`` (ArviZ's vertical labels overlap in a grid)."""
+        """Panel titles ``name[coord]``, broken after a comma where longer than :data:`LABEL_WIDTH` characters."""
 
         def make_label_vert(self, var_name, sel, isel):
             return self.make_label_flat(var_name, sel, isel)
+
+        def make_label_flat(self, var_name, sel, isel):
+            label = super().make_label_flat(var_name, sel, isel)
+            return textwrap.fill(label, LABEL_WIDTH, break_long_words=False, break_on_hyphens=False)
 
     return FlatLabeller()
