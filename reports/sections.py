@@ -396,7 +396,8 @@ def worst_elements(table, candidates: Sequence[str], limit: int = CHAIN_PANELS) 
     """The ``limit`` rows of the convergence ``table`` among ``candidates`` worst by r_hat or by ESS, worst first.
 
     Taken in turn from the highest r_hat and from the lowest of bulk and tail ESS (n/a last in both), each
-    element once.
+    element once; of rows with the same statistics in every column (a symmetric matrix's mirrored entries) only
+    the first.
 
     Parameters
     ----------
@@ -415,6 +416,7 @@ def worst_elements(table, candidates: Sequence[str], limit: int = CHAIN_PANELS) 
     """
     allowed = set(candidates)
     rows = table.loc[[label for label in table.index if label in allowed]]
+    rows = rows[~rows.duplicated(keep="first")]  # the mirror of a symmetric matrix's entry: the same statistics
     by_r_hat = rows["r_hat"].sort_values(ascending=False, na_position="last", kind="stable").index
     by_ess = rows[["ess_bulk", "ess_tail"]].min(axis=1).sort_values(na_position="last", kind="stable").index
     chosen: list[str] = []
@@ -427,13 +429,14 @@ def _chain_figures(convergence: rd.Convergence, *, subject: str) -> list[Figure 
     posterior = convergence.draws
     candidates = list(figures.element_labels(posterior))
     shown = worst_elements(convergence.table, candidates)
+    listing = ", ".join(convergence.parameter_names)
     if len(shown) < len(candidates):
         which = (
-            f"the {len(shown)} parameter elements with the highest r_hat or lowest ESS, of the {len(candidates)} of "
-            f"{', '.join(convergence.parameter_names)} (the table above lists the worst by r_hat and ESS)"
+            f"the {len(shown)} elements of {listing} with the highest r_hat or lowest ESS, of {len(candidates)} "
+            "(the convergence table lists the worst by r_hat and ESS)"
         )
     else:
-        which = f"every element of {', '.join(convergence.parameter_names)}"
+        which = f"every element of {listing}"
     unavailable = {item.name for item in convergence.figures_unavailable}
     blocks: list[Figure | Text] = [Text(f"{_capitalised(item)}.") for item in convergence.figures_unavailable]
     if "rank plots" not in unavailable:
@@ -449,8 +452,8 @@ def _chain_figures(convergence: rd.Convergence, *, subject: str) -> list[Figure 
                 f"Rank plots of {which}, one line per chain (arviz_plots). Each line is how far that chain's ranks "
                 "among all chains' draws depart from uniform (its ECDF minus the uniform CDF): chains that sample "
                 "the same distribution have uniform ranks, and their lines stay near 0 within the panel's height "
-                f"(about what chance allows at {figures.RANK_ALPHA:g}); a marked point is where a chain departs "
-                f"from uniform beyond chance.{thinned}",
+                f"(about what chance allows at the {figures.RANK_ALPHA:.0%} level); a marked point is where a chain "
+                f"departs from uniform beyond chance.{thinned}",
             )
         )
     blocks.append(

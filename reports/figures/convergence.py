@@ -224,7 +224,7 @@ def trace_plot(posterior, elements: Sequence[str], *, title: str | None = None) 
             backend="matplotlib",
             compact=False,  # one colour per chain (compact: one per element, chains by line style)
             labeller=_flat_labeller(),
-            visuals={"trace": {"rasterized": True}},
+            visuals={"trace": {"rasterized": True, "alpha": 0.7, "linewidth": 0.6}},  # chains show through
             figure_kwargs={"layout": "constrained", "figsize": (7.0, 0.4 + 1.2 * len(selection.data_vars))},
         )
         for name in selection.data_vars:  # the element's name once, under its density: not beside the trace too
