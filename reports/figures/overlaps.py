@@ -122,7 +122,7 @@ def _items(fig) -> tuple[list[_Item], list[_Item], list[_Item]]:
         for attribute, role in (("_suptitle", "suptitle"), ("_supxlabel", "supxlabel"), ("_supylabel", "supylabel")):
             text = getattr(figure, attribute, None)
             labels.append(text)
-            if _shown(text):
+            if text is not None and _shown(text):
                 texts.append(_Item(f"{role} {_short(text.get_text())}", role, text.get_window_extent()))
         for i, text in enumerate(figure.texts):
             if _shown(text) and not any(text is label for label in labels):
