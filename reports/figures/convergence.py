@@ -167,7 +167,7 @@ def rank_plot(posterior, elements: Sequence[str], *, thin: int | None = None, ti
     """
     import arviz_plots as azp
 
-    selection = element_draws(posterior, elements)
+    selection, labeller = _plain_names(element_draws(posterior, elements))
     step = rank_thinning(selection.sizes["draw"]) if thin is None else thin
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f"thin must be a positive integer (keep every thin-th draw), got {thin!r}")
@@ -178,7 +178,7 @@ def rank_plot(posterior, elements: Sequence[str], *, thin: int | None = None, ti
             selection,
             backend="matplotlib",
             envelope_prob=1 - RANK_ALPHA,
-            labeller=_flat_labeller(),
+            labeller=labeller,
             visuals={"ecdf_lines": {"rasterized": True}, "title": {"size": 8}},
             col_wrap=columns,
             figure_kwargs={
@@ -217,13 +217,13 @@ def trace_plot(posterior, elements: Sequence[str], *, title: str | None = None) 
     """
     import arviz_plots as azp
 
-    selection = element_draws(posterior, elements)
+    selection, labeller = _plain_names(element_draws(posterior, elements))
     with _style():
         collection = azp.plot_trace_dist(
             selection,
             backend="matplotlib",
             compact=False,  # one colour per chain (compact: one per element, chains by line style)
-            labeller=_flat_labeller(),
+            labeller=labeller,
             visuals={"trace": {"rasterized": True, "alpha": 0.7, "linewidth": 0.6}},  # chains show through
             figure_kwargs={"layout": "constrained", "figsize": (7.0, 0.4 + 1.2 * len(selection.data_vars))},
         )
@@ -242,17 +242,24 @@ def _check_posterior(posterior) -> None:
         raise ValueError(f"posterior must have dims chain and draw; got dims {tuple(posterior.dims)}")
 
 
-def _flat_labeller():
+def _plain_names(selection):
+    """``selection`` with variables ``element_0``, ``element_1``, ... and a labeller that titles them by label.
+
+    ArviZ puts the variables in a DataTree, whose names may not hold "/" (a feature ``od280/od315``).
+    """
     from arviz_base.labels import BaseLabeller
 
-    class FlatLabeller(BaseLabeller):
-        """Panel titles ``name[coord]``, broken after a comma where longer than :data:`LABEL_WIDTH` characters."""
+    labels = {f"element_{i}": str(label) for i, label in enumerate(selection.data_vars)}
+
+    class ElementLabeller(BaseLabeller):
+        """Panel titles: the element's label, broken after a comma where longer than :data:`LABEL_WIDTH`."""
+
+        def make_label_flat(self, var_name, sel, isel):
+            label = labels.get(var_name, var_name)
+            return textwrap.fill(label, LABEL_WIDTH, break_long_words=False, break_on_hyphens=False)
 
         def make_label_vert(self, var_name, sel, isel):
             return self.make_label_flat(var_name, sel, isel)
 
-        def make_label_flat(self, var_name, sel, isel):
-            label = super().make_label_flat(var_name, sel, isel)
-            return textwrap.fill(label, LABEL_WIDTH, break_long_words=False, break_on_hyphens=False)
-
-    return FlatLabeller()
+    renamed = selection.rename_vars({label: name for name, label in labels.items()})
+    return renamed, ElementLabeller()

@@ -161,6 +161,17 @@ def test_element_draws_select_labelled_elements_of_any_shape():
     assert "covariance[a, x2, x1]" in figures.rank_plot(posterior, ["covariance[a, x2, x1]"])
 
 
+def test_elements_whose_labels_hold_a_slash_are_drawn():
+    """ArviZ keeps variables in a DataTree, whose names may not hold "/" (wine's od280/od315 feature)."""
+    rng = np.random.default_rng(0)
+    posterior = xr.Dataset(
+        {"weights": (("chain", "draw", "feature"), rng.normal(size=(2, 40, 2)))},
+        coords={"feature": ["od280/od315_of_diluted_wines", "ash"]},
+    )
+    for plot in (figures.rank_plot, figures.trace_plot):
+        check_svg(plot(posterior, ["weights"]), "weights[od280/od315_of_diluted_wines]", "weights[ash]")
+
+
 def test_rank_plot_rejects_bad_inputs(posterior):
     with pytest.raises(ValueError, match="elements: 'nope' is neither"):
         figures.rank_plot(posterior, ["nope"])
