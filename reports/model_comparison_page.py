@@ -205,6 +205,11 @@ def _heldout_table(split: str, n_rows: int, rows: tuple[HeldoutRow, ...], *, cap
 # -- elpd differences ------------------------------------------------------------------------------------------
 
 
+def _subject(comparison: ModelComparison) -> str:
+    """What the page's figures are of, for their titles: "logistic, gcc on penguins"."""
+    return f"{', '.join(fit.family for fit in comparison.fits)} on {comparison.data_name}"
+
+
 def _differences(comparison: ModelComparison) -> PageSection:
     heading = "elpd differences"
     loo = comparison.loo
@@ -215,8 +220,12 @@ def _differences(comparison: ModelComparison) -> PageSection:
         row.family: row.family + (f" (k>{PARETO_K_LIMIT:g} on {row.n_high_k} rows)" if row.n_high_k else "")
         for row in loo
     }
+    with figures.figure_title(f"{_subject(comparison)} — elpd differences"):
+        svg = elpd_difference_plot(
+            {labels[row.family]: (row.elpd_diff, row.dse) for row in loo}, multiple=NOISE_MULTIPLE
+        )
     figure = Figure(
-        elpd_difference_plot({labels[row.family]: (row.elpd_diff, row.dse) for row in loo}, multiple=NOISE_MULTIPLE),
+        svg,
         f"elpd_loo of each family minus the best's, with bars of +-{NOISE_MULTIPLE:g} dse (arviz_plots plot_compare): "
         "a bar that crosses the dashed line of the best is a difference within its noise; a family marked "
         f"k>{PARETO_K_LIMIT:g} has an unreliable estimate",
@@ -226,11 +235,13 @@ def _differences(comparison: ModelComparison) -> PageSection:
     if far:
         rest = [row for row in loo if row.family not in far]
         names = ", ".join(far)
+        with figures.figure_title(f"{_subject(comparison)} — elpd differences without {names}"):
+            svg = elpd_difference_plot(
+                {labels[row.family]: (row.elpd_diff, row.dse) for row in rest}, multiple=NOISE_MULTIPLE
+            )
         blocks.append(
             Figure(
-                elpd_difference_plot(
-                    {labels[row.family]: (row.elpd_diff, row.dse) for row in rest}, multiple=NOISE_MULTIPLE
-                ),
+                svg,
                 f"The same without {names}, whose difference is over {FAR_APART:g} times the others' and squeezes "
                 f"them against the best's line above; {names} stays in the figure above and the table below",
             )
@@ -385,9 +396,10 @@ def _calibration(comparison: ModelComparison) -> PageSection:
     for split, held in predictions.items():
         proba = {(stack_label if key == "stack" else f"{key}: posterior"): values for key, values in held.proba.items()}
         try:
-            svg = figures.reliability_plot(
-                proba, held.y, class_names=list(held.class_names), random_seed=comparison.random_seed
-            )
+            with figures.figure_title(f"{_subject(comparison)} — calibration on {split}"):
+                svg = figures.reliability_plot(
+                    proba, held.y, class_names=list(held.class_names), random_seed=comparison.random_seed
+                )
         except ValueError as error:
             blocks.append(Text(f"No calibration plot on {split}: {error}.", kind="alert"))
             continue

@@ -46,8 +46,8 @@ MAX_TABLE_ROWS = 40
 FOLD_ROWS = 15
 #: the rows a folded table shows
 FOLDED_ROWS_SHOWN = 10
-#: rank-plot panels (parameter elements) at most
-MAX_PANELS = 36
+#: parameter elements in the rank and trace figures: the worst by r_hat and by ESS
+CHAIN_PANELS = 8
 
 
 @dataclass(frozen=True)
@@ -381,7 +381,7 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
 
     r_hat, bulk/tail ESS and MCSE per parameter element (the worst 20 when there are more), divergences, tree
     depth hits, E-BFMI, rank and trace plots of the top-level parameters. A failed verdict is an alert; the advice
-    computed from what failed (``Convergence.advice``) follows as a box of one line each, absent when empty.
+    computed from what failed (``Convergence.advice``) is in the page's opening (:func:`verdict_blocks`).
 
     Parameters
     ----------
@@ -430,9 +430,9 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     else:
         message = f"Convergence FAIL: {'; '.join(convergence.failures)}."
         blocks.append(Text(message, kind="alert"))
-        alerts = (message + (" What to try: see the Convergence section." if convergence.advice else ""),)
-    if convergence.advice and not convergence.independent:
-        blocks.append(_advice_table(convergence.advice))
+        alerts = (message + (" What to try: see the Conclusion." if convergence.advice else ""),)
+    if convergence.advice and not convergence.independent:  # the box itself opens the page, with the verdict
+        blocks.append(Text("What to try, computed from what failed, is at the top of the page under Conclusion."))
     blocks.append(
         Table(
             caption,
@@ -452,7 +452,7 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
             text=True,
         )
     )
-    blocks.extend(_chain_figures(convergence))
+    blocks.extend(_chain_figures(convergence, subject=_subject(run)))
     return Section("convergence", "Convergence", tuple(blocks), alerts)
 
 
@@ -467,24 +467,88 @@ def _advice_table(advice: Sequence[str]) -> Table:
     )
 
 
-def _chain_figures(convergence: rd.Convergence) -> list[Figure | Text]:
-    names = list(convergence.parameter_names)
+def _subject(run: rd.RunEvaluation) -> str:
+    """What the run's figures are of, for their titles: "naive_bayes on penguins"."""
+    return f"{run.summary.family} on {run.summary.data_name}"
+
+
+def worst_elements(table, candidates: Sequence[str], limit: int = CHAIN_PANELS) -> list[str]:
+    """The ``limit`` rows of the convergence ``table`` among ``candidates`` worst by r_hat or by ESS, worst first.
+
+    Taken in turn from the highest r_hat and from the lowest of bulk and tail ESS (n/a last in both), each
+    element once; of rows with the same statistics in every column (a symmetric matrix's mirrored entries) only
+    the first.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The convergence table (``Convergence.table``: index the element labels, columns ``r_hat``, ``ess_bulk``,
+        ``ess_tail``).
+    candidates : sequence of str
+        The element labels that may be chosen (those with draws to plot).
+    limit : int
+        How many to choose at most.
+
+    Returns
+    -------
+    list of str
+        The chosen labels, worst first.
+    """
+    allowed = set(candidates)
+    rows = table.loc[[label for label in table.index if label in allowed]]
+    rows = rows[~rows.duplicated(keep="first")]  # the mirror of a symmetric matrix's entry: the same statistics
+    by_r_hat = rows["r_hat"].sort_values(ascending=False, na_position="last", kind="stable").index
+    by_ess = rows[["ess_bulk", "ess_tail"]].min(axis=1).sort_values(na_position="last", kind="stable").index
+    chosen: list[str] = []
+    for pair in zip(by_r_hat, by_ess, strict=True):
+        chosen.extend(label for label in pair if label not in chosen)
+    return chosen[:limit]
+
+
+def _chain_figures(convergence: rd.Convergence, *, subject: str) -> list[Figure | Text]:
     posterior = convergence.draws
-    cap = max(1, MAX_PANELS // len(names))  # elements per variable: at most MAX_PANELS panels in all
-    listing = ", ".join(names)
-    capped = f"; at most the first {cap} elements of each" if any(posterior[n].size > cap for n in names) else ""
+    candidates = list(figures.element_labels(posterior))
+    shown = worst_elements(convergence.table, candidates)
+    listing = ", ".join(convergence.parameter_names)
+    if len(shown) < len(candidates):
+        which = (
+            f"the {len(shown)} elements of {listing} with the highest r_hat or lowest ESS, of {len(candidates)} "
+            "(the convergence table lists the worst by r_hat and ESS)"
+        )
+    else:
+        which = f"every element of {listing}"
     unavailable = {item.name for item in convergence.figures_unavailable}
     blocks: list[Figure | Text] = [Text(f"{_capitalised(item)}.") for item in convergence.figures_unavailable]
     if "rank plots" not in unavailable:
+        n_draws = posterior.sizes["draw"]
+        step = figures.rank_thinning(n_draws)
+        thinned = (
+            f" Every {_ordinal(step)} draw is used ({len(range(0, n_draws, step))} per chain)." if step > 1 else ""
+        )
+        svg = figures.rank_plot(posterior, shown, thin=step, title=f"{subject} — rank plots")
         blocks.append(
             Figure(
-                figures.rank_plot(posterior, names, max_elements=cap), f"Rank plots of {listing} (arviz_plots){capped}"
+                svg,
+                f"Rank plots of {which}, one line per chain (arviz_plots). Each line is how far that chain's ranks "
+                "among all chains' draws depart from uniform (its ECDF minus the uniform CDF): chains that sample "
+                "the same distribution have uniform ranks, and their lines stay near 0 within the panel's height "
+                f"(about what chance allows at the {figures.RANK_ALPHA:.0%} level); a marked point is where a chain "
+                f"departs from uniform beyond chance.{thinned}",
             )
         )
     blocks.append(
-        Figure(figures.trace_plot(posterior, names, max_elements=cap), f"Traces of {listing} (arviz_plots){capped}")
+        Figure(
+            figures.trace_plot(posterior, shown, title=f"{subject} — traces"),
+            f"Traces of {which} (arviz_plots): per element, the density of each chain's draws (left) and the draws "
+            "in order (right). Chains that agree overlap; a trace without trends or long flat stretches mixes well.",
+        )
     )
     return blocks
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _capitalised(item: object) -> str:
@@ -575,7 +639,7 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
                 markers={kind: estimate_label(kind) for kind in kinds},
                 interval_label=interval,
                 wald_label=f"{interval_prob:.0%} Wald",
-                title=f"{run.summary.family} on {run.summary.data_name}: posterior vs point estimates",
+                title=f"{_subject(run)} — posterior and point estimates",
             ),
             (f"Posterior mean and {interval} (line) " if estimates.has_posterior else "")
             + (f"with {', '.join(estimate_label(kind) for kind in kinds)} as markers" if kinds else "")
@@ -674,20 +738,24 @@ def performance_section(run: rd.RunEvaluation, *, interval_prob: float) -> Secti
                 note="; ".join(notes),
             )
         )
-        blocks.append(_score_bars(scores))
+        blocks.append(_score_bars(scores, subject=_subject(run)))
     blocks.extend(_loo_blocks(run))
     return Section("performance", "Predictive performance", tuple(blocks))
 
 
-def _score_bars(scores: rd.HeldoutScores) -> Figure:
+def _score_bars(scores: rd.HeldoutScores, *, subject: str) -> Figure:
     errors = scores.standard_errors
     metrics = ("log_loss", "brier", "accuracy")
     values = {
         str(label): {name: (float(row[name]), errors.get(str(label), {}).get(name)) for name in metrics}
         for label, row in scores.table.iterrows()
     }
+    with figures.figure_title(f"{subject} — held-out scores"):
+        svg = figures.score_bars(
+            values, metrics=(("log_loss", "log loss"), ("brier", "Brier"), ("accuracy", "accuracy"))
+        )
     return Figure(
-        figures.score_bars(values, metrics=(("log_loss", "log loss"), ("brier", "Brier"), ("accuracy", "accuracy"))),
+        svg,
         f"Held-out scores on {scores.split}; error bars: one standard error of the mean over the {scores.n_rows} rows",
     )
 
@@ -702,6 +770,8 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
         )
     if isinstance(summary, rd.Unavailable):
         return [Text(f"{_capitalised(summary)}.", kind="alert")]
+    with figures.figure_title(f"{_subject(run)} — PSIS-LOO Pareto k"):
+        pareto_k = figures.pareto_k_plot(summary.pareto_k, threshold=limit)
     return [
         Table(
             "PSIS-LOO of the training rows (arviz_stats.loo): expected log pointwise predictive density of "
@@ -721,7 +791,7 @@ def _loo_blocks(run: rd.RunEvaluation) -> list:
             + ("; the estimate is unreliable where k is high" if summary.n_high_k else ""),
         ),
         Figure(
-            figures.pareto_k_plot(summary.pareto_k, threshold=limit),
+            pareto_k,
             f"Pareto k of each training row, with the {limit} line",
         ),
     ]
@@ -748,11 +818,13 @@ def calibration_section(run: rd.RunEvaluation) -> Section:
     calibration = run.calibration
     proba = {estimate_label(kind): values for kind, values in calibration.proba.items()}
     class_names = list(calibration.class_names)
+    with figures.figure_title(f"{_subject(run)} — calibration"):
+        svg = figures.reliability_plot(
+            proba, calibration.y, class_names=class_names, random_seed=calibration.replicate_seed
+        )
     blocks: list = [
         Figure(
-            figures.reliability_plot(
-                proba, calibration.y, class_names=class_names, random_seed=calibration.replicate_seed
-            ),
+            svg,
             f"PAV (isotonic) calibration of P(class | x) on {calibration.rows} ({calibration.n_rows} rows), with "
             "consistency bands from replicated outcomes (arviz_plots plot_ppc_pava): posterior predictive draws; "
             "each point estimate's outcomes replicated from its plug-in probabilities"
@@ -791,7 +863,7 @@ def decision_boundary_section(run: rd.RunEvaluation, *, interval_prob: float) ->
     if figure is None:
         return None
     if isinstance(figure, rd.LatentCurve):
-        return _latent_curve_section(figure, interval_prob=interval_prob)
+        return _latent_curve_section(figure, interval_prob=interval_prob, subject=_subject(run))
     features = list(figure.features)
     if not figure.numeric:
         return Section(
@@ -812,21 +884,18 @@ def decision_boundary_section(run: rd.RunEvaluation, *, interval_prob: float) ->
             else ""
         )
     )
-    blocks: list = [
-        Figure(
-            figures.boundary_plot(
-                axes,
-                proba_draws,
-                point_proba={estimate_label(kind): values for kind, values in point_proba.items()},
-                X=X,
-                y=y,
-                class_names=list(figure.class_names),
-                feature_names=(features[0], features[1]),
-                interval_prob=interval_prob,
-            ),
-            caption,
+    with figures.figure_title(f"{_subject(run)} — decision boundary"):
+        svg = figures.boundary_plot(
+            axes,
+            proba_draws,
+            point_proba={estimate_label(kind): values for kind, values in point_proba.items()},
+            X=X,
+            y=y,
+            class_names=list(figure.class_names),
+            feature_names=(features[0], features[1]),
+            interval_prob=interval_prob,
         )
-    ]
+    blocks: list = [Figure(svg, caption)]
     if figure.derived is not None:
         blocks.append(_derived_table(figure.derived, interval_prob=interval_prob))
     return Section("boundary", "Decision boundary", tuple(blocks))
@@ -851,21 +920,22 @@ def _derived_table(derived: rd.DerivedQuantities, *, interval_prob: float) -> Ta
     )
 
 
-def _latent_curve_section(curve: rd.LatentCurve, *, interval_prob: float) -> Section:
+def _latent_curve_section(curve: rd.LatentCurve, *, interval_prob: float, subject: str) -> Section:
     """One input: latent f and P(class 1 | x) along the input, with bands over draws."""
-    svg = figures.latent_curve_plot(
-        curve.x,
-        curve.latent_draws,
-        curve.proba_draws,
-        X=curve.X,
-        y=curve.y,
-        true_points=None if curve.true_latent is None else (curve.X, curve.true_latent),
-        point_latent={estimate_label(kind): values for kind, values in curve.point_latent.items()},
-        point_proba={estimate_label(kind): values for kind, values in curve.point_proba.items()},
-        interval_prob=interval_prob,
-        feature_name=curve.feature_name,
-        class_names=list(curve.class_names),
-    )
+    with figures.figure_title(f"{subject} — latent function"):
+        svg = figures.latent_curve_plot(
+            curve.x,
+            curve.latent_draws,
+            curve.proba_draws,
+            X=curve.X,
+            y=curve.y,
+            true_points=None if curve.true_latent is None else (curve.X, curve.true_latent),
+            point_latent={estimate_label(kind): values for kind, values in curve.point_latent.items()},
+            point_proba={estimate_label(kind): values for kind, values in curve.point_proba.items()},
+            interval_prob=interval_prob,
+            feature_name=curve.feature_name,
+            class_names=list(curve.class_names),
+        )
     caption = (
         f"Latent f and P(class 1 | {curve.feature_name}) with their {interval_prob:.0%} bands over posterior draws, "
         "the point estimates dashed"
@@ -896,6 +966,8 @@ def generative_section(run: rd.RunEvaluation) -> Section | None:
     if check is None:
         return None
     cells = check.cells
+    with figures.figure_title(f"{_subject(run)} — generative checks"):
+        svg = figures.generative_check_plot(check.check)
     flagged = sum(1 for cell in cells if not 0.025 <= cell[4] <= 0.975)
     rows = tuple(
         (c, f, s, number(o), number(p, ".3f") + (" *" if not 0.025 <= p <= 0.975 else ""))
@@ -911,7 +983,7 @@ def generative_section(run: rd.RunEvaluation) -> Section | None:
                 "(seed 001 §B.1)."
             ),
             Figure(
-                figures.generative_check_plot(check.check),
+                svg,
                 "Replicated distribution of each statistic (per class and feature) with the observed value; the "
                 "most extreme p-values first",
             ),

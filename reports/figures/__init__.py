@@ -13,7 +13,7 @@ Conventions:
   :func:`bayesclass.inference.evaluation.parameters.parameter_comparison`.
 * The numbers behind a figure (intervals, masks, replicates, panel order) come from small pure
   functions (:func:`boundary_band`, :func:`categorical_replicates`, :func:`check_panels`,
-  :func:`capped_posterior`) that the tests check numerically; the drawing functions are thin wrappers.
+  :func:`element_draws`) that the tests check numerically; the drawing functions are thin wrappers.
 * Dense layers (rank and trace lines, more than :data:`MAX_VECTOR_POINTS` scatter points) are rasterized
   inside the SVG (an embedded PNG, still byte-deterministic); training points are subsampled to at most
   :data:`MAX_POINTS` (a seeded, fixed choice).
@@ -29,10 +29,17 @@ Pareto k), :mod:`.calibration` (reliability diagrams), :mod:`.boundary` (decisio
 package re-exports their public functions.
 """
 
-from bayesclass.reports.figures._svg import MAX_POINTS, to_svg
+from bayesclass.reports.figures._svg import MAX_POINTS, figure_title, inspect_figures, to_svg
 from bayesclass.reports.figures.boundary import boundary_band, boundary_plot
 from bayesclass.reports.figures.calibration import categorical_replicates, reliability_plot
-from bayesclass.reports.figures.convergence import capped_posterior, rank_plot, trace_plot
+from bayesclass.reports.figures.convergence import (
+    RANK_ALPHA,
+    element_draws,
+    element_labels,
+    rank_plot,
+    rank_thinning,
+    trace_plot,
+)
 from bayesclass.reports.figures.estimates import forest_plot
 from bayesclass.reports.figures.generative import check_panels, generative_check_plot
 from bayesclass.reports.figures.latent import latent_curve_plot
@@ -41,17 +48,22 @@ from bayesclass.reports.figures.study import learning_curve_plot
 
 __all__ = [
     "MAX_POINTS",
+    "RANK_ALPHA",
     "boundary_band",
     "boundary_plot",
-    "capped_posterior",
     "categorical_replicates",
     "check_panels",
+    "element_draws",
+    "element_labels",
+    "figure_title",
     "forest_plot",
     "generative_check_plot",
+    "inspect_figures",
     "latent_curve_plot",
     "learning_curve_plot",
     "pareto_k_plot",
     "rank_plot",
+    "rank_thinning",
     "reliability_plot",
     "score_bars",
     "to_svg",

@@ -6,7 +6,10 @@ Style, :func:`to_svg`, colours and markers, input checks, subsampling and interv
 from __future__ import annotations
 
 import io
+import textwrap
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
 else:
     mpl = lazy_import("matplotlib")
 
-__all__ = ["MAX_POINTS", "MAX_VECTOR_POINTS", "SVG_HASH_SALT", "to_svg"]
+__all__ = ["MAX_POINTS", "MAX_VECTOR_POINTS", "SVG_HASH_SALT", "figure_title", "inspect_figures", "to_svg"]
 
 #: the salt of matplotlib's SVG element ids: fixed, so the same figure gives the same bytes. The ids are
 #: hashes of the salt and the element's content, so two figures inlined in one page share an id only for
@@ -67,13 +70,75 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def to_svg(fig) -> str:
+#: the title :func:`to_svg` gives a figure drawn inside :func:`figure_title` (None: none)
+_TITLE: ContextVar[str | None] = ContextVar("bayesclass_figure_title", default=None)
+#: the callbacks :func:`to_svg` hands every figure to before rendering it (:func:`inspect_figures`)
+_INSPECTORS: list[Callable[[Any], None]] = []
+
+
+@contextmanager
+def figure_title(title: str) -> Iterator[None]:
+    """Title every figure rendered by :func:`to_svg` inside the block ``title`` ("logistic on iris — rank plots").
+
+    The figure functions of :mod:`bayesclass.reports.figures` end in :func:`to_svg`; a caller that knows the
+    model and the data titles their figures with this block instead of threading a keyword through each.
+
+    Parameters
+    ----------
+    title : str
+        The title, a non-empty string.
+
+    Raises
+    ------
+    ValueError
+        If ``title`` is not a non-empty string.
+    """
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError(f"title must be a non-empty string, got {title!r}")
+    token = _TITLE.set(title)
+    try:
+        yield
+    finally:
+        _TITLE.reset(token)
+
+
+@contextmanager
+def inspect_figures(callback: Callable[[Any], None]) -> Iterator[None]:
+    """Hand every figure :func:`to_svg` renders inside the block to ``callback`` first (tests: overlap checks).
+
+    Parameters
+    ----------
+    callback : callable
+        Called with each matplotlib Figure, titled, before it is rendered and closed.
+    """
+    if not callable(callback):
+        raise ValueError(f"callback must be callable, got {type(callback).__name__}")
+    _INSPECTORS.append(callback)
+    try:
+        yield
+    finally:
+        _INSPECTORS.remove(callback)
+
+
+def _set_title(fig, title: str) -> None:
+    """``title`` as the figure's suptitle, above any note the figure already carries there."""
+    existing = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    size = 10 if not existing else 9
+    # broken into lines that fit the figure's width (about 0.55 em per character)
+    title = textwrap.fill(title, max(20, int(fig.get_figwidth() * 72 / (0.55 * size))), break_long_words=False)
+    fig.suptitle(f"{title}\n{existing}" if existing else title, fontsize=size)
+
+
+def to_svg(fig, *, title: str | None = None) -> str:
     """Render ``fig`` as an inline SVG element and close it.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
         Any matplotlib figure; a pyplot-managed one (as ArviZ creates) is closed as well.
+    title : str, optional
+        The figure's title (a suptitle, above any note already there); default the one of the enclosing
+        :func:`figure_title` block, if any.
 
     Returns
     -------
@@ -87,9 +152,16 @@ def to_svg(fig) -> str:
 
     if not isinstance(fig, Figure):
         raise ValueError(f"fig must be a matplotlib.figure.Figure, got {type(fig).__name__}")
+    if title is not None and (not isinstance(title, str) or not title.strip()):
+        raise ValueError(f"title must be a non-empty string or None, got {title!r}")
     buffer = io.StringIO()
     try:
         with mpl.rc_context(_STYLE):
+            title = title if title is not None else _TITLE.get()
+            if title is not None:
+                _set_title(fig, title)
+            for inspect in tuple(_INSPECTORS):
+                inspect(fig)
             # tight: legends placed outside the axes (above a forest plot) are not clipped
             fig.savefig(
                 buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight", pad_inches=0.05

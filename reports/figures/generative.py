@@ -98,7 +98,7 @@ def generative_check_plot(check, *, max_panels: int = 12) -> str:
     -------
     str
         The SVG element: per panel a histogram of the replicated statistic, the observed value as a red
-        line, title ``feature: statistic | class`` and the mid-p value.
+        line, title ``feature:`` over ``statistic | class`` and the mid-p value.
     """
     panels = check_panels(check, max_panels=max_panels)
     n = len(panels)
@@ -116,7 +116,8 @@ def generative_check_plot(check, *, max_panels: int = 12) -> str:
                 ax.hist(finite, bins=edges, color=ESTIMATE_COLORS[0], alpha=0.6)
             if math.isfinite(panel["observed"]):
                 ax.axvline(panel["observed"], color="#d62728", lw=1.6)
-            ax.set_title(f"{panel['element']}: {panel['statistic']} | {panel['class']}", fontsize=8)
+            # two lines: in one, long feature names ran into the neighbouring panel's title
+            ax.set_title(f"{panel['element']}:\n{panel['statistic']} | {panel['class']}", fontsize=8)
             ax.text(0.98, 0.95, f"p = {panel['p_value']:.3f}", transform=ax.transAxes, ha="right", va="top", fontsize=8)
             ax.set_yticks([])
         for ax in axes[n:]:

@@ -145,5 +145,6 @@ def pareto_k_plot(pareto_k: np.ndarray, *, threshold: float = 0.7) -> str:
         ax.text(1.0, threshold, f" k = {threshold:g}", transform=ax.get_yaxis_transform(), va="center", color="#d62728")
         ax.set_xlabel("row")
         ax.set_ylabel("Pareto k")
-        ax.legend(loc="upper left", frameon=False)
+        # above the axes: inside, it covered the labelled rows of high k
+        ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, frameon=False)
     return to_svg(fig)

@@ -33,7 +33,8 @@ def test_every_row_of_the_convergence_table_shows_its_own_element(iris_logistic)
     assert set(posterior["intercept"].dims) == {"chain", "draw", "class"}
     convergence = report_evaluation.convergence(iris_logistic, result_info(iris_logistic))
     # the section reads only the run's convergence data and its method
-    run = SimpleNamespace(convergence=convergence, summary=SimpleNamespace(method="nuts", method_description="NUTS"))
+    summary = SimpleNamespace(method="nuts", method_description="NUTS", family="logistic", data_name="iris")
+    run = SimpleNamespace(convergence=convergence, summary=summary)
     section = convergence_section(run)
     (table,) = [block for block in section.blocks if isinstance(block, Table) and block.header[0] == "parameter"]
     assert table.header[1] == "mean"

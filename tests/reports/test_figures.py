@@ -93,43 +93,97 @@ def test_importing_the_module_selects_no_backend():
 # -- rank / trace ---------------------------------------------------------------------------------------
 
 
-def test_rank_and_trace_plots_label_the_variables_and_are_deterministic(posterior):
+def test_rank_and_trace_plots_label_the_elements_and_are_deterministic(posterior):
     for plot in (figures.rank_plot, figures.trace_plot):
-        svg = plot(posterior, ["intercept", "weights"])
-        check_svg(svg, "intercept", "weights")
-        assert svg == plot(posterior, ["intercept", "weights"])
+        svg = plot(posterior, ["intercept", "weights"], title="logistic on breast_cancer — check")
+        check_svg(
+            svg, "intercept", "weights[mean radius]", "weights[mean texture]", "logistic on breast_cancer — check"
+        )
+        assert svg == plot(posterior, ["intercept", "weights"], title="logistic on breast_cancer — check")
         assert len(svg) < 300_000
-    assert "weights[mean texture]" in figures.rank_plot(posterior, ["weights"])
+    assert "weights[mean texture]" in figures.rank_plot(posterior, ["weights[mean texture]"])
+    assert "mean radius" not in figures.trace_plot(posterior, ["weights[mean texture]"])
 
 
-def test_vector_variables_are_capped_and_the_figure_says_so(posterior):
-    selection, capped = figures.capped_posterior(posterior, ["intercept", "weights"], max_elements=1)
-    assert capped == {"weights": (1, 2)}
-    assert selection["weights"].sizes["feature"] == 1
-    svg = figures.rank_plot(posterior, ["weights"], max_elements=1)
-    assert "weights: first 1 of 2 elements shown" in svg
-    assert "mean texture" not in svg
+def _rank_axes(posterior, elements, **kwargs):
+    """The figure plot_rank would render (to_svg intercepted), for its axes and texts."""
+    from bayesclass.reports.figures import convergence
+
+    drawn = []
+    original = convergence.to_svg
+    convergence.to_svg = lambda fig, title=None: drawn.append(fig) or ""
+    try:
+        convergence.rank_plot(posterior, elements, **kwargs)
+    finally:
+        convergence.to_svg = original
+    return drawn[0]
 
 
-def test_multidimensional_variables_are_flattened_with_joined_labels():
+def test_rank_plot_draws_one_panel_per_element_without_p_value_text(posterior):
+    fig = _rank_axes(posterior, ["intercept", "weights"])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["intercept", "weights[mean radius]", "weights[mean texture]"]
+    texts = [text.get_text() for ax in fig.axes for text in ax.texts]
+    assert not any("p=" in text or "α" in text for text in texts), texts  # ArviZ's "p=1.00(α=0.01)" is gone
+    for ax in fig.axes:  # one line per chain, each of the (thinned) draws
+        assert len(ax.get_lines()) == posterior.sizes["chain"]
+    fig.clf()
+
+
+def test_rank_plot_thins_the_draws():
+    rng = np.random.default_rng(0)
+    posterior = xr.Dataset({"a": (("chain", "draw"), rng.normal(size=(2, 1000)))})
+    assert figures.rank_thinning(1000) == 4 and figures.rank_thinning(250) == 1 and figures.rank_thinning(251) == 2
+    thinned = _rank_axes(posterior, ["a"])
+    full = _rank_axes(posterior, ["a"], thin=1)
+    # the ECDF has one step per draw: a quarter of the points when every 4th draw is kept
+    assert len(thinned.axes[0].get_lines()[0].get_xdata()) * 3 < len(full.axes[0].get_lines()[0].get_xdata())
+
+
+def test_element_draws_select_labelled_elements_of_any_shape():
     rng = np.random.default_rng(0)
     posterior = xr.Dataset(
-        {"covariance": (("chain", "draw", "class", "f1", "f2"), rng.normal(size=(2, 50, 2, 2, 2)))},
+        {
+            "covariance": (("chain", "draw", "class", "f1", "f2"), rng.normal(size=(2, 50, 2, 2, 2))),
+            "scale": (("chain", "draw"), rng.normal(size=(2, 50))),
+        },
         coords={"class": ["a", "b"], "f1": ["x1", "x2"], "f2": ["x1", "x2"]},
     )
-    selection, capped = figures.capped_posterior(posterior, ["covariance"], max_elements=3)
-    assert list(selection["covariance"]["covariance_element"].values) == ["a, x1, x1", "a, x1, x2", "a, x2, x1"]
-    assert capped == {"covariance": (3, 8)}
-    assert "covariance[a, x2, x1]" in figures.rank_plot(posterior, ["covariance"], max_elements=3)
+    labels = figures.element_labels(posterior)
+    assert list(labels)[:3] == ["covariance[a, x1, x1]", "covariance[a, x1, x2]", "covariance[a, x2, x1]"]
+    assert list(labels)[-1] == "scale"
+    selection = figures.element_draws(posterior, ["covariance[b, x2, x1]", "scale"])
+    assert list(selection.data_vars) == ["covariance[b, x2, x1]", "scale"]
+    np.testing.assert_array_equal(
+        selection["covariance[b, x2, x1]"].values, posterior["covariance"].sel({"class": "b", "f1": "x2", "f2": "x1"})
+    )
+    assert len(figures.element_draws(posterior, ["covariance"]).data_vars) == 8  # a variable: all its elements
+    assert "covariance[a, x2, x1]" in figures.rank_plot(posterior, ["covariance[a, x2, x1]"])
+
+
+def test_elements_whose_labels_hold_a_slash_are_drawn():
+    """ArviZ keeps variables in a DataTree, whose names may not hold "/" (wine's od280/od315 feature)."""
+    rng = np.random.default_rng(0)
+    posterior = xr.Dataset(
+        {"weights": (("chain", "draw", "feature"), rng.normal(size=(2, 40, 2)))},
+        coords={"feature": ["od280/od315_of_diluted_wines", "ash"]},
+    )
+    for plot in (figures.rank_plot, figures.trace_plot):
+        check_svg(plot(posterior, ["weights"]), "weights[od280/od315_of_diluted_wines]", "weights[ash]")
 
 
 def test_rank_plot_rejects_bad_inputs(posterior):
-    with pytest.raises(ValueError, match="var_names"):
+    with pytest.raises(ValueError, match="elements: 'nope' is neither"):
         figures.rank_plot(posterior, ["nope"])
     with pytest.raises(ValueError, match="posterior"):
         figures.trace_plot(posterior.isel(chain=0, drop=True), ["intercept"])
-    with pytest.raises(ValueError, match="max_elements"):
-        figures.rank_plot(posterior, ["weights"], max_elements=0)
+    with pytest.raises(ValueError, match="thin"):
+        figures.rank_plot(posterior, ["weights"], thin=0)
+    with pytest.raises(ValueError, match="non-empty"):
+        figures.rank_plot(posterior, "weights")
+    many = xr.Dataset({"v": (("chain", "draw", "k"), np.zeros((2, 10, 40)))})
+    with pytest.raises(ValueError, match="at most 16"):
+        figures.trace_plot(many, ["v"])
 
 
 # -- forest ---------------------------------------------------------------------------------------------
@@ -468,7 +522,7 @@ def test_check_panels_order_by_extremeness():
     assert [(panel["class"], panel["element"]) for panel in panels] == [("c0", "f1"), ("c1", "f0"), ("c1", "f1")]
     assert panels[0]["total"] == 5 and panels[0]["replicated"].shape == (30,)
     svg = figures.generative_check_plot(check, max_panels=3)
-    check_svg(svg, "f1: mean | c0", "3 of 5 statistics shown")
+    check_svg(svg, "f1:", "mean | c0", "3 of 5 statistics shown")
     with pytest.raises(ValueError, match="check"):
         figures.generative_check_plot(check.drop_vars("p_value_mean"))
 
@@ -503,22 +557,6 @@ def test_latent_curve_draws_true_points_and_checks_their_lengths():
     assert "true latent (training inputs)" in svg
     with pytest.raises(ValueError, match="true_points"):
         figures.latent_curve_plot(x, draws, proba, true_points=(inputs, np.array([0.2, 0.4])), **common)
-
-
-def test_two_flattened_variables_keep_their_own_elements():
-    """Each flattened variable has its own element dim: a shared one would outer-join the labels (NaN panels)."""
-    rng = np.random.default_rng(1)
-    posterior = xr.Dataset(
-        {
-            "class_mean": (("chain", "draw", "class", "feature"), rng.normal(size=(2, 30, 2, 3))),
-            "covariance": (("chain", "draw", "class", "f1", "f2"), rng.normal(size=(2, 30, 2, 2, 2))),
-        },
-        coords={"class": ["a", "b"], "feature": ["x", "y", "z"], "f1": ["x", "y"], "f2": ["x", "y"]},
-    )
-    selection, _ = figures.capped_posterior(posterior, ["class_mean", "covariance"], max_elements=4)
-    assert selection["class_mean"].sizes["class_mean_element"] == 4
-    assert selection["covariance"].sizes["covariance_element"] == 4
-    assert not bool(selection["class_mean"].isnull().any()) and not bool(selection["covariance"].isnull().any())
 
 
 def test_learning_curves_mark_infinite_means_and_keep_colours():
