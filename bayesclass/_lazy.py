@@ -61,6 +61,13 @@ def import_arviz_base() -> None:
     at its first check (a module in ``sys.modules``) without the stack walk. That is the object the slow path
     would have returned (it raises ``ModuleNotFoundError`` on use), so ``arviz_base`` ends in the same state.
     The stand-in is removed when the import ends, whatever happens, so nothing later sees numpyro as importable.
+
+    The lazy proxy of jax is taken out of ``sys.modules`` too, where the import put it there unloaded: SciPy's
+    array-API checks (``is_jax_array``, run by ``scipy.special.logsumexp``, which arviz_stats' PSIS-LOO calls)
+    read ``Array`` from any ``sys.modules["jax"]``, and on the proxy that imports all of jax. Without it
+    ``sys.modules`` says what is true, that jax is not imported, and a later ``import jax`` (a NUTS fit) imports
+    it as usual. ``arviz_base.io_numpyro`` keeps its reference to the proxy; only its NumPyro converters use it,
+    and they need numpyro, which is not installed: ``from_numpyro`` raises ``ModuleNotFoundError`` as before.
     Where numpyro is installed, ``arviz_base`` is imported already, or lazy_loader's stand-in cannot be built
     (another lazy_loader version), ``arviz_base`` is imported plainly.
     """
@@ -74,9 +81,12 @@ def import_arviz_base() -> None:
     except (ImportError, TypeError):  # another lazy_loader: the plain import (and its cost)
         importlib.import_module("arviz_base")
         return
+    jax_before = sys.modules.get("jax")
     sys.modules["numpyro"] = missing
     try:
         importlib.import_module("arviz_base")
     finally:
         if sys.modules.get("numpyro") is missing:
             del sys.modules["numpyro"]
+        if jax_before is None and type(sys.modules.get("jax")) is getattr(importlib.util, "_LazyModule", ()):
+            del sys.modules["jax"]  # the unloaded proxy (second paragraph of the docstring)
