@@ -140,7 +140,8 @@ def main() -> None:
         fits = args.fits or folder
         fits.mkdir(parents=True, exist_ok=True)
         print("wall seconds (CPU seconds of the process, all its threads, in brackets: less sensitive to other load)")
-        print(f"{'family':<12} {'load':>13} {'report':>15} {'diagnose':>13} {'report CLI':>11} {'diagnose CLI':>13} page")
+        heads = ("load", 13), ("report", 15), ("diagnose", 13), ("report CLI", 11), ("diagnose CLI", 13)
+        print(f"{'family':<12} " + " ".join(f"{head:>{width}}" for head, width in heads) + " page")
         for family in FAMILIES:
             row = measure(family, fitted(family, fits, args.quick, args.seed, env), folder, env)
             session.details[family] = row
