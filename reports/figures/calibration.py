@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayesclass._lazy import lazy_import
+from bayesclass._lazy import import_arviz_base, lazy_import
 from bayesclass.inference.evaluation.report_plots import CALIBRATION_DRAWS
 from bayesclass.reports.figures._svg import _codes, _style, to_svg
 
@@ -119,6 +119,7 @@ def reliability_plot(
         interval of the PAV fits of the replicates. K > 2: ``data_type="categorical"``, one-vs-others
         per class; one row per estimate, one column per class.
     """
+    import_arviz_base()  # without jax (its docstring): a point estimate's report imports ArviZ first here
     import arviz_plots as azp
 
     class_names = [str(name) for name in class_names]
