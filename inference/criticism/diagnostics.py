@@ -178,11 +178,12 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     posterior = result["posterior"].to_dataset()
     with warnings.catch_warnings():  # ArviZ's 0/0 of too few draws or a constant element: judged below
         warnings.simplefilter("ignore", RuntimeWarning)
-        r_hat = _worst(azs.rhat(posterior), np.max)
-        ess_bulk = _worst(azs.ess(posterior, method="bulk"), np.min)
-        ess_tail = _worst(azs.ess(posterior, method="tail"), np.min)
-        mcse = _worst(azs.mcse(posterior, method="mean"), np.max)
+        # the table holds arviz_stats' r_hat, ESS and MCSE of every element: computed once, the worst read from it
         table = convergence_table(posterior)
+        r_hat = _worst(table["r_hat"], np.max)
+        ess_bulk = _worst(table["ess_bulk"], np.min)
+        ess_tail = _worst(table["ess_tail"], np.min)
+        mcse = _worst(table["mcse_mean"], np.max)
         stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
         bfmi = float(np.min(azs.bfmi(result)["energy"].values)) if stats is not None and "energy" in stats else None
     # a sampler that integrates no trajectories (exact draws, the GP's Gibbs sampler) has no divergences
@@ -450,9 +451,9 @@ def _shown(value: float, spec: str) -> str:
     return format(value, ".3g" if abs(value) >= 1e6 else spec)  # a stuck chain's r_hat of 7e15, not 16 digits
 
 
-def _worst(statistics: xr.Dataset, reduce) -> float:
-    """``np.max``/``np.min`` over every element of every variable.
+def _worst(column: pd.Series, reduce) -> float:
+    """``np.max``/``np.min`` of a column of the summary table: over every element of every variable.
 
     A NaN (e.g. the r_hat of a parameter frozen in every draw) propagates and so fails the verdict.
     """
-    return float(reduce(np.concatenate([var.values.ravel() for var in statistics.data_vars.values()])))
+    return float(reduce(column.to_numpy(dtype=float)))

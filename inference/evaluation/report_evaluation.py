@@ -51,7 +51,7 @@ from bayesclass.inference.evaluation.parameters import (
     parameter_panels,
     point_estimate_kinds,
 )
-from bayesclass.inference.evaluation.report_plots import boundary, latent_curve, thinned
+from bayesclass.inference.evaluation.report_plots import CALIBRATION_DRAWS, boundary, latent_curve, thinned
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
 from bayesclass.inference.result import (
@@ -729,8 +729,12 @@ def standard_errors(predicted: PredictedEstimates) -> dict[str, dict[str, float 
 
 
 def calibration(result, info: ResultInfo, rows: Dataset, *, which: str, random_seed: int) -> rd.Calibration:
-    """Posterior predictive draws (evenly thinned) and each point estimate's plug-in probabilities on ``rows``."""
-    figure_result = thinned(result)
+    """Posterior predictive draws (evenly thinned) and each point estimate's plug-in probabilities on ``rows``.
+
+    The draws are the :data:`CALIBRATION_DRAWS` that the reliability diagrams replicate outcomes from, one each (the
+    GP's prediction on its training rows costs a kernel solve per draw).
+    """
+    figure_result = thinned(result, CALIBRATION_DRAWS)
     prediction = predict(figure_result, rows, return_draws="posterior" in figure_result.children)
     proba: dict[str, np.ndarray] = {}
     skipped = []

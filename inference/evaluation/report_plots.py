@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 else:
     xr = lazy_import("xarray")
 
-__all__ = ["FIGURE_DRAWS", "GRID_POINTS", "boundary", "latent_curve", "thinned"]
+__all__ = ["CALIBRATION_DRAWS", "FIGURE_DRAWS", "GRID_POINTS", "boundary", "latent_curve", "thinned"]
 
 #: the draws a report predicts with (evenly thinned): figures and bands, not the scores (those use every draw)
 FIGURE_DRAWS = 200
+#: the posterior draws the reliability diagrams predict with (evenly thinned): one per replicated outcome vector of
+#: their consistency bands (``reports.figures.reliability_plot``'s ``n_replicates``), so no draw is predicted unused
+CALIBRATION_DRAWS = 100
 #: grid points per axis of the decision-boundary grid
 GRID_POINTS = 60
 #: points along the input of the latent curve

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayesclass._lazy import lazy_import
+from bayesclass._lazy import import_arviz_base, lazy_import
+from bayesclass.inference.evaluation.report_plots import CALIBRATION_DRAWS
 from bayesclass.reports.figures._svg import _codes, _style, to_svg
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def reliability_plot(
     *,
     class_names: Sequence[str],
     random_seed: int = 0,
-    n_replicates: int = 100,
+    n_replicates: int = CALIBRATION_DRAWS,
 ) -> str:
     """PAV (CORP) reliability diagrams with consistency bands, by ``arviz_plots.plot_ppc_pava``.
 
@@ -103,9 +104,10 @@ def reliability_plot(
         The K class names.
     random_seed : int
         Seed of the replicated outcomes.
-    n_replicates : int
+    n_replicates : int, default CALIBRATION_DRAWS (100)
         Replicated outcome vectors per estimate (:func:`categorical_replicates`): from the plug-in
-        probabilities, or one per posterior draw (``n_replicates`` draws evenly spaced).
+        probabilities, or one per posterior draw (``n_replicates`` draws evenly spaced; the report predicts
+        exactly that many).
 
     Returns
     -------
@@ -117,6 +119,7 @@ def reliability_plot(
         interval of the PAV fits of the replicates. K > 2: ``data_type="categorical"``, one-vs-others
         per class; one row per estimate, one column per class.
     """
+    import_arviz_base()  # without jax (its docstring): a point estimate's report imports ArviZ first here
     import arviz_plots as azp
 
     class_names = [str(name) for name in class_names]

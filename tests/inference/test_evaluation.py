@@ -131,3 +131,19 @@ def test_left_out_baselines_are_named_in_the_table():
     table = evaluate(result, test, baselines=["fisher", "knn"])
     assert "fisher: 3 classes" in table.attrs["left_out_baselines"]
     assert any(label.startswith("baseline: k nearest") for label in table.index)
+
+
+def test_calibration_predicts_the_draws_the_reliability_diagrams_use(nuts_gaussians, gaussians_small):
+    """The report's calibration predicts CALIBRATION_DRAWS evenly spaced draws (2 x 1000 draws -> 100), the
+    number of replicated outcome vectors the reliability diagrams draw (one per draw): none predicted unused."""
+    import inspect
+
+    from bayesclass.inference.evaluation.report_evaluation import calibration
+    from bayesclass.inference.evaluation.report_plots import CALIBRATION_DRAWS
+    from bayesclass.inference.result import result_info
+    from bayesclass.reports.figures import reliability_plot
+
+    assert nuts_gaussians["posterior"].sizes["chain"] * nuts_gaussians["posterior"].sizes["draw"] > CALIBRATION_DRAWS
+    found = calibration(nuts_gaussians, result_info(nuts_gaussians), gaussians_small, which="training", random_seed=0)
+    assert found.proba["posterior"].shape == (CALIBRATION_DRAWS, gaussians_small.n_obs, 2)
+    assert inspect.signature(reliability_plot).parameters["n_replicates"].default == CALIBRATION_DRAWS == 100

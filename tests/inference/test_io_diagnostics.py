@@ -182,6 +182,41 @@ def test_a_parameter_frozen_in_every_draw_fails(nuts_gaussians):
     assert "max r_hat n/a" in str(report)
 
 
+def _direct_worst(posterior: xr.Dataset) -> tuple[float, float, float, float]:
+    """The worst r_hat, bulk/tail ESS and MCSE of the mean by arviz_stats' own calls on the whole posterior."""
+
+    def worst(statistics: xr.Dataset, reduce) -> float:
+        return float(reduce(np.concatenate([var.values.ravel() for var in statistics.data_vars.values()])))
+
+    return (
+        worst(azs.rhat(posterior), np.max),
+        worst(azs.ess(posterior, method="bulk"), np.min),
+        worst(azs.ess(posterior, method="tail"), np.min),
+        worst(azs.mcse(posterior, method="mean"), np.max),
+    )
+
+
+@pytest.mark.parametrize("frozen", [False, True], ids=["good", "frozen_element"])
+def test_the_worst_values_read_from_the_table_are_arviz_stats_own(nuts_gaussians, frozen):
+    """diagnose reads the worst values from its summary table (computed once): they are exactly what
+    ``azs.rhat``/``ess``/``mcse`` give on the whole posterior, a NaN (a frozen element's r_hat) included."""
+    result = nuts_gaussians.copy(deep=True)
+    posterior = result["posterior"].to_dataset()
+    if frozen:
+        weights = posterior["weights"].copy()
+        weights[..., 1] = -0.5
+        posterior = posterior.assign(weights=weights)
+        result["posterior"] = posterior
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = diagnose(result)
+        expected = _direct_worst(posterior)
+    found = (report.max_r_hat, report.min_ess_bulk, report.min_ess_tail, report.max_mcse_mean)
+    np.testing.assert_array_equal(found, expected)  # equal, NaN where NaN
+    assert math.isnan(report.max_r_hat) == frozen
+    assert report.passed == (not frozen)
+
+
 def test_diagnose_of_a_point_estimate_is_an_error(map_gaussians):
     with pytest.raises(ValueError, match=r"method 'map' and has no posterior draws.*method='nuts'"):
         diagnose(map_gaussians)
