@@ -129,6 +129,17 @@ def _set_title(fig, title: str) -> None:
     fig.suptitle(f"{title}\n{existing}" if existing else title, fontsize=size)
 
 
+#: the widest figure the page shows at its own size (its text column is 1100 CSS px = 11.46 in at 96 px per inch)
+MAX_WIDTH_INCHES = 11.0
+
+
+def _fit_page_width(fig) -> None:
+    """Shrink a figure wider than :data:`MAX_WIDTH_INCHES` to that width (aspect kept, text at its size)."""
+    width, height = fig.get_size_inches()
+    if width > MAX_WIDTH_INCHES:
+        fig.set_size_inches(MAX_WIDTH_INCHES, height * MAX_WIDTH_INCHES / width)
+
+
 def to_svg(fig, *, title: str | None = None) -> str:
     """Render ``fig`` as an inline SVG element and close it.
 
@@ -145,7 +156,8 @@ def to_svg(fig, *, title: str | None = None) -> str:
     str
         The ``<svg ...>...</svg>`` element, without XML prolog or DOCTYPE: text as ``<text>``
         elements (``svg.fonttype = "none"``), ids salted with :data:`SVG_HASH_SALT` and no date or
-        creator metadata, so the same figure gives the same bytes.
+        creator metadata, so the same figure gives the same bytes. A figure wider than
+        :data:`MAX_WIDTH_INCHES` is narrowed to it first, so that the page never shrinks its text.
     """
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
@@ -157,6 +169,7 @@ def to_svg(fig, *, title: str | None = None) -> str:
     buffer = io.StringIO()
     try:
         with mpl.rc_context(_STYLE):
+            _fit_page_width(fig)
             title = title if title is not None else _TITLE.get()
             if title is not None:
                 _set_title(fig, title)
