@@ -126,7 +126,13 @@ class PosteriorPredictiveRecord:
     max_feature_values: int
 
     def to_dict(self) -> dict[str, int]:
-        """The record as a JSON-ready dict."""
+        """The record as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Field name -> integer.
+        """
         return dataclasses.asdict(self)
 
     @classmethod
