@@ -27,8 +27,8 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
+from bayesclass.inference.criticism.posterior_predictive import training_draws
 from bayesclass.inference.criticism.unavailable import MIN_PSIS_DRAWS, Unavailable, chain_shape_text
-from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 from bayesclass.inference.result import result_info
 
 if TYPE_CHECKING:
@@ -73,21 +73,10 @@ def pointwise_log_likelihood(model, posterior, X: np.ndarray, y: np.ndarray, *, 
     xarray.Dataset
         ``y`` with dims ``(chain, draw, obs)``: the conditional class log probability from the family's
         ``class_log_proba`` (for the generative families, not the joint ``log p(x, y)``; module docstring),
-        computed tile by tile in bounded memory beyond the output itself.
+        computed tile by tile in bounded memory beyond the output itself (the pass of
+        :func:`~bayesclass.inference.criticism.posterior_predictive.training_draws` without the labels).
     """
-    kernel = model.class_proba_kernel(posterior)
-    values = np.empty((kernel.n_draws, len(y)))  # draws first: reshaped to (chain, draw, obs) without a copy
-    rows_per_tile = tile_rows_for(kernel.n_classes * kernel.n_draws, setup_rows=kernel.setup_rows)
-
-    def observed_log_proba(tile):
-        inputs, codes = tile
-        return kernel(inputs, log=True)[np.arange(len(codes)), codes, :]  # (rows, draws)
-
-    for first, tile_values in map_row_chunks(observed_log_proba, [(X, y)], tile_rows=rows_per_tile, workers=workers):
-        values[:, first : first + len(tile_values)] = tile_values.T
-    by_draw = values.reshape(*kernel.leading_shape, len(y))
-    coords = {dim: kernel.leading_coords[dim] for dim in kernel.leading_dims if dim in kernel.leading_coords}
-    return xr.Dataset({"y": ((*kernel.leading_dims, "obs"), by_draw)}, coords=coords)
+    return training_draws(model, posterior, X, y, random_seed=None, workers=workers)[0]
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,7 @@ def training_draws(
     chunks = [(X, y, np.arange(n_obs))]
     for first, (observed, drawn) in map_row_chunks(evaluate, chunks, tile_rows=rows_per_tile, workers=workers):
         values[:, first : first + len(observed)] = observed.T
-        if labels is not None:
+        if labels is not None and drawn is not None:
             labels[:, first : first + len(observed)] = drawn.T
     coords = {dim: kernel.leading_coords[dim] for dim in kernel.leading_dims if dim in kernel.leading_coords}
     dims = (*kernel.leading_dims, "obs")

@@ -244,7 +244,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
             model, groups["posterior"], training.X, training.y, random_seed=random_seed
         )
         groups["posterior_predictive"], predictive = posterior_predictive_group(
-            model, groups["posterior"], labels, training.X, (center, scale), random_seed=random_seed
+            model, groups["posterior"], cast("np.ndarray", labels), training.X, (center, scale), random_seed=random_seed
         )
     status = _point_estimates(model, training, method, groups)
 
