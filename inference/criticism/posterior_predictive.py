@@ -14,11 +14,12 @@ result as it is):
     Replicated features of the training rows: for each of ``R`` evenly spaced draws (coordinates
     ``replicate_chain`` and ``replicate_draw`` name them), ``x_rep[r, i] ~ p(x | class = y_rep[s_r, i], theta_{s_r})``
     from the family's own ``sample_features`` (its one hook), in the model's inputs (after treatment coding)
-    with the standardisation undone, i.e. in the units of ``constant_data``'s ``X``. ``R`` is capped
-    (:func:`feature_replicates`: at most :data:`MAX_FEATURE_REPLICATES` draws and
-    :data:`MAX_REPLICATED_FEATURE_VALUES` values, 16 MiB of float64) because draws x rows x features grows fast
-    (4,000 draws of 333 rows x 4 features would be 43 MB); the labels keep every draw, as ``loo_pit`` weighs
-    them with the draws of ``log_likelihood``.
+    with the standardisation undone, i.e. in the units of ``constant_data``'s ``X``, as float32 (exact for codes
+    and counts below 2**24; a replicate needs no more digits). ``R`` is capped (:func:`feature_replicates`: at
+    most :data:`MAX_FEATURE_REPLICATES` draws and :data:`MAX_REPLICATED_FEATURE_VALUES` values, 8 MiB) because
+    draws x rows x features grows fast (4,000 draws of penguins' 333 rows x 7 columns would be 75 MB in float64;
+    200 replicates in float32 are 1.9 MB); the labels keep every draw, as ``loo_pit`` weighs them with the draws
+    of ``log_likelihood``.
 
 Randomness: the labels of rows ``256 b .. 256 b + 255`` come from ``numpy.random.default_rng(SeedSequence(seed,
 spawn_key=(LABEL_STREAM, b)))``, the features from ``SeedSequence(seed, spawn_key=(FEATURE_STREAM,))``, ``seed``
@@ -55,9 +56,10 @@ __all__ = [
 
 #: rows per block of uniforms of the replicated labels (one seeded stream per block: tiling cannot change them)
 LABEL_BLOCK_ROWS = 256
-#: the most posterior draws whose features are replicated (the labels keep every draw)
-MAX_FEATURE_REPLICATES = 400
-#: the most replicated feature values (replicates x rows x model inputs) a result stores: 16 MiB of float64
+#: the most posterior draws whose features are replicated (the labels keep every draw); as many as
+#: :func:`~bayesclass.inference.criticism.predictive_checks.posterior_predictive_check` compares by default
+MAX_FEATURE_REPLICATES = 200
+#: the most replicated feature values (replicates x rows x model inputs) a result stores: 8 MiB of float32
 MAX_REPLICATED_FEATURE_VALUES = 2**21
 #: spawn keys of the two random streams derived from the fit's seed
 LABEL_STREAM, FEATURE_STREAM = 0x5050_4C41, 0x5050_4645
@@ -210,7 +212,7 @@ def replicated_features(
     seed = int(np.random.SeedSequence(random_seed, spawn_key=(FEATURE_STREAM,)).generate_state(1)[0])
     sampled = model.sample_features(params, labels[chain, draw], random_seed=seed, reference=X)
     center, scale = standardization
-    values = sampled.transpose("replicate", "obs", "feature").values * scale + center
+    values = (sampled.transpose("replicate", "obs", "feature").values * scale + center).astype(np.float32)
     coords: dict[str, Any] = {
         "replicate_chain": ("replicate", posterior["chain"].values[chain]),
         "replicate_draw": ("replicate", posterior["draw"].values[draw]),

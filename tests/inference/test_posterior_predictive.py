@@ -75,7 +75,15 @@ def test_arviz_checks_take_a_saved_result_unchanged(saved, label):
     features = "X" in result["posterior_predictive"]
     assert features == label.startswith(("naive_bayes", "gcc"))
     record = result_info(result).posterior_predictive
-    assert record is not None and record.random_seed == 3 and record.feature_replicates == (200 if features else 0)
+    assert record is not None and record.random_seed == 3
+    n_draws, n_obs, n_inputs = (
+        labels.shape[0] * labels.shape[1],
+        labels.shape[2],
+        len(result_info(result).model_feature_names),
+    )
+    assert record.feature_replicates == (pp.feature_replicates(n_draws, n_obs, n_inputs) if features else 0)
+    if features:  # 2 x 100 draws, all replicated
+        assert result["posterior_predictive"]["X"].shape == (200, n_obs, n_inputs)
 
 
 @pytest.mark.parametrize("label", list(FITS))
