@@ -25,6 +25,7 @@ import xarray as xr
 
 import bayesclass as bc
 from bayesclass.inference.criticism import posterior_predictive as pp
+from bayesclass.inference.criticism.loo import loo_pit_weights
 from bayesclass.inference.prediction import tiles
 from bayesclass.inference.result import check_result, result_info
 
@@ -172,3 +173,26 @@ def test_a_point_estimate_has_no_group_and_old_files_load_without_one():
     for path in sorted(FORMAT1.glob("*.nc")):
         old = bc.load_result(path)
         assert "posterior_predictive" not in old.children and check_result(old).posterior_predictive is None
+
+
+@pytest.mark.parametrize("label", ["logistic nuts", "naive_bayes exact", "gcc per-class exact", "gp gibbs"])
+def test_loo_pit_weights_are_arviz_own_where_arviz_computes_them(saved, label):
+    result = bc.load_result(saved[label])
+    log_weights, pareto_k = loo_pit_weights(result)
+    with_weights = arviz_stats.loo_pit(result, log_weights=log_weights, pareto_k=pareto_k)["y"].values
+    np.testing.assert_allclose(with_weights, arviz_stats.loo_pit(result)["y"].values, rtol=0, atol=1e-12)
+
+
+def test_loo_pit_takes_separated_classes_with_the_weights(tmp_path):
+    """gcc on penguins' measurements: rows whose observed class has probability 1 in every draw (flat rows)."""
+    measurements = PENGUINS.select_features(["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"])
+    model = bc.GaussianClassConditional(prior=IW)  # shared covariance: 6 rows with log P = 0.0 in every draw
+    bc.save_result(bc.fit(model, measurements, method="exact", sampler=SHORT, random_seed=0), tmp_path / "gcc.nc")
+    result = bc.load_result(tmp_path / "gcc.nc")
+    with pytest.raises(ValueError, match="All tail values are the same"):  # arviz_stats' own smoothing
+        arviz_stats.loo_pit(result)
+    log_weights, pareto_k = loo_pit_weights(result)
+    flat = np.ptp(result["log_likelihood"]["y"].values.reshape(-1, measurements.n_obs), axis=0) == 0
+    assert flat.any() and (pareto_k["y"].values[flat] == 0).all()
+    pit = arviz_stats.loo_pit(result, log_weights=log_weights, pareto_k=pareto_k)["y"].values
+    assert np.isfinite(pit).all() and (pit >= 0).all() and (pit <= 1).all()
