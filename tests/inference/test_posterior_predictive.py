@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import bayesclass as bc
 from bayesclass.inference.criticism import posterior_predictive as pp
 from bayesclass.inference.criticism.loo import loo_pit_weights
 from bayesclass.inference.prediction import tiles
-from bayesclass.inference.result import check_result, result_info
+from bayesclass.inference.result import check_result, result_info, write_info
 
 FORMAT1 = Path(__file__).parent / "format1"
 SHORT = bc.SamplerSettings(draws=100, tune=100, chains=2, progressbar=False)
@@ -167,12 +168,20 @@ def test_feature_replicates_are_capped():
     assert pp.feature_replicates(4000, 1797, 64) * 1797 * 64 <= pp.MAX_REPLICATED_FEATURE_VALUES
 
 
-def test_a_point_estimate_has_no_group_and_old_files_load_without_one():
+def test_a_point_estimate_has_no_group_and_old_files_load_without_one(saved, tmp_path):
     estimate = bc.fit("logistic", GAUSSIANS, method="map")
     assert "posterior_predictive" not in estimate.children and result_info(estimate).posterior_predictive is None
     for path in sorted(FORMAT1.glob("*.nc")):
         old = bc.load_result(path)
         assert "posterior_predictive" not in old.children and check_result(old).posterior_predictive is None
+    # a format 2 file with draws written before the group: no group, no attrs
+    result = bc.load_result(saved["gcc shared exact"])
+    info = result_info(result)
+    del result["posterior_predictive"]
+    write_info(result, dataclasses.replace(info, posterior_predictive=None))
+    assert "posterior_predictive_digest" not in result.attrs and info.format_version == 2
+    bc.save_result(result, tmp_path / "before.nc")
+    assert result_info(bc.load_result(tmp_path / "before.nc")).posterior_predictive is None
 
 
 @pytest.mark.parametrize("label", ["logistic nuts", "naive_bayes exact", "gcc per-class exact", "gp gibbs"])
