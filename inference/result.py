@@ -12,6 +12,15 @@ Formats
 ``bayesclass_format`` 2 (this version) adds ``data_origin``, the structured origin of the training rows
 (:class:`~bayesclass.data.origin.DataOrigin`: built-in source, generator arguments, split part). Formats 0
 (no version attr) and 1 are read too: their origin is recovered from the provenance text they wrote.
+
+Optional groups are added within a format, as the covariances were: a reader that does not know one ignores
+it, and a file written before it simply lacks it. So it is with the ``posterior_predictive`` group (replicated
+labels of the training rows, and features for the generative families;
+:mod:`bayesclass.inference.criticism.posterior_predictive`): every fit with draws writes it with the attrs
+``posterior_predictive`` (:class:`PosteriorPredictiveRecord`: seed and caps) and ``posterior_predictive_digest``;
+a point estimate has none; a format 0-2 file written before it has neither group nor attrs and loads as it is.
+A group without its record, a record without its group, or a group that does not fit the result (dims, sizes,
+codes outside the classes, values that are not finite, contents that do not match the digest) is refused.
 """
 
 from __future__ import annotations
@@ -52,6 +61,8 @@ __all__ = [
     "FORMAT_VERSION",
     "READABLE_FORMATS",
     "DataRecord",
+    "POSTERIOR_PREDICTIVE_GROUP",
+    "PosteriorPredictiveRecord",
     "ResultInfo",
     "STACK_METHODS",
     "StackInfo",
@@ -69,6 +80,7 @@ __all__ = [
     "model_of",
     "parameter_groups",
     "parameters_digest",
+    "posterior_predictive_digest",
     "result_info",
     "write_info",
 ]
@@ -84,6 +96,73 @@ StandardizeMode = Literal["none", "continuous", "all"]
 COVARIANCE_GROUP_PREFIX = "estimate_covariance_"
 #: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr)
 MAX_TEXT = 100_000
+#: the group of replicated training labels (and features) that ArviZ's predictive checks read
+POSTERIOR_PREDICTIVE_GROUP = "posterior_predictive"
+
+
+@dataclass(frozen=True)
+class PosteriorPredictiveRecord:
+    """How a result's ``posterior_predictive`` group was drawn (root attr ``posterior_predictive``, JSON).
+
+    See :mod:`bayesclass.inference.criticism.posterior_predictive` for the group and the random streams.
+
+    Parameters
+    ----------
+    random_seed : int
+        The seed the labels' and features' streams derive from (the fit's ``random_seed``): the same seed gives
+        the same group.
+    feature_replicates : int
+        The draws whose features are replicated (variable ``X``, dim ``replicate``); 0 where the family generates
+        no features (logistic, GP) or one replicate alone exceeds the cap.
+    max_feature_replicates : int
+        The cap on ``feature_replicates`` the fit applied.
+    max_feature_values : int
+        The cap on replicates x rows x model inputs the fit applied.
+    """
+
+    random_seed: int
+    feature_replicates: int
+    max_feature_replicates: int
+    max_feature_values: int
+
+    def to_dict(self) -> dict[str, int]:
+        """The record as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Field name -> integer.
+        """
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Any) -> PosteriorPredictiveRecord:
+        """The record from its JSON dict, checked: four non-negative integers (caps and seed in range).
+
+        Parameters
+        ----------
+        values : dict
+            As :meth:`to_dict` writes it.
+
+        Returns
+        -------
+        PosteriorPredictiveRecord
+
+        Raises
+        ------
+        ValueError
+            Keys other than the four fields, or values that are not counts.
+        """
+        names = [item.name for item in dataclasses.fields(cls)]
+        if not isinstance(values, dict) or sorted(values) != sorted(names):
+            raise ValueError(f"it should hold exactly the keys {', '.join(names)}")
+        for name in names:
+            value = values[name]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+                raise ValueError(f"{name} = {str(value)[:40]!r} should be a count (an integer in [0, 2**32))")
+        if values["feature_replicates"] > values["max_feature_replicates"]:
+            raise ValueError("feature_replicates exceeds max_feature_replicates")
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -171,6 +250,9 @@ class ResultInfo:
         Why the draws are partial ("" when not).
     method_note : str
         Why the method is the family's default for these data, where that depends on them ("" otherwise).
+    posterior_predictive : PosteriorPredictiveRecord or None
+        How the ``posterior_predictive`` group was drawn; None where the result has none (a point estimate, or a
+        file written before the group existed).
     format_version : int
         The layout version the attrs were written in.
     """
@@ -195,6 +277,7 @@ class ResultInfo:
     partial: bool = False
     partial_reason: str = ""
     method_note: str = ""
+    posterior_predictive: PosteriorPredictiveRecord | None = None
     format_version: int = field(default=FORMAT_VERSION)
 
     @property
@@ -270,6 +353,8 @@ class ResultInfo:
             attrs["partial_reason"] = self.partial_reason
         if self.method_note:
             attrs["method_note"] = self.method_note
+        if self.posterior_predictive is not None:
+            attrs["posterior_predictive"] = json.dumps(self.posterior_predictive.to_dict())
         return attrs
 
 
@@ -316,6 +401,8 @@ def write_info(result: Any, info: ResultInfo) -> None:
     result.attrs.clear()
     result.attrs.update(info.to_attrs())
     result.attrs["parameters_digest"] = parameters_digest(result)
+    if POSTERIOR_PREDICTIVE_GROUP in result.children:
+        result.attrs["posterior_predictive_digest"] = posterior_predictive_digest(result)
 
 
 def model_of(result: Any) -> ClassifierModel:
@@ -386,6 +473,7 @@ def check_result(result: Any) -> ResultInfo:
             "the parameter arrays do not match their SHA-256 (attr parameters_digest): the file was edited or damaged "
             "after the fit; refit the model"
         )
+    _check_posterior_predictive(result, info)
     return info
 
 
@@ -469,6 +557,100 @@ def parameters_digest(result: Any) -> str:
             digest.update(json.dumps([group, str(name), list(map(str, variable.dims)), list(variable.shape)]).encode())
             digest.update(np.ascontiguousarray(variable.values, dtype="<f8").tobytes())
     return digest.hexdigest()
+
+
+def posterior_predictive_digest(result: Any) -> str:
+    """SHA-256 of the ``posterior_predictive`` group (names, dims, coordinates, values): an attr the fit writes.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result with the group.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    digest = hashlib.sha256()
+    dataset = result[POSTERIOR_PREDICTIVE_GROUP].to_dataset()
+    for name in sorted(map(str, dataset.variables)):
+        variable = dataset[name]
+        kind = "<i8" if np.issubdtype(variable.dtype, np.integer) else "<f8"
+        digest.update(json.dumps([name, list(map(str, variable.dims)), list(variable.shape), kind]).encode())
+        if variable.dtype.kind in "iufb":
+            digest.update(np.ascontiguousarray(variable.values, dtype=kind).tobytes())
+        else:  # coordinate names
+            digest.update(json.dumps([str(value) for value in variable.values.ravel()]).encode())
+    return digest.hexdigest()
+
+
+def _posterior_predictive_record(attrs: dict[str, Any]) -> PosteriorPredictiveRecord | None:
+    if "posterior_predictive" not in attrs:
+        return None
+    try:
+        return PosteriorPredictiveRecord.from_dict(_json(attrs, "posterior_predictive", dict, None))
+    except ValueError as error:
+        raise ValueError(f"attr posterior_predictive: {error}") from None
+
+
+def _check_posterior_predictive(result: Any, info: ResultInfo) -> None:
+    """The ``posterior_predictive`` group fits the result: one label per draw and row, features as recorded."""
+    record = info.posterior_predictive
+    present = POSTERIOR_PREDICTIVE_GROUP in result.children
+    if record is None and not present:  # a point estimate, or a file written before the group existed
+        return
+    if record is None:
+        raise ValueError(
+            "group posterior_predictive has no attr posterior_predictive (its seed and caps) beside it: a fit writes "
+            "both, so the file was edited; refit the model or delete the group"
+        )
+    if not present:
+        raise ValueError("attr posterior_predictive records a group posterior_predictive that is missing; refit")
+    group = result[POSTERIOR_PREDICTIVE_GROUP].to_dataset()
+    allowed = {"y", "X"} if record.feature_replicates else {"y"}
+    unknown = sorted(set(map(str, group.data_vars)) ^ allowed)
+    if unknown:
+        raise ValueError(
+            f"group posterior_predictive should hold {' and '.join(sorted(allowed))} (attr posterior_predictive "
+            f"records {record.feature_replicates} feature replicates); {', '.join(unknown)} differs"
+        )
+    posterior = result["posterior"].to_dataset()
+    n_obs, n_classes = result["observed_data"]["y"].size, len(info.class_names)
+    expected = {"chain": posterior.sizes["chain"], "draw": posterior.sizes["draw"], "obs": n_obs}
+    labels = group["y"]
+    if dict(zip(labels.dims, labels.shape, strict=True)) != expected or labels.dims != tuple(expected):
+        raise ValueError(
+            f"group posterior_predictive y has sizes {dict(labels.sizes)}; it needs {expected} (one replicated label "
+            "per posterior draw and training row)"
+        )
+    values = labels.values
+    if not np.issubdtype(values.dtype, np.integer) or values.min(initial=0) < 0 or values.max(initial=0) >= n_classes:
+        raise ValueError(
+            f"group posterior_predictive y must hold class codes 0..{n_classes - 1} (attr class_names), like "
+            f"observed_data y; it holds {_value_range(values)}"
+        )
+    if record.feature_replicates:
+        features = group["X"]
+        shape = {"replicate": record.feature_replicates, "obs": n_obs, "model_feature": len(info.model_feature_names)}
+        if features.dims != tuple(shape) or dict(features.sizes) != shape:
+            raise ValueError(f"group posterior_predictive X has sizes {dict(features.sizes)}; it needs {shape}")
+        if not np.issubdtype(features.dtype, np.number) or not np.isfinite(features.values).all():
+            raise ValueError("group posterior_predictive X holds values that are not finite numbers; refit the model")
+    if str(result.attrs.get("posterior_predictive_digest", "")) != posterior_predictive_digest(result):
+        raise ValueError(
+            "group posterior_predictive does not match its SHA-256 (attr posterior_predictive_digest): the file was "
+            "edited or damaged after the fit; refit the model"
+        )
+
+
+def _value_range(values: np.ndarray) -> str:
+    """The dtype and range of an array's values, for a one-line message."""
+    if not np.issubdtype(values.dtype, np.number):
+        return f"dtype {values.dtype}"
+    finite = values[np.isfinite(values)]
+    span = f" from {finite.min()} to {finite.max()}" if finite.size else ""
+    return f"dtype {values.dtype}{span}" + (", NaN among them" if np.isnan(values.astype(float)).any() else "")
 
 
 def _check_training_arrays(result: Any, info: ResultInfo) -> None:
@@ -605,6 +787,7 @@ def _parse(attrs: dict[str, Any]) -> ResultInfo:
         partial=partial,
         partial_reason=_text(attrs, "partial_reason", default="the run was interrupted") if partial else "",
         method_note=method_note,
+        posterior_predictive=_posterior_predictive_record(attrs),
         format_version=version,
     )
     _check_consistency(info)
@@ -636,6 +819,10 @@ def _check_consistency(info: ResultInfo) -> None:
     if kinds:
         raise ValueError(
             f"attr point_estimate_status has unknown estimate kinds {kinds}; kinds are {POINT_ESTIMATE_KINDS}"
+        )
+    if info.posterior_predictive is not None and not info.has_draws:
+        raise ValueError(
+            f"attr posterior_predictive is set, but method {info.method!r} draws nothing to replicate the data from"
         )
     if info.partial and not info.has_draws:
         raise ValueError(f"attr partial = 1, but method {info.method!r} draws nothing that an interrupt could cut")

@@ -87,6 +87,7 @@ __all__ = [
     "kernel_of",
     "renamed_fields",
     "leading_dims_of",
+    "rows_of_class",
     "softmax_over_classes",
 ]
 
@@ -1178,8 +1179,9 @@ class GenerativeClassifierModel(ClassifierModel):
         ----------
         params : xarray.Dataset
             Posterior draws (leading dims such as ``replicate``) or one point estimate.
-        class_codes : array of int, shape (n_obs,)
-            The class of every row to draw.
+        class_codes : array of int, shape (n_obs,) or (*leading, n_obs)
+            The class of every row to draw: the same for every parameter set, or one per parameter set and row
+            (a posterior predictive replicate's classes, drawn per draw; :func:`rows_of_class` gathers either).
         random_seed : int
             Seed of the draws.
         reference : array of shape (n_obs, n_features), optional
@@ -1299,15 +1301,19 @@ class GenerativeClassifierModel(ClassifierModel):
         return continuous * params.sizes["feature"]
 
 
-def check_class_codes(class_codes: Any, n_classes: int) -> np.ndarray:
-    """``class_codes`` as a 1-D integer array of codes in ``0..n_classes-1``, or a ``ValueError``.
+def check_class_codes(class_codes: Any, n_classes: int, leading_shape: tuple[int, ...] = ()) -> np.ndarray:
+    """``class_codes`` as an integer array of codes in ``0..n_classes-1``, or a ``ValueError``.
 
     Parameters
     ----------
     class_codes : array-like of int
-        Class codes.
+        Class codes: one per row, shape ``(n_obs,)``, shared by every parameter set; or, where ``leading_shape``
+        is not empty, also one per parameter set and row, shape ``(*leading_shape, n_obs)`` (a posterior
+        predictive replicate draws its classes per draw).
     n_classes : int
         Number of classes.
+    leading_shape : tuple of int, default ()
+        The shape of the parameter sets' draw dims (``()`` for a point estimate).
 
     Returns
     -------
@@ -1317,9 +1323,38 @@ def check_class_codes(class_codes: Any, n_classes: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If the codes are not 1-D integers in range.
+        If the codes are not integers in range, or their shape is neither of the two above.
     """
     codes = np.asarray(class_codes)
-    if codes.ndim != 1 or codes.dtype.kind not in "iu" or (codes < 0).any() or (codes >= n_classes).any():
-        raise ValueError(f"class_codes must be a 1-D array of integer codes in 0..{n_classes - 1}, got {class_codes!r}")
+    shape_ok = codes.ndim == 1 or (len(leading_shape) > 0 and codes.shape[:-1] == tuple(leading_shape))
+    if not shape_ok or codes.dtype.kind not in "iu" or (codes < 0).any() or (codes >= n_classes).any():
+        per_draw = f" or ({', '.join(map(str, leading_shape))}, n_obs)" if leading_shape else ""
+        raise ValueError(
+            f"class_codes must be an array of integer codes in 0..{n_classes - 1} of shape (n_obs,){per_draw}, got "
+            f"{str(class_codes)[:80]}"
+        )
     return codes
+
+
+def rows_of_class(values: np.ndarray, codes: np.ndarray, n_leading: int) -> np.ndarray:
+    """The values of each row's class: ``(*leading, class, *rest)`` -> ``(*leading, obs, *rest)``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        A per-class parameter, its class axis right after the ``n_leading`` draw axes.
+    codes : numpy.ndarray of int
+        The class of every row, shape ``(obs,)`` (the same for every parameter set) or ``(*leading, obs)``
+        (one class per parameter set and row), as :func:`check_class_codes` accepts.
+    n_leading : int
+        The number of draw axes of ``values``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(*leading, obs, *rest)``: one gather, no loop over rows or draws.
+    """
+    if codes.ndim == 1:
+        return np.take(values, codes, axis=n_leading)
+    index = codes.reshape(codes.shape + (1,) * (values.ndim - n_leading - 1))
+    return np.take_along_axis(values, index, axis=n_leading)

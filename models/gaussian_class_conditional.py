@@ -184,6 +184,7 @@ from bayesclass.models.base import (
     affine,
     check_class_codes,
     kernel_of,
+    rows_of_class,
 )
 
 if TYPE_CHECKING:
@@ -1294,8 +1295,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
         params : xarray.Dataset
             Gaussian posterior draws (leading dims such as ``replicate``) or one Gaussian point estimate (not
             the Student-t predictive).
-        class_codes : array of int, shape (n_obs,)
-            The class of every row to draw.
+        class_codes : array of int, shape (n_obs,) or (*leading, n_obs)
+            The class of every row to draw, shared by every parameter set or one per parameter set and row.
         random_seed : int
             Seed of the draws.
         reference : array of shape (n_obs, n_features), optional
@@ -1311,20 +1312,21 @@ class GaussianClassConditional(GenerativeClassifierModel):
         ValueError
             If ``params`` is the Student-t predictive, or a covariance is not positive definite.
         """
-        codes = check_class_codes(class_codes, params.sizes["class"])
         if "predictive_dof" in params:
             raise ValueError(
                 "sample from a Gaussian parameter set (posterior draws or mle/map), not the Student-t predictive"
             )
         _, mean, covariance, leading = _arrays(params)
+        n_leading = len(leading)
+        codes = check_class_codes(class_codes, params.sizes["class"], mean.shape[:n_leading])
         cholesky = _cholesky(covariance)
         rng = np.random.default_rng(random_seed)
-        noise = rng.standard_normal((*mean.shape[:-2], codes.size, mean.shape[-1]))
-        factor = cholesky[..., 0 if cholesky.shape[-3] == 1 else codes, :, :]
+        noise = rng.standard_normal((*mean.shape[:-2], codes.shape[-1], mean.shape[-1]))
         if cholesky.shape[-3] == 1:
-            draws = mean[..., codes, :] + noise @ factor.swapaxes(-1, -2)
+            draws = rows_of_class(mean, codes, n_leading) + noise @ cholesky[..., 0, :, :].swapaxes(-1, -2)
         else:
-            draws = mean[..., codes, :] + (factor @ noise[..., np.newaxis])[..., 0]
+            factor = rows_of_class(cholesky, codes, n_leading)  # (*leading, obs, d, d)
+            draws = rows_of_class(mean, codes, n_leading) + (factor @ noise[..., np.newaxis])[..., 0]
         coords: dict[str, Any] = {dim: params[dim].values for dim in leading if dim in params.coords}
         coords["feature"] = params["feature"].values
         return xr.DataArray(draws, dims=(*leading, "obs", "feature"), coords=coords)

@@ -197,6 +197,7 @@ from bayesclass.models.base import (
     features_as_dataarray,
     kernel_of,
     leading_dims_of,
+    rows_of_class,
 )
 
 if TYPE_CHECKING:
@@ -1079,8 +1080,8 @@ class NaiveBayes(GenerativeClassifierModel):
         ----------
         params : xarray.Dataset
             Posterior draws (leading dims such as ``replicate``) or one point estimate.
-        class_codes : array of int, shape (n_obs,)
-            The class of every row to draw.
+        class_codes : array of int, shape (n_obs,) or (*leading, n_obs)
+            The class of every row to draw, shared by every parameter set or one per parameter set and row.
         random_seed : int
             Seed of the draws.
         reference : array of shape (n_obs, n_features), optional
@@ -1098,15 +1099,16 @@ class NaiveBayes(GenerativeClassifierModel):
             If there are count features and ``reference`` is missing, has another number of rows, or its
             counts are not non-negative whole numbers.
         """
-        codes = check_class_codes(class_codes, params.sizes["class"])
         leading = leading_dims_of(params["class_prior"], "class")
         shape = tuple(params.sizes[dim] for dim in leading)
+        codes = check_class_codes(class_codes, params.sizes["class"], shape)
+        n_obs = codes.shape[-1]
         rng = np.random.default_rng(random_seed)
         feature_names = [str(name) for name in params["feature"].values]
-        draws = np.zeros((*shape, codes.size, len(feature_names)))
+        draws = np.zeros((*shape, n_obs, len(feature_names)))
 
         def per_row(name: str) -> np.ndarray:  # (*leading, obs, ...): the parameter of each row's class
-            return params[name].transpose(*leading, "class", ...).values[..., codes, :]
+            return rows_of_class(params[name].transpose(*leading, "class", ...).values, codes, len(leading))
 
         def put(dim: str, values: np.ndarray) -> None:
             names = _binary_columns(params) if dim == "binary_feature" else params[dim].values
@@ -1126,10 +1128,8 @@ class NaiveBayes(GenerativeClassifierModel):
                     "each row's total number of counts"
                 )
             rows = features_as_dataarray(reference, params, argument="reference")
-            if rows.sizes["obs"] != codes.size:
-                raise ValueError(
-                    f"reference must have one row per class code ({codes.size}), got {rows.sizes['obs']} rows"
-                )
+            if rows.sizes["obs"] != n_obs:
+                raise ValueError(f"reference must have one row per class code ({n_obs}), got {rows.sizes['obs']} rows")
             counts = _columns(rows, params, "count_feature").values
             if ((counts < 0) | (counts != np.round(counts))).any():
                 raise ValueError("the count features of reference must be non-negative whole numbers")

@@ -27,15 +27,17 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
+from bayesclass.inference.criticism.posterior_predictive import training_draws
 from bayesclass.inference.criticism.unavailable import MIN_PSIS_DRAWS, Unavailable, chain_shape_text
-from bayesclass.inference.prediction.tiles import map_row_chunks, tile_rows_for
 from bayesclass.inference.result import result_info
 
 if TYPE_CHECKING:
     import arviz_stats as azs
+    import scipy
     import xarray as xr
 else:
     azs = lazy_import("arviz_stats")
+    scipy = lazy_import("scipy")
     xr = lazy_import("xarray")
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "LooUnavailable",
     "compare",
     "loo",
+    "loo_pit_weights",
     "pointwise_log_likelihood",
 ]
 
@@ -73,21 +76,10 @@ def pointwise_log_likelihood(model, posterior, X: np.ndarray, y: np.ndarray, *, 
     xarray.Dataset
         ``y`` with dims ``(chain, draw, obs)``: the conditional class log probability from the family's
         ``class_log_proba`` (for the generative families, not the joint ``log p(x, y)``; module docstring),
-        computed tile by tile in bounded memory beyond the output itself.
+        computed tile by tile in bounded memory beyond the output itself (the pass of
+        :func:`~bayesclass.inference.criticism.posterior_predictive.training_draws` without the labels).
     """
-    kernel = model.class_proba_kernel(posterior)
-    values = np.empty((kernel.n_draws, len(y)))  # draws first: reshaped to (chain, draw, obs) without a copy
-    rows_per_tile = tile_rows_for(kernel.n_classes * kernel.n_draws, setup_rows=kernel.setup_rows)
-
-    def observed_log_proba(tile):
-        inputs, codes = tile
-        return kernel(inputs, log=True)[np.arange(len(codes)), codes, :]  # (rows, draws)
-
-    for first, tile_values in map_row_chunks(observed_log_proba, [(X, y)], tile_rows=rows_per_tile, workers=workers):
-        values[:, first : first + len(tile_values)] = tile_values.T
-    by_draw = values.reshape(*kernel.leading_shape, len(y))
-    coords = {dim: kernel.leading_coords[dim] for dim in kernel.leading_dims if dim in kernel.leading_coords}
-    return xr.Dataset({"y": ((*kernel.leading_dims, "obs"), by_draw)}, coords=coords)
+    return training_draws(model, posterior, X, y, random_seed=None, workers=workers)[0]
 
 
 @dataclass(frozen=True)
@@ -372,6 +364,55 @@ def _loo_with_flat_rows(result, log_likelihood, values: np.ndarray, flat: np.nda
         elpd_i=xr.DataArray(elpd_i, dims=("obs",), coords=None if obs is None else {"obs": obs}),
         pareto_k=xr.DataArray(pareto_k, dims=("obs",), coords=None if obs is None else {"obs": obs}),
     )
+
+
+def loo_pit_weights(result) -> tuple[xr.Dataset, xr.Dataset]:
+    """PSIS log weights and Pareto k of every training row, for ``arviz_stats.loo_pit(result, log_weights, pareto_k)``.
+
+    ``arviz_stats.loo_pit(result)`` smooths each row's importance ratios itself and raises "All tail values are the
+    same" where a row's log-likelihood is flat (the same in every draw: classes separated to float precision, e.g.
+    gcc on penguins' measurements). These weights treat such rows as :func:`loo` does (plain importance sampling,
+    Pareto k 0; :func:`_flat_rows`) and the others as ``loo_pit`` would (``psislw`` with the relative efficiency
+    of the posterior's mean ESS), so that ``loo_pit`` takes every result::
+
+        log_weights, pareto_k = loo_pit_weights(result)
+        arviz_stats.loo_pit(result, log_weights=log_weights, pareto_k=pareto_k)
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A result with ``posterior`` and ``log_likelihood`` groups.
+
+    Returns
+    -------
+    log_weights : xarray.Dataset
+        ``y`` (chain, draw, obs): normalised log weights.
+    pareto_k : xarray.Dataset
+        ``y`` (obs): the Pareto shape of each row (0 for the flat rows).
+
+    Raises
+    ------
+    LooUnavailable
+        Too few draws for PSIS, or a log-likelihood that is NaN or -inf (as :func:`loo`).
+    """
+    log_likelihood = _checked(result, "result")["log_likelihood"]["y"].transpose("chain", "draw", "obs")
+    values = log_likelihood.values.reshape(-1, log_likelihood.sizes["obs"])
+    _require_psis_draws(values, log_likelihood.sizes)
+    _require_finite(values)
+    flat = _flat_rows(values)
+    ratios = -log_likelihood
+    log_weights = ratios - xr.apply_ufunc(
+        scipy.special.logsumexp, ratios, input_core_dims=[["chain", "draw"]], kwargs={"axis": (-2, -1)}
+    )
+    pareto_k = xr.zeros_like(log_likelihood.isel(chain=0, draw=0, drop=True))
+    if not flat.all():
+        ess = azs.ess(result, group="posterior", method="mean")
+        r_eff = float(np.mean(np.concatenate([ess[name].values.ravel() for name in ess.data_vars]))) / values.shape[0]
+        varying = log_likelihood.isel(obs=np.flatnonzero(~flat))
+        smoothed, k = varying.azstats.psislw(r_eff=r_eff, dim=["chain", "draw"])
+        log_weights[..., np.flatnonzero(~flat)] = smoothed.transpose("chain", "draw", "obs").values
+        pareto_k[np.flatnonzero(~flat)] = k.values
+    return log_weights.to_dataset(name="y"), pareto_k.to_dataset(name="y")
 
 
 def loo(result) -> LooSummary:

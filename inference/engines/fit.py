@@ -4,8 +4,16 @@ Layout of the result (every group a plain ``xarray.Dataset``):
 
 ``posterior``            draws of the model's parameters (any registered sampler), dims ``chain, draw, ...``
 ``sample_stats``         the sampler's statistics (NUTS: divergences, step size, tree depth ...; Gibbs: lp ...)
-``log_likelihood``       ``y``: log P(y_i | x_i, theta) per draw and training row (NUTS and exact; for LOO,
+``log_likelihood``       ``y``: log P(y_i | x_i, theta) per draw and training row (every fit with draws; for LOO,
                          :mod:`bayesclass.inference.criticism.loo`)
+``posterior_predictive`` every fit with draws: ``y`` (chain, draw, obs), a class code replicated per draw and
+                         training row from P(class | x_i, theta), coded as ``observed_data`` ``y``; for the generative
+                         families also ``X`` (replicate, obs, model_feature), features replicated given those labels
+                         under a capped number of evenly spaced draws
+                         (:mod:`bayesclass.inference.criticism.posterior_predictive`; seeded by ``random_seed``), so
+                         that ``arviz_stats.loo_pit`` and ``arviz_plots.plot_ppc_pava`` take the result as it is.
+                         A point estimate has no such group (nothing to replicate from), nor has a file written
+                         before it existed
 ``point_estimate_map``   the MAP, same variables as the posterior minus ``chain``/``draw``
 ``point_estimate_mle``   the MLE, where it exists (``ResultInfo.mle_status`` says why not)
 ``point_estimate_<kind>`` every other point estimate of the family (e.g. naive Bayes'
@@ -45,7 +53,12 @@ from bayesclass.data.coding import categorical_levels, treatment_code
 from bayesclass.data.kinds import FeatureKind
 from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference._memory import largest_fitting, parameter_values, require_memory, tile_bytes
-from bayesclass.inference.criticism.loo import pointwise_log_likelihood
+from bayesclass.inference.criticism.posterior_predictive import (
+    MAX_REPLICATED_FEATURE_VALUES,
+    label_dtype,
+    posterior_predictive_group,
+    training_draws,
+)
 from bayesclass.inference.engines.methods import METHODS, SAMPLERS, methods_of
 from bayesclass.inference.engines.sampler import SamplerRun
 from bayesclass.inference.engines.sampling import SamplerSettings
@@ -220,13 +233,19 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
 
     groups: dict[str, xr.Dataset] = {}
     run = SamplerRun(posterior=None)
+    predictive = None
     if method in SAMPLERS:
         run = _sample(model, training, method, sampler, random_seed)
         groups["posterior"] = model.with_coords(run.posterior, training)
         if run.sample_stats is not None:
             groups["sample_stats"] = run.sample_stats
-        # pointwise log-likelihood of the training rows, for LOO (inference.criticism.loo)
-        groups["log_likelihood"] = pointwise_log_likelihood(model, groups["posterior"], training.X, training.y)
+        # pointwise log-likelihood of the training rows (LOO, inference.criticism.loo) and their replicates
+        groups["log_likelihood"], labels = training_draws(
+            model, groups["posterior"], training.X, training.y, random_seed=random_seed
+        )
+        groups["posterior_predictive"], predictive = posterior_predictive_group(
+            model, groups["posterior"], cast("np.ndarray", labels), training.X, (center, scale), random_seed=random_seed
+        )
     status = _point_estimates(model, training, method, groups)
 
     groups["observed_data"] = xr.Dataset({"y": (("obs",), training.y)})
@@ -276,6 +295,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
         partial=run.partial,
         partial_reason=_partial_reason(groups, sampler) if run.partial else "",
         method_note=model.method_note(method, data),
+        posterior_predictive=predictive,
     )
     return tree, info
 
@@ -355,7 +375,10 @@ def fit_bytes(model: ClassifierModel, training: Dataset, method: str, sampler: S
 
     The sampler's stored steps (``Sampler.stored_steps``) x chains x (the values of one draw
     (:func:`~bayesclass.inference._memory.parameter_values`) + :data:`SAMPLE_STATS_VALUES`) x
-    :data:`DRAW_COPIES`, plus the pointwise log-likelihood (chains x draws x rows) and its working tiles.
+    :data:`DRAW_COPIES`, plus the pointwise log-likelihood (chains x draws x rows) and its working tiles, the
+    replicated labels (chains x draws x rows, small integers) and at most
+    :data:`~bayesclass.inference.criticism.posterior_predictive.MAX_REPLICATED_FEATURE_VALUES` replicated
+    features (three float64 copies while they are drawn).
 
     Parameters
     ----------
@@ -387,7 +410,8 @@ def fit_bytes(model: ClassifierModel, training: Dataset, method: str, sampler: S
         stored = base + (draws - 1) * per_draw + tune * per_tune
         sampling = 8 * chains * stored * values * DRAW_COPIES
         log_likelihood = 8 * chains * draws * n_obs + tile_bytes(n_classes * chains * draws, n_obs)
-        return sampling + log_likelihood
+        labels = label_dtype(n_classes).itemsize * chains * draws * n_obs
+        return sampling + log_likelihood + labels + 3 * 8 * MAX_REPLICATED_FEATURE_VALUES
 
     return needed
 

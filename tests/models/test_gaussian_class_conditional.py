@@ -1140,7 +1140,7 @@ def test_sampling_rejects_bad_arguments(iris):
     model = GaussianClassConditional(prior=IW)
     mle = model.point_estimate(iris, "mle")
     for codes in (np.array([0, 3]), np.array([-1]), np.array([0.0, 1.0]), np.array([[0, 1]])):
-        with pytest.raises(ValueError, match=r"class_codes must be a 1-D array of integer codes in 0\.\.2"):
+        with pytest.raises(ValueError, match=r"class_codes must be an array of integer codes in 0\.\.2"):
             model.sample_features(mle, codes, random_seed=0)
     with pytest.raises(ValueError, match=r"not the Student-t predictive"):
         model.sample_features(model.point_estimate(iris, "posterior_predictive"), np.array([0]), random_seed=0)

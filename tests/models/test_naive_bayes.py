@@ -1301,7 +1301,7 @@ def test_sample_features_over_posterior_draws_and_bad_input():
     draws = model.sample_features(posterior, dataset.y, random_seed=0, reference=dataset.X)
     assert draws.dims == ("chain", "draw", "obs", "feature") and draws.shape == (2, 4, 120, 5)
     assert set(np.unique(draws.values[..., 1])) <= {0.0, 1.0, 2.0}
-    with pytest.raises(ValueError, match=r"class_codes must be a 1-D array of integer codes in 0..1"):
+    with pytest.raises(ValueError, match=r"class_codes must be an array of integer codes in 0..1"):
         model.sample_features(posterior, np.array([0, 2]), random_seed=0, reference=dataset.X[:2])
     with pytest.raises(ValueError, match="needs reference="):
         model.sample_features(posterior, dataset.y, random_seed=0)
