@@ -74,9 +74,9 @@ def render_model_comparison(
     started = time.perf_counter() if started is None else started
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        opening = [_opening(comparison)]
         sections = [
             _summary(comparison),
-            PageSection("conclusion", "Conclusion", tuple(Text(s) for s in comparison_sentences(comparison))),
             _ranking(comparison),
             _differences(comparison),
             _weights(comparison),
@@ -88,7 +88,16 @@ def render_model_comparison(
     if title is None:
         title = f"bayesclass model comparison: {', '.join(f.family for f in comparison.fits)} on {comparison.data_name}"
     alerts = [f"{family} NOT fitted: {reason}" for family, reason in comparison.unavailable.items()]
-    return render_page(title, sections, alerts=alerts, started=started, version=version)
+    return render_page(title, sections, alerts=alerts, started=started, version=version, opening=opening)
+
+
+def _opening(comparison: ModelComparison) -> PageSection:
+    """The conclusion's sentences, then the headline: the held-out ranking on the last split (the test rows)."""
+    blocks: list = [Text(sentence) for sentence in comparison_sentences(comparison)]
+    if comparison.heldout:
+        split, rows = list(comparison.heldout.items())[-1]
+        blocks.append(_heldout_table(split, comparison.n_rows.get(split, 0), rows))
+    return PageSection("conclusion", "Conclusion", tuple(blocks))
 
 
 # -- summary ---------------------------------------------------------------------------------------------------

@@ -163,11 +163,11 @@ def study_conclusion(table, differences) -> list[str]:
     for (dataset, model, estimate), rows in log_loss.groupby(["dataset", "model", "estimate"], sort=True):
         parts = []
         for verdict, words in (
-            ("posterior better", "lower for the posterior"),
-            ("plug-in better", f"lower for the {estimate}"),
-            ("no clear difference", "no clear difference"),
+            ("posterior better", "the posterior's lower by more than 2 SE"),
+            ("plug-in better", f"the {estimate}'s lower by more than 2 SE"),
+            ("no clear difference", "within 2 SE"),
             ("equal", "equal"),
-            ("one cell", "one repeat, no verdict"),
+            ("one cell", "one repeat (no SE)"),
         ):
             sizes = rows.loc[rows["verdict"] == verdict, "size"].tolist()
             if sizes:
@@ -185,8 +185,8 @@ def study_conclusion(table, differences) -> list[str]:
                 f"{int(rows['compared'].sum())} cells"
             )
         sentences.append(
-            f"On {dataset} ({model}), the posterior's held-out log loss against the {estimate}'s, paired by cell "
-            f"(by more than twice the standard error): {'; '.join(parts)}" + (f" ({spread})." if spread else ".")
+            f"On {dataset} ({model}), held-out log loss of the posterior vs the {estimate}, paired by cell: "
+            f"{'; '.join(parts)}" + (f" ({spread})." if spread else ".")
         )
     return sentences
 

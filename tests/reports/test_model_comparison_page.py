@@ -27,7 +27,7 @@ from bayesclass.reports.model_comparison import comparison_sentences
 from bayesclass.reports.model_comparison_page import render_model_comparison
 from tests.bad_inputs.harness import run
 
-HEADINGS = ("Summary", "Conclusion", "Ranking", "elpd differences", "Weights", "Calibration", "Disagreements",
+HEADINGS = ("Conclusion", "Summary", "Ranking", "elpd differences", "Weights", "Calibration", "Disagreements",
             "Warnings")  # fmt: skip
 SHORT = ("--draws", "100", "--tune", "100", "--chains", "2", "--no-progress", "--seed", "0")
 

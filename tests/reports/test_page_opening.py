@@ -114,3 +114,16 @@ def test_paired_differences_with_an_infinite_plugin_and_no_probabilities():
     assert missing.iloc[0]["verdict"] == "not compared" and missing.iloc[0]["kind"] == "baseline"
     equal = posterior_differences(_cells([0.3, 0.4], [0.3, 0.4], [10, 10]))
     assert equal.iloc[0]["verdict"] == "equal"
+
+
+def test_the_study_conclusion_names_the_sizes_of_each_verdict():
+    from bayesclass.reports.study_report import study_conclusion
+
+    table = _cells([0.25, 0.25, 0.25, 0.5, 0.125], [0.5, 0.5, 0.5, 0.25, 0.125], [10, 10, 10, 50, 50])
+    table = table.assign(status="ok", converged=None)
+    sentences = study_conclusion(table, posterior_differences(table[table["status"] == "ok"]))
+    assert sentences[0] == "5 of 5 cells finished."
+    assert sentences[1] == (
+        "On d (m), held-out log loss of the posterior vs the MLE plug-in, paired by cell: the posterior's lower by "
+        "more than 2 SE at n = 10; within 2 SE at n = 50 (mean differences from -0.25 to 0.125)."
+    )

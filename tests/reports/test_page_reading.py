@@ -128,7 +128,7 @@ def _check_study(path: Path, browser, name: str) -> None:
     _check_reading(layout, html, headline=False)
     opening = [block.text for block in layout.section_blocks("conclusion") if block.tag == "p"]
     assert opening[0].split(" cells finished")[0].split(" of ")[0].isdigit(), opening[0]
-    assert any("held-out log loss against the" in text for text in opening), opening
+    assert any("held-out log loss of the posterior vs the" in text for text in opening), opening
 
 
 def test_a_studys_page_reads_from_the_top(browser, tmp_path):
