@@ -274,8 +274,8 @@ def headline_table(scores: rd.HeldoutScores) -> Table:
         its interval (mean -+ z SE over the rows).
     """
     prob = rd.HEADLINE_INTERVAL_PROB
-    metrics = (("log_loss", "log loss", ".4f"), ("brier", "Brier", ".4f"), ("accuracy", "accuracy", ".3f"))
-    metrics = tuple(metric for metric in metrics if metric[0] in scores.table.columns)
+    scored = (("log_loss", "log loss", ".4f"), ("brier", "Brier", ".4f"), ("accuracy", "accuracy", ".3f"))
+    metrics = tuple(metric for metric in scored if metric[0] in scores.table.columns)
 
     def cell(label: str, metric: str, spec: str) -> str:
         value = number(scores.table.loc[label, metric], spec)
