@@ -120,7 +120,7 @@ def _convergence(finding: ConvergenceFinding) -> str:
         return f"Convergence: the {draws} (method {finding.method}) pass the verdict: {numbers}."
     return (
         f"Convergence: the {draws} (method {finding.method}) FAIL the verdict ({'; '.join(finding.failures)}): "
-        f"{numbers}; the posterior's numbers below are not to be trusted until a rerun passes."
+        f"{numbers}; the posterior's numbers are not to be trusted until a rerun passes."
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
 from bayesclass.inference.evaluation import report_data as rd
@@ -218,23 +218,39 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     """
     from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
 
-    blocks: list = verdict_blocks(run)
-    blocks.extend(headline_table(scores) for scores in run.heldout if scores.own_estimates)
+    sentences = conclusion_sentences(run.conclusion) if run.conclusion is not None else []
+    # a verdict (pass or fail) is the conclusion's first sentence: shown once, in the verdict box
+    boxed = sentences[0] if sentences and run.convergence is not None and _has_verdict(run) else None
+    blocks: list = verdict_blocks(run, sentence=boxed)
+    headlines = [headline_table(scores) for scores in run.heldout if scores.own_estimates]
+    blocks.extend(replace(table, note="") for table in headlines[:-1])  # the note once, under the last
+    blocks.extend(headlines[-1:])
+    blocks.extend(Text(sentence) for sentence in sentences[boxed is not None :])
     if run.conclusion is not None:
-        blocks.extend(Text(sentence) for sentence in conclusion_sentences(run.conclusion))
         omitted = conclusion_omissions(run.conclusion)
         if omitted:
             blocks.append(Text("Not concluded: " + "; ".join(omitted) + "."))
     return Section("conclusion", "Conclusion", tuple(blocks)) if blocks else None
 
 
-def verdict_blocks(run: rd.RunEvaluation) -> list:
+def _has_verdict(run: rd.RunEvaluation) -> bool:
+    """Whether the run's conclusion states a pass or fail verdict (not independent draws, not a stack)."""
+    from bayesclass.inference.evaluation.conclusions import ConvergenceFinding
+
+    finding = run.conclusion.convergence if run.conclusion is not None else None
+    return isinstance(finding, ConvergenceFinding) and finding.verdict in ("pass", "fail")
+
+
+def verdict_blocks(run: rd.RunEvaluation, *, sentence: str | None = None) -> list:
     """The verdict line of the page's opening, and the advice box when it failed.
 
     Parameters
     ----------
     run : RunEvaluation
         The run's computed evaluation.
+    sentence : str, optional
+        The verdict's text (the conclusion's convergence sentence, with its numbers); default a short line from
+        the run's diagnostics.
 
     Returns
     -------
@@ -252,8 +268,8 @@ def verdict_blocks(run: rd.RunEvaluation) -> list:
     if convergence is None:
         return [Text(f"Verdict: none. Point estimate only ({facts.method}): no posterior draws to diagnose.")]
     if convergence.passed:
-        return [Text(f"Convergence PASS: {convergence.worst}.", kind="verdict")]
-    blocks: list = [Text(f"Convergence FAIL: {'; '.join(convergence.failures)}.", kind="alert")]
+        return [Text(sentence or f"Convergence PASS: {convergence.worst}.", kind="verdict")]
+    blocks: list = [Text(sentence or f"Convergence FAIL: {'; '.join(convergence.failures)}.", kind="alert")]
     if convergence.advice:
         blocks.append(_advice_table(convergence.advice))
     return blocks
@@ -271,7 +287,7 @@ def headline_table(scores: rd.HeldoutScores) -> Table:
     -------
     Table
         One row per own estimate (posterior, then each point estimate): log loss, Brier and accuracy, each with
-        its interval (mean -+ z SE over the rows).
+        its interval (mean ± z SE over the rows).
     """
     prob = rd.HEADLINE_INTERVAL_PROB
     scored = (("log_loss", "log loss", ".4f"), ("brier", "Brier", ".4f"), ("accuracy", "accuracy", ".3f"))
@@ -285,11 +301,12 @@ def headline_table(scores: rd.HeldoutScores) -> Table:
     rows = tuple((label, *(cell(label, metric, spec) for metric, _, spec in metrics)) for label in scores.own_estimates)
     return Table(
         f"Posterior vs point estimates on {scores.split} ({scores.n_rows} held-out rows of {scores.data_name}): "
-        f"mean score [{prob:.0%} interval, mean -+ {NormalDist().inv_cdf(0.5 + prob / 2):.2f} SE over the rows]",
+        f"mean score [{prob:.0%} interval: mean ± {NormalDist().inv_cdf(0.5 + prob / 2):.2f} standard errors over "
+        "the rows, cut at the score's range]",
         ("estimate", *(f"{header} (lower is better)" if name != "accuracy" else header for name, header, _ in metrics)),
         rows,
-        note="Every estimate and baseline, with more scores, is under Predictive performance; '-': not defined "
-        "(an observed class given probability 0).",
+        note="More scores (and the baselines, where scored) are under Predictive performance. '-': no interval "
+        "(a per-row score is infinite: an observed class given probability 0).",
     )
 
 

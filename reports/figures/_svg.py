@@ -134,10 +134,10 @@ MAX_WIDTH_INCHES = 11.0
 
 
 def _fit_page_width(fig) -> None:
-    """Shrink a figure wider than :data:`MAX_WIDTH_INCHES` to that width (aspect kept, text at its size)."""
+    """Narrow a figure wider than :data:`MAX_WIDTH_INCHES` to that width (its height and text kept)."""
     width, height = fig.get_size_inches()
     if width > MAX_WIDTH_INCHES:
-        fig.set_size_inches(MAX_WIDTH_INCHES, height * MAX_WIDTH_INCHES / width)
+        fig.set_size_inches(MAX_WIDTH_INCHES, height)
 
 
 def to_svg(fig, *, title: str | None = None) -> str:

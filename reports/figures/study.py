@@ -70,14 +70,16 @@ def learning_curve_plot(
         labels = list(dict.fromkeys(label for lines in panels.values() for label in lines))
         cycle = {label: f"C{index % 10}" for index, label in enumerate(labels)}
         colors = {label: (colors or {}).get(label, cycle[label]) for label in labels}  # one colour per line
-        for ax, (title, lines) in zip(axes, panels.items(), strict=False):
+        for ax, (panel_title, lines) in zip(axes, panels.items(), strict=False):
             finite_values: list[float] = []
             infinite_points: list[tuple[float, str, int]] = []  # (training size, colour, sign of the infinity)
             sizes: set[float] = set()
             for label, (x, mean, low, high) in lines.items():
                 x, mean, low, high = (np.asarray(v, dtype=float) for v in (x, mean, low, high))
                 if not x.shape == mean.shape == low.shape == high.shape or x.ndim != 1:
-                    raise ValueError(f"panels[{title!r}][{label!r}]: x, mean, low, high must be 1-d of one length")
+                    raise ValueError(
+                        f"panels[{panel_title!r}][{label!r}]: x, mean, low, high must be 1-d of one length"
+                    )
                 color = colors[label]
                 sizes.update(x.tolist())
                 finite = np.isfinite(mean)
@@ -87,7 +89,7 @@ def learning_curve_plot(
                 finite_values.extend(high[band].tolist() + mean[finite].tolist())
                 infinite_points.extend((value, color, 1) for value in x[np.isposinf(mean)])
                 infinite_points.extend((value, color, -1) for value in x[np.isneginf(mean)])
-            level = reference.get(title) if isinstance(reference, Mapping) else reference
+            level = reference.get(panel_title) if isinstance(reference, Mapping) else reference
             if level is not None:
                 ax.axhline(level, color="0.3", lw=0.8, ls="--")
                 if isinstance(reference, Mapping):  # a level of its own per panel: say which
@@ -108,7 +110,7 @@ def learning_curve_plot(
                 ax.minorticks_off()
             if y_range is not None:
                 ax.set_ylim(*y_range)
-            ax.set_title(str(title))
+            ax.set_title(str(panel_title))
             ax.set_xlabel("training rows")
         for ax in axes[len(panels) :]:
             ax.set_visible(False)

@@ -51,7 +51,10 @@ def test_the_conclusion_comes_first_and_states_every_sentence(logistic_run):
     sentences = conclusion_sentences(conclusion)
     assert [html.unescape(t) for t in re.findall(r"<h2>(.*?)</h2>", page)][0] == SECTION_TITLES["conclusion"]
     section = _section(page, "run0-conclusion")
-    assert _paragraphs(section) == sentences  # one paragraph per sentence, nothing else (no omission here)
+    # the verdict sentence opens the section in its box, then one paragraph per other sentence (no omission here)
+    boxed = re.findall(r'<div class="(?:verdict|alert)">(.*?)</div>', section, flags=re.S)
+    assert [html.unescape(text) for text in boxed] == sentences[:1]
+    assert _paragraphs(section) == sentences[1:]
     assert conclusion_omissions(conclusion) == []
     assert sentences[0].startswith("Convergence: the 2 chains of 200 draws (method nuts)")
     assert any(s.startswith("On held-out data (") and "paired difference" in s for s in sentences)
@@ -140,7 +143,10 @@ def test_a_report_of_several_runs_concludes_each(logistic_run):
     page = report({"nuts": result, "laplace": laplace}, validation)
     for index, label in enumerate(("nuts", "laplace")):
         assert f"{SECTION_TITLES['conclusion']}: {label}" in html.unescape(page)
-        assert _paragraphs(_section(page, f"run{index}-conclusion"))[0].startswith("Convergence: ")
+        section = _section(page, f"run{index}-conclusion")
+        boxed = re.findall(r'<div class="(?:verdict|alert)">(.*?)</div>', section, flags=re.S)
+        # NUTS: the verdict sentence in its box; Laplace draws: "no verdict", the first paragraph
+        assert (boxed or _paragraphs(section))[0].startswith("Convergence: ")
 
 
 def _training(result) -> data.Dataset:

@@ -17,7 +17,7 @@ from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.inference.evaluation.report_evaluation import convergence, hyperparameter_rows, run_summary
 from bayesclass.inference.result import result_info
 from bayesclass.models import REGISTRY, get_model
-from bayesclass.reports.sections import Table, Text, convergence_section, summary_section
+from bayesclass.reports.sections import Table, Text, convergence_section, summary_section, verdict_blocks
 
 
 def _dotted_fields(instance, prefix: str = "") -> set[str]:
@@ -119,8 +119,10 @@ def _tampered(result, group: str, **replaced):
 
 def _advice_rows(result) -> tuple[str, ...]:
     info = result_info(result)
-    section = convergence_section(_run(run_summary(result, info, label="r"), convergence(result, info)))
-    boxes = [block for block in section.blocks if isinstance(block, Table) and block.kind == "advice"]
+    run = _run(run_summary(result, info, label="r"), convergence(result, info))
+    section = convergence_section(run)
+    assert not any(isinstance(block, Table) and block.kind == "advice" for block in section.blocks)  # at the top
+    boxes = [block for block in verdict_blocks(run) if isinstance(block, Table) and block.kind == "advice"]
     assert len(boxes) <= 1
     return tuple(row[0] for row in boxes[0].rows) if boxes else ()
 
