@@ -184,7 +184,7 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
         The LOO ranking's first two, the families whose LOO is unreliable, each split's best posterior against
         its runner-up, and whether the two rankings agree.
     """
-    sentences = []
+    sentences = [convergence_sentence(comparison.convergence)] if comparison.convergence else []
     if len(comparison.loo) >= 2:
         best, second = comparison.loo[0], comparison.loo[1]
         difference = best.elpd - second.elpd
@@ -215,9 +215,10 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
             f"have Pareto k > {PARETO_K_LIMIT:g} (max {row.max_k:.2f}), so rank it by its held-out scores instead "
             f"(elpd_loo {row.elpd:.2f} is shown, not trusted)."
         )
-    for finding in comparison.findings.values():
+    for split, finding in comparison.findings.items():
         if isinstance(finding, ScoreFinding):
             sentences.append(score_sentence(finding, among="the families' posteriors"))
+            sentences.extend(_overall_best(split, comparison.heldout.get(split, ()), finding.best))
     for agreement in comparison.agreement:
         if agreement.agree:
             sentences.append(
@@ -235,6 +236,58 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
             f"Not compared: {', '.join(comparison.unavailable)} (the data do not fit the family; reasons above)."
         )
     return sentences
+
+
+def convergence_sentence(verdicts) -> str:
+    """One sentence of every family's convergence verdict, with the worst r_hat and ESS.
+
+    Parameters
+    ----------
+    verdicts : mapping of str to ConvergenceFinding
+        Per family with posterior draws (:attr:`ModelComparison.convergence`).
+
+    Returns
+    -------
+    str
+        "Convergence: logistic PASS (...); naive_bayes FAIL (...): ..."; a failure says its posterior's numbers are
+        not to be trusted until a rerun passes.
+    """
+    parts, failed = [], []
+    for family, finding in verdicts.items():
+        numbers = (
+            f"max r_hat {finding.max_r_hat:.4f}, min ESS bulk {finding.min_ess_bulk:.0f} / tail "
+            f"{finding.min_ess_tail:.0f}"
+        )
+        if finding.verdict == "no_verdict":
+            parts.append(f"{family} no verdict (independent {finding.method} draws)")
+        elif finding.verdict == "pass":
+            parts.append(f"{family} PASS ({numbers})")
+        else:
+            parts.append(f"{family} FAIL ({'; '.join(finding.failures)})")
+            failed.append(family)
+    text = "Convergence: " + "; ".join(parts)
+    if failed:
+        text += (
+            f". The numbers of {', '.join(failed)} are not to be trusted until a rerun passes (its page: "
+            "bayesclass report --run on the saved result gives what to try)"
+        )
+    return text + "."
+
+
+def _overall_best(split: str, rows, best_family: str) -> list[str]:
+    """Where an estimate other than the families' posteriors (a plug-in, a baseline) scores best on ``split``."""
+    rows = list(rows)
+    if not rows or rows[0].label == best_family:
+        return []
+    family = next((row for row in rows if row.label == best_family), None)
+    if family is None:
+        return []
+    verdict = "larger than its noise" if family.larger_than_noise else "within its noise"
+    return [
+        f"On {split}, the lowest held-out log loss of all is {rows[0].label}'s ({rows[0].log_loss:.4f}); the best "
+        f"family posterior, {best_family}, is {family.difference:.4f} higher with standard error "
+        f"{family.standard_error:.4f}: {verdict}."
+    ]
 
 
 def stack_sentences(comparison: ModelComparison) -> list[str]:

@@ -86,7 +86,7 @@ def render_model_comparison(
     raised = [f"{warning.category.__name__}: {warning.message}" for warning in caught]
     sections.append(_warnings(comparison, raised))
     if title is None:
-        title = f"bayesclass model comparison: {', '.join(f.family for f in comparison.fits)} on {comparison.data_name}"
+        title = f"bayesclass model comparison: {_subject(comparison)}"
     alerts = [f"{family} NOT fitted: {reason}" for family, reason in comparison.unavailable.items()]
     return render_page(title, sections, alerts=alerts, started=started, version=version, opening=opening)
 
@@ -215,8 +215,8 @@ def _heldout_table(split: str, n_rows: int, rows: tuple[HeldoutRow, ...], *, cap
 
 
 def _subject(comparison: ModelComparison) -> str:
-    """What the page's figures are of, for their titles: "logistic, gcc on penguins"."""
-    return f"{', '.join(fit.family for fit in comparison.fits)} on {comparison.data_name}"
+    """What the page is of, for its title and its figures': the fitted families, "logistic, gcc on penguins"."""
+    return f"{', '.join(comparison.results) or 'no family'} on {comparison.data_name}"
 
 
 def _differences(comparison: ModelComparison) -> PageSection:

@@ -173,10 +173,15 @@ def study_conclusion(table, differences) -> list[str]:
             if sizes:
                 parts.append(f"{words} at n = {', '.join(str(int(size)) for size in sizes)}")
         finite = rows[np.isfinite(rows["mean"])]
+        low, high = (
+            (number(finite["mean"].min(), ".3g"), number(finite["mean"].max(), ".3g")) if len(finite) else ("", "")
+        )
         spread = (
-            f"mean differences from {number(finite['mean'].min(), '.3g')} to {number(finite['mean'].max(), '.3g')}"
-            if not finite.empty
-            else ""
+            ""
+            if finite.empty
+            else f"mean difference {low}"
+            if low == high
+            else f"mean differences from {low} to {high}"
         )
         infinite = int(rows["infinite"].sum())
         if infinite:
@@ -645,8 +650,7 @@ def coverage_conclusion(summary) -> list[str]:
                 widest = float(rows["se"].max())
                 sentence += (
                     " Every estimate is within twice its standard error of nominal at every size measured (standard "
-                    f"errors up to {100 * widest:.1f} points: {int(rows['cells'].min())} to "
-                    f"{int(rows['cells'].max())} cells per size)."
+                    f"errors up to {100 * widest:.1f} points: {_cells_per_size(rows['cells'])} cells per size)."
                 )
             if (rows["verdict"] == "no standard error").all():
                 sentence += " (One repeat per size: no standard error, no verdict.)"
@@ -658,6 +662,12 @@ def coverage_conclusion(summary) -> list[str]:
             )
         paragraphs.append(" ".join(sentences))
     return paragraphs
+
+
+def _cells_per_size(cells) -> str:
+    """``"3"`` or ``"2 to 3"``: the cells counted per size."""
+    low, high = int(cells.min()), int(cells.max())
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def mle_cause(status: object) -> str:

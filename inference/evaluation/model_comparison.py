@@ -40,7 +40,13 @@ from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
 from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
-from bayesclass.inference.evaluation.conclusions import Omitted, ScoreFinding, paired_log_loss
+from bayesclass.inference.evaluation.conclusions import (
+    ConvergenceFinding,
+    Omitted,
+    ScoreFinding,
+    convergence_finding,
+    paired_log_loss,
+)
 from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates, left_out_baselines
 from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.result import is_stack, stack_info
@@ -308,6 +314,8 @@ class ModelComparison:
         Per held-out split, the rows where the families' posteriors predict different classes.
     left_out_baselines : tuple of str
         Baselines asked for that cannot classify the data's number of classes (e.g. two-class ones on three).
+    convergence : dict of str to ConvergenceFinding
+        Per family with posterior draws, its convergence verdict (``"no_verdict"`` for independent draws).
     """
 
     data_name: str
@@ -325,6 +333,7 @@ class ModelComparison:
     predictions: dict[str, SplitPredictions] = field(default_factory=dict)
     disagreements: dict[str, Disagreement] = field(default_factory=dict)
     left_out_baselines: tuple[str, ...] = ()
+    convergence: dict[str, ConvergenceFinding] = field(default_factory=dict)
 
     @property
     def results(self) -> dict[str, Any]:
@@ -690,6 +699,33 @@ def rank(
         predictions=predictions,
         disagreements=disagreements,
         left_out_baselines=tuple(left_out_baselines(next(iter(results.values())), baselines)) if results else (),
+        convergence={family: family_convergence(result) for family, result in results.items() if "posterior" in result},
+    )
+
+
+def family_convergence(result) -> ConvergenceFinding:
+    """The convergence verdict of a fitted result's posterior draws (:func:`~bayesclass.inference.diagnose`).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result with posterior draws.
+
+    Returns
+    -------
+    ConvergenceFinding
+        Its verdict with the worst r_hat, ESS and divergences (``"no_verdict"`` for independent draws).
+    """
+    from bayesclass.inference.criticism.diagnostics import diagnose
+    from bayesclass.inference.result import result_info
+
+    stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
+    return convergence_finding(
+        diagnose(result),
+        method=result_info(result).method,
+        n_chains=int(result["posterior"].sizes["chain"]),
+        n_draws=int(result["posterior"].sizes["draw"]),
+        integrates_trajectories=stats is not None and "diverging" in stats,
     )
 
 
