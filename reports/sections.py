@@ -767,13 +767,15 @@ def _score_bars(scores: rd.HeldoutScores, *, subject: str) -> Figure:
         str(label): {name: (float(row[name]), errors.get(str(label), {}).get(name)) for name in metrics}
         for label, row in scores.table.iterrows()
     }
-    with figures.figure_title(f"{subject} — held-out scores"):
+    with figures.figure_title(f"{subject} — held-out scores on {scores.split}"):
         svg = figures.score_bars(
             values, metrics=(("log_loss", "log loss"), ("brier", "Brier"), ("accuracy", "accuracy"))
         )
     return Figure(
         svg,
-        f"Held-out scores on {scores.split}; error bars: one standard error of the mean over the {scores.n_rows} rows",
+        f"Held-out scores on {scores.split}; error bars: one standard error of the mean over the {scores.n_rows} rows "
+        "(each estimate's own: overlapping bars do not mean equal scores; the paired differences are in the "
+        "conclusion)",
     )
 
 
@@ -835,16 +837,19 @@ def calibration_section(run: rd.RunEvaluation) -> Section:
     calibration = run.calibration
     proba = {estimate_label(kind): values for kind, values in calibration.proba.items()}
     class_names = list(calibration.class_names)
-    with figures.figure_title(f"{_subject(run)} — calibration"):
+    with figures.figure_title(f"{_subject(run)} — calibration on {calibration.rows}"):
         svg = figures.reliability_plot(
             proba, calibration.y, class_names=class_names, random_seed=calibration.replicate_seed
         )
     blocks: list = [
         Figure(
             svg,
-            f"PAV (isotonic) calibration of P(class | x) on {calibration.rows} ({calibration.n_rows} rows), with "
-            "consistency bands from replicated outcomes (arviz_plots plot_ppc_pava): posterior predictive draws; "
-            "each point estimate's outcomes replicated from its plug-in probabilities"
+            f"Calibration of P(class | x) on {calibration.rows} ({calibration.n_rows} rows; arviz_plots "
+            "plot_ppc_pava): x, the forecast probability; y, the conditional event probability (CEP: how often the "
+            "class occurred at that forecast, fitted by PAV isotonic regression); solid line: the observed labels; "
+            "band: the same fit on outcomes replicated from the estimate (posterior predictive draws, or a point "
+            "estimate's plug-in probabilities); dashed diagonal: perfect calibration. A solid line outside its band "
+            "is miscalibration beyond chance"
             + (" (one-vs-others, one panel per class)" if len(class_names) > 2 else ""),
         )
     ]

@@ -83,6 +83,12 @@ def _check_proba(proba: Mapping[str, np.ndarray], n_rows: int, n_classes: int, n
     return checked
 
 
+#: panels per row of a two-class diagram (one per estimate); K classes: one row per estimate, a panel per class
+PANELS_PER_ROW = 3
+#: inches per panel (width, height): tall enough to read the curve against the diagonal
+PANEL_SIZE = (3.6, 2.5)
+
+
 def reliability_plot(
     proba: Mapping[str, np.ndarray],
     y: np.ndarray,
@@ -146,6 +152,9 @@ def reliability_plot(
             titles[f"{label} {k} vs others"] = f"{label}: {name} vs others"
     labeller = _TitleLabeller(titles)
     binary = n_classes == 2
+    columns = min(len(proba), PANELS_PER_ROW) if binary else n_classes
+    rows = -(-len(proba) // columns) if binary else len(proba)
+    size = (min(PANEL_SIZE[0] * columns, 11.0), PANEL_SIZE[1] * rows + 0.4)  # the page's width at most
     with _style():
         collection = azp.plot_ppc_pava(
             tree,
@@ -153,8 +162,8 @@ def reliability_plot(
             data_type="binary" if binary else "categorical",
             backend="matplotlib",
             labeller=labeller,
-            col_wrap=len(proba) if binary else n_classes,
-            figure_kwargs={"layout": "constrained"},
+            col_wrap=columns,
+            figure_kwargs={"layout": "constrained", "figsize": size},
             visuals={"xlabel": {"text": "forecast probability"}, "ylabel": {"text": "CEP (PAV)"}},
         )
         fig = collection.get_viz("figure")
