@@ -186,8 +186,8 @@ def study_conclusion(table, differences) -> list[str]:
         infinite = int(rows["infinite"].sum())
         if infinite:
             spread += ("; " if spread else "") + (
-                f"the {estimate}'s log loss is infinite (an observed class given probability 0) in {infinite} of "
-                f"{int(rows['compared'].sum())} cells"
+                f"the {estimate}'s log loss is infinite in {infinite} of {int(rows['compared'].sum())} cells: it "
+                "gives probability 0 to an observed class, or to every class (see 'Where the MLE does not exist')"
             )
         sentences.append(
             f"On {dataset} ({model}), held-out log loss of the posterior vs the {estimate}, paired by cell: "
