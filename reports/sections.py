@@ -61,10 +61,13 @@ class Text:
     kind : {"text", "pre", "alert", "verdict"}, default "text"
         A paragraph ("text"), a preformatted block ("pre"), a red alert ("alert") or a passed verdict ("verdict",
         a green line).
+    fold : str, default ""
+        A preformatted block shown folded, behind this label ("Show the study spec"); "" shows it.
     """
 
     body: str
     kind: str = "text"
+    fold: str = ""
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ def _summary(table, out: Path) -> tuple:
     blocks: list = [Table("The study", ("item", "value"), tuple(rows), text=True)]
     spec = out / "spec.toml"
     if spec.is_file():
-        blocks.append(Text(spec.read_text(encoding="utf-8"), kind="pre"))
+        blocks.append(Text(spec.read_text(encoding="utf-8"), kind="pre", fold="Show the study spec (spec.toml)"))
     return tuple(blocks)
 
 
@@ -383,11 +383,19 @@ def _differences(differences, colors: dict[str, str]) -> tuple:
                     f"{r.posterior_better} of {r.compared}" if r.compared else "n/a",
                     r.verdict,
                 )
-                for r in differences.itertuples()
+                for r in differences[differences["compared"] > 0].itertuples()
             ),
+            note=_not_compared_note(differences),
         )  # fmt: skip
     )
     return tuple(blocks)
+
+
+def _not_compared_note(differences) -> str:
+    """The plug-ins never compared (no probabilities in any of their cells), named once instead of row by row."""
+    compared = differences.groupby(["dataset", "model", "estimate"])["compared"].sum()
+    never = [f"{estimate} ({model} on {dataset})" for (dataset, model, estimate), n in compared.items() if n == 0]
+    return f"Not compared (they give no probabilities): {', '.join(never)}." if never else ""
 
 
 def _stacks(ok) -> tuple:
