@@ -5,14 +5,16 @@ random correlated covariance, ``default_rng(0)``), default priors (LKJ correlati
 standard deviations, normal means, Dirichlet(1) class probabilities; ``GaussianClassConditionalPrior()``):
 
 ``bayesclass``
-    ``inference.fit(GaussianClassConditional(covariance=...), data, method="nuts")``: nutpie on the
+    ``inference.fit(GaussianClassConditional(covariance=...), data, method="nuts")``: NUTS (the family's
+    default backend) on the
     sufficient-statistic model (``build(data)``: class counts, class means and one root of the scatter
     matrix; one triangular solve per gradient). Fitted after ``inference.sampling.clear_compile_cache()``
     (compiles); the shared model is fitted a second time with another seed (compile-cache hit).
 ``per-observation``
     ``build(data, likelihood="per_observation")``: the textbook per-row model with the SAME priors
     (``pm.MvNormal`` observed on all n rows, ``pm.Categorical`` labels), through the same sampler:
-    ``inference.sampling.sample_nuts`` (nutpie, same settings, same jitter, same seed), compiled on
+    ``inference.sampling.sample_nuts`` (the family's default backend, as fit uses it; same settings, same
+    jitter, same seed; the printed lines name the backend), compiled on
     its own. Sampled with BLAS held to one thread (``threadpoolctl``): nutpie runs its chains in
     parallel threads, and each chain's n x d triangular solves call multi-threaded OpenBLAS, which on
     this 2-core machine made the sampling 2.3-2.6x slower when idle and 35x slower while another
@@ -172,6 +174,7 @@ def run_per_observation(
     dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool
 ) -> tuple[dict, object]:
     """The per-row model through inference.sampling.sample_nuts (what fit does), under its own cache key."""
+    from bayesclass.inference.engines.nuts import nuts_backend
     from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
 
     model = gcc_model(covariance)
@@ -189,6 +192,7 @@ def run_per_observation(
             jitter=tuple(rv.name for rv in pymc_model.free_RVs),
             settings=settings,
             random_seed=seed,
+            backend=(backend := nuts_backend(model, settings)),  # the backend fit uses for this family
         )
         wall = time.perf_counter() - start
     out = {
@@ -197,6 +201,7 @@ def run_per_observation(
         "draws": draws,
         "tune": tune,
         "blas_threads": "1" if blas_one_thread else "default",
+        "backend": backend,
         "compile_s": run.compile_seconds,
         "sampling_s": run.sampling_seconds,
         "wall_s": wall,
@@ -419,7 +424,7 @@ def ratio_lines(nuts: dict, closed: dict | None) -> list[dict]:
     lines: list[dict] = []
 
     def nuts_lines(prefix: str, ours: dict, theirs: dict, warm: dict | None) -> None:
-        baseline = f"{prefix} per-observation model (nutpie, BLAS 1 thread)"
+        baseline = f"{prefix} per-observation model ({theirs.get('backend', '?')}, BLAS 1 thread)"
         common = {"target": TARGET_NUTS_VS_PER_OBSERVATION, "baseline": baseline}
         lines.append(
             {
