@@ -514,14 +514,19 @@ def jax_block(value) -> None:
 
 
 class _Progress:
-    """A rich progress bar over warm-up and sampling segments, or Gibbs sweeps (nothing when disabled)."""
+    """A rich progress bar over warm-up and sampling segments, or Gibbs sweeps (nothing when disabled).
+
+    It draws on standard error: standard output carries the results (``bayesclass fit`` printed a blank line there
+    when the bar stopped).
+    """
 
     def __init__(self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)") -> None:
         self._bar = None
         if enabled:
+            from rich.console import Console
             from rich.progress import Progress
 
-            self._bar = Progress(transient=True)
+            self._bar = Progress(transient=True, console=Console(stderr=True))
             self._task = self._bar.add_task(label, total=total)
             self._bar.start()
 
