@@ -1469,3 +1469,12 @@ def test_report_missing_drop_counts_only_the_columns_the_runs_use(tmp_path, caps
     assert "column 'bill_depth_mm' 2" in err and "sex" not in err and not page.exists()
     assert main([*argv, "--missing", "drop"]) == 0
     assert page.exists()
+
+
+def test_fit_prints_its_result_first_on_stdout_and_the_progress_bar_on_stderr(tmp_path, capsys):
+    """The blackjax progress bar (on by default) once left a blank line on standard output when it stopped."""
+    out = tmp_path / "fit.nc"
+    arguments = ["fit", "--model", "logistic", "--data", "seed001_gaussians", "--rows", "40", "--draws", "50"]
+    assert main([*arguments, "--tune", "50", "--chains", "1", "--seed", "0", "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.splitlines()[0].startswith("fitted logistic to seed001_gaussians"), stdout[:200]
