@@ -60,7 +60,8 @@ def test_tiles_and_threads_do_not_change_the_floats(results):
 
 def test_memory_beyond_the_output_does_not_grow_with_the_rows():
     """Beyond the output itself, the peak is a few tiles in flight (the chunked engine), whatever the rows: the
-    same at 10,000 and 40,000 rows x 600 draws, and far below one rows x draws x classes array."""
+    same at 20,000 and 40,000 rows x 600 draws (both enough rows to keep every tile slot busy: at 10,000 rows, 3
+    tiles, fewer are in flight), and far below one rows x draws x classes array."""
     from bayesclass.inference.prediction.tiles import TILE_BYTES
 
     model = LogisticRegression()
@@ -73,7 +74,7 @@ def test_memory_beyond_the_output_does_not_grow_with_the_rows():
         coords={"feature": ["a", "b", "c"], "class": ["no", "yes"]},
     )
     overheads = []
-    for n_rows in (10_000, 40_000):
+    for n_rows in (20_000, 40_000):
         X, y = rng.normal(size=(n_rows, 3)), rng.integers(0, 2, n_rows)
         tracemalloc.start()
         group = pointwise_log_likelihood(model, posterior, X, y)
