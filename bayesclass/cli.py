@@ -1018,11 +1018,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         from bayesclass.reports.model_comparison_page import render_model_comparison
 
         _write_page(render_model_comparison(comparison, version=__version__), args.report)
-    if args.strict:
-        from bayesclass.inference import diagnose
-
-        verdicts = {family: diagnose(result) for family, result in comparison.results.items() if "posterior" in result}
-        _strict(args, verdicts)
+    _strict(args, comparison.convergence)  # the verdicts compare_models made (each family's draws diagnosed once)
 
 
 def _family_hyperparameters(args: argparse.Namespace, families: tuple[str, ...]) -> dict[str, dict[str, object]]:
@@ -1321,8 +1317,8 @@ def _diagnose(args: argparse.Namespace) -> None:
 def _strict(args: argparse.Namespace, verdicts: dict) -> None:
     """With ``--strict``: exit code 3 (:class:`VerdictFailed`) when a verdict that applies failed.
 
-    ``verdicts`` maps what was diagnosed (a file, "the posterior") to its ConvergenceReport (None: no draws).
-    Independent exact draws have no verdict (``applies`` is False).
+    ``verdicts`` maps what was diagnosed (a file, "the posterior") to its ConvergenceReport or ConvergenceFinding
+    (None: no draws). Independent exact draws have no verdict (``applies`` is False).
     """
     failed = {
         name: report for name, report in verdicts.items() if report is not None and report.applies and not report.passed

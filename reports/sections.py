@@ -14,7 +14,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from statistics import NormalDist
 
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
@@ -304,7 +303,7 @@ def headline_table(scores: rd.HeldoutScores) -> Table:
     rows = tuple((label, *(cell(label, metric, spec) for metric, _, spec in metrics)) for label in scores.own_estimates)
     return Table(
         f"Posterior vs point estimates on {scores.split} ({scores.n_rows} held-out rows of {scores.data_name}): "
-        f"mean score [{prob:.0%} interval: mean ± {NormalDist().inv_cdf(0.5 + prob / 2):.2f} standard errors over "
+        f"mean score [{prob:.0%} interval: mean ± {rd.standard_errors_for(prob):.2f} standard errors over "
         "the rows, cut at the score's range]",
         ("estimate", *(f"{header} (lower is better)" if name != "accuracy" else header for name, header, _ in metrics)),
         rows,

@@ -146,7 +146,7 @@ def study_conclusion(table, differences) -> list[str]:
     """
     cells = _cells(table)
     finished, failed = int((cells["status"] == "ok").sum()), int((cells["status"] == "error").sum())
-    sampled = cells[cells["converged"].notna()]
+    sampled = _sampled(cells)
     not_converged = int((sampled["converged"] == False).sum())  # noqa: E712 (a column of bools and None)
     sentences = [
         f"{finished} of {len(cells)} cells finished"
@@ -296,22 +296,29 @@ def _band(values):
     return float(array.mean()), float(array.min()), float(array.max())
 
 
+def _metric_panels(group, titles: dict[str, str]) -> dict:
+    """Per metric in ``titles`` (panel title), per estimate: sizes and the mean and band over repeats (:func:`_band`).
+
+    An estimate without a number at any size is left out, and a metric without any estimate has no panel.
+    """
+    panels = {}
+    for metric, title in titles.items():
+        lines = {}
+        for estimate, rows in group[group["metric"] == metric].groupby("estimate", sort=False):
+            stats = rows.groupby("size")["value"].apply(_band)
+            if stats.empty or all(math.isnan(m) for m, _, _ in stats):
+                continue
+            lines[estimate] = (stats.index.to_numpy(dtype=float), *(np.array([v[i] for v in stats]) for i in range(3)))
+        if lines:
+            panels[title] = lines
+    return panels
+
+
 def _curves(ok, colors: dict[str, str]) -> tuple:
     blocks: list = []
     metrics = [m for m in CURVE_METRICS if m in set(ok["metric"])]
     for (dataset, model), group in ok.groupby(["dataset", "model"], sort=True):
-        panels = {}
-        for metric in metrics:
-            lines = {}
-            subset = group[group["metric"] == metric]
-            for estimate, rows in subset.groupby("estimate", sort=False):
-                stats = rows.groupby("size")["value"].apply(_band)
-                if stats.empty or all(math.isnan(m) for m, _, _ in stats):
-                    continue
-                sizes = stats.index.to_numpy(dtype=float)
-                lines[estimate] = (sizes, *(np.array([s[i] for s in stats]) for i in range(3)))
-            if lines:
-                panels[CURVE_METRICS[metric]] = lines
+        panels = _metric_panels(group, {metric: CURVE_METRICS[metric] for metric in metrics})
         if not panels:
             continue
         blocks.append(
@@ -734,18 +741,7 @@ def _calibration(ok, colors: dict[str, str]) -> tuple:
     blocks: list = []
     scored = ok[ok["metric"].isin(metrics)]
     for (dataset, model), group in scored.groupby(["dataset", "model"], sort=True):
-        panels = {}
-        for metric in metrics:
-            lines = {}
-            for estimate, rows in group[group["metric"] == metric].groupby("estimate", sort=False):
-                stats = rows.groupby("size")["value"].apply(_band)
-                if not stats.empty and not all(math.isnan(m) for m, _, _ in stats):
-                    lines[estimate] = (
-                        stats.index.to_numpy(dtype=float),
-                        *(np.array([v[i] for v in stats]) for i in range(3)),
-                    )
-            if lines:
-                panels[labels[metric]] = lines
+        panels = _metric_panels(group, {metric: labels[metric] for metric in metrics})
         if panels:
             blocks.append(
                 Figure(
@@ -774,8 +770,7 @@ def _calibration(ok, colors: dict[str, str]) -> tuple:
 def _convergence(table) -> tuple:
     cells = _cells(table)
     blocks: list = []
-    # (a stack's cell has a verdict where one of its members was sampled by MCMC: the worst over its members)
-    sampled = cells[cells["method"].isin(["nuts", "gibbs"]) | cells["converged"].notna()]
+    sampled = _sampled(cells)
     failing = sampled[(sampled["converged"] == False)]  # noqa: E712 (a column of bools and None)
     blocks.append(
         Text(
@@ -818,6 +813,14 @@ def _convergence(table) -> tuple:
             )
         )
     return tuple(blocks)
+
+
+def _sampled(cells):
+    """The cells sampled by MCMC, the opening's and the convergence section's count alike.
+
+    A stack's cell has a verdict where one of its members was sampled by MCMC: the worst over its members.
+    """
+    return cells[cells["method"].isin(["nuts", "gibbs"]) | cells["converged"].notna()]
 
 
 def _cost(table) -> tuple:

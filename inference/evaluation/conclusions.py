@@ -112,6 +112,16 @@ class ConvergenceFinding:
     failures: tuple[str, ...]
     thresholds: tuple[float, float]
 
+    @property
+    def applies(self) -> bool:
+        """Whether there is a verdict (not independent draws), as on the ConvergenceReport it was made from."""
+        return self.verdict != "no_verdict"
+
+    @property
+    def passed(self) -> bool:
+        """Whether the verdict passed, as on the ConvergenceReport it was made from."""
+        return self.verdict == "pass"
+
 
 @dataclass(frozen=True)
 class ScoreFinding:
@@ -341,6 +351,34 @@ def convergence_finding(
         n_divergences=int(report.n_divergences) if integrates_trajectories else None,
         failures=tuple(report.failures) if verdict == "fail" else (),
         thresholds=(float(MAX_R_HAT), float(MIN_ESS)),
+    )
+
+
+def result_convergence(result: Any, report: Any, *, method: str) -> ConvergenceFinding:
+    """The convergence finding of a fitted result's posterior draws, from its verdict.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result with a ``posterior`` group (its chains and draws; ``sample_stats`` says whether
+        trajectories were integrated).
+    report : ConvergenceReport
+        Its verdict (:func:`bayesclass.inference.criticism.diagnose`).
+    method : str
+        The fit's method.
+
+    Returns
+    -------
+    ConvergenceFinding
+        :func:`convergence_finding` with the result's chains, draws and sampler kind.
+    """
+    stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
+    return convergence_finding(
+        report,
+        method=method,
+        n_chains=int(result["posterior"].sizes["chain"]),
+        n_draws=int(result["posterior"].sizes["draw"]),
+        integrates_trajectories=stats is not None and "diverging" in stats,
     )
 
 

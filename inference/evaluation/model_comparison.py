@@ -44,8 +44,8 @@ from bayesclass.inference.evaluation.conclusions import (
     ConvergenceFinding,
     Omitted,
     ScoreFinding,
-    convergence_finding,
     paired_log_loss,
+    result_convergence,
 )
 from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates, left_out_baselines
 from bayesclass.inference.evaluation.scores import score_table
@@ -719,14 +719,7 @@ def family_convergence(result) -> ConvergenceFinding:
     from bayesclass.inference.criticism.diagnostics import diagnose
     from bayesclass.inference.result import result_info
 
-    stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
-    return convergence_finding(
-        diagnose(result),
-        method=result_info(result).method,
-        n_chains=int(result["posterior"].sizes["chain"]),
-        n_draws=int(result["posterior"].sizes["draw"]),
-        integrates_trajectories=stats is not None and "diverging" in stats,
-    )
+    return result_convergence(result, diagnose(result), method=result_info(result).method)
 
 
 def rank_loo(results: Mapping[str, Any]) -> tuple[tuple[LooRow, ...], tuple[tuple[str, str], ...]]:

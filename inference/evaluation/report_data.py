@@ -36,6 +36,7 @@ HEADLINE_INTERVAL_PROB = 0.95
 
 __all__ = [
     "HEADLINE_INTERVAL_PROB",
+    "standard_errors_for",
     "Boundary",
     "ESTIMATE_NAMES",
     "Calibration",
@@ -351,6 +352,22 @@ class Decisions:
     splits: tuple[SplitDecisions, ...]
 
 
+def standard_errors_for(prob: float) -> float:
+    """The multiple of the standard error of a central normal interval of probability ``prob`` (1.96 for 0.95).
+
+    Parameters
+    ----------
+    prob : float
+        The interval's probability, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``z`` with ``P(|Z| <= z) = prob`` for a standard normal ``Z``.
+    """
+    return NormalDist().inv_cdf(0.5 + prob / 2)
+
+
 @dataclass(frozen=True)
 class HeldoutScores:
     """The scores of every estimate and baseline on one held-out split.
@@ -412,7 +429,7 @@ class HeldoutScores:
         if error is None or label not in self.table.index or metric not in self.table.columns:
             return None
         mean = float(self.table.loc[label, metric])
-        half = NormalDist().inv_cdf(0.5 + prob / 2) * error
+        half = standard_errors_for(prob) * error
         low, high = mean - half, mean + half
         upper = 1.0 if metric == "accuracy" else math.inf
         return max(low, 0.0), min(high, upper)

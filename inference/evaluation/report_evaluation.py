@@ -33,7 +33,7 @@ from bayesclass.inference.evaluation.conclusions import (
     ConvergenceFinding,
     Omitted,
     conclude,
-    convergence_finding,
+    result_convergence,
 )
 from bayesclass.inference.evaluation.heldout import (
     Estimates as PredictedEstimates,
@@ -667,14 +667,7 @@ def conclusion(
     if verdict is None:
         finding = Omitted("convergence", f"the result is a point estimate (method {info.method}), without draws")
     else:
-        stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
-        finding = convergence_finding(
-            verdict,
-            method=info.method,
-            n_chains=int(result["posterior"].sizes["chain"]),
-            n_draws=int(result["posterior"].sizes["draw"]),
-            integrates_trajectories=stats is not None and "diverging" in stats,
-        )
+        finding = result_convergence(result, verdict, method=info.method)
     return conclude(
         convergence=finding,
         predicted={split: (split_estimates.proba, split_estimates.y) for split, split_estimates in predicted.items()},

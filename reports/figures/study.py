@@ -118,6 +118,4 @@ def learning_curve_plot(
 
         handles = [Line2D([], [], color=colors[label], marker="o", ms=3) for label in labels]
         fig.legend(handles, labels, loc="outside lower center", ncols=min(3, len(handles)), frameon=False)
-        if title:
-            fig.suptitle(title, fontsize=11, fontweight="bold")
-        return to_svg(fig)
+        return to_svg(fig, title=title or None)

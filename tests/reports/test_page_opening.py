@@ -120,7 +120,7 @@ def test_the_study_conclusion_names_the_sizes_of_each_verdict():
     from bayesclass.reports.study_report import study_conclusion
 
     table = _cells([0.25, 0.25, 0.25, 0.5, 0.125], [0.5, 0.5, 0.5, 0.25, 0.125], [10, 10, 10, 50, 50])
-    table = table.assign(status="ok", converged=None)
+    table = table.assign(status="ok", converged=None, method="exact")  # exact draws: no MCMC verdict
     sentences = study_conclusion(table, posterior_differences(table[table["status"] == "ok"]))
     assert sentences[0] == "5 of 5 cells finished."
     assert sentences[1] == (
