@@ -382,6 +382,9 @@ class ClassifierModel(abc.ABC):
     #: the NUTS backends (:mod:`bayesclass.inference.engines.sampling`) that can run the family's graph, the
     #: default first: blackjax needs a JAX form of every Op of the graph
     nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
+    #: the NUTS backend for repeated fits of one structure (a study's cells, refits), where bench/bench_backends.py
+    #: measured another backend than the one-off default faster once the structure is compiled; None: the default
+    repeated_fits_backend: ClassVar[str | None] = None
     #: what ``fit(method="auto")`` samples the posterior with
     default_sampling_method: ClassVar[str] = "nuts"
     #: the input figure of a report for one input: ``True`` when the family has a latent function of its inputs

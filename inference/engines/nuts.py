@@ -5,17 +5,42 @@ The backends and their settings are in :mod:`bayesclass.inference.engines.sampli
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from bayesclass.data import Dataset
 from bayesclass.inference.engines.sampler import Sampler, SamplerRun
 from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
 
-__all__ = ["SAMPLER", "nuts_backend"]
+__all__ = ["SAMPLER", "nuts_backend", "repeated_fits"]
+
+#: whether the fits made now are many fits of one structure (set by :func:`repeated_fits`)
+_REPEATED: contextvars.ContextVar[bool] = contextvars.ContextVar("bayesclass_repeated_fits", default=False)
 
 
-def nuts_backend(model: Any, sampler: SamplerSettings) -> str:
+@contextlib.contextmanager
+def repeated_fits() -> Iterator[None]:
+    """Within this context, ``backend="auto"`` picks each family's backend for repeated fits of one structure.
+
+    A study's cells and refit loops fit one compiled structure many times: a backend that compiles slowly but
+    samples fast pays off there (``repeated_fits_backend`` of the family, chosen by bench/bench_backends.py),
+    while a one-off fit wants the fast compile (the default). The result records the backend used.
+
+    Yields
+    ------
+    None
+    """
+    token = _REPEATED.set(True)
+    try:
+        yield
+    finally:
+        _REPEATED.reset(token)
+
+
+def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: bool | None = None) -> str:
     """The NUTS backend ``sampler`` asks for.
 
     Parameters
@@ -24,11 +49,15 @@ def nuts_backend(model: Any, sampler: SamplerSettings) -> str:
         The family instance to sample.
     sampler : SamplerSettings
         Its ``backend``: ``"auto"`` (the family's default) or a backend name.
+    repeated : bool or None, default None
+        Whether the fit is one of many of one structure (a study's cells, refits: :func:`repeated_fits`);
+        None reads the current context.
 
     Returns
     -------
     str
-        The family's default for ``"auto"``, else the one named.
+        For ``"auto"``: the family's ``repeated_fits_backend`` for repeated fits where it has one, else its
+        default (``nuts_backends[0]``); otherwise the one named.
 
     Raises
     ------
@@ -36,7 +65,9 @@ def nuts_backend(model: Any, sampler: SamplerSettings) -> str:
         A named backend the family cannot run (a named backend is never switched).
     """
     if sampler.backend == "auto":
-        return model.nuts_backends[0]
+        if repeated is None:
+            repeated = _REPEATED.get()
+        return (model.repeated_fits_backend if repeated else None) or model.nuts_backends[0]
     if sampler.backend not in model.nuts_backends:
         raise ValueError(
             f"backend={sampler.backend!r} cannot sample the {model.name!r} model; choose one of "

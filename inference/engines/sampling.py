@@ -148,6 +148,9 @@ COMPILING = "before the first draw (while the model was compiled)"
 
 #: compiled models of this process: nutpie's (an untyped library) and blackjax's CompiledDensity, by cache key
 _COMPILED: dict[tuple, Any] = {}
+#: backends whose compiled model depends on the data's shapes (a new number of rows compiles again; XLA); the
+#: others compile once per structure whatever the rows (nutpie's numba functions take any shape)
+SHAPE_SPECIALISED_BACKENDS = frozenset({"blackjax"})
 
 
 def clear_compile_cache() -> None:
