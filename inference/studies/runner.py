@@ -557,14 +557,18 @@ def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, fini
             client = stack.enter_context(Client(cluster))
         addresses = sorted(client.scheduler_info()["workers"])
         described: dict[str, Cell] = {}
+        homes: dict[tuple, str] = {}  # compiled shape -> the worker that compiles it
 
         def submit(cell: Cell):
             # the cells of one shape (model, data set, size) go to one worker, which compiles that shape once (a
             # static-shape JAX model recompiles for another number of rows); idle workers may still take them
             # (not with one worker: Dask never gives a task restricted to a dead worker's address to the worker
             # that replaces it when no other is alive, even with allow_other_workers; the study would hang)
-            pinned = len(addresses) > 1 and _compiles_per_shape(cell)
-            home = addresses[_shape_index(cell) % len(addresses)] if pinned else None
+            home = None
+            if len(addresses) > 1 and _compiles_per_shape(cell):
+                # shapes dealt to the workers in turn as they first appear (a hash of the shape left one worker
+                # with 7 of 10 training sizes, idle at the end)
+                home = homes.setdefault(_compiled_shape(cell), addresses[len(homes) % len(addresses)])
             described[f"cell-{cell.key()}"] = cell
             return client.submit(run_cell, cell, str(out), key=f"cell-{cell.key()}", pure=False,
                                  workers=[home] if home else None, allow_other_workers=home is not None)  # fmt: skip
@@ -594,10 +598,6 @@ def _lost(cell: Cell, error: BaseException) -> str:
     )
 
 
-def _shape(cell: Cell) -> tuple:
-    return (cell.model.label, cell.dataset.label, cell.size, cell.repeat)
-
-
 def _compiles_per_shape(cell: Cell) -> bool:
     """Whether a member of the cell's model is fitted by a backend that compiles once per data shape (blackjax).
 
@@ -619,12 +619,9 @@ def _compiles_per_shape(cell: Cell) -> bool:
     return False
 
 
-def _shape_index(cell: Cell) -> int:
-    """A stable number of the cell's compiled shape (model, data set, training size), to spread shapes over workers."""
-    import hashlib
-
-    text = f"{cell.model.label}|{cell.dataset.label}|{cell.size}"
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+def _compiled_shape(cell: Cell) -> tuple:
+    """What a shape-specialised compile of the cell's model depends on: model, data set and training size."""
+    return (cell.model.label, cell.dataset.label, cell.size)
 
 
 class _Progress:

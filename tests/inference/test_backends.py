@@ -90,6 +90,39 @@ def test_the_default_backend_is_the_familys_and_a_named_one_is_never_switched():
         fit("gp", data.seed004_gp(n=30), sampler=SamplerSettings(backend="blackjax"), random_seed=0)
 
 
+def test_repeated_fits_pick_each_familys_refit_backend_and_never_switch_a_named_one():
+    from bayesclass.inference.engines.nuts import repeated_fits
+
+    for name, family in REGISTRY.items():
+        model = family()
+        assert model.repeated_fits_backend in (None, *model.nuts_backends), name  # one the family can run
+        with repeated_fits():
+            chosen = nuts_backend(model, SamplerSettings())
+            assert nuts_backend(model, SamplerSettings(backend="pymc")) == "pymc"
+        assert chosen == (model.repeated_fits_backend or model.nuts_backends[0]), name
+        assert nuts_backend(model, SamplerSettings()) == model.nuts_backends[0], name  # the context is left
+        assert nuts_backend(model, SamplerSettings(), repeated=True) == chosen
+
+
+def test_a_study_pins_only_the_cells_whose_backend_compiles_per_shape(tmp_path):
+    import bayesclass.study as bs
+    from bayesclass.inference.engines.sampling import SHAPE_SPECIALISED_BACKENDS
+    from bayesclass.inference.studies.runner import _compiles_per_shape
+
+    spec_path = tmp_path / "spec.toml"
+    spec_path.write_text(
+        'name = "pins"\nseed = 0\ntraining_sizes = [20]\nrepeats = 1\n'
+        '[[models]]\nfamily = "logistic"\nmethod = "nuts"\n'
+        '[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\n'
+        '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 100, random_seed = 1 }\n'
+    )
+    cells = {cell.model.family: cell for cell in bs.cells(bs.read_spec(spec_path))}
+    logistic = REGISTRY["logistic"]()
+    with_shapes = (logistic.repeated_fits_backend or logistic.nuts_backends[0]) in SHAPE_SPECIALISED_BACKENDS
+    assert _compiles_per_shape(cells["logistic"]) is with_shapes
+    assert _compiles_per_shape(cells["naive_bayes"]) is False  # exact draws compile nothing
+
+
 def test_same_seed_same_draws_and_stats_on_blackjax():
     dataset = data.seed001_gaussians(100, random_seed=5)
     settings = SamplerSettings(backend="blackjax", draws=150, tune=200, chains=2, progressbar=False)
