@@ -385,6 +385,9 @@ class ClassifierModel(abc.ABC):
     #: the NUTS backend for repeated fits of one structure (a study's cells, refits), where bench/bench_backends.py
     #: measured another backend than the one-off default faster once the structure is compiled; None: the default
     repeated_fits_backend: ClassVar[str | None] = None
+    #: how many fits of one structure in one process pay for ``repeated_fits_backend``'s slower compile (its extra
+    #: compile time over the time it saves per fit, measured by bench/bench_backends.py); fewer use the default
+    repeated_fits_break_even: ClassVar[int] = 1
     #: what ``fit(method="auto")`` samples the posterior with
     default_sampling_method: ClassVar[str] = "nuts"
     #: the input figure of a report for one input: ``True`` when the family has a latent function of its inputs

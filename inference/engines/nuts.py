@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,30 +18,38 @@ from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
 
 __all__ = ["SAMPLER", "nuts_backend", "repeated_fits"]
 
-#: whether the fits made now are many fits of one structure (set by :func:`repeated_fits`)
-_REPEATED: contextvars.ContextVar[bool] = contextvars.ContextVar("bayesclass_repeated_fits", default=False)
+#: how many fits of one structure the current context expects in this process (0: a one-off fit; set by
+#: :func:`repeated_fits`)
+_REPEATED: contextvars.ContextVar[float] = contextvars.ContextVar("bayesclass_repeated_fits", default=0)
 
 
 @contextlib.contextmanager
-def repeated_fits() -> Iterator[None]:
+def repeated_fits(fits: float = math.inf) -> Iterator[None]:
     """Within this context, ``backend="auto"`` picks each family's backend for repeated fits of one structure.
 
     A study's cells and refit loops fit one compiled structure many times: a backend that compiles slowly but
-    samples fast pays off there (``repeated_fits_backend`` of the family, chosen by bench/bench_backends.py),
-    while a one-off fit wants the fast compile (the default). The result records the backend used.
+    samples fast pays off there (the family's ``repeated_fits_backend``, chosen by bench/bench_backends.py) once
+    the fits number at least its ``repeated_fits_break_even``; a one-off fit wants the fast compile (the default).
+    The result records the backend used.
+
+    Parameters
+    ----------
+    fits : float, default inf
+        How many fits of each structure this process is expected to make (a study: its cells per model and data
+        set, per worker).
 
     Yields
     ------
     None
     """
-    token = _REPEATED.set(True)
+    token = _REPEATED.set(fits)
     try:
         yield
     finally:
         _REPEATED.reset(token)
 
 
-def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: bool | None = None) -> str:
+def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: float | None = None) -> str:
     """The NUTS backend ``sampler`` asks for.
 
     Parameters
@@ -49,15 +58,15 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: bool | None 
         The family instance to sample.
     sampler : SamplerSettings
         Its ``backend``: ``"auto"`` (the family's default) or a backend name.
-    repeated : bool or None, default None
-        Whether the fit is one of many of one structure (a study's cells, refits: :func:`repeated_fits`);
-        None reads the current context.
+    repeated : float or None, default None
+        How many fits of this structure the process makes (0: a one-off fit; a study's cells, refits:
+        :func:`repeated_fits`); None reads the current context.
 
     Returns
     -------
     str
-        For ``"auto"``: the family's ``repeated_fits_backend`` for repeated fits where it has one, else its
-        default (``nuts_backends[0]``); otherwise the one named.
+        For ``"auto"``: the family's ``repeated_fits_backend`` where it has one and the fits reach its
+        ``repeated_fits_break_even``, else its default (``nuts_backends[0]``); otherwise the one named.
 
     Raises
     ------
@@ -65,9 +74,10 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: bool | None 
         A named backend the family cannot run (a named backend is never switched).
     """
     if sampler.backend == "auto":
-        if repeated is None:
-            repeated = _REPEATED.get()
-        return (model.repeated_fits_backend if repeated else None) or model.nuts_backends[0]
+        fits = _REPEATED.get() if repeated is None else repeated
+        if model.repeated_fits_backend is not None and fits >= max(2, model.repeated_fits_break_even):
+            return model.repeated_fits_backend
+        return model.nuts_backends[0]
     if sampler.backend not in model.nuts_backends:
         raise ValueError(
             f"backend={sampler.backend!r} cannot sample the {model.name!r} model; choose one of "

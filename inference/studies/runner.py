@@ -32,6 +32,7 @@ import os
 import time
 import traceback
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -195,17 +196,15 @@ def run_cell(cell: Cell, out: str | Path) -> dict:
 def _fit_model(model: StudyModel, train: Dataset, cell: Cell):
     """``model`` fitted on ``train`` by its method, with the cell's sampler settings and seed."""
     from bayesclass.inference.engines.fit import fit
-    from bayesclass.inference.engines.nuts import repeated_fits
 
-    with repeated_fits():  # a study fits each structure many times: backend "auto" picks the refit backend
-        return fit(
-            model.build(),
-            train,
-            method=model.method,
-            sampler=cell.sampler,
-            standardize=model.standardize,
-            random_seed=cell.fit_seed(),
-        )
+    return fit(
+        model.build(),
+        train,
+        method=model.method,
+        sampler=cell.sampler,
+        standardize=model.standardize,
+        random_seed=cell.fit_seed(),
+    )
 
 
 def _diagnostics(result, method: str) -> dict:
@@ -482,11 +481,12 @@ def run_study(
             if on_cell is not None and outcome != "lost":
                 on_cell(record)
 
+        fits = Counter(_structure(cell) for cell in grid if cell.key() not in done)
         if serial or len(done) == len(expected):
             for cell in pending:
-                finished(run_cell(cell, out))
+                finished(_run_cell_expecting(cell, str(out), fits[_structure(cell)]))
         else:
-            _run_on_dask(pending, out, workers=workers, scheduler=scheduler, finished=finished)
+            _run_on_dask(pending, out, workers=workers, scheduler=scheduler, finished=finished, fits=fits)
     _remove_temporaries(out)  # a worker killed while writing leaves its temporary file (its cell ran again)
     table = load(out, keys=expected)
     with atomic_write(out / "results.parquet") as temporary:
@@ -534,7 +534,24 @@ def _remove_temporaries(out: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, finished) -> None:
+def _structure(cell: Cell) -> tuple[str, str]:
+    """The model and data set of a cell: the cells of one compile the same model structure (every size)."""
+    return (cell.model.label, cell.dataset.label)
+
+
+def _run_cell_expecting(cell: Cell, out: str, fits: float) -> dict:
+    """:func:`run_cell` where the process is expected to fit the cell's structure ``fits`` times.
+
+    Backend ``"auto"`` then picks a family's backend for repeated fits where they pay for its slower compile
+    (:func:`~bayesclass.inference.engines.nuts.repeated_fits`); the count is not part of the cell's key.
+    """
+    from bayesclass.inference.engines.nuts import repeated_fits
+
+    with repeated_fits(fits):
+        return run_cell(cell, out)
+
+
+def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, finished, fits: Counter) -> None:
     from distributed import Client, LocalCluster, as_completed
 
     with ExitStack() as stack:  # closed in reverse: the client, the cluster, then the main script's mark
@@ -565,13 +582,15 @@ def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, fini
             # (not with one worker: Dask never gives a task restricted to a dead worker's address to the worker
             # that replaces it when no other is alive, even with allow_other_workers; the study would hang)
             home = None
-            if len(addresses) > 1 and _compiles_per_shape(cell):
+            per_worker = fits[_structure(cell)] / len(addresses)  # each worker fits its share of the structure
+            if len(addresses) > 1 and _compiles_per_shape(cell, per_worker):
                 # shapes dealt to the workers in turn as they first appear (a hash of the shape left one worker
                 # with 7 of 10 training sizes, idle at the end)
                 home = homes.setdefault(_compiled_shape(cell), addresses[len(homes) % len(addresses)])
             described[f"cell-{cell.key()}"] = cell
-            return client.submit(run_cell, cell, str(out), key=f"cell-{cell.key()}", pure=False,
-                                 workers=[home] if home else None, allow_other_workers=home is not None)  # fmt: skip
+            return client.submit(_run_cell_expecting, cell, str(out), per_worker, key=f"cell-{cell.key()}",
+                                 pure=False, workers=[home] if home else None,
+                                 allow_other_workers=home is not None)  # fmt: skip
 
         window = WINDOW_PER_WORKER * max(1, len(addresses))
         futures = as_completed([submit(cell) for cell in itertools.islice(pending, window)])
@@ -598,7 +617,7 @@ def _lost(cell: Cell, error: BaseException) -> str:
     )
 
 
-def _compiles_per_shape(cell: Cell) -> bool:
+def _compiles_per_shape(cell: Cell, fits: float) -> bool:
     """Whether a member of the cell's model is fitted by a backend that compiles once per data shape (blackjax).
 
     Such cells are sent to one worker per shape (model, data set, size), which compiles it once; the others (exact
@@ -614,7 +633,7 @@ def _compiles_per_shape(cell: Cell) -> bool:
         method = resolve_method(model, member.method, cell.sampler)
         sampler = SAMPLERS.get(method)
         if sampler is not None and sampler.uses_backend:
-            if nuts_backend(model, cell.sampler, repeated=True) in SHAPE_SPECIALISED_BACKENDS:
+            if nuts_backend(model, cell.sampler, repeated=fits) in SHAPE_SPECIALISED_BACKENDS:
                 return True
     return False
 

@@ -4,6 +4,7 @@ and shape, runs are reproducible, the family's default is recorded, and the comm
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -101,7 +102,10 @@ def test_repeated_fits_pick_each_familys_refit_backend_and_never_switch_a_named_
             assert nuts_backend(model, SamplerSettings(backend="pymc")) == "pymc"
         assert chosen == (model.repeated_fits_backend or model.nuts_backends[0]), name
         assert nuts_backend(model, SamplerSettings()) == model.nuts_backends[0], name  # the context is left
-        assert nuts_backend(model, SamplerSettings(), repeated=True) == chosen
+        assert nuts_backend(model, SamplerSettings(), repeated=math.inf) == chosen
+        if model.repeated_fits_backend is not None:  # too few fits to pay for the refit backend's compile
+            few = max(2, model.repeated_fits_break_even) - 1
+            assert nuts_backend(model, SamplerSettings(), repeated=few) == model.nuts_backends[0], name
 
 
 def test_a_study_pins_only_the_cells_whose_backend_compiles_per_shape(tmp_path):
@@ -118,9 +122,10 @@ def test_a_study_pins_only_the_cells_whose_backend_compiles_per_shape(tmp_path):
     )
     cells = {cell.model.family: cell for cell in bs.cells(bs.read_spec(spec_path))}
     logistic = REGISTRY["logistic"]()
-    with_shapes = (logistic.repeated_fits_backend or logistic.nuts_backends[0]) in SHAPE_SPECIALISED_BACKENDS
-    assert _compiles_per_shape(cells["logistic"]) is with_shapes
-    assert _compiles_per_shape(cells["naive_bayes"]) is False  # exact draws compile nothing
+    for fits in (1, math.inf):
+        backend = nuts_backend(logistic, SamplerSettings(), repeated=fits)
+        assert _compiles_per_shape(cells["logistic"], fits) is (backend in SHAPE_SPECIALISED_BACKENDS)
+        assert _compiles_per_shape(cells["naive_bayes"], fits) is False  # exact draws compile nothing
 
 
 def test_same_seed_same_draws_and_stats_on_blackjax():
