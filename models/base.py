@@ -382,12 +382,6 @@ class ClassifierModel(abc.ABC):
     #: the NUTS backends (:mod:`bayesclass.inference.engines.sampling`) that can run the family's graph, the
     #: default first: blackjax needs a JAX form of every Op of the graph
     nuts_backends: ClassVar[tuple[str, ...]] = ("blackjax", "nutpie", "pymc")
-    #: the NUTS backend for repeated fits of one structure (a study's cells, refits), where bench/bench_backends.py
-    #: measured another backend than the one-off default faster once the structure is compiled; None: the default
-    repeated_fits_backend: ClassVar[str | None] = None
-    #: how many fits of one structure in one process pay for ``repeated_fits_backend``'s slower compile (its extra
-    #: compile time over the time it saves per fit, measured by bench/bench_backends.py); fewer use the default
-    repeated_fits_break_even: ClassVar[int] = 1
     #: what ``fit(method="auto")`` samples the posterior with
     default_sampling_method: ClassVar[str] = "nuts"
     #: the input figure of a report for one input: ``True`` when the family has a latent function of its inputs
@@ -930,6 +924,20 @@ class ClassifierModel(abc.ABC):
             A hint beginning with its own separator, or ``""`` (the default).
         """
         return ""
+
+    def repeated_fits_backend(self) -> tuple[str, float] | None:
+        """The NUTS backend for many fits of this model's structure in one process, where it beats the default.
+
+        Measured per family by bench/bench_backends.py: a backend that compiles slower but samples faster than
+        the default (``nuts_backends[0]``) pays off in a study's worker or a refit loop once the fits of one
+        structure number at least its break-even (the extra compile time over the time saved per fit).
+
+        Returns
+        -------
+        tuple of (str, float) or None
+            ``(backend, break-even number of fits)``, or None where the default is as fast for refits too.
+        """
+        return None
 
     def cache_key(self, data: Dataset) -> tuple:
         """Everything about ``data`` and ``self`` that shapes the PyMC graph (compile-cache key).

@@ -28,8 +28,8 @@ def repeated_fits(fits: float = math.inf) -> Iterator[None]:
     """Within this context, ``backend="auto"`` picks each family's backend for repeated fits of one structure.
 
     A study's cells and refit loops fit one compiled structure many times: a backend that compiles slowly but
-    samples fast pays off there (the family's ``repeated_fits_backend``, chosen by bench/bench_backends.py) once
-    the fits number at least its ``repeated_fits_break_even``; a one-off fit wants the fast compile (the default).
+    samples fast pays off there (the family's ``repeated_fits_backend()``, chosen by bench/bench_backends.py) once
+    the fits number at least its break-even; a one-off fit wants the fast compile (the default).
     The result records the backend used.
 
     Parameters
@@ -65,8 +65,8 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: float | None
     Returns
     -------
     str
-        For ``"auto"``: the family's ``repeated_fits_backend`` where it has one and the fits reach its
-        ``repeated_fits_break_even``, else its default (``nuts_backends[0]``); otherwise the one named.
+        For ``"auto"``: the family's ``repeated_fits_backend()`` where it has one and the fits reach its
+        break-even, else its default (``nuts_backends[0]``); otherwise the one named.
 
     Raises
     ------
@@ -75,8 +75,9 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: float | None
     """
     if sampler.backend == "auto":
         fits = _REPEATED.get() if repeated is None else repeated
-        if model.repeated_fits_backend is not None and fits >= max(2, model.repeated_fits_break_even):
-            return model.repeated_fits_backend
+        refits = model.repeated_fits_backend()
+        if refits is not None and fits >= max(2, refits[1]):
+            return refits[0]
         return model.nuts_backends[0]
     if sampler.backend not in model.nuts_backends:
         raise ValueError(

@@ -96,15 +96,16 @@ def test_repeated_fits_pick_each_familys_refit_backend_and_never_switch_a_named_
 
     for name, family in REGISTRY.items():
         model = family()
-        assert model.repeated_fits_backend in (None, *model.nuts_backends), name  # one the family can run
+        refits = model.repeated_fits_backend()
+        assert refits is None or refits[0] in model.nuts_backends, name  # one the family can run
         with repeated_fits():
             chosen = nuts_backend(model, SamplerSettings())
             assert nuts_backend(model, SamplerSettings(backend="pymc")) == "pymc"
-        assert chosen == (model.repeated_fits_backend or model.nuts_backends[0]), name
+        assert chosen == (refits[0] if refits else model.nuts_backends[0]), name
         assert nuts_backend(model, SamplerSettings()) == model.nuts_backends[0], name  # the context is left
         assert nuts_backend(model, SamplerSettings(), repeated=math.inf) == chosen
-        if model.repeated_fits_backend is not None:  # too few fits to pay for the refit backend's compile
-            few = max(2, model.repeated_fits_break_even) - 1
+        if refits is not None:  # too few fits to pay for the refit backend's compile
+            few = max(2, refits[1]) - 1
             assert nuts_backend(model, SamplerSettings(), repeated=few) == model.nuts_backends[0], name
 
 
