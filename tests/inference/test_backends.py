@@ -201,3 +201,31 @@ def test_the_initial_point_without_pytensors_c_linker_is_pymcs(name):
     assert found.keys() == expected.keys()
     for key, value in expected.items():
         np.testing.assert_array_equal(found[key], value)
+
+
+def test_a_study_expects_each_worker_to_fit_its_share_of_a_structures_cells(tmp_path, monkeypatch):
+    import bayesclass.study as bs
+    from bayesclass.inference.studies import runner
+
+    spec_path = tmp_path / "spec.toml"
+    spec_path.write_text(
+        'name = "shares"\nseed = 0\ntraining_sizes = [20, 30, 40]\nrepeats = 2\n'
+        '[[models]]\nfamily = "gcc"\nmethod = "nuts"\n'
+        '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 100, random_seed = 1 }\n'
+    )
+    seen = []
+
+    def record_backend(cell, out):  # what backend "auto" resolves to inside the cell, instead of fitting it
+        seen.append(nuts_backend(cell.model.build(), SamplerSettings()))
+        return {"status": "ok", "key": cell.key()}
+
+    monkeypatch.setattr(runner, "run_cell", record_backend)
+    monkeypatch.setattr(runner, "load", lambda out, keys=None: __import__("pandas").DataFrame())
+    shared = get_model("gcc")
+    refit_backend, break_even = shared.repeated_fits_backend()
+    for threshold, expected in ((6, refit_backend), (7, shared.nuts_backends[0])):  # 3 sizes x 2 repeats = 6 fits
+        monkeypatch.setattr(type(shared), "repeated_fits_backend", lambda self, t=threshold: (refit_backend, t))
+        seen.clear()
+        bs.run(bs.read_spec(spec_path), tmp_path / f"out{threshold}", serial=True, progress=False)
+        assert seen == [expected] * 6, threshold
+    assert break_even >= 2
