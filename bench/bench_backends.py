@@ -19,7 +19,7 @@ fused latent Op) has no JAX form, so nutpie is its only fast NUTS backend.
 Run::
 
     .venv/bin/python bench/bench_backends.py           # every family (~8 min on 2 idle cores)
-    .venv/bin/python bench/bench_backends.py --quick   # logistic only, 2 chains x 200 draws, no verdicts
+    .venv/bin/python bench/bench_backends.py --quick   # logistic, 2 chains x 50 draws, usual caches, no verdicts
 """
 
 from __future__ import annotations
@@ -78,13 +78,15 @@ def child(case: str, backend: str, draws: int, chains: int, spawned_at: float) -
     print(MARKER + json.dumps(out), flush=True)
 
 
-def run_child(case: str, backend: str, home: Path, draws: int, chains: int) -> dict:
-    """Spawn one child in ``home``'s caches; its record."""
+def run_child(case: str, backend: str, home: Path | None, draws: int, chains: int) -> dict:
+    """Spawn one child in ``home``'s caches (None: this process's environment and caches); its record."""
+    import os
     import subprocess
 
     spawned_at = time.time()
     command = [sys.executable, __file__, "--child", case, backend, str(draws), str(chains), repr(spawned_at)]
-    completed = subprocess.run(command, env=cache_environment(home), cwd=home, capture_output=True, text=True)
+    env = cache_environment(home) if home is not None else dict(os.environ)
+    completed = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True)
     for line in completed.stdout.splitlines():
         if line.startswith(MARKER):
             return json.loads(line.removeprefix(MARKER))
@@ -107,19 +109,26 @@ def main() -> None:
         case, backend, draws, chains, spawned = sys.argv[2:7]
         child(case, backend, int(draws), int(chains), float(spawned))
         return
-    parser = arguments(__doc__, quick="logistic only, 2 chains x 200 draws, no verdicts")
+    parser = arguments(
+        __doc__,
+        quick="logistic only, 2 chains x 50 draws, one process per backend in the usual "
+        "caches (no cold start), no verdicts",
+    )
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=None)
     args = parser.parse_args()
     cases = args.cases or (["logistic"] if args.quick else list(CASES))
-    draws, chains = (200, 2) if args.quick else (1000, 4)
+    draws, chains = (50, 2) if args.quick else (1000, 4)
     settings = {"cases": cases, "draws": draws, "tune": draws, "chains": chains, "backends": BACKENDS}
     with Session("backends", args, settings) as run, tempfile.TemporaryDirectory() as root:
         table = {}
         for case in cases:
             for backend in BACKENDS:
-                home = new_home(Path(root), f"{case}-{backend}".replace(" ", "_"))
-                first = run_child(case, backend, home, draws, chains)
-                again = run_child(case, backend, home, draws, chains)
+                if args.quick:  # a smoke test: the usual caches, one process standing for both one-off uses
+                    first = again = run_child(case, backend, None, draws, chains)
+                else:
+                    home = new_home(Path(root), f"{case}-{backend}".replace(" ", "_"))
+                    first = run_child(case, backend, home, draws, chains)
+                    again = run_child(case, backend, home, draws, chains)
                 table[case, backend] = {
                     "first": first["one-off"]["from_process_start_s"],
                     "new process": again["one-off"]["from_process_start_s"],
