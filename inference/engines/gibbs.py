@@ -873,6 +873,12 @@ def _stored_steps(model, training, settings: SamplerSettings) -> int:
     return tune + draws * model.latent_gaussian_form(training).thin
 
 
+def _values_per_draw(model, training) -> int:
+    """Values one kept draw holds: the log hyperparameters and the latents (nothing is built: no PyMC model)."""
+    form = model.latent_gaussian_form(training)
+    return form.n_hyperparameters + (form.labels.size if form.exact else form.basis.shape[1])
+
+
 def _accepts(model) -> bool:
     return hasattr(model, "latent_gaussian_form")
 
@@ -884,4 +890,5 @@ SAMPLER = Sampler(
     run=_run,
     settings=("draws", "tune", "chains", "progressbar", "keep_partial"),
     stored_steps=_stored_steps,
+    values_per_draw=_values_per_draw,
 )

@@ -348,6 +348,17 @@ def test_thinning_keeps_every_thin_th_sweep_after_the_burn_in():
         np.testing.assert_array_equal(thinned.posterior[name].values, plain.posterior[name].values[:, 2::3])
 
 
+@pytest.mark.parametrize("approximation", ["exact", "hsgp"])
+def test_the_memory_checks_count_of_values_per_draw_is_the_pymc_models(approximation):
+    """The Gibbs path counts a draw's values from its latent-Gaussian form, without building (importing) PyMC."""
+    from bayesclass.inference._memory import parameter_values
+    from bayesclass.inference.engines.methods import SAMPLERS
+
+    model, data = LatentGaussianProcess(approximation=approximation), seed004_gp(120, random_seed=1)
+    counted = SAMPLERS["gibbs"].values_per_draw
+    assert counted is not None and counted(model, data) == parameter_values(model, data)
+
+
 def test_a_direct_sampler_call_needs_both_counts():
     form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(20, random_seed=2))
     with pytest.raises(ValueError, match=r"draws=None, tune=10: a sampler needs both counts; fit\(\) sets"):
