@@ -9,7 +9,8 @@ maximum-likelihood hyperparameters, the "closed-form" side).
 Default method (``method="auto"``, :meth:`LatentGaussianProcess.default_method_for`): ``gibbs`` where its work per
 kept draw, (inputs + 2) x rows^3 (HSGP: x (basis functions + 1)^3 x 4, the thinning), is at most
 :data:`GIBBS_MAX_SWEEP_WORK` = 4e8, else ``laplace``. Step 2 of a sweep factors one rows x rows matrix per slice
-evaluation, about 5 per hyperparameter; measured on 2 cores, a sweep takes 17 ms for seed 004 at 400 rows of one
+evaluation, about 5 per hyperparameter in the burn-in and 2-3 after it (its brackets adapted); measured on 2 cores
+before that adaptation, a sweep takes 17 ms for seed 004 at 400 rows of one
 input and 93 ms for breast_cancer's 341 rows of 30 inputs, whose default Gibbs fit (4 chains of 1,500 sweeps) takes
 ~5 min against ~9 s for ``laplace``. The bound keeps every exact GP of one input (up to 500 rows) on Gibbs, and up to
 8 inputs at 341 rows. A laplace fit chosen so records why (``method_note``, printed by ``fit`` and in reports);
