@@ -489,6 +489,29 @@ class ClassifierModel(abc.ABC):
             P(class | x) (or its log) of new rows per parameter set; see :class:`ClassProbaKernel`.
         """
 
+    def training_class_log_proba(self, params: xr.Dataset, n_obs: int) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The log P(class | training row i, theta_s) read off the draws themselves, where the family has them.
+
+        A latent model whose draws hold the latent value at every training row (the exact GP's ``latent``) has its
+        likelihood of those rows without predicting them again; the pointwise log-likelihood and the replicated
+        labels of a fit (:func:`~bayesclass.inference.criticism.posterior_predictive.training_draws`) use it.
+        By default None: the rows are predicted by :meth:`class_proba_kernel`.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws of a fit (any leading dims).
+        n_obs : int
+            The number of training rows the draws were fitted on.
+
+        Returns
+        -------
+        callable or None
+            ``log_proba(rows) -> array (len(rows), n_class, n_draws)`` for integer row indices, draws flattened in
+            the order of :meth:`class_proba_kernel`'s kernel; None where the draws do not hold the rows' values.
+        """
+        return None
+
     def coords(self, data: Dataset) -> dict[str, Any]:
         """The coordinates of the model of ``data`` and of its parameter sets.
 

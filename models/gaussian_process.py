@@ -9,7 +9,8 @@ maximum-likelihood hyperparameters, the "closed-form" side).
 Default method (``method="auto"``, :meth:`LatentGaussianProcess.default_method_for`): ``gibbs`` where its work per
 kept draw, (inputs + 2) x rows^3 (HSGP: x (basis functions + 1)^3 x 4, the thinning), is at most
 :data:`GIBBS_MAX_SWEEP_WORK` = 4e8, else ``laplace``. Step 2 of a sweep factors one rows x rows matrix per slice
-evaluation, about 5 per hyperparameter; measured on 2 cores, a sweep takes 17 ms for seed 004 at 400 rows of one
+evaluation, about 5 per hyperparameter in the burn-in and 2-3 after it (its brackets adapted); measured on 2 cores
+before that adaptation, a sweep takes 17 ms for seed 004 at 400 rows of one
 input and 93 ms for breast_cancer's 341 rows of 30 inputs, whose default Gibbs fit (4 chains of 1,500 sweeps) takes
 ~5 min against ~9 s for ``laplace``. The bound keeps every exact GP of one input (up to 500 rows) on Gibbs, and up to
 8 inputs at 341 rows. A laplace fit chosen so records why (``method_note``, printed by ``fit`` and in reports);
@@ -133,7 +134,7 @@ from bayesclass.models._laplace import (
     weight_laplace_fit,
 )
 from bayesclass.models._latent_gaussian import LatentGaussianForm, LatentGaussianNames
-from bayesclass.models._links import Link, bernoulli_log_likelihood, link_average
+from bayesclass.models._links import Link, bernoulli_log_likelihood, bernoulli_log_proba, link_average
 from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.models.base import (
     ClassifierModel,
@@ -169,8 +170,10 @@ HSGP_MAX_BASIS = 2500
 #: n = 2,000 (HSGP) and penguins' sex at n = 333 pass the convergence verdict, latents included): kept draws and
 #: burn-in sweeps per chain, the exact GP's augmentation-and-latent draws per sweep (:class:`LatentGaussianForm`
 #: ``latent_updates``: the latents' autocorrelation comes from the augmentation where |f| is large, not from the
-#: hyperparameters) and the HSGP's sweeps per kept draw (``thin``: there a latent draw costs a whole sweep)
-GIBBS_DRAWS, GIBBS_BURN_IN = 1000, 500
+#: hyperparameters) and the HSGP's sweeps per kept draw (``thin``: there a latent draw costs a whole sweep). The
+#: burn-in also sizes the slice brackets (:mod:`bayesclass.inference.engines.gibbs`); 300 sweeps reach r_hat <= 1.008
+#: and 1,200 draws keep the slowest latent's bulk ESS >= 579 at n = 400 on sampler seeds 1 and 2 (issue 30)
+GIBBS_DRAWS, GIBBS_BURN_IN = 1200, 300
 GIBBS_LATENT_UPDATES = 5
 GIBBS_HSGP_THIN = 4
 #: ``method="auto"`` is the Gibbs sampler where its work per kept draw, (inputs + 2) x m^3 x thin
@@ -1079,6 +1082,41 @@ class LatentGaussianProcess(ClassifierModel):
             return out
 
         return kernel_of(params, evaluate, leading_dims=leading, setup_rows=setup_rows)
+
+    def training_class_log_proba(self, params: xr.Dataset, n_obs: int) -> Callable[[np.ndarray], np.ndarray] | None:
+        r"""The likelihood of the training rows from the exact GP's latent draws: :math:`\log g^{-1}(\pm z_{s,i})`.
+
+        The exact GP's draws hold the latent value :math:`z_i` at every training row, on which the model puts
+        :math:`y_i \sim \text{Bernoulli}(g^{-1}(z_i))`: the pointwise log-likelihood is read off them in
+        O(draws x rows), where predicting the rows again (:meth:`class_proba_kernel`) costs one n x n factor per
+        draw (16 s of a 4,000-draw fit at n = 400) and adds the jitter's variance. HSGP draws (basis weights) and
+        the ``map`` estimate give None.
+
+        Parameters
+        ----------
+        params : xarray.Dataset
+            Posterior draws (any leading dims).
+        n_obs : int
+            The number of training rows the draws were fitted on.
+
+        Returns
+        -------
+        callable or None
+            ``log_proba(rows)``, shape ``(len(rows), 2, n_draws)``; None unless ``params`` holds exact-GP latent
+            draws over ``n_obs`` rows.
+        """
+        if "latent" not in params or "laplace_weight" in params or params["latent"].sizes.get("obs") != n_obs:
+            return None
+        leading = leading_dims_of(params["latent"], "obs")
+        if not leading:
+            return None
+        latent = draws_last(params["latent"], leading, "obs")  # (obs, draws)
+
+        def log_proba(rows: np.ndarray) -> np.ndarray:
+            values = latent[rows]  # (rows, draws): class 0 has sign -1, class 1 sign +1
+            return np.stack([bernoulli_log_proba(values, np.asarray(sign), self.link) for sign in (-1.0, 1.0)], axis=1)
+
+        return log_proba
 
     def class_proba_interval_kernel(
         self, estimate: xr.Dataset, approximation: GaussianApproximation, interval_prob: float

@@ -144,13 +144,14 @@ def training_draws(
     """
     kernel = model.class_proba_kernel(posterior)
     n_draws, n_obs = kernel.n_draws, len(y)
+    at_rows = model.training_class_log_proba(posterior, n_obs)  # the family's own values at the rows, where it has them
     values = np.empty((n_draws, n_obs))  # draws first: reshaped to (chain, draw, obs) without a copy
     labels = None if random_seed is None else np.empty((n_draws, n_obs), dtype=label_dtype(kernel.n_classes))
     rows_per_tile = tile_rows_for(kernel.n_classes * n_draws, setup_rows=kernel.setup_rows)
 
     def evaluate(tile: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray | None]:
         inputs, codes, rows = tile
-        log_proba = kernel(inputs, log=True)  # (rows, classes, draws)
+        log_proba = kernel(inputs, log=True) if at_rows is None else at_rows(rows)  # (rows, classes, draws)
         observed = log_proba[np.arange(len(codes)), codes, :]
         if random_seed is None:
             return observed, None

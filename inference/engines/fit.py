@@ -396,7 +396,7 @@ def fit_bytes(model: ClassifierModel, training: Dataset, method: str, sampler: S
     callable
         ``needed(draws=..., tune=..., chains=...) -> int``: bytes, each setting defaulting to ``sampler``'s.
     """
-    values = parameter_values(model, training) + SAMPLE_STATS_VALUES
+    values = (SAMPLERS[method].values_per_draw or parameter_values)(model, training) + SAMPLE_STATS_VALUES
     draws, tune = sampler.resolved_counts()
 
     def steps(d: int, t: int) -> int:

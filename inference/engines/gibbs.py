@@ -18,7 +18,12 @@ posterior :math:`p(\vartheta, \mathbf z \mid \mathbf y)` invariant, so the chain
    \mathcal N(\tilde y \mid 0, C_\vartheta + D)\, p(\vartheta)` with :math:`D` the pseudo-variances
    (HSGP: by the matrix determinant lemma in the weights, O(p^3) per evaluation after one O(n p^2)
    product per sweep). One coordinate-wise slice sweep over :math:`\vartheta` (stepping out and shrinkage, Neal 2003,
-   :func:`univariate_slice`).
+   :func:`univariate_slice`). During the burn-in every bracket starts at width 1 and is stepped out; at its end
+   each coordinate's bracket is set to :data:`WIDTH_PER_MOVE` times its mean move over the burn-in's second half
+   and fixed, without stepping out (Neal's m = 1; the constant's O(1) slice keeps stepping out), so every kept
+   draw comes from one fixed kernel that leaves the posterior invariant. An exact-GP evaluation costs an (n, n)
+   factor: 4.8 of them per lengthscale or amplitude update with stepping out at n = 400, about 2.2 with the
+   adapted bracket (issue 30).
 3. **Latents.** :math:`\mathbf z \mid \vartheta, \tilde y` is Gaussian and drawn exactly: exact GP by
    Matheron's rule, :math:`\mathbf z = \mathbf f + C (C + D)^{-1}(\tilde y - \mathbf f - \boldsymbol\epsilon)`,
    :math:`\mathbf f \sim \mathcal N(0, C)`, :math:`\boldsymbol\epsilon \sim \mathcal N(0, D)`; HSGP:
@@ -29,10 +34,12 @@ posterior :math:`p(\vartheta, \mathbf z \mid \mathbf y)` invariant, so the chain
    van Dyk & Park 2008: their order matters). Then, ``form.latent_updates - 1`` times, steps 1 and 3 again
    with :math:`\vartheta` held (each pair leaves :math:`p(\mathbf z \mid \vartheta, \mathbf y)` invariant;
    the exact GP reuses the factor of :math:`C_\vartheta`, so each costs one factorisation of :math:`C + D`
-   where step 2 costs ~15). Where the data put a latent far from 0 (all labels of a region alike) the
-   augmentation makes its chain slow, whatever the hyperparameters do: seed 004 at n = 400, 4 x 1000 draws,
-   the slowest latent's bulk ESS was 127 with the hyperparameters updated and 110 with them held at their
-   posterior medians (the hyperparameters' own ESS 680-2500).
+   where step 2 costs ~7, ~12 in the burn-in; the first draw of step 3 reuses the factor of :math:`C + D` at the
+   accepted point of step 2's last slice, unless that slice was the constant's). Where the data put a latent
+   far from 0 (all labels of a region alike) the augmentation makes its chain slow, whatever the
+   hyperparameters do: seed 004 at n = 400, 4 x 1000 draws, the slowest latent's bulk ESS was 127 with the
+   hyperparameters updated and 110 with them held at their posterior medians (the hyperparameters' own ESS
+   680-2500).
 4. **Scale move.** :math:`(a, c, \mathbf z) \to (e^t a, e^t c, e^t \mathbf z)` with
    :math:`p(t) \propto p_a(e^t a)\, p_c(e^t c)\, e^{2t}\, p(\mathbf y \mid e^t \mathbf z)` (a generalised Gibbs
    step on the scale group, Liu & Sabatti 2000; the Gaussian prior's factor :math:`e^{-nt}` cancels the
@@ -56,7 +63,7 @@ starts at once and new data never recompile. (The same sweep written in JAX, wit
 ``slice.build_coordinate_kernel``, measured 6-11 ms per sweep on one chain at n = 200 against 4 ms here, and
 its two chains did not run in parallel on 2 cores: XLA's CPU runtime pays per small operation inside the slice
 loops. The slice steps are therefore the 20 lines of :func:`univariate_slice`.) The first ``tune`` sweeps are
-burn-in (slice sampling needs no adaptation) and are dropped; after them every ``form.thin``-th sweep is kept
+burn-in (where the slice brackets are sized, above) and are dropped; after them every ``form.thin``-th sweep is kept
 (``draws`` kept draws: ``tune + thin * draws`` sweeps per chain). An interrupt with ``keep_partial`` keeps the
 draws made so far (every chain cut to the shortest).
 """
@@ -103,6 +110,11 @@ STAT_NAMES = ("lp", "hyperparameter_evaluations", "scale_factor")
 SLICE_WIDTH = 1.0
 #: the most stepping-out expansions per side of a slice
 MAX_EXPANSIONS = 20
+#: after the burn-in, a hyperparameter's slice bracket is this many times its mean absolute move over the second half
+#: of the burn-in, without stepping out (:meth:`_Chain.adapt_widths`)
+WIDTH_PER_MOVE = 6.0
+#: the fewest burn-in sweeps from which the brackets are adapted (a shorter burn-in keeps :data:`SLICE_WIDTH`)
+MIN_ADAPT_SWEEPS = 40
 #: the chains start at the priors' medians times exp(U(-JITTER, JITTER)) per hyperparameter
 JITTER = 0.5
 #: chains run in parallel processes from this much work: rows^2 (exact GP) or rows x basis functions (HSGP),
@@ -174,7 +186,12 @@ def augmentation_draw(
 
 
 def univariate_slice(
-    log_density: Callable[[float], float], current: float, rng: np.random.Generator, *, width: float = SLICE_WIDTH
+    log_density: Callable[[float], float],
+    current: float,
+    rng: np.random.Generator,
+    *,
+    width: float = SLICE_WIDTH,
+    expansions: int = MAX_EXPANSIONS,
 ) -> tuple[float, float, int]:
     """One slice-sampling update of t along a line through t = 0 (Neal 2003, Fig. 3 stepping out, Fig. 5 shrinkage).
 
@@ -189,7 +206,10 @@ def univariate_slice(
     rng : numpy.random.Generator
         The chain's random generator.
     width : float, default :data:`SLICE_WIDTH`
-        The initial bracket's width (expanded at most :data:`MAX_EXPANSIONS` times).
+        The initial bracket's width.
+    expansions : int, default :data:`MAX_EXPANSIONS`
+        At most ``expansions - 1`` stepping-out expansions of the bracket in all (Neal's m); 1: none, the bracket is
+        the initial one (no evaluations at its ends).
 
     Returns
     -------
@@ -203,10 +223,10 @@ def univariate_slice(
     level = current - rng.standard_exponential()
     left = -width * rng.uniform()
     right = left + width
-    limit = rng.integers(0, MAX_EXPANSIONS)
+    limit = rng.integers(0, expansions)
     evaluations = 0
     for side in (-1, 1):
-        budget = limit if side < 0 else MAX_EXPANSIONS - 1 - limit
+        budget = limit if side < 0 else expansions - 1 - limit
         while budget > 0:
             evaluations += 1
             end = left if side < 0 else right
@@ -248,6 +268,7 @@ def latent_given_augmentation(
     rng: np.random.Generator,
     *,
     prior_factor: np.ndarray | None = None,
+    joint_factor: np.ndarray | None = None,
 ) -> np.ndarray:
     """Step 3 for the exact GP: one exact draw of z ~ N(0, C) given ``pseudo`` ~ N(z, diag(variance)).
 
@@ -266,6 +287,8 @@ def latent_given_augmentation(
         The chain's random generator.
     prior_factor : numpy.ndarray of shape (n_obs, n_obs), optional
         The lower Cholesky factor of C, where the caller has it (computed here otherwise).
+    joint_factor : numpy.ndarray of shape (n_obs, n_obs), optional
+        The lower Cholesky factor of C + D, where the caller has it (computed here otherwise).
 
     Returns
     -------
@@ -283,9 +306,11 @@ def latent_given_augmentation(
         raise np.linalg.LinAlgError("the latent covariance is not positive definite")
     prior_draw = prior_factor @ rng.standard_normal(pseudo.size)
     noise = np.sqrt(variance) * rng.standard_normal(pseudo.size)
-    joint = covariance.copy()
-    joint[np.diag_indices_from(joint)] += variance
-    factor = _cholesky(joint)  # LAPACK's own (Fortran-ordered) factor: two triangular solves of O(n^2) follow
+    factor = joint_factor
+    if factor is None:
+        joint = covariance.copy()
+        joint[np.diag_indices_from(joint)] += variance
+        factor = _cholesky(joint, overwrite=True)  # LAPACK's own (Fortran-ordered) factor: 2 O(n^2) solves follow
     if factor is None:
         raise np.linalg.LinAlgError("the latent covariance plus the pseudo-variances is not positive definite")
     half = scipy.linalg.solve_triangular(factor, pseudo - prior_draw - noise, lower=True, check_finite=False)
@@ -305,9 +330,18 @@ class _Chain:
         *,
         update_hyperparameters: bool,
         latent_updates: int = 1,
+        adapt_sweeps: int = 0,
     ):
         self.form, self.rng, self.update = form, rng, update_hyperparameters
         self.latent_updates = latent_updates
+        # slice brackets: SLICE_WIDTH with stepping out during the burn-in (adapt_sweeps), then adapted and fixed
+        self.adapt_sweeps = adapt_sweeps if adapt_sweeps >= MIN_ADAPT_SWEEPS else 0
+        self.sweeps = 0
+        self.widths = np.full(form.n_hyperparameters, SLICE_WIDTH)
+        self.expansions = MAX_EXPANSIONS
+        self._moves = np.zeros(form.n_hyperparameters)
+        self._moves_counted = 0
+        self._last_joint: tuple[bytes, np.ndarray | None] = (b"", None)
         self.log_theta = np.asarray(log_theta, dtype=float).copy()
         self.labels = np.asarray(form.labels, dtype=float)
         self.signs = 2.0 * self.labels - 1.0
@@ -389,7 +423,11 @@ class _Chain:
         if weight_system is None:
             covariance = self._covariance(self.log_theta)
             prior_factor = _cholesky(covariance)  # for every latent draw of this sweep and for lp
-            log_prior_latent, dimension = self._draw_exact_latent(pseudo, variance, covariance, prior_factor)
+            key, joint_factor = self._last_joint  # C + D at the hyperparameters step 2 ended on, if it factored it
+            log_prior_latent, dimension = self._draw_exact_latent(
+                pseudo, variance, covariance, prior_factor, joint_factor if key == self.log_theta.tobytes() else None
+            )
+            self._last_joint = (b"", None)
             for _ in range(self.latent_updates - 1):  # step 3b: the augmentation and the latents again
                 pseudo, variance = augmentation_draw(self.form.link, self.labels, self.latent, self.rng)
                 log_prior_latent, dimension = self._draw_exact_latent(pseudo, variance, covariance, prior_factor)
@@ -399,7 +437,25 @@ class _Chain:
                 pseudo, variance = augmentation_draw(self.form.link, self.labels, self._values(), self.rng)
                 log_prior_latent, dimension = self._draw_weights(self._weight_densities(pseudo, variance)[1])
         lp, scale = self._scale_move(log_prior_latent, dimension)
+        self.sweeps += 1
+        if self.sweeps == self.adapt_sweeps:
+            self.adapt_widths()
         return lp, evaluations, scale
+
+    def adapt_widths(self) -> None:
+        """At the end of the burn-in: every bracket :data:`WIDTH_PER_MOVE` times its coordinate's mean move, fixed.
+
+        The moves are those of the second half of the burn-in. From then on the brackets are not stepped out (but
+        the constant's, whose evaluations are O(1)): a slice update with a fixed bracket leaves its target invariant
+        (Neal 2003, m = 1), and every kept draw is made with the same brackets. A slice evaluation of a lengthscale
+        or the amplitude costs an (n, n) factor; stepping out a bracket of width 1 cost about 4.8 of them per
+        update at n = 400, a bracket sized to the conditional's spread about 2.
+        """
+        if self._moves_counted == 0:
+            return
+        mean_move = self._moves / self._moves_counted
+        self.widths = np.clip(WIDTH_PER_MOVE * mean_move, 1e-3, 2.0 * MAX_EXPANSIONS * SLICE_WIDTH)
+        self.expansions = 1
 
     def _exact_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable]:
         """Step 2's collapsed log density of the exact GP, and its O(1) form along the log constant."""
@@ -407,6 +463,8 @@ class _Chain:
 
         def collapsed(log_theta):  # log N(pseudo | 0, C + D) + log prior, up to a constant
             factor = _cholesky(self._covariance(log_theta, variance), overwrite=True)  # a new matrix: no copy
+            # the last accepted slice point is the last one evaluated: its factor serves step 3's first draw
+            self._last_joint = (log_theta.tobytes(), factor)
             if factor is None:
                 return -np.inf
             whitened = scipy.linalg.solve_triangular(factor, pseudo, lower=True, check_finite=False)
@@ -466,25 +524,38 @@ class _Chain:
         form, rng = self.form, self.rng
         current = collapsed(self.log_theta)
         evaluations = 1
+        counted = self.adapt_sweeps > 0 and self.sweeps >= self.adapt_sweeps // 2 and self.sweeps < self.adapt_sweeps
         for index in rng.permutation(form.n_hyperparameters):
             axis = np.zeros(form.n_hyperparameters)
             axis[index] = 1.0
             base = self.log_theta
-            density = along_constant(base) if along_constant is not None and index == self.d + 1 else collapsed
+            cheap = along_constant is not None and index == self.d + 1  # O(1) per evaluation: stepped out always
+            density = along_constant(base) if along_constant is not None and cheap else collapsed
 
             def on_line(t: float, base=base, axis=axis, density=density) -> float:
                 return density(base + t * axis)
 
-            t, current, used = univariate_slice(on_line, current, rng)
+            expansions = MAX_EXPANSIONS if cheap else self.expansions
+            t, current, used = univariate_slice(on_line, current, rng, width=self.widths[index], expansions=expansions)
             self.log_theta = base + t * axis
             evaluations += used
+            if counted:
+                self._moves[index] += abs(t)
+        self._moves_counted += int(counted)
         return evaluations
 
     def _draw_exact_latent(
-        self, pseudo: np.ndarray, variance: np.ndarray, covariance: np.ndarray, prior_factor: np.ndarray | None
+        self,
+        pseudo: np.ndarray,
+        variance: np.ndarray,
+        covariance: np.ndarray,
+        prior_factor: np.ndarray | None,
+        joint_factor: np.ndarray | None = None,
     ) -> tuple[float, int]:
         """Step 3 for the exact GP (C and its factor given); returns the latents' log prior density and dimension."""
-        self.latent = latent_given_augmentation(covariance, pseudo, variance, self.rng, prior_factor=prior_factor)
+        self.latent = latent_given_augmentation(
+            covariance, pseudo, variance, self.rng, prior_factor=prior_factor, joint_factor=joint_factor
+        )
         assert prior_factor is not None  # latent_given_augmentation raised LinAlgError otherwise
         whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
         log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
@@ -572,6 +643,7 @@ def sample_gibbs(
     base = form.initial_log_theta() if initial_log_theta is None else np.asarray(initial_log_theta, dtype=float)
     draws, tune = settings.resolved_counts()
     total = tune + draws * thin
+    options = {"latent_updates": latent_updates, "adapt_sweeps": tune}  # every chain's, wherever it runs
     starts = []
     for seed in seeds:  # each chain's generator draws its own start, then sweeps: the same draws run anywhere
         jitter = np.random.default_rng(seed.spawn(1)[0]).uniform(-JITTER, JITTER, base.size)
@@ -596,7 +668,7 @@ def sample_gibbs(
     partial = False
     try:
         if memory is not None:
-            _run_in_processes(form, seeds, starts, total, update_hyperparameters, latent_updates, memory, progress)
+            _run_in_processes(form, seeds, starts, total, update_hyperparameters, options, memory, progress)
         else:
             with threadpool_limits(limits=1, user_api="blas"):
                 chains = [
@@ -605,7 +677,7 @@ def sample_gibbs(
                         np.random.default_rng(seed),
                         log_theta,
                         update_hyperparameters=update_hyperparameters,
-                        latent_updates=latent_updates,
+                        **options,
                     )
                     for seed, log_theta in zip(seeds, starts, strict=True)
                 ]
@@ -726,7 +798,7 @@ class _SharedArrays:
                 block.unlink()
 
 
-def _chain_process(form, seed, log_theta, total, update, cycles, shapes, names, index, errors) -> None:
+def _chain_process(form, seed, log_theta, total, update, options, shapes, names, index, errors) -> None:
     """One chain in a child process: sweeps written to the shared arrays until done or ``stop`` is set."""
     import signal
     import traceback
@@ -738,9 +810,7 @@ def _chain_process(form, seed, log_theta, total, update, cycles, shapes, names, 
     memory = _SharedArrays(shapes, names)
     try:
         arrays = memory.arrays
-        chain = _Chain(
-            form, np.random.default_rng(seed), log_theta, update_hyperparameters=update, latent_updates=cycles
-        )
+        chain = _Chain(form, np.random.default_rng(seed), log_theta, update_hyperparameters=update, **options)
         with threadpool_limits(limits=1, user_api="blas"):
             for step in range(total):
                 if arrays["stop"][0]:
@@ -752,7 +822,7 @@ def _chain_process(form, seed, log_theta, total, update, cycles, shapes, names, 
         memory.close()
 
 
-def _run_in_processes(form, seeds, starts, total, update, cycles, memory: _SharedArrays, progress) -> None:
+def _run_in_processes(form, seeds, starts, total, update, options, memory: _SharedArrays, progress) -> None:
     """Run the first chain here and each other one in a process of its own, showing progress.
 
     The processes are started by ``spawn`` (nothing inherited from this process's threads; a script without a
@@ -760,10 +830,10 @@ def _run_in_processes(form, seeds, starts, total, update, cycles, memory: _Share
     at most one per core at a time; on an interrupt, stop them all and keep what they wrote.
     """
     with spawn_skips_main_script():
-        _run_chain_processes(form, seeds, starts, total, update, cycles, memory, progress)
+        _run_chain_processes(form, seeds, starts, total, update, options, memory, progress)
 
 
-def _run_chain_processes(form, seeds, starts, total, update, cycles, memory: _SharedArrays, progress) -> None:
+def _run_chain_processes(form, seeds, starts, total, update, options, memory: _SharedArrays, progress) -> None:
     """The body of :func:`_run_in_processes`."""
     from threadpoolctl import threadpool_limits
 
@@ -772,7 +842,7 @@ def _run_chain_processes(form, seeds, starts, total, update, cycles, memory: _Sh
     processes = [
         context.Process(
             target=_chain_process,
-            args=(form, seed, log_theta, total, update, cycles, memory.shapes, memory.names, index, errors),
+            args=(form, seed, log_theta, total, update, options, memory.shapes, memory.names, index, errors),
             daemon=True,
             name=f"bayesclass-gibbs-chain-{index}",
         )
@@ -800,9 +870,7 @@ def _run_chain_processes(form, seeds, starts, total, update, cycles, memory: _Sh
 
     try:
         tend()
-        chain = _Chain(
-            form, np.random.default_rng(seeds[0]), starts[0], update_hyperparameters=update, latent_updates=cycles
-        )
+        chain = _Chain(form, np.random.default_rng(seeds[0]), starts[0], update_hyperparameters=update, **options)
         with threadpool_limits(limits=1, user_api="blas"):
             for step in range(total):
                 _record(arrays, 0, step, chain)
@@ -812,7 +880,7 @@ def _run_chain_processes(form, seeds, starts, total, update, cycles, memory: _Sh
         while pending or running:
             time.sleep(0.02)
             tend()
-        _rerun_lost_chains(form, seeds, starts, total, update, cycles, arrays, processes)
+        _rerun_lost_chains(form, seeds, starts, total, update, options, arrays, processes)
     finally:  # an interrupt, an error, or the end: every chain process stops and is joined
         arrays["stop"][0] = 1.0
         for process in processes:
@@ -820,7 +888,7 @@ def _run_chain_processes(form, seeds, starts, total, update, cycles, memory: _Sh
                 process.join()
 
 
-def _rerun_lost_chains(form, seeds, starts, total, update, cycles, arrays, processes) -> None:
+def _rerun_lost_chains(form, seeds, starts, total, update, options, arrays, processes) -> None:
     """Run here every chain whose process ended without finishing it (it could not start, or died), with a warning.
 
     A chain's draws depend only on its seed and start, so a chain run again here is the one its process would
@@ -847,7 +915,7 @@ def _rerun_lost_chains(form, seeds, starts, total, update, cycles, arrays, proce
                 np.random.default_rng(seeds[index]),
                 starts[index],
                 update_hyperparameters=update,
-                latent_updates=cycles,
+                **options,
             )
             for step in range(total):
                 _record(arrays, index, step, chain)
@@ -873,6 +941,12 @@ def _stored_steps(model, training, settings: SamplerSettings) -> int:
     return tune + draws * model.latent_gaussian_form(training).thin
 
 
+def _values_per_draw(model, training) -> int:
+    """Values one kept draw holds: the log hyperparameters and the latents (nothing is built: no PyMC model)."""
+    form = model.latent_gaussian_form(training)
+    return form.n_hyperparameters + (form.labels.size if form.exact else form.basis.shape[1])
+
+
 def _accepts(model) -> bool:
     return hasattr(model, "latent_gaussian_form")
 
@@ -884,4 +958,5 @@ SAMPLER = Sampler(
     run=_run,
     settings=("draws", "tune", "chains", "progressbar", "keep_partial"),
     stored_steps=_stored_steps,
+    values_per_draw=_values_per_draw,
 )

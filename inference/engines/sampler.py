@@ -113,6 +113,10 @@ class Sampler:
         ``stored_steps(model, training, settings) -> int``: the steps per chain the method holds in memory while
         it runs (for the memory check before a fit, :mod:`bayesclass.inference._memory`); by default the kept
         draws and the warm-up steps, ``draws + tune``.
+    values_per_draw : callable or None
+        ``values_per_draw(model, training) -> int``: the float64 values one draw holds, where the method knows them
+        without building the family's PyMC model (the memory check); None: counted from the PyMC model
+        (:func:`~bayesclass.inference._memory.parameter_values`).
     """
 
     name: str
@@ -123,3 +127,4 @@ class Sampler:
     independent_draws: bool = False
     settings: tuple[str, ...] | None = None
     stored_steps: Callable[[Any, Any, Any], int] = _draws_and_tune
+    values_per_draw: Callable[[Any, Any], int] | None = None

@@ -23,6 +23,7 @@ from bayesclass.cli import main
 from bayesclass.data import Dataset, seed004_gp, seed004_gp_truth
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.engines.gibbs import (
+    MAX_EXPANSIONS,
     STAT_NAMES,
     augmentation_draw,
     latent_given_augmentation,
@@ -54,8 +55,15 @@ def within_mcse(first: xr.Dataset, second: xr.Dataset, *, k: float = 4.0) -> lis
 # --------------------------------------------------------------------------- kernels on known targets
 
 
-def test_univariate_slice_leaves_a_known_target_invariant():
-    """A chain of slice steps on a skewed 1-D target (log of a Gamma(3, 1) variable) has its exact mean and sd."""
+@pytest.mark.parametrize(
+    ("width", "expansions"),
+    [(1.0, MAX_EXPANSIONS), (3.5, 1), (1.0, 1)],  # the burn-in's bracket; fixed ones of 5.6 and 1.6 sd
+)
+def test_univariate_slice_leaves_a_known_target_invariant(width, expansions):
+    """A chain of slice steps on a skewed 1-D target (log of a Gamma(3, 1) variable) has its exact mean and sd.
+
+    Also with a fixed bracket and no stepping out (the brackets after the burn-in), narrower than the target.
+    """
     rng = np.random.default_rng(0)
 
     def log_density(x):
@@ -63,7 +71,9 @@ def test_univariate_slice_leaves_a_known_target_invariant():
 
     x, draws = 0.0, np.empty(20_000)
     for i in range(draws.size):
-        t, _, _ = univariate_slice(lambda t, x=x: log_density(x + t), log_density(x), rng)
+        t, _, _ = univariate_slice(
+            lambda t, x=x: log_density(x + t), log_density(x), rng, width=width, expansions=expansions
+        )
         x += t
         draws[i] = x
     exact_mean = scipy.special.digamma(3.0)
@@ -346,6 +356,47 @@ def test_thinning_keeps_every_thin_th_sweep_after_the_burn_in():
     assert thinned.posterior.sizes["draw"] == 10
     for name in thinned.posterior.data_vars:
         np.testing.assert_array_equal(thinned.posterior[name].values, plain.posterior[name].values[:, 2::3])
+
+
+@pytest.mark.parametrize("approximation", ["exact", "hsgp"])
+def test_the_memory_checks_count_of_values_per_draw_is_the_pymc_models(approximation):
+    """The Gibbs path counts a draw's values from its latent-Gaussian form, without building (importing) PyMC."""
+    from bayesclass.inference._memory import parameter_values
+    from bayesclass.inference.engines.methods import SAMPLERS
+
+    model, data = LatentGaussianProcess(approximation=approximation), seed004_gp(120, random_seed=1)
+    counted = SAMPLERS["gibbs"].values_per_draw
+    assert counted is not None and counted(model, data) == parameter_values(model, data)
+
+
+def test_slice_brackets_adapt_during_the_burn_in_and_stay_fixed_after_it():
+    """The brackets are stepped out from width 1 during the burn-in, then sized to the moves made and fixed."""
+    from bayesclass.inference.engines import gibbs
+
+    form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(40, random_seed=2))
+    chain = gibbs._Chain(
+        form, np.random.default_rng(1), form.initial_log_theta(), update_hyperparameters=True, adapt_sweeps=60
+    )
+    for _ in range(59):
+        chain.sweep()
+    assert chain.expansions == gibbs.MAX_EXPANSIONS and np.all(chain.widths == gibbs.SLICE_WIDTH)
+    chain.sweep()  # the last burn-in sweep
+    adapted = chain.widths.copy()
+    assert chain.expansions == 1 and np.all(adapted > 0) and not np.allclose(adapted, gibbs.SLICE_WIDTH)
+    np.testing.assert_allclose(adapted, gibbs.WIDTH_PER_MOVE * chain._moves / chain._moves_counted)
+    for _ in range(20):
+        chain.sweep()
+    np.testing.assert_array_equal(chain.widths, adapted)
+    short = gibbs._Chain(
+        form,
+        np.random.default_rng(1),
+        form.initial_log_theta(),
+        update_hyperparameters=True,
+        adapt_sweeps=gibbs.MIN_ADAPT_SWEEPS - 1,
+    )
+    for _ in range(gibbs.MIN_ADAPT_SWEEPS + 5):
+        short.sweep()
+    assert short.expansions == gibbs.MAX_EXPANSIONS  # a burn-in too short to learn from keeps the stepped-out width
 
 
 def test_a_direct_sampler_call_needs_both_counts():

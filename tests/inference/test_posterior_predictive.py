@@ -205,3 +205,19 @@ def test_loo_pit_takes_separated_classes_with_the_weights(tmp_path):
     assert flat.any() and (pareto_k["y"].values[flat] == 0).all()
     pit = arviz_stats.loo_pit(result, log_weights=log_weights, pareto_k=pareto_k)["y"].values
     assert np.isfinite(pit).all() and (pit >= 0).all() and (pit <= 1).all()
+
+
+@pytest.mark.parametrize("label", ["gp gibbs", "gp laplace"])
+def test_the_exact_gps_log_likelihood_is_its_likelihood_of_the_latent_draws(saved, label):
+    """The exact GP's draws hold the latent at each training row: log P(y_i | z_i), not a second prediction of x_i."""
+    result = bc.load_result(saved[label])
+    latent = result["posterior"]["latent"].transpose("chain", "draw", "obs").values
+    sign = 2.0 * result["observed_data"]["y"].values - 1.0
+    expected = -np.logaddexp(0.0, -sign * latent)  # log sigmoid(s z), the logit link
+    np.testing.assert_allclose(result["log_likelihood"]["y"].values, expected, rtol=1e-12, atol=1e-12)
+    # predicting the training rows again (f* | z at x* = x_i) gives nearly the same: z_i up to the jitter
+    X = result["constant_data"]["X"].values
+    proba = bc.predict(result, X, return_draws=True)["class_proba_draws"].transpose("chain", "draw", "obs", "class")
+    observed = result["observed_data"]["y"].values[np.newaxis, np.newaxis, :, np.newaxis]
+    predicted = np.log(np.take_along_axis(proba.values, observed, axis=-1))[..., 0]
+    assert np.abs(predicted - expected).max() < 0.1
