@@ -910,8 +910,11 @@ class NaiveBayes(GenerativeClassifierModel):
         :math:`\operatorname{se}(\ell_k) = \sqrt{\nabla^\top\Sigma\nabla}` with the (sparse, block-diagonal)
         covariance of :meth:`gaussian_approximation`; the gradient's extension off each simplex does not matter
         (:math:`\Sigma 1 = 0` along it). Elements of variance 0 (boundary estimates) are left out. A class
-        probability of exactly 0 or 1 gets the degenerate interval [p, p]. Cost: rows x classes x the
-        covariance's non-zeros, where central differences evaluate the model at 2p + 1 parameter sets.
+        probability of exactly 0 or 1 gets the degenerate interval [p, p]. Per row,
+        :math:`M_{cc'} = \sum g_i \Sigma_{ij} g_j` over the covariance's non-zeros with :math:`i` of class :math:`c`
+        and :math:`j` of class :math:`c'`, then :math:`\operatorname{var}(\ell_k) = w_k^\top M w_k` with
+        :math:`w_{kc} = \partial\ell_k/\partial J_c`. Cost: rows x (the covariance's non-zeros + classes^3),
+        where central differences evaluate the model at 2p + 1 parameter sets.
 
         Parameters
         ----------
@@ -932,29 +935,36 @@ class NaiveBayes(GenerativeClassifierModel):
         kernel = self.class_proba_kernel(estimate)
         K = kernel.n_classes
         active = np.flatnonzero(approximation.bse > 0)
-        covariance = scipy.sparse.csr_array(np.asarray(approximation.covariance)[np.ix_(active, active)])
+        covariance = scipy.sparse.coo_array(np.asarray(approximation.covariance)[np.ix_(active, active)])
         owner = np.concatenate([np.repeat(np.arange(K), estimate[name].size // K) for name in approximation.names])
         owner = owner[active]
+        # M[n, c, c'] = sum over the covariance's non-zeros (i, j) of g_i Sigma_ij g_j with i of class c, j of c':
+        # one product of the (rows, non-zeros) gradient pairs with a (non-zeros, K^2) matrix that sums them by class
+        first, second = covariance.row, covariance.col
+        by_classes = scipy.sparse.csr_array(
+            (covariance.data, (np.arange(covariance.nnz), owner[first] * K + owner[second])),
+            shape=(covariance.nnz, K * K),
+        )
         gradient = _joint_gradient(estimate, approximation.names)
-        chunk = max(1, (1 << 22) // max(1, K * active.size))
+        chunk = max(1, (1 << 22) // max(1, covariance.nnz, K**3))
+        others = 1.0 - np.eye(K)
 
         def bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             low, high = np.empty((X.shape[0], K)), np.empty((X.shape[0], K))
             for start in range(0, X.shape[0], chunk):  # rows in chunks: memory, not a loop inside the model
                 rows = slice(start, start + chunk)
                 log_proba = kernel(X[rows], log=True)[:, :, 0]  # (n, K)
-                others = 1.0 - np.eye(K)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     log_rest = scipy.special.logsumexp(log_proba[:, np.newaxis, :], axis=2, b=others)  # (n, k)
                     centre = log_proba - log_rest
                     # d l_k / d J_c: 1 for c = k, -p_c / (1 - p_k) otherwise
                     share = np.where(others > 0, log_proba[:, np.newaxis, :] - log_rest[:, :, np.newaxis], -np.inf)
                     weight = np.eye(K) - np.exp(share)  # share <= 0 off the diagonal: no overflow
-                    full = weight[:, :, owner] * gradient(X[rows])[:, np.newaxis, active]  # (n, k, p)
+                    g = gradient(X[rows])[:, active]  # (n, p)
                 finite = np.isfinite(centre)
-                full[~finite] = 0.0
-                flat = full.reshape(-1, active.size)
-                variance = (flat * (covariance @ flat.T).T).sum(axis=1).reshape(centre.shape)
+                weight[~finite] = 0.0
+                pairs = (g[:, first] * g[:, second]) @ by_classes  # (n, K^2)
+                variance = np.einsum("nkc,ncd,nkd->nk", weight, pairs.reshape(-1, K, K), weight)
                 half = np.where(finite, z * np.sqrt(np.clip(variance, 0.0, None)), 0.0)
                 low[rows] = scipy.special.expit(centre - half)
                 high[rows] = scipy.special.expit(centre + half)

@@ -461,7 +461,7 @@ class Predictor:
                 output["expected_loss"] = draw_mean(losses, weights)
                 if draws:
                     output["expected_loss_low"], output["expected_loss_high"] = draw_interval(
-                        losses, self.interval_prob, sorted_in_place=True, weights=weights
+                        losses, self.interval_prob, in_place=True, weights=weights
                     )
             if not draws:  # a point estimate, or a stack member's posterior mean
                 output[name] = values[..., 0] if kernel.n_draws == 1 else draw_mean(values)
@@ -470,7 +470,7 @@ class Predictor:
             if self.return_draws:
                 output[f"{name}_draws"] = values
             output[f"{name}_low"], output[f"{name}_high"] = draw_interval(
-                values, self.interval_prob, sorted_in_place=not self.return_draws, weights=weights
+                values, self.interval_prob, in_place=not self.return_draws, weights=weights
             )
         for name, bounds in self.interval_kernels.items():  # delta-method intervals of the point estimates
             output[f"{name}_low"], output[f"{name}_high"] = bounds(tile)
