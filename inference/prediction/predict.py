@@ -33,9 +33,9 @@ from bayesclass.inference._memory import format_bytes, largest_fitting, require_
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
 from bayesclass.inference.prediction.tiles import (
-    draw_interval,
     draw_log_mean_exp,
     draw_mean,
+    draw_summary,
     map_row_chunks,
     tile_rows_for,
 )
@@ -458,18 +458,18 @@ class Predictor:
             draws = self.has_draws and name == "class_proba"
             if name == "class_proba" and self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j]
                 losses = np.einsum("iks,kj->ijs", values, self.loss)
-                output["expected_loss"] = draw_mean(losses, weights)
                 if draws:
-                    output["expected_loss_low"], output["expected_loss_high"] = draw_interval(
+                    output["expected_loss"], output["expected_loss_low"], output["expected_loss_high"] = draw_summary(
                         losses, self.interval_prob, in_place=True, weights=weights
                     )
+                else:
+                    output["expected_loss"] = draw_mean(losses, weights)
             if not draws:  # a point estimate, or a stack member's posterior mean
                 output[name] = values[..., 0] if kernel.n_draws == 1 else draw_mean(values)
                 continue
-            output[name] = draw_mean(values, weights)
             if self.return_draws:
                 output[f"{name}_draws"] = values
-            output[f"{name}_low"], output[f"{name}_high"] = draw_interval(
+            output[name], output[f"{name}_low"], output[f"{name}_high"] = draw_summary(
                 values, self.interval_prob, in_place=not self.return_draws, weights=weights
             )
         for name, bounds in self.interval_kernels.items():  # delta-method intervals of the point estimates
