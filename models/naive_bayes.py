@@ -436,6 +436,7 @@ class NaiveBayes(GenerativeClassifierModel):
     prior: NaiveBayesPrior = field(default_factory=NaiveBayesPrior)
 
     name: ClassVar[str] = "naive_bayes"
+    joint_centred: ClassVar[bool] = True  # see _joint_log_likelihood_kernel
     prior_variables: ClassVar[dict[str, str]] = {
         "prior.class_concentration": "class_prior",
         "prior.binary_alpha": "binary_proba",
@@ -986,7 +987,10 @@ class NaiveBayes(GenerativeClassifierModel):
         coefficient is the same for every class and left out), and for Gaussian features
         x^2 and x (coefficients -1/(2 sigma^2) and mu / sigma^2, constant
         -(mu^2 / sigma^2 + log 2 pi sigma^2) / 2, after centring x and mu on the mean of mu,
-        which leaves every difference unchanged and keeps the expansion accurate).
+        which leaves every difference unchanged and keeps the expansion accurate). Each row's joint is shifted
+        by a term the same for every class and draw, minus its largest class joint under the draws' mean
+        coefficients, through one more column of the same product: the values stay near 0, so that Bayes' rule
+        exponentiates them without a pass for each draw's maximum (:attr:`joint_centred`).
 
         ``check`` refuses binary columns that are not 0/1, categorical codes not seen in
         training and negative counts.
@@ -1041,11 +1045,14 @@ class NaiveBayes(GenerativeClassifierModel):
             coefficients += [-0.5 * precision, mean * precision]
             gaussian_constant = -0.5 * ((mean**2 * precision).sum(axis=0) + np.log(2 * np.pi * variance).sum(axis=0))
             constant = constant + gaussian_constant.reshape(constant.shape)
-        stacked = np.ascontiguousarray(np.vstack([*coefficients, constant.reshape(1, -1)]))  # affine(phi) @ stacked
+        stacked = np.vstack([*coefficients, constant.reshape(1, -1)])  # affine(phi) @ stacked
+        n_draws = n_columns // params.sizes["class"]
+        # each row's joint under the draws' mean coefficients, (phi rows, class): its largest class is subtracted
+        central = stacked.reshape(stacked.shape[0], -1, n_draws).mean(axis=2)
+        stacked = np.ascontiguousarray(np.vstack([stacked, np.ones((1, n_columns))]))  # times the column -shift
         impossible = None
         if any(zero is not None for _, zero in zeros):
             impossible = np.vstack([np.zeros((size, n_columns)) if zero is None else zero for size, zero in zeros])
-        n_draws = n_columns // params.sizes["class"]
 
         def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
             phi, used = [], []
@@ -1063,7 +1070,11 @@ class NaiveBayes(GenerativeClassifierModel):
             if gaussian is not None:
                 x = X[:, gaussian] - center
                 phi += [x**2, x]
-            joint = affine(*phi) @ stacked
+            design = affine(*phi)
+            with np.errstate(invalid="ignore"):
+                shift = (design @ central).max(axis=1)
+            shift = np.where(np.isfinite(shift), shift, 0.0)
+            joint = np.hstack([design, -shift[:, np.newaxis]]) @ stacked
             if impossible is not None:
                 hits = np.hstack(used).astype(float) @ impossible
                 joint[hits > 0] = -np.inf
