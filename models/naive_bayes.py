@@ -987,10 +987,8 @@ class NaiveBayes(GenerativeClassifierModel):
         coefficient is the same for every class and left out), and for Gaussian features
         x^2 and x (coefficients -1/(2 sigma^2) and mu / sigma^2, constant
         -(mu^2 / sigma^2 + log 2 pi sigma^2) / 2, after centring x and mu on the mean of mu,
-        which leaves every difference unchanged and keeps the expansion accurate). Each row's joint is shifted
-        by a term the same for every class and draw, minus its largest class joint under the draws' mean
-        coefficients, through one more column of the same product: the values stay near 0, so that Bayes' rule
-        exponentiates them without a pass for each draw's maximum (:attr:`joint_centred`).
+        which leaves every difference unchanged and keeps the expansion accurate); each row's joint less a
+        term the same for every class and draw (:class:`_CentredProduct`).
 
         ``check`` refuses binary columns that are not 0/1, categorical codes not seen in
         training and negative counts.
@@ -1045,11 +1043,7 @@ class NaiveBayes(GenerativeClassifierModel):
             coefficients += [-0.5 * precision, mean * precision]
             gaussian_constant = -0.5 * ((mean**2 * precision).sum(axis=0) + np.log(2 * np.pi * variance).sum(axis=0))
             constant = constant + gaussian_constant.reshape(constant.shape)
-        stacked = np.vstack([*coefficients, constant.reshape(1, -1)])  # affine(phi) @ stacked
-        n_draws = n_columns // params.sizes["class"]
-        # each row's joint under the draws' mean coefficients, (phi rows, class): its largest class is subtracted
-        central = stacked.reshape(stacked.shape[0], -1, n_draws).mean(axis=2)
-        stacked = np.ascontiguousarray(np.vstack([stacked, np.ones((1, n_columns))]))  # times the column -shift
+        product = _CentredProduct.of(np.vstack([*coefficients, constant.reshape(1, -1)]), params.sizes["class"])
         impossible = None
         if any(zero is not None for _, zero in zeros):
             impossible = np.vstack([np.zeros((size, n_columns)) if zero is None else zero for size, zero in zeros])
@@ -1070,15 +1064,11 @@ class NaiveBayes(GenerativeClassifierModel):
             if gaussian is not None:
                 x = X[:, gaussian] - center
                 phi += [x**2, x]
-            design = affine(*phi)
-            with np.errstate(invalid="ignore"):
-                shift = (design @ central).max(axis=1)
-            shift = np.where(np.isfinite(shift), shift, 0.0)
-            joint = np.hstack([design, -shift[:, np.newaxis]]) @ stacked
+            joint = product(affine(*phi))
             if impossible is not None:
                 hits = np.hstack(used).astype(float) @ impossible
                 joint[hits > 0] = -np.inf
-            return joint.reshape(X.shape[0], -1, n_draws)
+            return joint.reshape(X.shape[0], -1, product.n_draws)
 
         def check(X: np.ndarray, first_row: int) -> None:
             for check_columns in checks:
@@ -1195,6 +1185,34 @@ class NaiveBayes(GenerativeClassifierModel):
 
 # ---------------------------------------------------------------------------------------------
 # helpers (array core; no loops over rows, classes or features)
+
+
+@dataclass(frozen=True)
+class _CentredProduct:
+    """``affine(phi) @ stacked`` less each row's largest class joint under the draws' mean coefficients.
+
+    The shift is the same for every class and draw of a row, so Bayes' rule is unchanged; it keeps the values
+    near 0, so that :func:`~bayesclass.models.base.softmax_over_classes` exponentiates them without a pass for
+    each draw's maximum (:attr:`NaiveBayes.joint_centred`). It is one more column of the same matrix product
+    (``stacked``'s last row is ones); a row whose central joint is not finite is not shifted.
+    """
+
+    stacked: np.ndarray  # (phi columns + 1, class * draws), the last row ones
+    central: np.ndarray  # (phi columns, class): the mean over draws of the coefficients
+    n_draws: int
+
+    @classmethod
+    def of(cls, stacked: np.ndarray, n_classes: int) -> _CentredProduct:
+        n_draws = stacked.shape[1] // n_classes
+        central = stacked.reshape(stacked.shape[0], n_classes, n_draws).mean(axis=2)
+        ones = np.ones((1, stacked.shape[1]))
+        return cls(np.ascontiguousarray(np.vstack([stacked, ones])), central, n_draws)
+
+    def __call__(self, design: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            shift = (design @ self.central).max(axis=1)
+        shift = np.where(np.isfinite(shift), shift, 0.0)
+        return np.hstack([design, -shift[:, np.newaxis]]) @ self.stacked
 
 
 def _block_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
