@@ -436,6 +436,7 @@ class NaiveBayes(GenerativeClassifierModel):
     prior: NaiveBayesPrior = field(default_factory=NaiveBayesPrior)
 
     name: ClassVar[str] = "naive_bayes"
+    joint_centred: ClassVar[bool] = True  # see _joint_log_likelihood_kernel
     prior_variables: ClassVar[dict[str, str]] = {
         "prior.class_concentration": "class_prior",
         "prior.binary_alpha": "binary_proba",
@@ -910,8 +911,11 @@ class NaiveBayes(GenerativeClassifierModel):
         :math:`\operatorname{se}(\ell_k) = \sqrt{\nabla^\top\Sigma\nabla}` with the (sparse, block-diagonal)
         covariance of :meth:`gaussian_approximation`; the gradient's extension off each simplex does not matter
         (:math:`\Sigma 1 = 0` along it). Elements of variance 0 (boundary estimates) are left out. A class
-        probability of exactly 0 or 1 gets the degenerate interval [p, p]. Cost: rows x classes x the
-        covariance's non-zeros, where central differences evaluate the model at 2p + 1 parameter sets.
+        probability of exactly 0 or 1 gets the degenerate interval [p, p]. Per row,
+        :math:`M_{cc'} = \sum g_i \Sigma_{ij} g_j` over the covariance's non-zeros with :math:`i` of class :math:`c`
+        and :math:`j` of class :math:`c'`, then :math:`\operatorname{var}(\ell_k) = w_k^\top M w_k` with
+        :math:`w_{kc} = \partial\ell_k/\partial J_c`. Cost: rows x (the covariance's non-zeros + classes^3),
+        where central differences evaluate the model at 2p + 1 parameter sets.
 
         Parameters
         ----------
@@ -932,29 +936,36 @@ class NaiveBayes(GenerativeClassifierModel):
         kernel = self.class_proba_kernel(estimate)
         K = kernel.n_classes
         active = np.flatnonzero(approximation.bse > 0)
-        covariance = scipy.sparse.csr_array(np.asarray(approximation.covariance)[np.ix_(active, active)])
+        covariance = scipy.sparse.coo_array(np.asarray(approximation.covariance)[np.ix_(active, active)])
         owner = np.concatenate([np.repeat(np.arange(K), estimate[name].size // K) for name in approximation.names])
         owner = owner[active]
+        # M[n, c, c'] = sum over the covariance's non-zeros (i, j) of g_i Sigma_ij g_j with i of class c, j of c':
+        # one product of the (rows, non-zeros) gradient pairs with a (non-zeros, K^2) matrix that sums them by class
+        first, second = covariance.row, covariance.col
+        by_classes = scipy.sparse.csr_array(
+            (covariance.data, (np.arange(covariance.nnz), owner[first] * K + owner[second])),
+            shape=(covariance.nnz, K * K),
+        )
         gradient = _joint_gradient(estimate, approximation.names)
-        chunk = max(1, (1 << 22) // max(1, K * active.size))
+        chunk = max(1, (1 << 22) // max(1, covariance.nnz, K**3))
+        others = 1.0 - np.eye(K)
 
         def bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             low, high = np.empty((X.shape[0], K)), np.empty((X.shape[0], K))
             for start in range(0, X.shape[0], chunk):  # rows in chunks: memory, not a loop inside the model
                 rows = slice(start, start + chunk)
                 log_proba = kernel(X[rows], log=True)[:, :, 0]  # (n, K)
-                others = 1.0 - np.eye(K)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     log_rest = scipy.special.logsumexp(log_proba[:, np.newaxis, :], axis=2, b=others)  # (n, k)
                     centre = log_proba - log_rest
                     # d l_k / d J_c: 1 for c = k, -p_c / (1 - p_k) otherwise
                     share = np.where(others > 0, log_proba[:, np.newaxis, :] - log_rest[:, :, np.newaxis], -np.inf)
                     weight = np.eye(K) - np.exp(share)  # share <= 0 off the diagonal: no overflow
-                    full = weight[:, :, owner] * gradient(X[rows])[:, np.newaxis, active]  # (n, k, p)
+                    g = gradient(X[rows])[:, active]  # (n, p)
                 finite = np.isfinite(centre)
-                full[~finite] = 0.0
-                flat = full.reshape(-1, active.size)
-                variance = (flat * (covariance @ flat.T).T).sum(axis=1).reshape(centre.shape)
+                weight[~finite] = 0.0
+                pairs = (g[:, first] * g[:, second]) @ by_classes  # (n, K^2)
+                variance = np.einsum("nkc,ncd,nkd->nk", weight, pairs.reshape(-1, K, K), weight)
                 half = np.where(finite, z * np.sqrt(np.clip(variance, 0.0, None)), 0.0)
                 low[rows] = scipy.special.expit(centre - half)
                 high[rows] = scipy.special.expit(centre + half)
@@ -976,7 +987,8 @@ class NaiveBayes(GenerativeClassifierModel):
         coefficient is the same for every class and left out), and for Gaussian features
         x^2 and x (coefficients -1/(2 sigma^2) and mu / sigma^2, constant
         -(mu^2 / sigma^2 + log 2 pi sigma^2) / 2, after centring x and mu on the mean of mu,
-        which leaves every difference unchanged and keeps the expansion accurate).
+        which leaves every difference unchanged and keeps the expansion accurate); each row's joint less a
+        term the same for every class and draw (:class:`_CentredProduct`).
 
         ``check`` refuses binary columns that are not 0/1, categorical codes not seen in
         training and negative counts.
@@ -1031,11 +1043,10 @@ class NaiveBayes(GenerativeClassifierModel):
             coefficients += [-0.5 * precision, mean * precision]
             gaussian_constant = -0.5 * ((mean**2 * precision).sum(axis=0) + np.log(2 * np.pi * variance).sum(axis=0))
             constant = constant + gaussian_constant.reshape(constant.shape)
-        stacked = np.ascontiguousarray(np.vstack([*coefficients, constant.reshape(1, -1)]))  # affine(phi) @ stacked
+        product = _CentredProduct.of(np.vstack([*coefficients, constant.reshape(1, -1)]), params.sizes["class"])
         impossible = None
         if any(zero is not None for _, zero in zeros):
             impossible = np.vstack([np.zeros((size, n_columns)) if zero is None else zero for size, zero in zeros])
-        n_draws = n_columns // params.sizes["class"]
 
         def evaluate(X: np.ndarray, log: bool) -> np.ndarray:
             phi, used = [], []
@@ -1053,11 +1064,11 @@ class NaiveBayes(GenerativeClassifierModel):
             if gaussian is not None:
                 x = X[:, gaussian] - center
                 phi += [x**2, x]
-            joint = affine(*phi) @ stacked
+            joint = product(affine(*phi))
             if impossible is not None:
                 hits = np.hstack(used).astype(float) @ impossible
                 joint[hits > 0] = -np.inf
-            return joint.reshape(X.shape[0], -1, n_draws)
+            return joint.reshape(X.shape[0], -1, product.n_draws)
 
         def check(X: np.ndarray, first_row: int) -> None:
             for check_columns in checks:
@@ -1174,6 +1185,34 @@ class NaiveBayes(GenerativeClassifierModel):
 
 # ---------------------------------------------------------------------------------------------
 # helpers (array core; no loops over rows, classes or features)
+
+
+@dataclass(frozen=True)
+class _CentredProduct:
+    """``affine(phi) @ stacked`` less each row's largest class joint under the draws' mean coefficients.
+
+    The shift is the same for every class and draw of a row, so Bayes' rule is unchanged; it keeps the values
+    near 0, so that :func:`~bayesclass.models.base.softmax_over_classes` exponentiates them without a pass for
+    each draw's maximum (:attr:`NaiveBayes.joint_centred`). It is one more column of the same matrix product
+    (``stacked``'s last row is ones); a row whose central joint is not finite is not shifted.
+    """
+
+    stacked: np.ndarray  # (phi columns + 1, class * draws), the last row ones
+    central: np.ndarray  # (phi columns, class): the mean over draws of the coefficients
+    n_draws: int
+
+    @classmethod
+    def of(cls, stacked: np.ndarray, n_classes: int) -> _CentredProduct:
+        n_draws = stacked.shape[1] // n_classes
+        central = stacked.reshape(stacked.shape[0], n_classes, n_draws).mean(axis=2)
+        ones = np.ones((1, stacked.shape[1]))
+        return cls(np.ascontiguousarray(np.vstack([stacked, ones])), central, n_draws)
+
+    def __call__(self, design: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            shift = (design @ self.central).max(axis=1)
+        shift = np.where(np.isfinite(shift), shift, 0.0)
+        return np.hstack([design, -shift[:, np.newaxis]]) @ self.stacked
 
 
 def _block_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -33,9 +33,9 @@ from bayesclass.inference._memory import format_bytes, largest_fitting, require_
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
 from bayesclass.inference.prediction.tiles import (
-    draw_interval,
     draw_log_mean_exp,
     draw_mean,
+    draw_summary,
     map_row_chunks,
     tile_rows_for,
 )
@@ -452,29 +452,42 @@ class Predictor:
                 output[name] = output[done[id(kernel)]]
                 continue
             done[id(kernel)] = name
-            values = kernel(tile)
-            weights = kernel.draw_weights
-            # posterior draws (a single one included) get intervals; a point estimate has none
-            draws = self.has_draws and name == "class_proba"
-            if name == "class_proba" and self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j]
-                losses = np.einsum("iks,kj->ijs", values, self.loss)
-                output["expected_loss"] = draw_mean(losses, weights)
-                if draws:
-                    output["expected_loss_low"], output["expected_loss_high"] = draw_interval(
-                        losses, self.interval_prob, sorted_in_place=True, weights=weights
-                    )
-            if not draws:  # a point estimate, or a stack member's posterior mean
-                output[name] = values[..., 0] if kernel.n_draws == 1 else draw_mean(values)
+            if self.has_draws and name == "class_proba":  # posterior draws (a single one included): intervals
+                self._summarise_draws(kernel, tile, output)
                 continue
-            output[name] = draw_mean(values, weights)
-            if self.return_draws:
-                output[f"{name}_draws"] = values
-            output[f"{name}_low"], output[f"{name}_high"] = draw_interval(
-                values, self.interval_prob, sorted_in_place=not self.return_draws, weights=weights
-            )
+            values = kernel(tile)  # a point estimate, or a stack member's posterior mean
+            if name == "class_proba" and self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j]
+                output["expected_loss"] = draw_mean(np.einsum("iks,kj->ijs", values, self.loss), kernel.draw_weights)
+            output[name] = values[..., 0] if kernel.n_draws == 1 else draw_mean(values)
         for name, bounds in self.interval_kernels.items():  # delta-method intervals of the point estimates
             output[f"{name}_low"], output[f"{name}_high"] = bounds(tile)
         return output
+
+    def _summarise_draws(self, kernel: ClassProbaKernel, tile: np.ndarray, output: dict[str, np.ndarray]) -> None:
+        """``class_proba`` with its interval (and the expected losses, the draws) of one tile, into ``output``.
+
+        Each block of rows is reduced as soon as the kernel has normalised it (:meth:`ClassProbaKernel.in_blocks`),
+        while it is in cache.
+        """
+        weights, prob = kernel.draw_weights, self.interval_prob
+
+        def put(name: str, rows: slice, summary: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+            for suffix, values in zip(("", "_low", "_high"), summary, strict=True):
+                if f"{name}{suffix}" not in output:
+                    output[f"{name}{suffix}"] = np.empty((tile.shape[0], *values.shape[1:]))
+                output[f"{name}{suffix}"][rows] = values
+
+        def consume(rows: slice, block: np.ndarray) -> None:
+            if self.loss is not None:  # per draw: R[i, j, s] = sum_k P[i, k, s] L[k, j], before the draws move
+                losses = np.einsum("iks,kj->ijs", block, self.loss)
+                put("expected_loss", rows, draw_summary(losses, prob, in_place=True, weights=weights))
+            put("class_proba", rows, draw_summary(block, prob, in_place=not self.return_draws, weights=weights))
+
+        values = kernel.in_blocks(tile, consume)
+        if self.return_draws:  # after class_proba, before its bounds
+            output["class_proba_draws"] = values
+            output["class_proba_low"] = output.pop("class_proba_low")
+            output["class_proba_high"] = output.pop("class_proba_high")
 
     def tiles(
         self, chunks: Iterable[Any], *, workers: int | None = None
