@@ -12,7 +12,7 @@ setting left at its default (4 chains; method "auto" = the Gibbs sampler; the fa
 Each case is judged by the project's verdict (``inference.diagnose``: r_hat <= 1.01, bulk and tail ESS >= 400
 for EVERY posterior element: the hyperparameters and every latent value, the exact GP's latent f at each
 training row or the HSGP's basis weights). Printed per case: wall seconds of the whole fit, then the worst
-r_hat, bulk ESS and tail ESS over the hyperparameters and over the latent values, and PASS/MISS.
+r_hat, bulk ESS and tail ESS over the hyperparameters and over the latent values, and the verdict.
 
 ``--before`` also runs the settings of the previous release with 4 chains: 1000 draws after 1000 burn-in
 sweeps, one augmentation-and-latent draw per sweep and no thinning (the form's ``latent_updates`` and
@@ -22,7 +22,7 @@ Run::
 
     .venv/bin/python bench/bench_gp_defaults.py                # the three cases, defaults (~10 min on 2 idle cores)
     .venv/bin/python bench/bench_gp_defaults.py --before       # and the previous defaults
-    .venv/bin/python bench/bench_gp_defaults.py --quick        # smoke test: seed004_gp n = 100
+    .venv/bin/python bench/bench_gp_defaults.py --quick        # smoke test: seed004_gp n = 60, 150 + 150 sweeps
     .venv/bin/python bench/bench_gp_defaults.py --cases penguins --json out.json
 """
 
@@ -109,13 +109,14 @@ def show(case: str, label: str, record: dict) -> None:
         f" tail {record['hyper_ess_tail']:5.0f}"
         f" | latent values r_hat {record['latent_r_hat']:.4f} bulk ESS {record['latent_ess_bulk']:5.0f}"
         f" tail {record['latent_ess_tail']:5.0f}"
-        f" | {'PASS' if record['passed'] else 'MISS: ' + '; '.join(record['failures'])}",
+        f" | {'converged' if record['passed'] else 'not converged: ' + '; '.join(record['failures'])}",
         flush=True,
     )
 
 
 def main() -> None:
-    parser = arguments(__doc__, quick="seed004_gp at n = 100 only", seed="seed of the samplers; default 1")
+    parser = arguments(__doc__, quick="seed004_gp at n = 60 only, 150 draws after 150 sweeps (not the defaults), and "
+                       "--before at the same counts", seed="seed of the samplers; default 1")  # fmt: skip
     parser.add_argument("--before", action="store_true", help="also run the previous release's defaults")
     parser.add_argument("--cases", nargs="*", help="run only these cases: n400, n2000, penguins")
     args = parser.parse_args()
@@ -126,8 +127,9 @@ def main() -> None:
         "seed004_gp n=2000": lambda: seed004_gp(2000, random_seed=1),
         "penguins": penguins,
     }
+    counts = {"draws": 150, "tune": 150} if args.quick else {"draws": None, "tune": None}
     if args.quick:
-        cases = {"seed004_gp n=100": lambda: seed004_gp(100, random_seed=1)}
+        cases = {"seed004_gp n=60": lambda: seed004_gp(60, random_seed=1)}
     elif args.cases:
         short = {"n400": "seed004_gp n=400", "n2000": "seed004_gp n=2000", "penguins": "penguins"}
         cases = {short[name]: cases[short[name]] for name in args.cases}
@@ -135,8 +137,8 @@ def main() -> None:
         session.section("latent GP, default settings, 4 chains: verdict over hyperparameters and latent values")
         for case, load in cases.items():
             data = load()
-            record = run_case(data, seed=args.seed, draws=None, tune=None)
-            show(case, "default", record)
+            record = run_case(data, seed=args.seed, **counts)
+            show(case, "quick" if args.quick else "default", record)
             session.details[f"{case} default"] = record
             session.verdicts.check(
                 f"{case}: defaults pass the verdict",
@@ -146,9 +148,9 @@ def main() -> None:
                 unit="",
                 seconds=record["seconds"],
             )
-            if args.before:
+            if args.before or args.quick:
                 with previous_defaults():
-                    before = run_case(data, seed=args.seed, draws=1000, tune=1000)
+                    before = run_case(data, seed=args.seed, **(counts if args.quick else {"draws": 1000, "tune": 1000}))
                 show(case, "before", before)
                 session.details[f"{case} before"] = before
 

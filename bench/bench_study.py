@@ -27,13 +27,13 @@ tables.
 Run::
 
     .venv/bin/python bench/bench_study.py            # ~6 min on 2 cores
-    .venv/bin/python bench/bench_study.py --quick    # 60 cells
+    .venv/bin/python bench/bench_study.py --quick    # 6 cells of 2 x 50 draws, each script once, no verdicts
     .venv/bin/python bench/bench_study.py --quick --scripts   # guarded vs unguarded script only
+    .venv/bin/python bench/bench_study.py --json out.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -43,6 +43,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import Session, arguments
 
 TARGET_RATIO = 1.7
 TARGET_OVERHEAD_S = 0.5
@@ -109,13 +111,15 @@ def script_run(spec_path: Path, out: Path, *, guarded: bool) -> tuple[float, flo
     return wall, float(done.stdout.split()[-1])
 
 
-def scripts(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
+def scripts(spec, spec_path: Path, scratch: Path, n_cells: int, quick: bool = False) -> dict:
     """Run the study from a guarded and from an unguarded script, twice each in the order guarded, unguarded,
-    unguarded, guarded (a load that drifts over the runs weighs on both alike); print and return their times."""
+    unguarded, guarded (a load that drifts over the runs weighs on both alike; once each with ``quick``); print
+    and return their times."""
     import bayesclass.study as bs
 
     times: dict[str, list[tuple[float, float]]] = {"guarded": [], "unguarded": []}
-    for run, name in enumerate(("guarded", "unguarded", "unguarded", "guarded")):
+    order = ("guarded", "unguarded") if quick else ("guarded", "unguarded", "unguarded", "guarded")
+    for run, name in enumerate(order):
         wall, study = script_run(spec_path, scratch / f"{name}{run}", guarded=name == "guarded")
         times[name].append((wall, study))
         print(f"{name:9} script {wall:7.1f} s wall, study {study:7.1f} s  {n_cells / study:5.2f} cells/s", flush=True)
@@ -123,7 +127,7 @@ def scripts(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
     for name, pairs in times.items():
         numbers[f"{name}_script_s"] = [wall for wall, _ in pairs]
         numbers[f"{name}_study_s"] = [study for _, study in pairs]
-    means = {name: sum(numbers[f"{name}_study_s"]) / 2 for name in times}
+    means = {name: sum(numbers[f"{name}_study_s"]) / len(numbers[f"{name}_study_s"]) for name in times}
     print(f"mean study time: guarded {means['guarded']:.1f} s, unguarded {means['unguarded']:.1f} s "
           f"(unguarded / guarded {means['unguarded'] / means['guarded']:.2f})")  # fmt: skip
     tables = [bs.load(folder)[COMPARED] for folder in sorted(scratch.glob("*guarded[0-9]"))]
@@ -148,7 +152,7 @@ def worker_peaks(out: Path) -> dict[int, float]:
     return peaks
 
 
-def launches(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
+def launches(spec, spec_path: Path, scratch: Path, n_cells: int, session: Session) -> dict:
     """Serial, local, external and the two scripts; print and return their numbers."""
     import bayesclass.study as bs
 
@@ -216,13 +220,13 @@ def launches(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
     ratio = serial_s / local_s
     peaks = worker_peaks(scratch / "local")
     print()
-    verdict = "PASS" if ratio >= TARGET_RATIO else "MISS"
-    print(f"throughput local / serial: {ratio:.2f}x (>= {TARGET_RATIO}x) {verdict}")
-    print(f"per-cell overhead (serial wall - in-cell time, per cell): {overhead:.3f} s (<= {TARGET_OVERHEAD_S} s) "
-          f"{'PASS' if overhead <= TARGET_OVERHEAD_S else 'MISS'}")  # fmt: skip
+    session.verdicts.check("throughput local / serial", ratio, TARGET_RATIO, ">=", baseline="serial run",
+                           seconds=local_s, baseline_seconds=serial_s)  # fmt: skip
+    session.verdicts.check("per-cell overhead (serial wall - in-cell time, per cell)", overhead, TARGET_OVERHEAD_S,
+                           "<=", baseline="none (absolute)", unit=" s")  # fmt: skip
     print("peak RSS per local worker: " + ", ".join(f"{gb:.2f} GB" for gb in sorted(peaks.values())))
     print(f"serial, local and external tables identical: {identical}")
-    numbers = scripts(spec, spec_path, scratch, n_cells)
+    numbers = scripts(spec, spec_path, scratch, n_cells, session.quick)
     identical = identical and serial[COMPARED].equals(bs.load(scratch / "unguarded1")[COMPARED])
     print(f"... and the unguarded script's: {identical}")
     numbers |= {
@@ -233,33 +237,37 @@ def launches(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="60 cells")
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--draws", type=int, default=200, help="draws (and tuning steps) per chain: the cell size")
+    """Run the study serially, on a local cluster, on an external scheduler and from two scripts."""
+    parser = arguments(__doc__, quick="6 cells (2 sizes x 1 repeat) of 2 chains x 50 draws, each script once",
+                       seed="unused (the spec's seed is 0)", seed_default=0)  # fmt: skip
+    parser.add_argument("--draws", type=int, default=None, help="draws (and tuning steps) per chain: the cell size "
+                        "(default 200; 50 with --quick)")  # fmt: skip
     parser.add_argument("--scripts", action="store_true", help="only the guarded vs unguarded script runs")
     args = parser.parse_args()
     import bayesclass.study as bs
 
-    sizes = [20, 40, 60, 80, 100, 120, 140, 160, 180, 200]
-    repeats = 2 if args.quick else 7  # 3 models x 10 sizes x 7 repeats = 210 cells (200 or more)
-    scratch = Path(tempfile.mkdtemp(prefix="bench_study_"))
-    numbers = {}
-    try:
-        spec_path = scratch / "spec.toml"
-        spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats, draws=args.draws))
-        spec = bs.read_spec(spec_path)
-        n_cells = len(bs.cells(spec))
-        print(
-            f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}; "
-            f"2 chains x {args.draws} draws",
-            flush=True,
-        )
-        numbers = (scripts if args.scripts else launches)(spec, spec_path, scratch, n_cells)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    if args.json:
-        args.json.write_text(json.dumps(numbers, indent=2))
+    draws = args.draws or (50 if args.quick else 200)
+    sizes = [20, 40] if args.quick else [20, 40, 60, 80, 100, 120, 140, 160, 180, 200]
+    repeats = 1 if args.quick else 7  # 3 models x 10 sizes x 7 repeats = 210 cells (200 or more)
+    settings = {"sizes": sizes, "repeats": repeats, "draws": draws, "scripts_only": args.scripts}
+    with Session("study", args, settings) as session:
+        scratch = Path(tempfile.mkdtemp(prefix="bench_study_"))
+        try:
+            spec_path = scratch / "spec.toml"
+            spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats, draws=draws))
+            spec = bs.read_spec(spec_path)
+            n_cells = len(bs.cells(spec))
+            print(
+                f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}; "
+                f"2 chains x {draws} draws",
+                flush=True,
+            )
+            if args.scripts:
+                session.details.update(scripts(spec, spec_path, scratch, n_cells, args.quick))
+            else:
+                session.details.update(launches(spec, spec_path, scratch, n_cells, session))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
