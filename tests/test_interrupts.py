@@ -44,7 +44,9 @@ LONG = ["--draws", "200000", "--tune", "200"]
 
 
 #: a child's first program: SIGINT back to its default, then exec the real command in the same process (same pid)
-RESET_SIGINT = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+RESET_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
 
 
 def _interruptible(argv: list[str]) -> list[str]:
