@@ -14,7 +14,7 @@ smallest bulk ESS per second of wall time with its max r_hat and the verdict a u
 Run::
 
     .venv/bin/python bench/bench_chains.py            # 3 repeats each (~1-2 min on 2 cores)
-    .venv/bin/python bench/bench_chains.py --quick    # 1 repeat each
+    .venv/bin/python bench/bench_chains.py --quick    # 1 repeat each, 100 draws after 100 tuning steps
     .venv/bin/python bench/bench_chains.py --json out.json
 """
 
@@ -35,8 +35,8 @@ CHAINS = (2, 4)
 
 def main() -> None:
     """Time the main job's fit with 2 and 4 chains, alternately, and print the ratio."""
-    args = arguments(__doc__, quick="1 repeat of each chain count", seed="seed of the split and the sampler; default 0",
-                     seed_default=0)  # fmt: skip
+    args = arguments(__doc__, quick="1 repeat of each chain count, 100 + 100 draws",
+                     seed="seed of the split and the sampler; default 0", seed_default=0)  # fmt: skip
     args = args.parse_args()
     repeats = 1 if args.quick else 3
     # --quick: 100 draws after 100 tuning steps (the point is that every line runs, not the ratio)

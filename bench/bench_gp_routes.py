@@ -23,7 +23,7 @@ The embedded Laplace runs 500 transitions after 200 per chain (its transitions c
 Run::
 
     .venv/bin/python bench/bench_gp_routes.py            # routes 1 and 2 (minutes on 2 cores); --flow adds 3
-    .venv/bin/python bench/bench_gp_routes.py --quick    # n = 40, 100 + 100 steps (embedded Laplace 20 + 20)
+    .venv/bin/python bench/bench_gp_routes.py --quick    # n = 40, 100 + 100 steps (embedded Laplace 10 + 10)
 """
 
 from __future__ import annotations
@@ -191,12 +191,12 @@ def show(run: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = arguments(__doc__, quick="n = 40, 100 + 100 steps (the embedded Laplace 20 + 20)",
+    parser = arguments(__doc__, quick="n = 40, 100 + 100 steps (the embedded Laplace 10 + 10)",
                        seed="sampler seed; default 3", seed_default=3)  # fmt: skip
     parser.add_argument("--flow", action="store_true", help="also nutpie's flow adaptation (11 minutes at n = 200)")
     args = parser.parse_args(argv)
     n, draws, tune = (40, 100, 100) if args.quick else (200, 1000, 1000)
-    laplace_draws, laplace_tune = (20, 20) if args.quick else (500, 200)
+    laplace_draws, laplace_tune = (10, 10) if args.quick else (500, 200)
     with Session("gp_routes", args, {"n": n, "draws": draws, "tune": tune, "chains": CHAINS}) as session:
         data, _, _ = seed004(n)
         gibbs, gibbs_result = run_gibbs(data, draws=draws, tune=tune, seed=args.seed)

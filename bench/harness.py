@@ -7,7 +7,10 @@
   ``bayesclass.inference.diagnose`` (r_hat, bulk/tail ESS, MCSE, divergences), the same
   numbers a user's ``bayesclass diagnose`` prints;
 - verdicts: :class:`Verdicts` prints ``PASS``/``MISS`` lines of ratios against a named
-  baseline and records them, one flat record per line (:data:`RECORD_KEYS`);
+  baseline and records them, one flat record per line (:data:`RECORD_KEYS`); in a ``--quick``
+  run nothing is judged (every line information, every record's verdict "info");
+- labels: :func:`fitted_by` names the method and backend a fit used, read from its result;
+- checking a report: :func:`report_problems` (the schema below; a quick report judged nothing);
 - one JSON schema (:data:`SCHEMA`, written atomically by :func:`write_report`)::
 
       {"schema": "bayesclass-bench/2", "bench": "logistic", "settings": {...},
