@@ -98,6 +98,22 @@ def test_the_children_start_with_sigint_at_its_default_and_no_fork_warning(tmp_p
     assert forks == []
 
 
+def test_nothing_forks_a_python_process_that_may_run_jax():
+    """JAX warns on every fork of a process that imported it: children start by exec (subprocess without a
+    ``preexec_fn``) or by spawn, never by fork, in the package, the benchmarks and the other tests (this module
+    quotes the words; the test above checks its own children)."""
+    root = Path(__file__).resolve().parents[1]
+    forks = ("preexec_" + "fn", "os." + "fork(", 'get_context("' + 'fork")', "start_method('" + "fork')")
+    found = [
+        f"{path.relative_to(root)}: {needle}"
+        for folder in ("bayesclass", "data", "models", "inference", "reports", "tests", "bench")
+        for path in sorted((root / folder).rglob("*.py"))
+        for needle in forks
+        if path != Path(__file__).resolve() and needle in path.read_text(encoding="utf-8")
+    ]
+    assert found == []
+
+
 def _signal_after_ready(process: subprocess.Popen, signum: int, delay: float) -> tuple[int, str]:
     seen = []
     for line in process.stdout:  # the warm-up fit prints first
