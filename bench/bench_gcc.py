@@ -46,7 +46,7 @@ the cache hit, for information). Also the largest difference of the predicted cl
 Run::
 
     .venv/bin/python bench/bench_gcc.py            # full run (~4 min on 2 cores)
-    .venv/bin/python bench/bench_gcc.py --quick    # LDA 200/200 only, closed forms at n=20,000, d=20
+    .venv/bin/python bench/bench_gcc.py --quick    # LDA 100/100 only, closed forms at n=5,000, d=10
     .venv/bin/python bench/bench_gcc.py --json out.json
 """
 
@@ -56,7 +56,7 @@ import contextlib
 import sys
 import time
 
-from harness import Session, arguments, convergence, fresh, time_best, warm_up_nutpie
+from harness import Session, arguments, convergence, fitted_by, fresh, time_best, warm_up_nutpie
 
 # Heavy imports (pymc, nutpie, bayesclass, scikit-learn) happen inside functions.
 
@@ -143,14 +143,16 @@ def run_bayesclass(
     dataset, covariance: str, draws: int, tune: int, seed: int, *, blas_one_thread: bool = False
 ) -> tuple[dict, object]:
     from bayesclass import inference
+    from bayesclass.inference.result import result_info
 
     settings = inference.SamplerSettings(
         draws=draws, tune=tune, chains=CHAINS, progressbar=False, blas_threads=1 if blas_one_thread else None
     )
     with one_blas_thread() if blas_one_thread else contextlib.nullcontext():
         start = time.perf_counter()
-        result = inference.fit(gcc_model(covariance), dataset, method="nuts", sampler=settings, random_seed=seed)
+        result = inference.fit(gcc_model(covariance), dataset, sampler=settings, random_seed=seed)  # default: NUTS
         wall = time.perf_counter() - start
+    info = result_info(result)
     posterior = result["posterior"].to_dataset()
     missing = set(VARIABLES) - set(posterior.data_vars)
     if missing:
@@ -161,10 +163,11 @@ def run_bayesclass(
         "draws": draws,
         "tune": tune,
         "blas_threads": "1" if blas_one_thread else "default",
-        "compile_s": float(result.attrs["compile_seconds"]),
-        "sampling_s": float(result.attrs["sampling_seconds"]),
+        "fitted_by": fitted_by(result),
+        "compile_s": float(info.compile_seconds or 0.0),
+        "sampling_s": float(info.sampling_seconds or 0.0),
         "wall_s": wall,
-        "compile_cache_hit": int(result.attrs["compile_cache_hit"]),
+        "compile_cache_hit": int(bool(info.compile_cache_hit)),
         **posterior_stats(posterior, result["sample_stats"].to_dataset()),
     }
     return with_rates(run), posterior["class_mean"].values
@@ -332,7 +335,7 @@ def print_nuts(nuts: dict, info: dict, quick: bool) -> None:
     print(f"(process warm-up, a 1-parameter nutpie model, took {nuts['warm_up_s']:.1f} s and is charged to nobody)")
     header = (
         f"{'model':<28}{'draws/tune':>12}{'BLAS':>7}{'compile s':>11}{'sampling s':>12}{'wall s':>9}{'min bulk':>10}"
-        f"{'min tail':>10}{'ESS/s samp':>12}{'ESS/s wall':>12}{'max r_hat':>11}{'div':>5}{'steps':>7}"
+        f"{'min tail':>10}{'ESS/s samp':>12}{'ESS/s wall':>12}{'max r_hat':>11}{'div':>5}{'steps':>7}  by"
     )
     print(header)
     print("-" * len(header))
@@ -344,7 +347,7 @@ def print_nuts(nuts: dict, info: dict, quick: bool) -> None:
             f"{LABELS[name]:<28}{run['draws']:>6}/{run['tune']:<5}{run['blas_threads']:>7}{compile_text:>11}"
             f"{run['sampling_s']:>12.2f}{run['wall_s']:>9.2f}{run['min_ess_bulk']:>10.0f}{run['min_ess_tail']:>10.0f}"
             f"{run['ess_per_sampling_s']:>12.2f}{run['ess_per_wall_s']:>12.2f}{run['max_r_hat']:>11.4f}"
-            f"{run['divergences']:>5}{run['mean_tree_steps']:>7.1f}"
+            f"{run['divergences']:>5}{run['mean_tree_steps']:>7.1f}  {run.get('fitted_by') or run.get('backend', '?')}"
         )
     print(
         "  min bulk / min tail = smallest bulk / tail ESS over every element of class_prior, class_mean and covariance"
@@ -355,6 +358,8 @@ def print_nuts(nuts: dict, info: dict, quick: bool) -> None:
         "provenance);"
     )
     print("  per-observation wall s = build + compile + sampling; steps = mean leapfrog steps per draw")
+    print("  by = the method and NUTS backend a bayesclass fit used (read from its result); per-observation: the")
+    print("  backend fit picks for this family")
     print(
         "  * compile-cache hit (clear_compile_cache() ran before the 1st fit; PyTensor's and numba's on-disk caches are"
     )
@@ -505,13 +510,12 @@ def ratio_lines(nuts: dict, closed: dict | None) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(
         __doc__,
-        quick="LDA draws=tune=200 only (no QDA, no threaded-BLAS run), closed forms at n=20,000, d=20 with 3 "
-        "repeats (about 40 s)",
+        quick="LDA draws=tune=100 only (no QDA, no threaded-BLAS run), closed forms at n=5,000, d=10, one repeat",
         seed="NUTS seed (the 2nd bayesclass fit uses seed+1); default 1",
     )
-    parser.add_argument("--draws", type=int, default=None, help="LDA draws per chain (default 1000; 200 with --quick)")
+    parser.add_argument("--draws", type=int, default=None, help="LDA draws per chain (default 1000; 100 with --quick)")
     parser.add_argument(
-        "--tune", type=int, default=None, help="LDA tuning draws per chain (default 1000; 200 with --quick)"
+        "--tune", type=int, default=None, help="LDA tuning draws per chain (default 1000; 100 with --quick)"
     )
     parser.add_argument(
         "--per-class-draws",
@@ -530,16 +534,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-closed-form", action="store_true", help="skip part 2 (closed forms vs scikit-learn)")
     parser.add_argument(
-        "--repeats", type=int, default=None, help="closed-form timing repeats (default 5; 3 with --quick)"
+        "--repeats", type=int, default=None, help="closed-form timing repeats (default 5; 1 with --quick)"
     )
     args = parser.parse_args(argv)
-    draws = args.draws or (200 if args.quick else 1000)
-    tune = args.tune if args.tune is not None else (200 if args.quick else 1000)
+    draws = args.draws or (100 if args.quick else 1000)
+    tune = args.tune if args.tune is not None else (100 if args.quick else 1000)
     skip_per_class = args.no_per_class or (args.quick and args.per_class_draws is None)
     per_class_draws = None if skip_per_class else (args.per_class_draws or 500)
     threaded_draws = args.threaded_draws if args.threaded_draws is not None else (0 if args.quick else 20)
-    repeats = args.repeats or (3 if args.quick else 5)
-    closed_size = (20_000, 20) if args.quick else (CLOSED_N, CLOSED_D)
+    repeats = args.repeats or (1 if args.quick else 5)
+    closed_size = (5_000, 10) if args.quick else (CLOSED_N, CLOSED_D)
     settings = {
         "draws": draws,
         "tune": tune,

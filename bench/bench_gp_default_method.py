@@ -13,16 +13,16 @@ breast_cancer's 60% split (n = 341, 30 inputs).
 Run::
 
     .venv/bin/python bench/bench_gp_default_method.py            # ~1 minute on 2 idle cores
-    .venv/bin/python bench/bench_gp_default_method.py --quick    # 5 sweeps a case, no default fit
+    .venv/bin/python bench/bench_gp_default_method.py --quick    # 5 sweeps a case, default fit at 2 x 100 draws
+    .venv/bin/python bench/bench_gp_default_method.py --json out.json
 """
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
-from harness import arguments
+from harness import Session, arguments, fitted_by
 
 
 def cases():
@@ -66,43 +66,46 @@ def sweep_milliseconds(data, sweeps: int, seed: int) -> tuple[float, float]:
 
 
 def main() -> None:
+    """Print each case's sweep time and the default fit's wall time (module docstring)."""
     import bayesclass as bc
     from bayesclass.inference.result import result_info
     from bayesclass.models import LatentGaussianProcess
 
-    options = arguments(__doc__, quick="5 sweeps a case, no default fit").parse_args()
+    options = arguments(__doc__, quick="5 sweeps a case; the default fit at 2 chains x 100 draws").parse_args()
     sweeps = 5 if options.quick else 30
-    model, records = LatentGaussianProcess(), []
-    for name, data in cases():
-        milliseconds, evaluations = sweep_milliseconds(data, sweeps, options.seed)
-        record = {
-            "case": name,
-            "rows": data.n_obs,
-            "inputs": data.n_features,
-            "work": model.gibbs_sweep_work(data),
-            "auto": model.default_method_for(data),
-            "ms_per_sweep": milliseconds,
-            "evaluations_per_sweep": evaluations,
-            "predicted_default_gibbs_s": milliseconds * 1500 * 2 / 1000,
-        }
-        records.append(record)
-        print(
-            f"{name:18s} n={data.n_obs} d={data.n_features} work {record['work']:.2g} auto={record['auto']:7s} "
-            f"{milliseconds:6.1f} ms/sweep ({evaluations:.0f} evaluations), default Gibbs fit ~"
-            f"{record['predicted_default_gibbs_s']:.0f} s",
-            flush=True,
-        )
-    if not options.quick:
+    sampler = bc.SamplerSettings(draws=100, tune=100, chains=2, progressbar=False) if options.quick else None
+    model = LatentGaussianProcess()
+    with Session("gp_default_method", options, {"sweeps": sweeps, "default_fit_quick": options.quick}) as run:
+        for name, data in cases():
+            milliseconds, evaluations = sweep_milliseconds(data, sweeps, options.seed)
+            record = {
+                "case": name,
+                "rows": data.n_obs,
+                "inputs": data.n_features,
+                "work": model.gibbs_sweep_work(data),
+                "auto": model.default_method_for(data),
+                "ms_per_sweep": milliseconds,
+                "evaluations_per_sweep": evaluations,
+                "predicted_default_gibbs_s": milliseconds * 1500 * 2 / 1000,
+            }
+            run.details[name] = record
+            print(
+                f"{name:18s} n={data.n_obs} d={data.n_features} work {record['work']:.2g} auto={record['auto']:7s} "
+                f"{milliseconds:6.1f} ms/sweep ({evaluations:.0f} evaluations), default Gibbs fit ~"
+                f"{record['predicted_default_gibbs_s']:.0f} s",
+                flush=True,
+            )
+            run.verdicts.check(f"{name}: Gibbs ms per sweep (1 chain, 1 BLAS thread)", milliseconds,
+                               baseline="none (absolute)", unit=" ms")  # fmt: skip
         train, _, _ = bc.train_validation_test_split(bc.load("breast_cancer"), fractions=(0.6, 0.2, 0.2), random_seed=0)
         start = time.perf_counter()
-        result = bc.fit(model, train, standardize=True, random_seed=options.seed)
+        result = bc.fit(model, train, standardize=True, random_seed=options.seed, sampler=sampler)
         seconds = time.perf_counter() - start
         info = result_info(result)
-        records.append({"case": "default fit breast_cancer 60%", "method": info.method, "seconds": seconds})
-        print(f"default fit on breast_cancer's 60% split: {info.method} in {seconds:.1f} s\n  {info.method_note}")
-    if options.json:
-        with open(options.json, "w", encoding="utf-8") as file:
-            json.dump({"bench": "gp_default_method", "records": records}, file, indent=1)
+        run.details["default fit breast_cancer 60%"] = {"method": fitted_by(result), "seconds": seconds}
+        print(f"default fit on breast_cancer's 60% split: {fitted_by(result)} in {seconds:.1f} s\n  {info.method_note}")
+        run.verdicts.check("default fit on breast_cancer's 60% split", seconds, baseline=fitted_by(result),
+                           unit=" s", seconds=seconds)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -27,15 +27,15 @@ penguins        0.014 / 0.071  0.141 / 0.142 / 0.157  0.258 / 0.258 / 0.257  -
 Run::
 
     .venv/bin/python bench/bench_gp_laplace.py [--cases seed004 penguins] [--json out.json]
+    .venv/bin/python bench/bench_gp_laplace.py --quick    # seed004_small, 2 chains x 100 draws each
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 
 import numpy as np
+from harness import Session, arguments, fitted_by
 
 import bayesclass as bc
 from bayesclass.data import load, seed004_gp, train_validation_test_split
@@ -59,8 +59,8 @@ def _log_loss(proba: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-300, None))))
 
 
-def measure(name: str, seed: int = 0) -> dict:
-    """The agreement numbers of one case (module docstring)."""
+def measure(name: str, seed: int = 0, sampler: bc.SamplerSettings | None = None) -> dict:
+    """The agreement numbers of one case (module docstring); ``sampler`` replaces both samplers' settings."""
     make, link = _cases()[name]
     data = make()
     train, test = _two_way(data, seed)
@@ -69,9 +69,10 @@ def measure(name: str, seed: int = 0) -> dict:
     predictions = {}
     for method in ("gibbs", "laplace"):
         start = time.perf_counter()
-        settings = bc.SamplerSettings(draws=1000, chains=4) if method == "laplace" else None
+        settings = sampler or (bc.SamplerSettings(draws=1000, chains=4) if method == "laplace" else None)
         result = bc.fit(model, train, method=method, sampler=settings, standardize=True, random_seed=seed)
-        out[f"{method}_seconds"] = round(time.perf_counter() - start, 1)
+        out[f"{method}_seconds"] = round(time.perf_counter() - start, 2)
+        out[f"{method}_fitted_by"] = fitted_by(result)
         predictions[method] = bc.predict(result, test.X)
     y = np.asarray(test.y)
     gibbs, laplace = (predictions[m]["class_proba"].values[:, 1] for m in ("gibbs", "laplace"))
@@ -101,18 +102,25 @@ def _two_way(data, seed):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", nargs="*", default=list(_cases()))
-    parser.add_argument("--json")
+    """Measure the cases named by ``--cases`` (all by default) and print one JSON line each."""
+    parser = arguments(__doc__, quick="seed004_small only, 2 chains x 100 draws for each method",
+                       seed="seed of the split and the fits; default 0", seed_default=0)  # fmt: skip
+    parser.add_argument("--cases", nargs="*", choices=list(_cases()), default=None, help="default: all")
     args = parser.parse_args()
-    rows = []
-    for name in args.cases:
-        row = measure(name)
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(rows, handle, indent=1)
+    cases = args.cases or (["seed004_small"] if args.quick else list(_cases()))
+    sampler = bc.SamplerSettings(draws=100, tune=100, chains=2, progressbar=False) if args.quick else None
+    with Session("gp_laplace", args, {"cases": cases}) as run:
+        for name in cases:
+            row = measure(name, args.seed, sampler)
+            print(f"{name}: Gibbs ({row['gibbs_fitted_by']}) {row['gibbs_seconds']} s, Laplace "
+                  f"({row['laplace_fitted_by']}) {row['laplace_seconds']} s; mean / max |P_laplace - P_gibbs| "
+                  f"{row['mean_abs_diff']:.3f} / {row['max_abs_diff']:.3f}; log loss Laplace / map / Gibbs "
+                  f"{row['laplace_log_loss']:.3f} / {row['map_log_loss']:.3f} / {row['gibbs_log_loss']:.3f}",
+                  flush=True)  # fmt: skip
+            run.verdicts.check(f"{name}: Laplace fit seconds / Gibbs fit seconds",
+                               row["laplace_seconds"] / max(row["gibbs_seconds"], 1e-9), baseline="Gibbs fit",
+                               seconds=row["laplace_seconds"], baseline_seconds=row["gibbs_seconds"])  # fmt: skip
+            run.details[name] = row
 
 
 if __name__ == "__main__":

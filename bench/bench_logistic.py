@@ -59,6 +59,7 @@ from harness import (
     Verdicts,
     arguments,
     convergence,
+    fitted_by,
     fresh,
     sample_pymc_nuts,
     time_best,
@@ -119,19 +120,21 @@ def run_bayesclass(dataset, draws: int, tune: int, seed: int) -> dict:
     )
     settings = inference.SamplerSettings(draws=draws, tune=tune, chains=CHAINS, progressbar=False)
     start = time.perf_counter()
-    result = inference.fit(model, dataset, method="nuts", sampler=settings, random_seed=seed)
+    result = inference.fit(model, dataset, sampler=settings, random_seed=seed)  # the default method (NUTS)
     wall = time.perf_counter() - start
+    info = inference.result_info(result)
     report = inference.diagnose(result)
-    LABELS["bayesclass"] = f"bayesclass ({inference.result_info(result).sampler_backend})"  # the one it used
+    LABELS["bayesclass"] = f"bayesclass ({fitted_by(result)})"  # the method and backend it used
     return {
-        "compile_s": float(result.attrs["compile_seconds"]),
-        "sampling_s": float(result.attrs["sampling_seconds"]),
+        "compile_s": float(info.compile_seconds or 0.0),
+        "sampling_s": float(info.sampling_seconds or 0.0),
         "wall_s": wall,
-        "compile_cache_hit": int(result.attrs["compile_cache_hit"]),
+        "compile_cache_hit": int(bool(info.compile_cache_hit)),
         "min_ess_bulk": float(report.min_ess_bulk),
         "max_r_hat": float(report.max_r_hat),
         "divergences": int(report.n_divergences),
-        "backend": str(inference.result_info(result).sampler_backend),
+        "backend": str(info.sampler_backend),
+        "fitted_by": fitted_by(result),
     }
 
 

@@ -17,7 +17,10 @@ error of the difference.
 Run::
 
     .venv/bin/python bench/bench_model_comparison.py           # ~6-10 min on 2 cores
-    .venv/bin/python bench/bench_model_comparison.py --quick   # penguins' measurements only
+    .venv/bin/python bench/bench_model_comparison.py --quick   # penguins' measurements only, 2 chains x 100 draws
+    .venv/bin/python bench/bench_model_comparison.py --json out.json
+
+A command that fails is printed and makes the script exit 1 (after the other cases).
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ CASES = {  # name -> (CLI data arguments, loader for the in-process comparison)
 }
 
 
+QUICK_SAMPLER = {"draws": 100, "tune": 100, "chains": 2}
+
+
 def run_cli(data_arguments: list[str], folder: Path) -> tuple[float, str, int]:
     """Wall seconds, output and exit code of the comparison command in a cold subprocess (new HOME)."""
     home = folder / "home"
@@ -65,7 +71,7 @@ def fit_seconds(output: str) -> dict[str, float]:
     }
 
 
-def in_process(loader: dict, seed: int):
+def in_process(loader: dict, seed: int, quick: bool):
     import bayesclass as bc
     from bayesclass.inference.evaluation.model_comparison import compare_models
 
@@ -74,7 +80,8 @@ def in_process(loader: dict, seed: int):
     data = bc.load(name, **options)
     if features is not None:
         data = data.select_features(features)
-    return compare_models(data, "all", standardize=True, random_seed=seed)
+    sampler = bc.SamplerSettings(progressbar=False, **QUICK_SAMPLER) if quick else None
+    return compare_models(data, "all", standardize=True, random_seed=seed, sampler=sampler)
 
 
 def report_stack(comparison, run, case: str) -> None:
@@ -109,14 +116,16 @@ def report_stack(comparison, run, case: str) -> None:
 
 
 def main() -> None:
-    args = arguments(__doc__, quick="penguins' 4 measurements only", seed="seed of the split and fits", seed_default=0)
-    args = args.parse_args()
+    args = arguments(__doc__, quick="penguins' 4 measurements only, 2 chains x 100 draws",
+                     seed="seed of the split and fits", seed_default=0).parse_args()  # fmt: skip
     cases = {"penguins (4 measurements)": CASES["penguins (4 measurements)"]} if args.quick else CASES
+    sampling = [f"--{key}={value}" for key, value in QUICK_SAMPLER.items()] if args.quick else []
+    failed = []
     with Session("model_comparison", args, {"target_s": TARGET_SECONDS, "cases": list(cases)}) as run:
         run.section("whole comparison at defaults, cold subprocess (compare --model all --standardize --report)")
         for case, (data_arguments, _) in cases.items():
             with tempfile.TemporaryDirectory() as folder:
-                seconds, output, code = run_cli(data_arguments, Path(folder))
+                seconds, output, code = run_cli([*data_arguments, *sampling], Path(folder))
                 page = Path(folder) / "models.html"
                 written = page.exists() and page.stat().st_size > 0
             run.details.setdefault(case, {}).update(
@@ -124,6 +133,7 @@ def main() -> None:
             )
             if code != 0:
                 print(f"  {case}: the command failed (exit {code}):\n{output[-2000:]}")
+                failed.append(case)
             run.verdicts.check(
                 f"{case}: wall time / 120 s",
                 seconds / TARGET_SECONDS,
@@ -141,7 +151,9 @@ def main() -> None:
         run.section("rankings, weights and the stack against the best family (in process, same split and seed)")
         for case, (_, loader) in cases.items():
             print(f"  {case}:")
-            report_stack(in_process(loader, args.seed), run, case)
+            report_stack(in_process(loader, args.seed, args.quick), run, case)
+    if failed:
+        raise SystemExit(f"the comparison command failed on: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

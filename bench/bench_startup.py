@@ -9,7 +9,7 @@ compiled and sampled by nutpie, measured in the same run with the same cold/warm
 Parts (issue 12's targets):
 
 1. ``bayesclass --help``: <= 0.5 s (best of 5 processes).
-2. ``bayesclass fit --model logistic --data breast_cancer --standardize --method nuts``, process start to
+2. ``bayesclass fit --model logistic --data breast_cancer --standardize`` (its default method, NUTS), process start to
    the file written: cold <= 10 s, warm <= 5 s; beside the hand-written logistic model on nutpie.
 3. First fit of every family by its default method (NUTS; the GP's Gibbs sampler) on its benchmark data
    (breast_cancer logistic, digits_binary naive Bayes, wine gcc shared and per-class, seed004_gp n=200 gp), a
@@ -21,7 +21,8 @@ Parts (issue 12's targets):
 6. 100 NUTS fits of logistic on bootstrap resamples of breast_cancer in one process: mean overhead per
    fit (wall minus sampling) <= 0.3 s after the first.
 
-Run: ``python bench/bench_startup.py [--quick] [--json PATH]`` (``--quick``: 2 families cold, 20 refits).
+Run: ``python bench/bench_startup.py [--quick] [--json PATH]`` (``--quick``: logistic only, 2 chains x 100
+draws, the hand-written model in part 3 only, 5 refits).
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import Session, arguments, convergence
+from harness import Session, arguments, convergence, fitted_by
 
 MARKER = "BENCH-STARTUP-RESULT "
-CHAINS, DRAWS, TUNE = 2, 1000, 1000
+QUICK = "BENCH_STARTUP_QUICK"  # set in the environment of a --quick run, so its child processes draw as few too
+CHAINS, DRAWS, TUNE = (2, 100, 100) if os.environ.get(QUICK) else (2, 1000, 1000)
 #: family case -> (registry name, hyperparameters, dataset, dataset kwargs, standardize)
 FAMILIES = {
     "logistic": ("logistic", {}, "breast_cancer", {}, True),
@@ -106,9 +108,9 @@ def child(kind: str, case: str) -> None:
         stats = convergence(result["posterior"].to_dataset(), sample_stats)
         info = bc.result_info(result)
         record = {
-            "backend": f"{info.method} ({info.sampler_backend})" if info.sampler_backend else info.method,
-            "compile_s": float(result.attrs.get("compile_seconds", 0.0)),
-            "sampling_s": float(result.attrs.get("sampling_seconds", math.nan)),
+            "backend": fitted_by(result),
+            "compile_s": float(info.compile_seconds or 0.0),
+            "sampling_s": math.nan if info.sampling_seconds is None else float(info.sampling_seconds),
         }
     else:
         import nutpie
@@ -173,7 +175,8 @@ def bench_help(root: Path, repeats: int = 5) -> float:
     return min(run_process([*bayesclass_command(), "--help"], home)[0] for _ in range(repeats))
 
 
-def fit_arguments(case: str, method: str) -> list[str]:
+def fit_arguments(case: str, method: str | None) -> list[str]:
+    """``bayesclass fit`` of ``case`` by ``method`` (None: the family's default method)."""
     name, hyperparameters, dataset, _, standardize = FAMILIES[case]
     flags = [f"--{key.replace('_', '-')}={value}" for key, value in hyperparameters.items()]
     return [
@@ -181,7 +184,8 @@ def fit_arguments(case: str, method: str) -> list[str]:
         "fit",
         f"--model={name}",
         f"--data={dataset}",
-        f"--method={method}",
+        *([f"--method={method}"] if method else []),
+        *([f"--draws={DRAWS}", f"--tune={TUNE}", f"--chains={CHAINS}"] if os.environ.get(QUICK) and not method else []),
         *flags,
         *(["--standardize"] if standardize else []),
         "--seed=0",
@@ -190,16 +194,18 @@ def fit_arguments(case: str, method: str) -> list[str]:
     ]
 
 
-def bench_cli_logistic(root: Path) -> dict:
-    """Part 2: the CLI cold and warm, and the hand-written model cold and warm."""
+def bench_cli_logistic(root: Path, *, with_hand: bool = True) -> dict:
+    """Part 2: the CLI cold and warm, and (``with_hand``) the hand-written model cold and warm."""
     ours_home, hand_home = new_home(root, "cli-ours"), new_home(root, "cli-hand")
-    command = fit_arguments("logistic", "nuts")
+    command = fit_arguments("logistic", None)  # its default method (NUTS)
     hand = [sys.executable, str(Path(__file__).resolve()), "--child", "hand", "logistic"]
-    out = {}
+    out: dict = {"hand_cold": None, "hand_warm": None}
     out["ours_cold"], _ = run_process(command, ours_home)
-    out["hand_cold"], _ = run_process(hand, hand_home)
+    if with_hand:
+        out["hand_cold"], _ = run_process(hand, hand_home)
     out["ours_warm"], _ = run_process(command, ours_home)
-    out["hand_warm"], _ = run_process(hand, hand_home)
+    if with_hand:
+        out["hand_warm"], _ = run_process(hand, hand_home)
     return out
 
 
@@ -249,8 +255,9 @@ def bench_efficiency(cases: list[str]) -> dict:
             bc.fit(model, data, method="nuts", standardize=standardize, random_seed=1, sampler=settings)  # compile
             result = bc.fit(model, data, method="nuts", standardize=standardize, random_seed=2, sampler=settings)
             stats = convergence(result["posterior"].to_dataset(), result["sample_stats"].to_dataset())
-            seconds = float(result.attrs["sampling_seconds"])
-            row[result.attrs["sampler_backend"] if backend == "auto" else "nutpie"] = {
+            info = bc.result_info(result)
+            seconds = float(info.sampling_seconds or math.nan)
+            row[str(info.sampler_backend) if backend == "auto" else "nutpie"] = {
                 "sampling_s": seconds,
                 "ess_bulk_min": stats["min_ess_bulk"],
                 "ess_per_s": stats["min_ess_bulk"] / seconds,
@@ -286,8 +293,9 @@ def bench_refits(n_fits: int, seed: int) -> dict:
         )
         wall = time.perf_counter() - start
         walls.append(wall)
-        overheads.append(wall - float(result.attrs["sampling_seconds"]))
-        hits.append(int(result.attrs["compile_cache_hit"]))
+        info = bc.result_info(result)
+        overheads.append(wall - float(info.sampling_seconds or 0.0))
+        hits.append(int(bool(info.compile_cache_hit)))
     later = overheads[1:]
     return {
         "n_fits": n_fits,
@@ -305,12 +313,17 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child"]:
         child(argv[1], argv[2])
         return 0
-    parser = arguments(__doc__, quick="two families cold, 20 refits")
+    parser = arguments(__doc__, quick="logistic only, 2 chains x 100 draws, the hand-written model in part 3 only, "
+                       "5 refits")  # fmt: skip
     parser.add_argument(
         "--cases", help=f"comma-separated families of parts 3-5 (default: all of {', '.join(FAMILIES)})"
     )
     options = parser.parse_args(argv)
-    cases = ["logistic", "gcc shared"] if options.quick else list(FAMILIES)
+    if options.quick and not os.environ.get(QUICK):  # this process and every child draw the quick counts
+        os.environ[QUICK] = "1"
+        global DRAWS, TUNE
+        DRAWS = TUNE = 100
+    cases = ["logistic"] if options.quick else list(FAMILIES)
     if options.cases:
         cases = [case.strip() for case in options.cases.split(",")]
         unknown = [case for case in cases if case not in FAMILIES]
@@ -324,11 +337,15 @@ def main(argv: list[str] | None = None) -> int:
         details["help_s"] = bench_help(root)
         verdicts.check("bayesclass --help", details["help_s"], 0.5, "<=", baseline="seconds", unit=" s")
 
-        print("\n2. bayesclass fit --model logistic --data breast_cancer --standardize --method nuts (to file written)")
-        cli = details["cli_logistic"] = bench_cli_logistic(root)
+        print(
+            "\n2. bayesclass fit --model logistic --data breast_cancer --standardize (its default method; to the file)"
+        )
+        # --quick: the hand-written model's cold start runs in part 3 (the same child), not twice more here
+        cli = details["cli_logistic"] = bench_cli_logistic(root, with_hand=not options.quick)
         for state, target in (("cold", 10.0), ("warm", 5.0)):
             ours, hand = cli[f"ours_{state}"], cli[f"hand_{state}"]
-            print(f"    {state}: ours {ours:.1f} s, hand-written PyMC + nutpie {hand:.1f} s ({hand / ours:.1f}x)")
+            versus = "skipped with --quick" if hand is None else f"{hand:.1f} s ({hand / ours:.1f}x)"
+            print(f"    {state}: ours {ours:.1f} s, hand-written PyMC + nutpie {versus}")
             verdicts.check(
                 f"CLI logistic fit, {state}",
                 ours,
@@ -377,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
                 baseline="nutpie route (before this issue)",
             )
 
-        n_fits = 20 if options.quick else 100
+        n_fits = 5 if options.quick else 100
         print(f"\n6. {n_fits} NUTS fits of logistic on bootstrap resamples of breast_cancer, one process")
         refits = details["refits"] = bench_refits(n_fits, options.seed)
         print(

@@ -5,7 +5,9 @@ The study: 200 small cells, a MAP / exact / NUTS mix on ``seed001_gaussians`` (n
 regression by NUTS (2 chains x 200 draws, its MLE and MAP beside it), naive Bayes by exact draws, gcc shared by
 exact draws (inverse-Wishart prior), over 10 training sizes (20 ... 200) and repeats — 200 cells in all.
 
-- ``serial``: every cell in this one process, one after another (``run_study(serial=True)``); the baseline.
+- ``serial``: every cell one after another (``run_study(serial=True)``) in a child process pinned like a worker
+  (the workers' environment: BLAS, OpenMP, numba and XLA at one thread each), its imports included; the baseline,
+  so that the ratio measures parallelism (issue 30: the serial process used 116% CPU before, which capped the ratio).
 - ``local``: a ``LocalCluster`` of 2 process workers with one thread each (``bayesclass study --workers 2``).
 - ``external``: ``dask scheduler`` and two ``dask worker --nthreads 1`` processes started by this bench on
   localhost, the study run with ``--scheduler tcp://127.0.0.1:PORT`` (proves the flag; same numbers).
@@ -15,25 +17,26 @@ exact draws (inverse-Wishart prior), over 10 training sizes (20 ... 200) and rep
   each script's wall time (interpreter start, imports, cluster start, cells) and the study's own time, and whether
   their tables equal each other (and serial's).
 
-Each run writes to a fresh results folder (cold: no record to skip). The serial run warms this process's compile
-cache, as a worker does on its first cell of each structure; each Dask worker pays its own first compiles, which
-are in its time. Printed: wall time and cells per second of each run, the throughput ratio local / serial
-(**target >= 1.7x on 2 cores**), the per-cell overhead (**target <= 0.5 s**: the serial run's wall time per cell
-minus its mean in-cell time (fit + scoring), i.e. splitting, recording and bookkeeping outside the fit), the CPU
-share of the serial process (above 100%: XLA's and BLAS's own threads already use the second core, which caps what
-two workers can add), the peak memory (VmHWM) of each worker process, and whether the three runs gave identical
-tables.
+Each run writes to a fresh results folder (cold: no record to skip) with its own empty on-disk compile caches
+(JAX, PyTensor, numba), so serial and local both start cold; each Dask worker pays its own imports and first
+compiles, which are in its time. Printed: wall time, cells per second and cells per core-second of each run, the
+throughput ratio local / serial (**target >= 1.7x on 2 cores**, issue 30), the per-cell overhead (**target <=
+0.3 s**: the serial run's wall time per cell minus its mean in-cell time (fit + scoring), i.e. the process start,
+splitting, diagnostics, recording and bookkeeping outside the fit), the CPU share of the serial process, the peak
+memory (VmHWM) of each worker process, and whether the runs gave identical tables. ``--example``: the built-in
+example study (``bayesclass study --write-example``, 60 cells), serial against 2 workers only.
 
 Run::
 
     .venv/bin/python bench/bench_study.py            # ~6 min on 2 cores
-    .venv/bin/python bench/bench_study.py --quick    # 60 cells
+    .venv/bin/python bench/bench_study.py --example  # the example study, serial vs 2 workers (~2 min)
+    .venv/bin/python bench/bench_study.py --quick    # 6 cells of 2 x 50 draws, each script once, no verdicts
     .venv/bin/python bench/bench_study.py --quick --scripts   # guarded vs unguarded script only
+    .venv/bin/python bench/bench_study.py --json out.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -43,6 +46,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness import Session, arguments
 
 TARGET_RATIO = 1.7
 TARGET_OVERHEAD_S = 0.3
@@ -109,13 +114,15 @@ def script_run(spec_path: Path, out: Path, *, guarded: bool) -> tuple[float, flo
     return wall, float(done.stdout.split()[-1])
 
 
-def scripts(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
+def scripts(spec, spec_path: Path, scratch: Path, n_cells: int, quick: bool = False) -> dict:
     """Run the study from a guarded and from an unguarded script, twice each in the order guarded, unguarded,
-    unguarded, guarded (a load that drifts over the runs weighs on both alike); print and return their times."""
+    unguarded, guarded (a load that drifts over the runs weighs on both alike; once each with ``quick``); print
+    and return their times."""
     import bayesclass.study as bs
 
     times: dict[str, list[tuple[float, float]]] = {"guarded": [], "unguarded": []}
-    for run, name in enumerate(("guarded", "unguarded", "unguarded", "guarded")):
+    order = ("guarded", "unguarded") if quick else ("guarded", "unguarded", "unguarded", "guarded")
+    for run, name in enumerate(order):
         wall, study = script_run(spec_path, scratch / f"{name}{run}", guarded=name == "guarded")
         times[name].append((wall, study))
         print(f"{name:9} script {wall:7.1f} s wall, study {study:7.1f} s  {n_cells / study:5.2f} cells/s", flush=True)
@@ -123,7 +130,7 @@ def scripts(spec, spec_path: Path, scratch: Path, n_cells: int) -> dict:
     for name, pairs in times.items():
         numbers[f"{name}_script_s"] = [wall for wall, _ in pairs]
         numbers[f"{name}_study_s"] = [study for _, study in pairs]
-    means = {name: sum(numbers[f"{name}_study_s"]) / 2 for name in times}
+    means = {name: sum(numbers[f"{name}_study_s"]) / len(numbers[f"{name}_study_s"]) for name in times}
     print(f"mean study time: guarded {means['guarded']:.1f} s, unguarded {means['unguarded']:.1f} s "
           f"(unguarded / guarded {means['unguarded'] / means['guarded']:.2f})")  # fmt: skip
     tables = [bs.load(folder)[COMPARED] for folder in sorted(scratch.glob("*guarded[0-9]"))]
@@ -190,7 +197,7 @@ def cache_env(cache: Path) -> dict[str, str]:
     }
 
 
-def launches(spec, spec_path: Path, scratch: Path, n_cells: int, *, scripts_too: bool = True) -> dict:
+def launches(spec, spec_path: Path, scratch: Path, n_cells: int, session: Session, *, scripts_too: bool = True):
     """Serial, local, external and the two scripts; print and return their numbers."""
     import bayesclass.study as bs
 
@@ -217,8 +224,9 @@ def launches(spec, spec_path: Path, scratch: Path, n_cells: int, *, scripts_too:
           "core-second  (2 workers x 1 thread, cluster start included)", flush=True)  # fmt: skip
     if not scripts_too:  # the example study: serial against local only
         ratio = serial_s / local_s
-        verdict = "PASS" if ratio >= TARGET_RATIO else "MISS"
-        print(f"throughput local / serial: {ratio:.2f}x (>= {TARGET_RATIO}x) {verdict}")
+        session.verdicts.check("example study: throughput local / serial", ratio, TARGET_RATIO, ">=",
+                               baseline="serial run pinned to one thread", seconds=local_s,
+                               baseline_seconds=serial_s)  # fmt: skip
         identical = serial[COMPARED].equals(local[COMPARED])
         print(f"serial and local tables identical: {identical}")
         return {"cells": n_cells, "serial_s": serial_s, "local_s": local_s, "ratio": ratio, "identical": identical}
@@ -268,13 +276,14 @@ def launches(spec, spec_path: Path, scratch: Path, n_cells: int, *, scripts_too:
     ratio = serial_s / local_s
     peaks = worker_peaks(scratch / "local")
     print()
-    verdict = "PASS" if ratio >= TARGET_RATIO else "MISS"
-    print(f"throughput local / serial: {ratio:.2f}x (>= {TARGET_RATIO}x) {verdict}")
-    print(f"per-cell overhead (serial wall - in-cell time, per cell): {overhead:.3f} s (<= {TARGET_OVERHEAD_S} s) "
-          f"{'PASS' if overhead <= TARGET_OVERHEAD_S else 'MISS'}")  # fmt: skip
+    session.verdicts.check("throughput local / serial", ratio, TARGET_RATIO, ">=",
+                           baseline="serial run pinned to one thread",
+                           seconds=local_s, baseline_seconds=serial_s)  # fmt: skip
+    session.verdicts.check("per-cell overhead (serial wall - in-cell time, per cell)", overhead, TARGET_OVERHEAD_S,
+                           "<=", baseline="none (absolute)", unit=" s")  # fmt: skip
     print("peak RSS per local worker: " + ", ".join(f"{gb:.2f} GB" for gb in sorted(peaks.values())))
     print(f"serial, local and external tables identical: {identical}")
-    numbers = scripts(spec, spec_path, scratch, n_cells)
+    numbers = scripts(spec, spec_path, scratch, n_cells, session.quick)
     identical = identical and serial[COMPARED].equals(bs.load(scratch / "unguarded1")[COMPARED])
     print(f"... and the unguarded script's: {identical}")
     numbers |= {
@@ -285,53 +294,49 @@ def launches(spec, spec_path: Path, scratch: Path, n_cells: int, *, scripts_too:
 
 
 def main() -> None:
+    """Run the study serially, on a local cluster, on an external scheduler and from two scripts."""
     if len(sys.argv) == 4 and sys.argv[1] == "--serial-child":
         serial_child(Path(sys.argv[2]), Path(sys.argv[3]))
         return
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="60 cells")
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--draws", type=int, default=200, help="draws (and tuning steps) per chain: the cell size")
+    parser = arguments(__doc__, quick="6 cells (2 sizes x 1 repeat) of 2 chains x 50 draws, each script once",
+                       seed="unused (the spec's seed is 0)", seed_default=0)  # fmt: skip
+    parser.add_argument("--draws", type=int, default=None, help="draws (and tuning steps) per chain: the cell size "
+                        "(default 200; 50 with --quick)")  # fmt: skip
     parser.add_argument("--scripts", action="store_true", help="only the guarded vs unguarded script runs")
     parser.add_argument("--example", action="store_true", help="the built-in example study, serial vs 2 workers")
     args = parser.parse_args()
     import bayesclass.study as bs
 
-    if args.example:
-        scratch = Path(tempfile.mkdtemp(prefix="bench_study_example_"))
+    draws = args.draws or (50 if args.quick else 200)
+    sizes = [20, 40] if args.quick else [20, 40, 60, 80, 100, 120, 140, 160, 180, 200]
+    repeats = 1 if args.quick else 7  # 3 models x 10 sizes x 7 repeats = 210 cells (200 or more)
+    settings = {"sizes": sizes, "repeats": repeats, "draws": draws, "scripts_only": args.scripts}
+    with Session("study", args, settings) as session:
+        scratch = Path(tempfile.mkdtemp(prefix="bench_study_"))
         try:
             spec_path = scratch / "spec.toml"
-            from bayesclass.inference.studies.spec import EXAMPLE_SPEC
+            if args.example:
+                from bayesclass.inference.studies.spec import EXAMPLE_SPEC
 
-            spec_path.write_text(EXAMPLE_SPEC)
+                spec_path.write_text(EXAMPLE_SPEC)
+            else:
+                spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats, draws=draws))
             spec = bs.read_spec(spec_path)
-            print(f"the example study: {len(bs.cells(spec))} cells", flush=True)
-            numbers = launches(spec, spec_path, scratch, len(bs.cells(spec)), scripts_too=False)
+            n_cells = len(bs.cells(spec))
+            print(
+                f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}; "
+                f"2 chains x {draws} draws",
+                flush=True,
+            )
+            if args.example:
+                print(f"the example study instead: {n_cells} cells", flush=True)
+                session.details.update(launches(spec, spec_path, scratch, n_cells, session, scripts_too=False))
+            elif args.scripts:
+                session.details.update(scripts(spec, spec_path, scratch, n_cells, args.quick))
+            else:
+                session.details.update(launches(spec, spec_path, scratch, n_cells, session))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        if args.json:
-            args.json.write_text(json.dumps(numbers, indent=2))
-        return
-
-    sizes = [20, 40, 60, 80, 100, 120, 140, 160, 180, 200]
-    repeats = 2 if args.quick else 7  # 3 models x 10 sizes x 7 repeats = 210 cells (200 or more)
-    scratch = Path(tempfile.mkdtemp(prefix="bench_study_"))
-    numbers = {}
-    try:
-        spec_path = scratch / "spec.toml"
-        spec_path.write_text(SPEC.format(sizes=sizes, repeats=repeats, draws=args.draws))
-        spec = bs.read_spec(spec_path)
-        n_cells = len(bs.cells(spec))
-        print(
-            f"{n_cells} cells: logistic NUTS, naive Bayes exact, gcc exact; sizes {sizes[0]}..{sizes[-1]}; "
-            f"2 chains x {args.draws} draws",
-            flush=True,
-        )
-        numbers = (scripts if args.scripts else launches)(spec, spec_path, scratch, n_cells)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    if args.json:
-        args.json.write_text(json.dumps(numbers, indent=2))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@
   ``bayesclass.inference.diagnose`` (r_hat, bulk/tail ESS, MCSE, divergences), the same
   numbers a user's ``bayesclass diagnose`` prints;
 - verdicts: :class:`Verdicts` prints ``PASS``/``MISS`` lines of ratios against a named
-  baseline and records them, one flat record per line (:data:`RECORD_KEYS`);
+  baseline and records them, one flat record per line (:data:`RECORD_KEYS`); in a ``--quick``
+  run nothing is judged (every line information, every record's verdict "info");
+- labels: :func:`fitted_by` names the method and backend a fit used, read from its result;
+- checking a report: :func:`report_problems` (the schema below; a quick report judged nothing);
 - one JSON schema (:data:`SCHEMA`, written atomically by :func:`write_report`)::
 
       {"schema": "bayesclass-bench/2", "bench": "logistic", "settings": {...},
@@ -45,11 +48,13 @@ __all__ = [
     "arguments",
     "convergence",
     "cpu_snapshot",
+    "fitted_by",
     "fresh",
     "machine_busy_fraction",
     "machine_state_at_end",
     "machine_state_before_start",
     "others_cpu_seconds",
+    "report_problems",
     "sample_pymc_nuts",
     "calls_per_round",
     "time_best",
@@ -290,11 +295,22 @@ def verdict(passed: bool) -> str:
     return "PASS" if passed else "MISS"
 
 
+def fitted_by(result) -> str:
+    """How ``result`` was fitted, read from the result itself: "nuts (blackjax)", "gibbs", "exact", "map" ...
+
+    Every timed fit is labelled by this, never by a hard-coded string, so a label follows a family's default."""
+    from bayesclass.inference.result import result_info
+
+    info = result_info(result)
+    return f"{info.method} ({info.sampler_backend})" if info.sampler_backend else info.method
+
+
 class Verdicts:
     """Ratio lines against named baselines: printed as they are checked, kept as records of one schema."""
 
-    def __init__(self, bench: str) -> None:
+    def __init__(self, bench: str, *, quick: bool = False) -> None:
         self.bench = bench
+        self.quick = quick  # a --quick run judges nothing: every line is information
         self.records: list[dict] = []
 
     def check(
@@ -316,13 +332,18 @@ class Verdicts:
         ``sense`` is ">=" or "<="; no target: an information line. ``cache`` says whether our side was
         timed "cold" (every per-process cache bypassed or cleared) or "warm" (a cache hit, on purpose).
         ``run``, a :func:`convergence` result, adds our side's ESS, r_hat and divergences to the record.
+        In a ``--quick`` run (tiny data, few draws) the target is not judged: the line is information, the
+        record's ``target`` null and its ``verdict`` "info" (and the call returns True).
         """
         if sense not in (">=", "<="):
             raise ValueError(f"sense must be '>=' or '<=', got {sense!r}")
+        if self.quick:
+            target = None
         passed = True if target is None else (value >= target if sense == ">=" else value <= target)
         result = "info" if target is None else verdict(passed)
         state = f"  [{cache}]" if cache else ""
-        goal = "(information)" if target is None else f"target {sense} {target:g}{unit}   {result}"
+        goal = "(information; --quick judges no target)" if self.quick else "(information)"
+        goal = goal if target is None else f"target {sense} {target:g}{unit}   {result}"
         print(f"  {case:<62} {value:9.3g}{unit}   {goal}   vs {baseline}{state}")
         run = run or {}
         record = {
@@ -404,7 +425,7 @@ class Session:
     def __init__(self, bench: str, args, settings: dict) -> None:
         self.bench, self.json_path = bench, getattr(args, "json", None)
         self.settings = {**settings, "seed": getattr(args, "seed", None), "quick": bool(getattr(args, "quick", False))}
-        self.verdicts = Verdicts(bench)
+        self.verdicts = Verdicts(bench, quick=self.settings["quick"])
         self.details: dict = {}
 
     def __enter__(self) -> Session:
@@ -441,3 +462,37 @@ class Session:
                 total_seconds=total,
             )
             print(f"wrote {self.json_path}")
+
+
+def report_problems(report) -> list[str]:
+    """What makes ``report`` (a parsed ``--json`` file) break the schema of the module docstring; empty when none.
+
+    A ``--quick`` report (``settings.quick`` true) must judge nothing: every record's verdict is "info"."""
+    if not isinstance(report, dict):
+        return [f"the report is a {type(report).__name__}, not a JSON object"]
+    problems = []
+    expected = ("schema", "bench", "settings", "records", "details", "versions", "machine", "total_seconds")
+    if tuple(report) != expected:
+        problems.append(f"top-level keys {list(report)}, expected {list(expected)}")
+    if report.get("schema") != SCHEMA:
+        problems.append(f"schema {report.get('schema')!r}, expected {SCHEMA!r}")
+    settings = report.get("settings")
+    quick = isinstance(settings, dict) and settings.get("quick") is True
+    records = report.get("records")
+    if not isinstance(records, list):
+        return [*problems, f"records is a {type(records).__name__}, not a list"]
+    for index, record in enumerate(records):
+        if not isinstance(record, dict) or tuple(record) != RECORD_KEYS:
+            problems.append(f"record {index} has keys {list(record) if isinstance(record, dict) else record!r}")
+            continue
+        if record["bench"] != report.get("bench"):
+            problems.append(f"record {index} names bench {record['bench']!r}, the report {report.get('bench')!r}")
+        if record["verdict"] not in ("PASS", "MISS", "info"):
+            problems.append(f"record {index} has verdict {record['verdict']!r}")
+        elif (record["target"] is None) != (record["verdict"] == "info"):
+            problems.append(f"record {index}: target {record['target']!r} with verdict {record['verdict']!r}")
+        if quick and record["verdict"] != "info":
+            problems.append(f"record {index} ({record['case']}) judged {record['verdict']} in a --quick run")
+    if not isinstance(report.get("total_seconds"), (int, float)):
+        problems.append(f"total_seconds is {report.get('total_seconds')!r}")
+    return problems

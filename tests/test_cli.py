@@ -1478,3 +1478,17 @@ def test_fit_prints_its_result_first_on_stdout_and_the_progress_bar_on_stderr(tm
     assert main([*arguments, "--tune", "50", "--chains", "1", "--seed", "0", "--out", str(out)]) == 0
     stdout = capsys.readouterr().out
     assert stdout.splitlines()[0].startswith("fitted logistic to seed001_gaussians"), stdout[:200]
+
+
+def test_study_prints_only_its_summary_on_stdout_and_the_progress_bar_on_stderr(tmp_path, capsys):
+    """The study's cell bar (rich, on by default) was drawn on standard output, before the summary line."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        'name = "tiny"\nseed = 0\ntraining_sizes = [30]\nrepeats = 1\ntest_fraction = 0.3\n\n'
+        '[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\n\n'
+        '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 100, random_seed = 1 }\n'
+    )
+    assert main(["study", str(spec), "--out", str(tmp_path / "out"), "--serial"]) == 0
+    captured = capsys.readouterr()
+    assert [line.split(":")[0] for line in captured.out.splitlines()] == ["study 'tiny'"], captured.out
+    assert "cells" in captured.err  # the bar is still drawn, on standard error

@@ -43,10 +43,20 @@ FIT = ["fit", "--model", "logistic", "--data", "breast_cancer", "--standardize",
 LONG = ["--draws", "200000", "--tune", "200"]
 
 
-def _interruptible() -> None:
-    """In the child before exec: SIGINT back to its default, so that Python turns it into KeyboardInterrupt even
-    when the tests run as a background job (whose shell starts it with SIGINT ignored, which Python keeps)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+#: a child's first program: SIGINT back to its default, then exec the real command in the same process (same pid)
+RESET_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def _interruptible(argv: list[str]) -> list[str]:
+    """``argv`` run with SIGINT at its default, so that Python turns it into KeyboardInterrupt even when the tests
+    run as a background job (whose shell starts them with SIGINT ignored, which Python and its children keep).
+
+    The reset runs in a small interpreter that then execs ``argv``, not in a ``preexec_fn``: that makes subprocess
+    fork this (JAX-importing, multithreaded) process with Python code to run, and JAX warns "os.fork() was called
+    ... JAX is multithreaded, so this will likely lead to a deadlock" (84 times in the suite)."""
+    return [sys.executable, "-c", RESET_SIGINT, *argv]
 
 
 def _start(tmp_path: Path, arguments: list[str], *, cold: bool) -> subprocess.Popen:
@@ -55,14 +65,53 @@ def _start(tmp_path: Path, arguments: list[str], *, cold: bool) -> subprocess.Po
         environment["PYTENSOR_FLAGS"] = f"base_compiledir={tmp_path / 'pytensor'}"
         environment["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
     return subprocess.Popen(
-        [sys.executable, "-c", DRIVER, *arguments],
+        _interruptible([sys.executable, "-c", DRIVER, *arguments]),
         cwd=tmp_path,
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_interruptible,
     )
+
+
+def test_the_children_start_with_sigint_at_its_default_and_no_fork_warning(tmp_path):
+    """Even from a parent that ignores SIGINT (a background job), with JAX's threads running in the parent: the
+    child gets Python's KeyboardInterrupt handler, and starting it forks nothing that JAX warns about."""
+    import warnings
+
+    import jax.numpy as jnp
+
+    float(jnp.ones(3).sum())  # JAX's thread pool runs in this process now
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            process = _popen(
+                tmp_path, [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT).__name__)"]
+            )
+            output, errors = process.communicate(timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert process.returncode == 0, errors
+    assert output.strip() == "default_int_handler", output + errors
+    forks = [str(warning.message) for warning in caught if "fork" in str(warning.message)]
+    assert forks == []
+
+
+def test_nothing_forks_a_python_process_that_may_run_jax():
+    """JAX warns on every fork of a process that imported it: children start by exec (subprocess without a
+    ``preexec_fn``) or by spawn, never by fork, in the package, the benchmarks and the other tests (this module
+    quotes the words; the test above checks its own children)."""
+    root = Path(__file__).resolve().parents[1]
+    forks = ("preexec_" + "fn", "os." + "fork(", 'get_context("' + 'fork")', "start_method('" + "fork')")
+    found = [
+        f"{path.relative_to(root)}: {needle}"
+        for folder in ("bayesclass", "data", "models", "inference", "reports", "tests", "bench")
+        for path in sorted((root / folder).rglob("*.py"))
+        for needle in forks
+        if path != Path(__file__).resolve() and needle in path.read_text(encoding="utf-8")
+    ]
+    assert found == []
 
 
 def _signal_after_ready(process: subprocess.Popen, signum: int, delay: float) -> tuple[int, str]:
@@ -194,7 +243,7 @@ def test_an_interrupt_while_a_csv_is_streamed_exits_130_and_writes_nothing(tmp_p
 
 def _popen(tmp_path: Path, argv: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
-        argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
+        _interruptible(argv), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 

@@ -652,15 +652,17 @@ class _Progress:
     def __enter__(self) -> _Progress:
         if self.hide:
             return self
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.progress = Progress(
+        self.progress = Progress(  # on standard error: standard output holds only the results
             TextColumn("cells"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[failed]} failed, {task.fields[skipped]} already recorded"),
             TextColumn("ETA"),
             TimeRemainingColumn(),
+            console=Console(stderr=True),
         )
         self.progress.__enter__()
         self.task = self.progress.add_task("cells", total=self.total, failed=0, skipped=self.skipped)
