@@ -110,7 +110,8 @@ def main() -> None:
             method = f"{info.method} ({info.sampler_backend})" if info.sampler_backend else info.method
             for chains in CHAINS:
                 report = reports[chains]
-                verdict = ("PASS" if report.passed else "FAIL") if report.applies else "n/a (independent draws)"
+                verdict = "converged" if report.passed else "not converged"
+                verdict = verdict if report.applies else "n/a (independent draws)"
                 print(f"  {case:<12} {method:<16} {chains} chains: {min(times[chains]):6.2f} s wall (sampling "
                       f"{min(sampling[chains]):5.2f} s), min bulk ESS {report.min_ess_bulk:6.0f} "
                       f"({report.min_ess_bulk / min(times[chains]):6.0f} /s), max r_hat {report.max_r_hat:.4f}, "

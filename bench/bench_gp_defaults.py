@@ -16,7 +16,8 @@ for EVERY posterior element: the hyperparameters and every latent value, the exa
 training row or the HSGP's basis weights). Printed per case: wall seconds of the whole fit, the CPU seconds of
 this process and its chain processes, the sampling seconds (burn-in included) and the share of the wall time
 outside sampling, then the worst r_hat, bulk ESS and tail ESS over the hyperparameters and over the latent
-values, and PASS/MISS. Then the verdict lines of issue 30 items 4 and 7: the defaults pass the verdict; the wall
+values, and whether the verdict holds (converged or not).
+Then the verdict lines of issue 30 items 4 and 7: the defaults pass the verdict; the wall
 time of ``bc.fit`` within :data:`WALL_TARGETS` (exact n = 400: 60 s, HSGP n = 2,000: 30 s, on 2 idle cores);
 the share outside sampling (the pointwise log-likelihood, the replicated labels, the Laplace ``map`` estimate
 beside the draws, building the result) at most :data:`OUTSIDE_SAMPLING_TARGET` percent.
@@ -142,7 +143,7 @@ def show(case: str, label: str, record: dict) -> None:
         f" tail {record['hyper_ess_tail']:5.0f}"
         f" | latent values r_hat {record['latent_r_hat']:.4f} bulk ESS {record['latent_ess_bulk']:5.0f}"
         f" tail {record['latent_ess_tail']:5.0f}"
-        f" | {'PASS' if record['passed'] else 'MISS: ' + '; '.join(record['failures'])}",
+        f" | {'converged' if record['passed'] else 'not converged: ' + '; '.join(record['failures'])}",
         flush=True,
     )
 
