@@ -206,9 +206,10 @@ __all__ = [
     "GaussianClassConditionalPrior",
 ]
 
-#: fits of one shared-covariance structure in a process after which nutpie's slower compile is recovered by its
-#: faster sampling (bench/bench_backends.py: extra first compile over the time saved per refit, cold caches)
-NUTPIE_BREAK_EVEN = 67
+#: fits of one structure in a process after which nutpie's slower first compile is recovered by its faster
+#: sampling, per covariance structure (bench/bench_backends.py, 2026-11-27, idle: the extra first-fit time on a fresh
+#: machine over the time saved per refit: 40.4 s / 1.20 s and 60.7 s / 3.19 s; with warm on-disk caches 7 and 4)
+NUTPIE_BREAK_EVEN = {"shared": 34, "per-class": 20}
 
 CovarianceKind = Literal["shared", "per-class"]
 CovariancePrior = Literal["lkj", "inverse_wishart"]
@@ -583,18 +584,20 @@ class GaussianClassConditional(GenerativeClassifierModel):
             )
 
     def repeated_fits_backend(self) -> tuple[str, float] | None:
-        """The nutpie backend for many fits of the shared-covariance model (faster sampling than blackjax).
+        """The nutpie backend for many fits of one structure: it samples this model faster than blackjax.
 
-        bench/bench_backends.py (bench/README.md): a shared-covariance refit on wine takes 0.67x blackjax's time
-        with nutpie, whose first compile costs about a minute more, recovered after :data:`NUTPIE_BREAK_EVEN`
-        fits of one structure in a process. Per class the two refit about equally fast: the default serves.
+        bench/bench_backends.py (bench/README.md; wine, 4 x 1,000 draws, idle 2-core machine): a refit takes
+        1.31 s with nutpie against 2.52 s with blackjax for a shared covariance, 2.33 s against 5.52 s per class
+        (blackjax's NUTS costs about 30 us of XLA bookkeeping per leapfrog step besides the 5-11 us gradient, and
+        takes more steps per class). nutpie's first compile costs 40-61 s more on a fresh machine, recovered after
+        :data:`NUTPIE_BREAK_EVEN` fits of one structure in a process.
 
         Returns
         -------
-        tuple of (str, float) or None
-            ``("nutpie", NUTPIE_BREAK_EVEN)`` for a shared covariance, else None.
+        tuple of (str, float)
+            ``("nutpie", break-even number of fits)`` for the covariance structure.
         """
-        return ("nutpie", NUTPIE_BREAK_EVEN) if self._shared else None
+        return ("nutpie", NUTPIE_BREAK_EVEN["shared" if self._shared else "per-class"])
 
     def coords(self, data: Dataset) -> dict[str, Any]:
         """The coordinates of the model of ``data`` and of its parameter sets.
