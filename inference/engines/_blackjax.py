@@ -403,7 +403,9 @@ def sample(
         }
         starts.append(density.flatten(jittered))
     flat_size = starts[0].size
-    parallel = max(1, min(chains, jax.local_device_count()))
+    from bayesclass.inference.engines.sampling import chain_threads
+
+    parallel = max(1, min(chains, jax.local_device_count(), chain_threads() or chains))
     segment = SEGMENT_DRAWS  # fixed: the numbers of tuning steps and draws never change the compiled executable
     (run, mass_init), compiled_now = _executables(
         density, segment=segment, parallel=parallel, data=data, flat_size=flat_size

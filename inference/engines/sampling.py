@@ -35,6 +35,7 @@ returns, and sampling runs in nutpie's background mode, polled, and is cancelled
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -151,6 +152,36 @@ _COMPILED: dict[tuple, Any] = {}
 #: backends whose compiled model depends on the data's shapes (a new number of rows compiles again; XLA); the
 #: others compile once per structure whatever the rows (nutpie's numba functions take any shape)
 SHAPE_SPECIALISED_BACKENDS = frozenset({"blackjax"})
+
+
+#: environment variable: how many chains a process may run at once (threads of blackjax's host devices, of nutpie);
+#: a study's single-threaded workers set it to 1 (``inference.studies.runner.WORKER_ENV``), so that each worker
+#: uses one core and two workers do not contend for two cores with four chain threads
+CHAIN_THREADS_ENV = "BAYESCLASS_CHAIN_THREADS"
+
+
+def chain_threads() -> int | None:
+    """How many chains this process may run at once (:data:`CHAIN_THREADS_ENV`), or None: one per core.
+
+    Returns
+    -------
+    int or None
+        The positive integer the variable holds, or None where it is unset or empty.
+
+    Raises
+    ------
+    ValueError
+        The variable holds something other than a positive integer.
+    """
+    text = os.environ.get(CHAIN_THREADS_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(
+            f"environment variable {CHAIN_THREADS_ENV}={text!r}: it must be a positive whole number of chains run at "
+            f"once (e.g. 1), or unset for one chain per core"
+        )
+    return int(text)
 
 
 def clear_compile_cache() -> None:
@@ -293,6 +324,7 @@ def _sample_nutpie(
                 draws=draws,
                 tune=tune,
                 chains=settings.chains,
+                **({"cores": threads} if (threads := chain_threads()) is not None else {}),
                 seed=random_seed,
                 target_accept=settings.target_accept,
                 progress_bar=settings.progressbar,

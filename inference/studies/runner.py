@@ -86,6 +86,8 @@ WORKER_ENV = {
     "MKL_NUM_THREADS": "1",
     "NUMBA_NUM_THREADS": "1",
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    # a NUTS fit's chains one after another (blackjax's host devices and nutpie's threads would run them at once)
+    "BAYESCLASS_CHAIN_THREADS": "1",
 }
 
 

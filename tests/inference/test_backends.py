@@ -229,3 +229,21 @@ def test_a_study_expects_each_worker_to_fit_its_share_of_a_structures_cells(tmp_
         bs.run(bs.read_spec(spec_path), tmp_path / f"out{threshold}", serial=True, progress=False)
         assert seen == [expected] * 6, threshold
     assert break_even >= 2
+
+
+def test_chains_run_one_at_a_time_where_the_environment_says_so_with_the_same_draws(monkeypatch):
+    from bayesclass.inference.engines.sampling import CHAIN_THREADS_ENV, chain_threads
+
+    dataset = data.seed001_gaussians(80, random_seed=2)
+    settings = SamplerSettings(backend="blackjax", draws=60, tune=60, chains=2, progressbar=False)
+    together = fit(LogisticRegression(), dataset, sampler=settings, random_seed=1)
+    monkeypatch.setenv(CHAIN_THREADS_ENV, "1")  # a study's single-threaded worker
+    assert chain_threads() == 1
+    in_turn = fit(LogisticRegression(), dataset, sampler=settings, random_seed=1)
+    np.testing.assert_array_equal(together["posterior"]["weights"].values, in_turn["posterior"]["weights"].values)
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(CHAIN_THREADS_ENV, bad)
+        with pytest.raises(ValueError, match=rf"{CHAIN_THREADS_ENV}='{bad}': it must be a positive whole number"):
+            chain_threads()
+    monkeypatch.setenv(CHAIN_THREADS_ENV, "")
+    assert chain_threads() is None
