@@ -208,8 +208,9 @@ __all__ = [
 
 #: fits of one structure in a process after which nutpie's slower first compile is recovered by its faster
 #: sampling, per covariance structure (bench/bench_backends.py, 2026-11-27, idle: the extra first-fit time on a fresh
-#: machine over the time saved per refit: 40.4 s / 1.20 s and 60.7 s / 3.19 s; with warm on-disk caches 7 and 4)
-NUTPIE_BREAK_EVEN = {"shared": 34, "per-class": 20}
+#: machine over the time saved per refit: 40.4 s / 1.20 s shared; per class 60.7 s / 3.19 s and, in a second run,
+#: 64.7 s / 2.34 s, the larger kept; with warm on-disk caches 4-7)
+NUTPIE_BREAK_EVEN = {"shared": 34, "per-class": 28}
 
 CovarianceKind = Literal["shared", "per-class"]
 CovariancePrior = Literal["lkj", "inverse_wishart"]
