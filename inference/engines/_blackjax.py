@@ -382,12 +382,14 @@ def sample(
     interrupt,
     keep_partial: bool,
     progressbar: bool,
+    max_parallel: int | None = None,
 ) -> BlackjaxRun:
     """Run ``chains`` NUTS chains of ``density`` on ``model``'s data (see the module docstring).
 
     ``point`` is the model's initial point; ``jitter`` names value variables whose start gets a U(-1, 1)
     jitter (chains start apart); ``interrupt`` is the
-    :func:`~bayesclass.inference.engines.sampling.interrupt_guard` state.
+    :func:`~bayesclass.inference.engines.sampling.interrupt_guard` state; ``max_parallel`` caps the chains run at
+    once (None: one per host device; :func:`~bayesclass.inference.engines.sampling.chain_threads`).
     """
     jax = _jax()
 
@@ -403,9 +405,7 @@ def sample(
         }
         starts.append(density.flatten(jittered))
     flat_size = starts[0].size
-    from bayesclass.inference.engines.sampling import chain_threads
-
-    parallel = max(1, min(chains, jax.local_device_count(), chain_threads() or chains))
+    parallel = max(1, min(chains, jax.local_device_count(), max_parallel or chains))
     segment = SEGMENT_DRAWS  # fixed: the numbers of tuning steps and draws never change the compiled executable
     (run, mass_init), compiled_now = _executables(
         density, segment=segment, parallel=parallel, data=data, flat_size=flat_size

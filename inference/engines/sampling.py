@@ -384,6 +384,7 @@ def _sample_blackjax(
             interrupt=interrupt,
             keep_partial=settings.keep_partial,
             progressbar=settings.progressbar,
+            max_parallel=chain_threads(),
         )
     coords = {"chain": np.arange(settings.chains), "draw": np.arange(run.draws[var_names[0]].shape[1])}
     posterior = xr.Dataset(
