@@ -99,8 +99,8 @@ def auto_backend(case: str, use: str) -> str:
     from bayesclass.inference.engines.nuts import nuts_backend
 
     name, hyperparameters, _, _ = CASES[case]
-    repeated = math.inf if use == "refit" else 0  # refits: many fits of one compiled structure
-    return nuts_backend(bc.get_model(name, **hyperparameters), bc.SamplerSettings(), repeated=repeated)
+    fits = math.inf if use == "refit" else 0  # refits: many fits of one compiled structure
+    return nuts_backend(bc.get_model(name, **hyperparameters), bc.SamplerSettings(), fits=fits)
 
 
 def main() -> None:

@@ -49,7 +49,7 @@ def repeated_fits(fits: float = math.inf) -> Iterator[None]:
         _REPEATED.reset(token)
 
 
-def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: float | None = None) -> str:
+def nuts_backend(model: Any, sampler: SamplerSettings, *, fits: float | None = None) -> str:
     """The NUTS backend ``sampler`` asks for.
 
     Parameters
@@ -58,7 +58,7 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: float | None
         The family instance to sample.
     sampler : SamplerSettings
         Its ``backend``: ``"auto"`` (the family's default) or a backend name.
-    repeated : float or None, default None
+    fits : float or None, default None
         How many fits of this structure the process makes (0: a one-off fit; a study's cells, refits:
         :func:`repeated_fits`); None reads the current context.
 
@@ -74,7 +74,7 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, repeated: float | None
         A named backend the family cannot run (a named backend is never switched).
     """
     if sampler.backend == "auto":
-        fits = _REPEATED.get() if repeated is None else repeated
+        fits = _REPEATED.get() if fits is None else fits
         refits = model.repeated_fits_backend()
         if refits is not None and fits >= max(2, refits[1]):
             return refits[0]

@@ -626,7 +626,6 @@ def _compiles_per_shape(cell: Cell, fits: float) -> bool:
     draws, point estimates, the Gibbs sampler, nutpie) go to whichever worker is free.
     """
     from bayesclass.inference.engines.fit import resolve_method
-    from bayesclass.inference.engines.methods import SAMPLERS
     from bayesclass.inference.engines.nuts import nuts_backend
     from bayesclass.inference.engines.sampling import SHAPE_SPECIALISED_BACKENDS
 
@@ -635,14 +634,14 @@ def _compiles_per_shape(cell: Cell, fits: float) -> bool:
         method = resolve_method(model, member.method, cell.sampler)
         sampler = SAMPLERS.get(method)
         if sampler is not None and sampler.uses_backend:
-            if nuts_backend(model, cell.sampler, repeated=fits) in SHAPE_SPECIALISED_BACKENDS:
+            if nuts_backend(model, cell.sampler, fits=fits) in SHAPE_SPECIALISED_BACKENDS:
                 return True
     return False
 
 
 def _compiled_shape(cell: Cell) -> tuple:
     """What a shape-specialised compile of the cell's model depends on: model, data set and training size."""
-    return (cell.model.label, cell.dataset.label, cell.size)
+    return (*_structure(cell), cell.size)
 
 
 class _Progress:

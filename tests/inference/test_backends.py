@@ -103,10 +103,10 @@ def test_repeated_fits_pick_each_familys_refit_backend_and_never_switch_a_named_
             assert nuts_backend(model, SamplerSettings(backend="pymc")) == "pymc"
         assert chosen == (refits[0] if refits else model.nuts_backends[0]), name
         assert nuts_backend(model, SamplerSettings()) == model.nuts_backends[0], name  # the context is left
-        assert nuts_backend(model, SamplerSettings(), repeated=math.inf) == chosen
+        assert nuts_backend(model, SamplerSettings(), fits=math.inf) == chosen
         if refits is not None:  # too few fits to pay for the refit backend's compile
             few = max(2, refits[1]) - 1
-            assert nuts_backend(model, SamplerSettings(), repeated=few) == model.nuts_backends[0], name
+            assert nuts_backend(model, SamplerSettings(), fits=few) == model.nuts_backends[0], name
 
 
 def test_a_study_pins_only_the_cells_whose_backend_compiles_per_shape(tmp_path):
@@ -124,7 +124,7 @@ def test_a_study_pins_only_the_cells_whose_backend_compiles_per_shape(tmp_path):
     cells = {cell.model.family: cell for cell in bs.cells(bs.read_spec(spec_path))}
     logistic = REGISTRY["logistic"]()
     for fits in (1, math.inf):
-        backend = nuts_backend(logistic, SamplerSettings(), repeated=fits)
+        backend = nuts_backend(logistic, SamplerSettings(), fits=fits)
         assert _compiles_per_shape(cells["logistic"], fits) is (backend in SHAPE_SPECIALISED_BACKENDS)
         assert _compiles_per_shape(cells["naive_bayes"], fits) is False  # exact draws compile nothing
 
