@@ -1099,17 +1099,21 @@ def _report(args: argparse.Namespace) -> None:
         results = {str(path): load_result(path) for path in args.run}
         heldout = None
         if args.data is not None:
+            from bayesclass.data import load_test
+            from bayesclass.inference.evaluation.report_evaluation import training_rows
+
             if _is_table_file(args.data) and args.target is None:
                 raise ValueError(f"--data {args.data} is a table file: name its class column with --target COLUMN")
-            used = dict.fromkeys(
-                name for result in results.values() for name in result_info(data_result(result)).feature_names
-            )
-            options: dict[str, object] = {"missing": args.missing, "features": list(used)}
+            training = training_rows(next(iter(results.values())))  # its columns, levels and classes code the rows
             if _is_table_file(args.data):
-                heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
+                options = {"target": args.target, "missing": args.missing, "csv_format": _csv_format(args)}
+                rows = load_test(args.data, training, argument="--data", **options)
             else:
                 _no_csv_format(args)
-                heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
+                target = {} if args.target is None else {"target": args.target}
+                builtin = load(args.data, missing=args.missing, features=list(training.feature_names), **target)
+                rows = load_test(builtin, training, argument="--data")
+            heldout = {rows.name: rows}
         if loss is not None:
             for result in results.values():
                 loss.aligned(result_info(data_result(result)).class_names)
