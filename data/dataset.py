@@ -515,7 +515,7 @@ class Dataset:
         absent = [column for column in training.feature_names if column not in self.feature_names]
         if absent:
             raise ValueError(
-                f"{argument} ({self.name!r}) lacks the training column(s) {absent}; its columns are "
+                f"{argument}: {self.name!r} lacks the training column(s) {absent}; its columns are "
                 f"{list(self.feature_names)}: give a table with the training columns {list(training.feature_names)}"
             )
         rows = self.select_features(training.feature_names, name=self.name)
@@ -525,13 +525,14 @@ class Dataset:
             if (levels is None) != (own is None):
                 held, fitted = ("text levels", "numbers") if own is not None else ("numbers", "text levels")
                 raise ValueError(
-                    f"{argument} ({self.name!r}): column {column!r} holds {held} but the training data hold {fitted} "
+                    f"{argument}: column {column!r} holds {held} but the training data hold {fitted} "
                     "in it; give the column as in the training table"
                 )
             if levels is not None and own is not None:
-                X[:, index] = _recoded(X[:, index].astype(np.int64), own, levels, f"{argument} ({self.name!r})",
-                                       f"level(s) of column {column!r}")  # fmt: skip
-        y = _recoded(rows.y, rows.class_names, training.class_names, f"{argument} ({self.name!r})", "class(es)")
+                X[:, index] = _recoded(
+                    X[:, index].astype(np.int64), own, levels, argument, f"level(s) of column {column!r}"
+                )
+        y = _recoded(rows.y, rows.class_names, training.class_names, argument, "class(es)")
         same_classes = rows.class_names == training.class_names
         return replace(
             rows,

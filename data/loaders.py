@@ -597,6 +597,7 @@ def load_test(
         "class_names": tuple(training.class_names),
     }
     shown = table.name if isinstance(table, Dataset) else "a DataFrame" if isinstance(table, pd.DataFrame) else table
+    where = f"{argument} ({shown})"
     try:
         if not isinstance(table, Dataset) and not (isinstance(target, str) and target):
             raise ValueError(f"name the class column of {shown} (target=COLUMN, --target on the command line)")
@@ -612,10 +613,10 @@ def load_test(
                 f"{argument} must be a Dataset, a pandas DataFrame or the path of a .csv, .tsv or .parquet file, got "
                 f"{table!r}"
             )
-        return rows.coded_as(training, argument=argument)
+        return rows.coded_as(training, argument=where)
     except ValueError as error:
         message = str(error)
-        prefix = "" if message.startswith(argument) else f"{argument} ({shown}): "
+        prefix = "" if message.startswith(where) else f"{where}: "
         raise ValueError(
             f"{prefix}{message} (a test table is coded as the training data {training.name!r}: its columns "
             f"{list(training.feature_names)}, their levels and its classes {list(training.class_names)})"
