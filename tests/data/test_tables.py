@@ -219,8 +219,12 @@ def test_a_test_table_lacking_a_level_and_a_class_gets_the_training_codes(tmp_pa
 
     training = _training()
     frame = pd.DataFrame(
-        {"id": [7, 8, 9], "species": ["Gentoo", "Adelie", "Gentoo"], "mass": [5000.0, 3600.0, 4900.0],
-         "island": ["Torgersen", "Dream", "Dream"]}  # fmt: skip
+        {
+            "id": [7, 8, 9],
+            "species": ["Gentoo", "Adelie", "Gentoo"],
+            "mass": [5000.0, 3600.0, 4900.0],
+            "island": ["Torgersen", "Dream", "Dream"],
+        }  # fmt: skip
     )
     alone = Dataset.from_frame(frame, target="species", features=["island", "mass"])
     assert alone.category_names["island"] == ("Dream", "Torgersen") and alone.class_names == ("Adelie", "Gentoo")
