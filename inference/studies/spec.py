@@ -30,6 +30,7 @@ from typing import Annotated, Any, cast
 from bayesclass.data import Dataset, available, load, load_test
 from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field
 from bayesclass.data.kinds import FEATURE_KINDS
+from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
@@ -329,7 +330,8 @@ class StudyDataset:
         """
         if self.test is None:
             raise ValueError(f"data set {self.label!r} has no fixed test table (test = FILE)")
-        return load_test(self.test, training, argument=f"test {self.test!r}", target=self.target, missing=self.missing)
+        missing = cast(MissingPolicy, self.missing)  # checked when the spec was read
+        return load_test(self.test, training, argument=f"test {self.test!r}", target=self.target, missing=missing)
 
     def load(self, repeat: int = 0) -> Dataset:
         """Load the data set.
