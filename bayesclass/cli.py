@@ -273,11 +273,18 @@ def _add_compare_command(commands) -> None:
     )
     compare.add_argument(
         "--split",
-        default="0.6,0.2,0.2",
+        default=None,
         metavar="TRAIN,VALIDATION,TEST",
         help="shares of the rows for training, validation and test: three positive fractions summing to 1, or "
         "percentages summing to 100 (default 0.6,0.2,0.2; e.g. 0.8,0.1,0.1 or 70,15,15); stratified by class, "
         "recorded in the result",
+    )
+    compare.add_argument(
+        "--test-data",
+        metavar="FILE",
+        help="your own test table (CSV, TSV or parquet, with the --target column): the fit uses every row of --data "
+        "(no split) and the held-out scores and ranking are on this table's rows; it is coded as --data (the same "
+        "columns, levels and classes) and its blank cells follow --missing",
     )
     compare.add_argument(
         "--baselines",
@@ -314,8 +321,18 @@ def _families_value(value: str) -> str:
     return value
 
 
-def _split_fractions(value: str) -> tuple[float, float, float]:
-    """``--split TRAIN,VALIDATION,TEST`` as fractions: three positive numbers summing to 1, or to 100 (percent)."""
+def _split_fractions(args: argparse.Namespace) -> tuple[float, float, float]:
+    """``--split TRAIN,VALIDATION,TEST`` as fractions (default 0.6,0.2,0.2); with ``--test-data`` no split is made."""
+    if args.split is not None and args.test_data is not None:
+        raise UsageError(
+            f"--split {args.split} and --test-data {args.test_data}: with your own test table nothing is split (the "
+            "fit uses every row of --data); drop one of them"
+        )
+    return _fractions("0.6,0.2,0.2" if args.split is None else args.split)
+
+
+def _fractions(value: str) -> tuple[float, float, float]:
+    """Three positive numbers summing to 1, or to 100 (percent), as fractions."""
     parts = [part.strip() for part in value.split(",")]
     try:
         shares = [float(part) for part in parts]
@@ -894,7 +911,6 @@ def _fit(args: argparse.Namespace) -> None:
 
 def _compare(args: argparse.Namespace) -> None:
     from bayesclass._report import format_comparison
-    from bayesclass.data import train_validation_test_split
     from bayesclass.inference.evaluation.model_comparison import parse_families
 
     families = parse_families(args.model)
@@ -906,7 +922,7 @@ def _compare(args: argparse.Namespace) -> None:
     if args.report is not None:
         _check_output(args.report, ".html", flag="--report")
     baselines = _baselines(args.baselines)
-    fractions = _split_fractions(args.split)
+    fractions = _split_fractions(args)
     loss = _loss_matrix(args.loss_matrix)
     model, sampler, data = _setup(args)
     if loss is not None:
@@ -915,17 +931,9 @@ def _compare(args: argparse.Namespace) -> None:
         except ValueError as error:
             raise UsageError(f"--loss-matrix: {error}") from None
     seed = args.seed if args.seed is not None else 0
-    try:
-        train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=seed)
-    except ValueError as error:
-        raise UsageError(f"--split {args.split}: {error}") from None
-    print(
-        f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed {seed}), "
-        f"split {'/'.join(f'{fraction:g}' for fraction in fractions)}"
-    )
+    train, heldout = _heldout_parts(args, data, fractions, seed)
     result = _run_fit(model, train, method=args.method, sampler=sampler, standardize=_standardize(args), seed=seed)
     _debug_timings(result)
-    heldout = {"validation": validation, "test": test}
     print(format_comparison(result, heldout, baselines=baselines, loss=loss))
     if args.report is not None:
         from bayesclass._report import report
@@ -948,7 +956,6 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
     """``compare --model all`` (or a list): every family on the same split, ranked by PSIS-LOO and held-out scores."""
     import time
 
-    from bayesclass.data import train_validation_test_split
     from bayesclass.inference.evaluation.model_comparison import compare_models
     from bayesclass.reports.model_comparison import format_model_comparison
 
@@ -964,7 +971,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
     if args.out is not None and not args.out.parent.resolve().is_dir():
         raise UsageError(f"--out directory {str(args.out.parent)!r} does not exist; create it first")
     baselines = _baselines("all" if args.baselines is None else args.baselines)  # a comparison's default: all
-    fractions = _split_fractions(args.split)
+    fractions = _split_fractions(args)
     seed = args.seed if args.seed is not None else 0
     try:
         hyperparameters = _family_hyperparameters(args, families)
@@ -979,10 +986,8 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
             get_model(family, **values)  # invalid values: before the split and any fit
     except (ValueError, TypeError) as error:
         raise UsageError(error) from None
-    try:
-        train_validation_test_split(data, fractions=fractions, random_seed=seed)
-    except ValueError as error:
-        raise UsageError(f"--split {args.split}: {error}") from None
+    _, heldout = _heldout_parts(args, data, fractions, seed, quiet=True)  # a bad split or test table: before any fit
+    test = next(iter(heldout.values())) if args.test_data else None
     started = time.perf_counter()
     try:
         comparison = compare_models(
@@ -995,6 +1000,7 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
             hyperparameters=hyperparameters,
             baselines=baselines,
             random_seed=seed,
+            test=test,
         )
     except (ValueError, TypeError) as error:  # found before any fit (a constant training column to scale ...)
         raise UsageError(error) from None
@@ -1002,11 +1008,9 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         reasons = "; ".join(f"{family}: {reason}" for family, reason in comparison.unavailable.items())
         raise UsageError(f"none of the families {', '.join(families)} can take {data.name}: {reasons}")
     rows = ", ".join(f"{n} {part}" for part, n in comparison.n_rows.items())
-    split = "/".join(f"{fraction:g}" for fraction in fractions)
+    split = "split " + "/".join(f"{fraction:g}" for fraction in fractions) if test is None else "no split (--test-data)"
     dropped = f" ({data.missing.dropped_rows} rows with blank cells dropped)" if data.missing.dropped_rows else ""
-    print(
-        f"{data.name}{dropped}: {rows} rows (seed {seed}), split {split}; {time.perf_counter() - started:.1f} s in all"
-    )
+    print(f"{data.name}{dropped}: {rows} rows (seed {seed}), {split}; {time.perf_counter() - started:.1f} s in all")
     print(format_model_comparison(comparison))
     if args.out is not None:
         args.out.mkdir(exist_ok=True)
@@ -1019,6 +1023,41 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
 
         _write_page(render_model_comparison(comparison, version=__version__), args.report)
     _strict(args, comparison.convergence)  # the verdicts compare_models made (each family's draws diagnosed once)
+
+
+def _heldout_parts(args: argparse.Namespace, data, fractions, seed: int, *, quiet: bool = False):
+    """(training rows, held-out rows by name): the split of ``--data``, or all of it and the ``--test-data`` table."""
+    from bayesclass.data import load_test, train_validation_test_split
+    from bayesclass.data.loaders import table_suffix
+
+    if args.test_data is None:
+        try:
+            train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=seed)
+        except ValueError as error:
+            raise UsageError(f"--split {args.split or '0.6,0.2,0.2'}: {error}") from None
+        if not quiet:
+            print(
+                f"{data.name}: {train.n_obs} training, {validation.n_obs} validation, {test.n_obs} test rows (seed "
+                f"{seed}), split {'/'.join(f'{fraction:g}' for fraction in fractions)}"
+            )
+        return train, {"validation": validation, "test": test}
+    try:
+        if table_suffix(args.test_data) is None:
+            raise ValueError(f"--test-data {args.test_data!r} must be a .csv, .tsv or .parquet file")
+        if args.target is None:
+            raise ValueError(f"--test-data {args.test_data}: name the class column with --target COLUMN (as in --data)")
+        csv_format = None if table_suffix(args.test_data) == ".parquet" else _csv_format(args)
+        options = {"target": args.target, "missing": args.missing, "csv_format": csv_format}
+        rows = load_test(args.test_data, data, argument="--test-data", **options)
+    except (ValueError, TypeError) as error:
+        raise UsageError(error) from None
+    name = "test" if rows.name == "train" else rows.name
+    if not quiet:
+        dropped = f"; {rows.missing.dropped_rows} with blank cells dropped" if rows.missing.dropped_rows else ""
+        print(
+            f"{data.name}: fitted on all {data.n_obs} rows (seed {seed}); scored on {name}, {rows.n_obs} rows{dropped}"
+        )
+    return data, {name: rows}
 
 
 def _family_hyperparameters(args: argparse.Namespace, families: tuple[str, ...]) -> dict[str, dict[str, object]]:
@@ -1060,17 +1099,21 @@ def _report(args: argparse.Namespace) -> None:
         results = {str(path): load_result(path) for path in args.run}
         heldout = None
         if args.data is not None:
+            from bayesclass.data import load_test
+            from bayesclass.inference.evaluation.report_evaluation import training_rows
+
             if _is_table_file(args.data) and args.target is None:
                 raise ValueError(f"--data {args.data} is a table file: name its class column with --target COLUMN")
-            used = dict.fromkeys(
-                name for result in results.values() for name in result_info(data_result(result)).feature_names
-            )
-            options: dict[str, object] = {"missing": args.missing, "features": list(used)}
+            training = training_rows(next(iter(results.values())))  # its columns, levels and classes code the rows
             if _is_table_file(args.data):
-                heldout = load(args.data, target=args.target, csv_format=_csv_format(args), **options)
+                options = {"target": args.target, "missing": args.missing, "csv_format": _csv_format(args)}
+                rows = load_test(args.data, training, argument="--data", **options)
             else:
                 _no_csv_format(args)
-                heldout = load(args.data, **options, **({} if args.target is None else {"target": args.target}))
+                target = {} if args.target is None else {"target": args.target}
+                builtin = load(args.data, missing=args.missing, features=list(training.feature_names), **target)
+                rows = load_test(builtin, training, argument="--data")
+            heldout = {rows.name: rows}
         if loss is not None:
             for result in results.values():
                 loss.aligned(result_info(data_result(result)).class_names)

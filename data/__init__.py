@@ -5,7 +5,7 @@ Everything a model or the CLI needs from this package is re-exported here.
 
 from bayesclass.data.csvfile import CsvChunk, CsvFormat, count_csv_rows, features_from_csv, load_csv, read_csv_chunks
 from bayesclass.data.dataset import Dataset, FeatureKind, check_features
-from bayesclass.data.loaders import DatasetInfo, available, load, load_parquet
+from bayesclass.data.loaders import DatasetInfo, available, load, load_parquet, load_test
 from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
 from bayesclass.data.split import split_row_indices, train_validation_test_split
 from bayesclass.data.synthetic import (
@@ -29,6 +29,7 @@ __all__ = [
     "check_features",
     "load",
     "load_parquet",
+    "load_test",
     "logistic_known_weights",
     "MissingRecord",
     "features_from_csv",

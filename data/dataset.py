@@ -487,6 +487,63 @@ class Dataset:
             provenance=f"{self.provenance}; {index.size} of {self.n_obs} rows",
         )
 
+    def coded_as(self, training: Dataset, *, argument: str = "test") -> Dataset:
+        """These rows in ``training``'s coding: its feature columns (by name, in its order), level codes and classes.
+
+        A test table loaded on its own codes its levels and classes by what it holds (a level it lacks shifts the
+        codes of the others); this maps them by name onto the training data's, so that a code means the same level
+        in both. Columns the training data do not use are left out.
+
+        Parameters
+        ----------
+        training : Dataset
+            The rows the models are fitted on.
+        argument : str, default "test"
+            How messages name these rows (``"--test-data"`` on the command line).
+
+        Returns
+        -------
+        Dataset
+            The rows with ``training``'s features, kinds, ``category_names`` and ``class_names``.
+
+        Raises
+        ------
+        ValueError
+            A training column missing, a column holding text where the training data hold numbers (or the
+            reverse), a level or class not seen in training: each named, with the fix.
+        """
+        absent = [column for column in training.feature_names if column not in self.feature_names]
+        if absent:
+            raise ValueError(
+                f"{argument}: {self.name!r} lacks the training column(s) {absent}; its columns are "
+                f"{list(self.feature_names)}: give a table with the training columns {list(training.feature_names)}"
+            )
+        rows = self.select_features(training.feature_names, name=self.name)
+        X = rows.X.copy()
+        for index, column in enumerate(training.feature_names):  # the columns of a table, not a model loop
+            levels, own = training.category_names.get(column), rows.category_names.get(column)
+            if (levels is None) != (own is None):
+                held, fitted = ("text levels", "numbers") if own is not None else ("numbers", "text levels")
+                raise ValueError(
+                    f"{argument}: column {column!r} holds {held} but the training data hold {fitted} "
+                    "in it; give the column as in the training table"
+                )
+            if levels is not None and own is not None:
+                X[:, index] = _recoded(
+                    X[:, index].astype(np.int64), own, levels, argument, f"level(s) of column {column!r}"
+                )
+        y = _recoded(rows.y, rows.class_names, training.class_names, argument, "class(es)")
+        same_classes = rows.class_names == training.class_names
+        return replace(
+            rows,
+            X=X,
+            y=y,
+            feature_kinds=training.feature_kinds,
+            class_names=training.class_names,
+            category_names=dict(training.category_names),
+            true_class_proba=rows.true_class_proba if same_classes else None,
+        )
+
     def select_features(self, names: Sequence[str], *, name: str | None = None) -> Dataset:
         """The columns ``names`` (in that order), e.g. a 2-input slice of a data set for a GP.
 
@@ -681,6 +738,18 @@ class Dataset:
             X=(self.X - mean) / std,
             provenance=f"{self.provenance}; standardized (ddof=0) with the mean/std of {reference.name!r} ({scale})",
         )
+
+
+def _recoded(codes: np.ndarray, own: Sequence[str], known: Sequence[str], where: str, what: str) -> np.ndarray:
+    """``codes`` of the names ``own`` as codes of the same names in ``known``; a used name not there is an error."""
+    position = {name: index for index, name in enumerate(known)}
+    mapping = np.array([position.get(name, -1) for name in own], dtype=np.int64)
+    unseen = [own[code] for code in np.unique(codes) if mapping[code] < 0]
+    if unseen:
+        raise ValueError(
+            f"{where}: {what} {unseen} not seen in training (known: {list(known)}); drop those rows or refit with them"
+        )
+    return mapping[codes]
 
 
 def _coded_by_values(X: np.ndarray, index: int, column: str, max_levels: int) -> tuple[np.ndarray, tuple[str, ...]]:

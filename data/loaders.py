@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -29,6 +29,7 @@ __all__ = [
     "builtin_tables",
     "load",
     "load_parquet",
+    "load_test",
     "table_suffix",
 ]
 
@@ -545,6 +546,81 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
         dataset,
         origin=replace(dataset.origin, source=dataset.origin.source or name, arguments=tuple(sorted(recorded.items()))),
     )
+
+
+def load_test(
+    table: object,
+    training: Dataset,
+    *,
+    argument: str = "test",
+    target: str | None = None,
+    missing: MissingPolicy = "error",
+    csv_format: CsvFormat | None = None,
+) -> Dataset:
+    """The analyst's own test table, coded as the training data (:meth:`Dataset.coded_as`).
+
+    Parameters
+    ----------
+    table : Dataset, pandas.DataFrame, str or PathLike
+        The test rows: a Dataset, a DataFrame holding the training columns and the class column ``target``, or a
+        CSV, TSV or parquet file holding them.
+    training : Dataset
+        The rows the models are fitted on: their columns, levels and classes code the test table.
+    argument : str, default "test"
+        How messages name the table (``"--test-data"`` on the command line).
+    target : str, optional
+        The class column of a DataFrame or file (required for them).
+    missing : {"error", "drop"}, default "error"
+        A blank cell in a used column of a DataFrame or file: refuse the table, or drop the row.
+    csv_format : CsvFormat, optional
+        Delimiter, decimal mark and encoding of a CSV or TSV file.
+
+    Returns
+    -------
+    Dataset
+        The test rows with the training data's features, kinds, levels and classes; named after the file.
+
+    Raises
+    ------
+    TypeError
+        ``table`` is none of these.
+    ValueError
+        No ``target`` for a DataFrame or file, a training column missing, an unseen level or class, a blank cell
+        under ``missing="error"``: the message starts with ``argument``.
+    """
+    import pandas as pd
+
+    schema: dict[str, object] = {
+        "features": list(training.feature_names),
+        "missing": missing,
+        "category_names": dict(training.category_names),
+        "class_names": tuple(training.class_names),
+    }
+    shown = table.name if isinstance(table, Dataset) else "a DataFrame" if isinstance(table, pd.DataFrame) else table
+    where = f"{argument} ({shown})"
+    try:
+        if not isinstance(table, Dataset) and not (isinstance(target, str) and target):
+            raise ValueError(f"name the class column of {shown} (target=COLUMN, --target on the command line)")
+        if isinstance(table, Dataset):
+            rows = table
+        elif isinstance(table, pd.DataFrame):
+            rows = Dataset.from_frame(table, target=cast(str, target), name="test", **schema)  # type: ignore[arg-type]
+        elif isinstance(table, (str, os.PathLike)) and table_suffix(table) is not None:
+            file_format = {} if table_suffix(table) == ".parquet" else {"csv_format": csv_format}
+            rows = replace(load(table, target=target, **schema, **file_format), name=Path(table).name)
+        else:
+            raise TypeError(
+                f"{argument} must be a Dataset, a pandas DataFrame or the path of a .csv, .tsv or .parquet file, got "
+                f"{table!r}"
+            )
+        return rows.coded_as(training, argument=where)
+    except ValueError as error:
+        message = str(error)
+        prefix = "" if message.startswith(where) else f"{where}: "
+        raise ValueError(
+            f"{prefix}{message} (a test table is coded as the training data {training.name!r}: its columns "
+            f"{list(training.feature_names)}, their levels and its classes {list(training.class_names)})"
+        ) from None
 
 
 def _with_options(

@@ -33,6 +33,7 @@ __all__ = [
     "estimates_section",
     "generative_section",
     "headline_table",
+    "ranking_section",
     "number",
     "performance_section",
     "summary_section",
@@ -233,6 +234,80 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
         if omitted:
             blocks.append(Text("Not concluded: " + "; ".join(omitted) + "."))
     return Section("conclusion", "Conclusion", tuple(blocks)) if blocks else None
+
+
+def ranking_section(rankings: Sequence[rd.RunRanking], runs: Sequence[rd.RunEvaluation]) -> Section:
+    """The opening of a page of several runs scored on the same given rows: one conclusion, one ranking table.
+
+    The conclusion is the best run against the runner-up (paired per-row log losses, worded by
+    :func:`~bayesclass.reports.conclusion.score_sentence`) and one line of the runs' convergence verdicts; the table
+    ranks the runs, best first: log loss, Brier score and accuracy, each with the standard error of its mean over the
+    rows, and the paired difference of per-row log losses to the best with its standard error.
+
+    Parameters
+    ----------
+    rankings : sequence of RunRanking
+        The runs' ranking on each given held-out split.
+    runs : sequence of RunEvaluation
+        The runs (their convergence verdicts).
+
+    Returns
+    -------
+    Section
+        The ``conclusion`` section.
+    """
+    from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ConvergenceFinding, ScoreFinding
+    from bayesclass.reports.conclusion import score_sentence
+
+    blocks: list = []
+    verdicts = {
+        run.summary.label: run.conclusion.convergence
+        for run in runs
+        if run.conclusion is not None and isinstance(run.conclusion.convergence, ConvergenceFinding)
+    }
+    failed = [label for label, finding in verdicts.items() if finding.verdict == "fail"]
+    if failed:
+        blocks.append(Text(f"Convergence FAILED for {', '.join(failed)}: their numbers are not to be trusted until a "
+                           "rerun passes (each run's section below says what failed).", kind="alert"))  # fmt: skip
+    elif any(finding.verdict == "pass" for finding in verdicts.values()):
+        passed = [label for label, finding in verdicts.items() if finding.verdict == "pass"]
+        blocks.append(Text(f"Convergence: the draws of {', '.join(passed)} pass the verdict.", kind="verdict"))
+    for ranking in rankings:
+        if not ranking.rows:
+            blocks.append(Text(f"No ranking of the runs on {ranking.split}: {ranking.reason}.", kind="alert"))
+            continue
+        if isinstance(ranking.finding, ScoreFinding):
+            blocks.append(Text(score_sentence(ranking.finding, among="the runs")))
+        estimates = dict(ranking.estimates)
+
+        def cell(label: str, metric: str, value: float, spec: str, ranking: rd.RunRanking = ranking) -> str:
+            error = ranking.standard_errors.get(label, {}).get(metric)
+            return number(value, spec) + ("" if error is None else f" ± {number(error, '.2g')}")
+
+        blocks.append(
+            Table(
+                f"The runs ranked by held-out log loss on {ranking.split} ({ranking.n_rows} rows of "
+                f"{ranking.data_name}), best first",
+                ("run", "estimate", "log loss", "Brier", "accuracy", "diff", "se"),
+                tuple(
+                    (
+                        row.label,
+                        estimates.get(row.label, ""),
+                        cell(row.label, "log_loss", row.log_loss, ".4f"),
+                        cell(row.label, "brier", row.brier, ".4f"),
+                        cell(row.label, "accuracy", row.accuracy, ".3f"),
+                        number(row.difference, ".4f") + (" *" if row.larger_than_noise else ""),
+                        number(row.standard_error, ".4f"),
+                    )
+                    for row in ranking.rows
+                ),
+                note="Each run's own first estimate (its posterior mean probabilities where it has draws); ± one "
+                "standard error of the mean over the rows; diff: the mean per-row log loss minus the best run's, se "
+                f"its standard error (paired rows), * above {NOISE_MULTIPLE:g} SE. Each run's sections are folded "
+                "below.",
+            )
+        )
+    return Section("conclusion", "Conclusion", tuple(blocks))
 
 
 def _has_verdict(run: rd.RunEvaluation) -> bool:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.data import Dataset, split_row_indices, train_validation_test_split
+from bayesclass.data import Dataset, load_test, split_row_indices, train_validation_test_split
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
 from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
@@ -434,13 +434,19 @@ def compare_models(
     baselines: str | Sequence[str] = "all",
     with_stack: bool = True,
     random_seed: int = 0,
+    test: Any = None,
+    target: str | None = None,
 ) -> ModelComparison:
     """Fit every family that can take ``data`` on one split and rank them by PSIS-LOO and held-out scores.
+
+    With the analyst's own ``test`` table, nothing is split: every family is fitted on all the rows of ``data``
+    (PSIS-LOO ranks them on those) and the held-out ranking is on the test table's rows, under the table's name.
+    No validation rows are needed: nothing in a comparison is tuned on them.
 
     Parameters
     ----------
     data : Dataset
-        The whole table (:func:`bayesclass.load`); it is split here.
+        The whole table (:func:`bayesclass.load`); it is split here (without ``test``), else the training rows.
     families : str or sequence of str, default "all"
         ``"all"`` (every family of the registry), a comma-separated string or a list of registry names.
     fractions : (float, float, float), default (0.6, 0.2, 0.2)
@@ -461,6 +467,12 @@ def compare_models(
         Also stack the families that have posterior draws (:func:`stack_families`) and score the stack beside them.
     random_seed : int, default 0
         Seed of the split and of every fit.
+    test : Dataset, pandas.DataFrame, str or PathLike, optional
+        The analyst's own test table (a Dataset, a DataFrame, or a CSV/TSV/parquet file), coded as ``data``
+        (:func:`bayesclass.data.load_test`: the same columns, levels and classes; blank cells as
+        ``data.missing.policy``); ``fractions`` is then unused.
+    target : str, optional
+        The class column of a DataFrame or file ``test``.
 
     Returns
     -------
@@ -469,10 +481,12 @@ def compare_models(
     Raises
     ------
     TypeError
-        ``data`` not a Dataset, ``families`` or ``baselines`` not names, ``sampler`` not SamplerSettings.
+        ``data`` not a Dataset, ``families`` or ``baselines`` not names, ``sampler`` not SamplerSettings, ``test``
+        none of the accepted kinds.
     ValueError
         Unknown families, hyperparameters of a family not compared or invalid for it, a method that is not a
-        sampler, bad split fractions or seed, a bad ``standardize`` (or a constant training column to scale).
+        sampler, bad split fractions or seed, a bad ``standardize`` (or a constant training column to scale), a
+        ``test`` table not coded like ``data`` (a column missing, an unseen level or class; named).
     """
     if not isinstance(data, Dataset):
         raise TypeError(f"data must be a bayesclass Dataset (bayesclass.load), got {type(data).__name__}")
@@ -488,8 +502,7 @@ def compare_models(
     if not isinstance(with_stack, bool):
         raise TypeError(f"with_stack must be True or False, got {with_stack!r}")
     models = {name: get_model(name, **(hyperparameters or {}).get(name, {})) for name in names}
-    train, validation, test = train_validation_test_split(data, fractions=fractions, random_seed=random_seed)
-    _, validation_rows, test_rows = split_row_indices(data, fractions=fractions, random_seed=random_seed)
+    train, heldout, row_ids = heldout_splits(data, fractions, random_seed, test=test, target=target)
     check_standardize(train, standardize)  # a bad value or a constant column to scale: before any fit
     settings = sampler if sampler is not None else SamplerSettings()
     fits = tuple(
@@ -498,14 +511,47 @@ def compare_models(
     )
     return rank(
         fits,
-        {"validation": validation, "test": test},
+        heldout,
         n_train=train.n_obs,
         data_name=data.name,
         baselines=baselines,
         random_seed=random_seed,
         with_stack=with_stack,
-        row_ids={"validation": validation_rows, "test": test_rows},
+        row_ids=row_ids,
     )
+
+
+def heldout_splits(
+    data: Dataset, fractions: tuple[float, float, float], random_seed: int, *, test: Any = None, target=None
+) -> tuple[Dataset, dict[str, Dataset], dict[str, np.ndarray]]:
+    """The training rows, the held-out splits by name and their rows' positions in their table.
+
+    Parameters
+    ----------
+    data : Dataset
+        The table to split, or (with ``test``) the training rows.
+    fractions : (float, float, float)
+        Shares of training, validation and test rows (without ``test``).
+    random_seed : int
+        Seed of the split.
+    test : Dataset, pandas.DataFrame, str or PathLike, optional
+        The analyst's own test table (:func:`bayesclass.data.load_test`, blanks as ``data.missing.policy``).
+    target : str, optional
+        Its class column (a DataFrame or file).
+
+    Returns
+    -------
+    (Dataset, dict of str to Dataset, dict of str to numpy.ndarray)
+        Without ``test``: the training part and ``{"validation": ..., "test": ...}`` of the stratified split;
+        with it: all of ``data`` and ``{<the test table's name>: rows}`` (``"test"`` where that name is "train").
+    """
+    if test is None:
+        train, validation, test_part = train_validation_test_split(data, fractions=fractions, random_seed=random_seed)
+        _, validation_rows, test_rows = split_row_indices(data, fractions=fractions, random_seed=random_seed)
+        return train, {"validation": validation, "test": test_part}, {"validation": validation_rows, "test": test_rows}
+    rows = load_test(test, data, target=target, missing=data.missing.policy)
+    name = "test" if rows.name == "train" else rows.name
+    return data, {name: rows}, {name: np.arange(rows.n_obs)}
 
 
 def stack_families(

@@ -19,7 +19,8 @@ import numpy as np
 from bayesclass.inference.criticism.unavailable import Unavailable  # re-exported: what reports show as n/a
 
 if TYPE_CHECKING:
-    from bayesclass.inference.evaluation.conclusions import Conclusion
+    from bayesclass.inference.evaluation.conclusions import Conclusion, Omitted, ScoreFinding
+    from bayesclass.inference.evaluation.model_comparison import HeldoutRow
 
 #: the short name of each point estimate kind, shared by score tables and study records ("MAP plug-in") and the
 #: pages rendered from these records (table rows, legends, figure markers)
@@ -53,6 +54,7 @@ __all__ = [
     "ParameterPanel",
     "ReportData",
     "RunEvaluation",
+    "RunRanking",
     "RunSummary",
     "SamplerStatistics",
     "SplitDecisions",
@@ -666,6 +668,43 @@ class LooComparison:
 
 
 @dataclass(frozen=True)
+class RunRanking:
+    """Several runs ranked on the same held-out rows: each run's own first estimate (its posterior where it has one).
+
+    Parameters
+    ----------
+    split : str
+        The held-out rows' name (the test table's file name on the command line).
+    data_name : str
+        The held-out data's name.
+    n_rows : int
+        Its rows.
+    estimates : tuple of (str, str)
+        Run label -> the estimate of it ranked (``"posterior"``, ``"MAP plug-in"``, ``"stack (stacking)"`` ...).
+    rows : tuple of HeldoutRow
+        The runs best first by log loss, with the paired per-row difference to the best and its standard error
+        (:func:`~bayesclass.inference.evaluation.model_comparison.rank_heldout`).
+    standard_errors : dict
+        Run label -> metric -> the standard error of its mean score over the rows (None where a per-row score is
+        infinite).
+    finding : ScoreFinding or Omitted
+        The best run against the runner-up (:func:`~bayesclass.inference.evaluation.conclusions.paired_log_loss`):
+        the page's conclusion.
+    reason : str, default ""
+        Why there is no ranking ("" where there is one; ``rows`` is then empty).
+    """
+
+    split: str
+    data_name: str
+    n_rows: int
+    estimates: tuple[tuple[str, str], ...]
+    rows: tuple[HeldoutRow, ...]
+    standard_errors: dict[str, dict[str, float | None]]
+    finding: ScoreFinding | Omitted | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class ReportData:
     """What a report page shows: every run's evaluation, their LOO comparison, and the evaluation's warnings.
 
@@ -681,6 +720,9 @@ class ReportData:
         Every warning the evaluation raised, verbatim.
     bayesclass_version : str
         The version that computed the page.
+    ranking : tuple of RunRanking, default ()
+        Several runs scored on the same given held-out rows: their ranking per split, the page's opening (the
+        runs' own sections are then folded below it).
     """
 
     runs: tuple[RunEvaluation, ...]
@@ -688,6 +730,7 @@ class ReportData:
     interval_prob: float
     warnings: tuple[str, ...]
     bayesclass_version: str
+    ranking: tuple[RunRanking, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from bayesclass.inference.evaluation.conclusions import (
     ConvergenceFinding,
     Omitted,
     conclude,
+    paired_log_loss,
     result_convergence,
 )
 from bayesclass.inference.evaluation.heldout import (
@@ -52,6 +53,7 @@ from bayesclass.inference.evaluation.parameters import (
     point_estimate_kinds,
 )
 from bayesclass.inference.evaluation.report_plots import CALIBRATION_DRAWS, boundary, latent_curve, thinned
+from bayesclass.inference.evaluation.scores import score_table
 from bayesclass.inference.prediction.decisions import LossMatrix, decide, expected_loss
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict
 from bayesclass.inference.result import (
@@ -74,7 +76,9 @@ __all__ = [
     "evaluate_comparison",
     "evaluate_for_report",
     "labelled_results",
+    "predicted_splits",
     "predictive_check_record",
+    "rank_runs",
     "validation_rows",
 ]
 
@@ -122,9 +126,12 @@ def evaluate_for_report(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         comparison = _loo_comparison(runs) if len(runs) > 1 else None
-        evaluations = []
+        evaluations, predicted = [], {}
         for label, result in runs.items():
             rows, reason = (given, "") if given is not None else validation_rows(result)
+            predicted[label] = predicted_splits(
+                result, rows, baselines=baselines, interval_prob=interval_prob, random_seed=random_seed
+            )
             evaluations.append(
                 evaluate_run(
                     result,
@@ -136,27 +143,112 @@ def evaluate_for_report(
                     baselines=baselines,
                     interval_prob=interval_prob,
                     random_seed=random_seed,
+                    predicted=predicted[label],
                 )
             )
+        ranking = rank_runs(runs, predicted) if given is not None and len(runs) > 1 else ()
     raised = tuple(f"{w.category.__name__}: {w.message}" for w in caught)
-    return rd.ReportData(tuple(evaluations), comparison, interval_prob, raised, bayesclass_version)
+    return rd.ReportData(tuple(evaluations), comparison, interval_prob, raised, bayesclass_version, ranking)
 
 
-def evaluate_run(
-    result, *, label, heldout, no_heldout_reason, loss, features, baselines, interval_prob, random_seed
-) -> rd.RunEvaluation:
-    """One run's :class:`RunEvaluation` (see :func:`evaluate_for_report`)."""
-    if is_stack(result):
-        return evaluate_stack_run(
-            result, label=label, heldout=heldout, no_heldout_reason=no_heldout_reason, loss=loss, baselines=baselines,
-            interval_prob=interval_prob, random_seed=random_seed,
-        )  # fmt: skip
-    info = result_info(result)
-    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
-    predicted = {  # every estimate predicted once per split, shared by the scores and the decisions
+def predicted_splits(
+    result, heldout: Mapping[str, Dataset], *, baselines: Sequence[str], interval_prob: float, random_seed: int
+) -> dict[str, tuple[Dataset, PredictedEstimates]]:
+    """Every estimate of ``result`` (and the baselines) predicted once per held-out split, with the split's rows.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        A fitted result (or a stack).
+    heldout : mapping of str to Dataset
+        Held-out rows by split.
+    baselines : sequence of str
+        Baselines to fit on the result's training rows and predict.
+    interval_prob : float
+        Probability mass of the posterior intervals.
+    random_seed : int
+        Seed of the randomised baselines.
+
+    Returns
+    -------
+    dict of str to (Dataset, Estimates)
+        Per split, its rows and :func:`heldout_estimates` of them, shared by the scores, decisions and rankings.
+    """
+    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines and heldout else None
+    return {
         split: (data, heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob))
         for split, data in heldout.items()
     }
+
+
+def rank_runs(
+    runs: Mapping[str, xr.DataTree], predicted: Mapping[str, Mapping[str, tuple[Dataset, PredictedEstimates]]]
+) -> tuple[rd.RunRanking, ...]:
+    """Several runs ranked on the same held-out rows by each run's own first estimate (its posterior if any).
+
+    The same functions as every held-out ranking: :func:`score_table`,
+    :func:`~bayesclass.inference.evaluation.model_comparison.rank_heldout` (the paired per-row difference to the
+    best) and :func:`~bayesclass.inference.evaluation.conclusions.paired_log_loss` (the best against the runner-up).
+
+    Parameters
+    ----------
+    runs : mapping of str to xarray.DataTree
+        The runs by label.
+    predicted : mapping of str to mapping of str to (Dataset, Estimates)
+        Per run, :func:`predicted_splits` of the same held-out splits.
+
+    Returns
+    -------
+    tuple of RunRanking
+        One per split; without rows and with the reason where the runs have different classes.
+    """
+    from bayesclass.inference.evaluation.model_comparison import rank_heldout
+
+    headline = {label: next(iter(estimate_labels(result).values())) for label, result in runs.items()}
+    rankings = []
+    for split, (data, _) in next(iter(predicted.values())).items():
+        estimates = {label: predicted[label][split][1] for label in runs}
+        first = next(iter(estimates.values()))
+        chosen = tuple((label, headline[label]) for label in runs)
+        if any(own.class_names != first.class_names for own in estimates.values()):
+            classes = "; ".join(f"{label}: {', '.join(own.class_names)}" for label, own in estimates.items())
+            reason = f"the runs were fitted on different classes ({classes}); rank runs of the same classes"
+            rankings.append(rd.RunRanking(split, data.name, data.n_obs, chosen, (), {}, None, reason))
+            continue
+        proba = {label: estimates[label].proba[estimate] for label, estimate in chosen}
+        table = score_table(proba, first.y, class_names=first.class_names)
+        errors = {label: standard_errors(estimates[label]).get(estimate, {}) for label, estimate in chosen}
+        finding = paired_log_loss({label: p for label, p in proba.items() if p is not None}, first.y, split=split)
+        rankings.append(
+            rd.RunRanking(split, data.name, data.n_obs, chosen, rank_heldout(proba, first.y, table), errors, finding)
+        )
+    return tuple(rankings)
+
+
+def evaluate_run(
+    result,
+    *,
+    label,
+    heldout,
+    no_heldout_reason,
+    loss,
+    features,
+    baselines,
+    interval_prob,
+    random_seed,
+    predicted=None,
+) -> rd.RunEvaluation:
+    """One run's :class:`RunEvaluation` (see :func:`evaluate_for_report`; ``predicted``: :func:`predicted_splits`)."""
+    if predicted is None:
+        predicted = predicted_splits(
+            result, heldout, baselines=baselines, interval_prob=interval_prob, random_seed=random_seed
+        )
+    if is_stack(result):
+        return evaluate_stack_run(
+            result, label=label, heldout=heldout, no_heldout_reason=no_heldout_reason, loss=loss, baselines=baselines,
+            predicted=predicted, random_seed=random_seed,
+        )  # fmt: skip
+    info = result_info(result)
     scores = tuple(
         _scores(result, split, data, estimates, baselines=baselines, loss=loss)
         for split, (data, estimates) in predicted.items()
@@ -194,7 +286,7 @@ def evaluate_run(
 
 
 def evaluate_stack_run(
-    result, *, label, heldout, no_heldout_reason, loss, baselines, interval_prob, random_seed
+    result, *, label, heldout, no_heldout_reason, loss, baselines, predicted, random_seed
 ) -> rd.RunEvaluation:
     """A stack's :class:`RunEvaluation`: its members and weights, and the same scores, calibration and decisions.
 
@@ -204,11 +296,6 @@ def evaluate_stack_run(
     """
     stack = stack_info(result)
     info = result_info(data_result(result))
-    fitted = fit_baselines(result, baselines, random_seed=random_seed) if baselines else None
-    predicted = {
-        split: (data, heldout_estimates(result, data, baselines=fitted, interval_prob=interval_prob))
-        for split, data in heldout.items()
-    }
     scores = tuple(
         _scores(result, split, data, estimates, baselines=baselines, loss=loss)
         for split, (data, estimates) in predicted.items()

@@ -118,7 +118,10 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
     data = cell.dataset.load(cell.repeat)
     rows = np.arange(data.n_obs)
     split_seed = (cell.seed * 1_000_003 + cell.repeat) % 2**31
-    pool, test = train_test_split(rows, test_size=cell.test_fraction, random_state=split_seed, stratify=data.y)
+    if cell.dataset.test is not None:  # a fixed test table: every row is in the pool
+        pool, test = rows, np.zeros(0, dtype=int)
+    else:
+        pool, test = train_test_split(rows, test_size=cell.test_fraction, random_state=split_seed, stratify=data.y)
     if cell.size < len(pool) and cell.dataset.redraw:
         pool = _simple_random_sample(pool, data.y, cell.size, split_seed + 1)
     elif cell.size < len(pool):
@@ -136,6 +139,8 @@ def cell_data(cell: Cell) -> tuple[Dataset, Dataset]:
             provenance=f"{data.provenance}; {which} rows of {note}",
         )
 
+    if cell.dataset.test is not None:
+        return part(pool, "train"), cell.dataset.load_test(data)
     return part(pool, "train"), part(test, "test")
 
 

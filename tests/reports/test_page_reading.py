@@ -28,6 +28,7 @@ from bayesclass.reports.html import write_report
 from bayesclass.reports.sections import FOLD_ROWS
 from tests.reports.browser import ABOVE_THE_FOLD, PageLayout
 from tests.reports.test_study import SMALL
+from tests.test_cli_test_data import multi_run_page, pima, three_runs  # noqa: F401 (fixtures)
 
 #: where the screenshots go (kept after the run, for a reader)
 SCREENSHOTS = Path(os.environ.get("BAYESCLASS_SCREENSHOTS", Path(__file__).resolve().parents[2] / "build/screenshots"))
@@ -140,3 +141,63 @@ def test_the_example_studys_page_reads_from_the_top(browser, tmp_path):
     bs.write_example(tmp_path / "example.toml")
     spec_text = (tmp_path / "example.toml").read_text(encoding="utf-8")
     _check_study(_study_page(spec_text, tmp_path, "study_example"), browser, "study_example")
+
+
+# -- the analyst's own test table: compare --test-data, and a report of several runs on it ----------------------
+
+
+def test_the_compare_test_data_pages_read_from_the_top(browser, pima, tmp_path):  # noqa: F811 (a fixture)
+    """``compare --test-data``: the one family's page opens with its headline on the test table's rows (Laplace
+    draws: no convergence verdict to box); the page of several families (parquet test table) is self-contained and
+    draws its figures."""
+    from tests.test_cli_test_data import _run
+
+    one, families = tmp_path / "one.html", tmp_path / "families.html"
+    common = ("--data", str(pima / "pima_tr.csv"), "--target", "type", "--no-progress")
+    test_csv, test_parquet = ("--test-data", str(pima / "pima_te.csv")), ("--test-data", str(pima / "pima_te.parquet"))
+    assert _run("compare", *common, "--method", "laplace", *test_csv, "--report", str(one))[0] == 0
+    layout = browser.layout(one, screenshots=SCREENSHOTS, name="compare_test_data")
+    html = one.read_text(encoding="utf-8")
+    opening = layout.section_blocks("conclusion")
+    assert opening[0].text == "Conclusion" and html.index('id="run0-conclusion"') < html.index("<nav>")
+    headline = next(block for block in opening if block.tag == "table")
+    assert "Posterior vs point estimates on pima_te.csv (332 held-out rows" in headline.text
+    assert headline.box.bottom <= ABOVE_THE_FOLD
+    assert re.search(r"posterior\s*\d\.\d+ \[\d\.\d+, \d\.\d+\]", headline.text), headline.text
+    assert layout.scroll_width <= layout.viewport_width and layout.images
+    assert all(image.box.width > 0 and image.natural_width <= layout.content_width + 1 for image in layout.images)
+    _check_markup(html)
+    flags = ("--model", "logistic,naive_bayes", "--method", "exact", "--draws", "200", "--baselines", "none")
+    assert _run("compare", *common, *flags, *test_parquet, "--report", str(families))[0] == 0
+    seen = browser.inspect(families, screenshot=tmp_path / "families.png")
+    assert seen.console_errors == () and seen.foreign_requests == () and not seen.ran_script
+    assert seen.images and seen.broken_images == ()
+
+
+def test_a_report_of_several_runs_on_a_test_table_is_short_and_opens_with_their_ranking(
+    browser,
+    multi_run_page,  # noqa: F811 (a fixture)
+    tmp_path,
+):
+    """One conclusion and the runs' ranking in the first screen; each run's sections folded below, so the page is
+    a few screens tall; opened, every folded section lays out as a run's page does."""
+    html = multi_run_page.read_text(encoding="utf-8")
+    layout = browser.layout(multi_run_page, screenshots=SCREENSHOTS, name="report_runs_on_test_table")
+    opening = layout.section_blocks("conclusion")
+    assert opening[0].tag == "h2" and opening[0].text == "Conclusion"
+    ranking = next(block for block in opening if block.tag == "table")
+    assert "The runs ranked by held-out log loss on pima_te.csv" in ranking.text
+    assert ranking.box.bottom <= ABOVE_THE_FOLD, f"the ranking ends at {ranking.box.bottom:.0f} px"
+    sentence = next(block for block in opening if block.tag == "p")
+    assert "scores best by held-out log loss" in sentence.text and sentence.box.bottom <= ABOVE_THE_FOLD
+    assert layout.page_height < 3 * ABOVE_THE_FOLD, f"the folded page is {layout.page_height} px tall"
+    assert layout.scroll_width <= layout.viewport_width
+    _check_markup(html)
+    seen = browser.inspect(multi_run_page, screenshot=tmp_path / "runs.png")
+    assert seen.console_errors == () and seen.foreign_requests == () and not seen.ran_script
+    assert seen.broken_images == ()
+    opened = tmp_path / "runs_open.html"
+    opened.write_text(html.replace('<details class="run">', '<details class="run" open>'), encoding="utf-8")
+    layout = browser.layout(opened, screenshots=SCREENSHOTS, name="report_runs_on_test_table_open")
+    _check_reading(layout, html, headline=False)
+    assert layout.page_height > 3 * ABOVE_THE_FOLD

