@@ -168,6 +168,15 @@ def test_a_member_that_cannot_take_the_data_is_recorded_and_the_study_goes_on(tm
     assert "failed" in bs.report(tmp_path / "out")
 
 
+def test_a_cell_that_failed_the_convergence_verdict_is_left_out_of_the_stack_comparison(stacked):
+    _, _, table, _ = stacked
+    first = table.loc[table["size"] == 20, "key"].iloc[0]
+    failed = table.assign(converged=table["key"].eq(first).map({True: False, False: None}))
+    summary = stack_summary(failed)
+    assert list(summary["cells"]) == [1, 2]
+    assert summary.equals(stack_summary(table[table["key"] != first]))
+
+
 @pytest.mark.slow
 def test_the_stack_example_spec_runs_a_small_grid_with_its_default_samplers(tmp_path):
     """The example's members with their samplers (NUTS for logistic and gcc), one size and repeat per data set."""
