@@ -22,7 +22,7 @@ from bayesclass._lazy import lazy_import
 from bayesclass.inference.evaluation.coverage import coverage_summary
 from bayesclass.inference.studies.differences import posterior_differences
 from bayesclass.inference.studies.runner import current_cells, load_verified
-from bayesclass.inference.studies.stack_summary import stack_summary, stack_weight_summary
+from bayesclass.inference.studies.stack_summary import comparable_rows, stack_summary, stack_weight_summary
 from bayesclass.reports import figures
 from bayesclass.reports.html import PageSection, figures_first, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
@@ -86,22 +86,23 @@ def study_report(out: str | Path, *, title: str | None = None, version: str = ""
     studies = sorted(set(table["study"].dropna()))
     title = title or f"bayesclass study: {', '.join(studies)}"
     ok = table[table["status"] == "ok"]
+    compared = comparable_rows(ok)  # the comparisons leave out the cells that failed the convergence verdict
     colors = estimate_colors(ok["estimate"].dropna().unique())
-    differences = posterior_differences(ok)
-    coverage = coverage_summary(ok)
+    differences = posterior_differences(compared)
+    coverage = coverage_summary(compared)
     opening = [PageSection("conclusion", "Conclusion", _opening(table, differences, coverage))]
     sections = [
         PageSection("summary", "Summary", _summary(table, Path(out))),
         PageSection("curves", "Learning curves", _curves(ok, colors)),
         PageSection("differences", "Posterior minus plug-in", _differences(differences, colors)),
-        PageSection("coverage", "Interval coverage of the truth", _coverage(ok, colors)),
+        PageSection("coverage", "Interval coverage of the truth", _coverage(compared, colors)),
         PageSection("mle", "Where the MLE does not exist", _missing_mle(table)),
         PageSection("calibration", "Calibration", _calibration(ok, colors)),
         PageSection("convergence", "Convergence and failures", _convergence(table)),
         PageSection("cost", "Time per fit", _cost(table)),
     ]
     if (ok["kind"] == "stack").any():
-        sections.insert(2, PageSection("stack", "Stack vs the best single family", _stacks(ok)))
+        sections.insert(2, PageSection("stack", "Stack vs the best single family", _stacks(compared)))
     if rejected:
         sections.insert(1, PageSection("rejected", "Records left out", _rejected(rejected)))
     alerts = []
@@ -135,14 +136,16 @@ def study_conclusion(table, differences) -> list[str]:
     table : pandas.DataFrame
         The study's tidy table (every cell, failed ones included).
     differences : pandas.DataFrame
-        :func:`~bayesclass.inference.studies.differences.posterior_differences` of its finished cells.
+        :func:`~bayesclass.inference.studies.differences.posterior_differences` of its finished cells (it leaves
+        out the cells that failed the convergence verdict).
 
     Returns
     -------
     list of str
-        First how many cells finished, failed, and failed the convergence verdict; then per data set, model and
-        point estimate's plug-in (not the baselines), at which training sizes the posterior's held-out log loss is
-        lower or higher by more than twice the standard error of the paired difference, and where neither is.
+        First how many cells finished, failed, and failed the convergence verdict (left out of the comparisons);
+        then per data set, model and point estimate's plug-in (not the baselines), at which training sizes the
+        posterior's held-out log loss is lower or higher by more than twice the standard error of the paired
+        difference, and where neither is.
     """
     cells = _cells(table)
     finished, failed = int((cells["status"] == "ok").sum()), int((cells["status"] == "error").sum())
@@ -153,6 +156,7 @@ def study_conclusion(table, differences) -> list[str]:
         + (f", {failed} failed (their errors are under 'Convergence and failures')" if failed else "")
         + (
             f"; {not_converged} of {len(sampled)} cells sampled by MCMC failed the convergence verdict"
+            + (" and are left out of the comparisons (paired differences, stack, coverage)" if not_converged else "")
             if len(sampled)
             else ""
         )
@@ -778,6 +782,13 @@ def _convergence(table) -> tuple:
             f"was): {len(failing)} failed the "
             "convergence verdict (r_hat <= 1.01, "
             "bulk and tail ESS >= 400, no divergences); independent draws (exact, laplace) have no verdict."
+            + (
+                " The cells that failed it are listed below and left out of the comparisons (paired differences, "
+                "stack vs the best family, interval coverage); the learning curves, calibration and cost still show "
+                "them."
+                if len(failing)
+                else ""
+            )
         )
     )
     if not failing.empty:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
-from bayesclass.inference.studies.stack_summary import TIE
+from bayesclass.inference.studies.stack_summary import TIE, comparable_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +38,9 @@ def posterior_differences(ok):
     Parameters
     ----------
     ok : pandas.DataFrame
-        The rows of a study's tidy table (:func:`bayesclass.inference.studies.runner.load`) of finished cells.
+        The rows of a study's tidy table (:func:`bayesclass.inference.studies.runner.load`); those of failed cells
+        and of cells that failed the convergence verdict are left out
+        (:func:`~bayesclass.inference.studies.stack_summary.comparable_rows`).
 
     Returns
     -------
@@ -56,6 +58,7 @@ def posterior_differences(ok):
         difference"``. Rows are sorted by data set, model, metric, plug-in and size.
     """
     rows = []
+    ok = comparable_rows(ok)
     for (dataset, model, metric), subset in ok[ok["metric"].isin(DIFFERENCE_METRICS)].groupby(
         ["dataset", "model", "metric"], sort=True
     ):

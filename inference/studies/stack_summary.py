@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 else:
     pd = lazy_import("pandas")
 
-__all__ = ["LOWER_IS_BETTER", "STACK_SUMMARY_COLUMNS", "TIE", "stack_summary", "stack_weight_summary"]
+__all__ = [
+    "LOWER_IS_BETTER", "STACK_SUMMARY_COLUMNS", "TIE", "comparable_rows", "stack_summary", "stack_weight_summary",
+]  # fmt: skip
 
 #: the metrics a stack is compared by (lower is better for each)
 LOWER_IS_BETTER = ("log_loss", "brier", "kl_to_truth")
@@ -35,13 +37,40 @@ STACK_SUMMARY_COLUMNS = [
 ]  # fmt: skip
 
 
+def comparable_rows(table):
+    """The rows of ``table`` whose cell finished and did not fail the convergence verdict: what a study compares.
+
+    A cell whose MCMC draws failed the verdict (``converged`` False: r_hat, ESS, divergences ... of
+    :func:`bayesclass.inference.criticism.diagnostics.diagnose`) scores a posterior that may not be the posterior:
+    it is left out of every comparison (paired differences, stack vs best family, interval coverage), and the
+    study page counts it. Cells without a verdict (exact draws: ``converged`` None) are kept.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A study's tidy table (:func:`bayesclass.inference.studies.runner.load`), or some of its rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows with ``status`` "ok" (where the column is present) whose ``converged`` is not False.
+    """
+    kept = np.ones(len(table), dtype=bool)
+    if "converged" in table:
+        kept &= ~table["converged"].eq(False).to_numpy()
+    if "status" in table:
+        kept &= table["status"].eq("ok").to_numpy()
+    return table[kept]
+
+
 def stack_summary(table, *, metric: str = "log_loss"):
     """The stack against the best single family per data set, stack model and training size.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        A study's tidy table (:func:`bayesclass.inference.studies.runner.load`); rows of failed cells are ignored.
+        A study's tidy table (:func:`bayesclass.inference.studies.runner.load`); rows of failed cells, and of cells
+        that failed the convergence verdict (:func:`comparable_rows`), are ignored.
     metric : {"log_loss", "brier", "kl_to_truth"}, default "log_loss"
         The held-out metric compared (lower is better).
 
@@ -69,7 +98,8 @@ def stack_summary(table, *, metric: str = "log_loss"):
     missing = sorted(needed - set(getattr(table, "columns", ())))
     if missing:
         raise ValueError(f"table must be a study's tidy table (bayesclass.study.load); it lacks the columns {missing}")
-    wanted = table[(table["status"] == "ok") & (table["metric"] == metric) & table["kind"].isin(["stack", "member"])]
+    table = comparable_rows(table)
+    wanted = table[(table["metric"] == metric) & table["kind"].isin(["stack", "member"])]
     rows = []
     for (dataset, model, size), group in wanted.groupby(["dataset", "model", "size"], sort=True):
         stacks = group[group["kind"] == "stack"]

@@ -252,6 +252,19 @@ STUDY_CASES = [
         "path must be a non-empty text, got 3",
     ),  # fmt: skip
     StudyCase(
+        "data set a built-in's name with a table's path",
+        _spec_with('name = "seed001_gaussians"\n', 'name = "seed001_gaussians"\npath = "t.csv"\ntarget = "y"\n'),
+        2,
+        "name = 'seed001_gaussians' is a built-in data set, and path = 't.csv' a table file; with path, name labels "
+        'the table: give it a name that no built-in data set has (e.g. name = "my_seed001_gaussians"), or drop path',
+    ),  # fmt: skip
+    StudyCase(
+        "data set a table's path with a generator",
+        _spec_with('name = "seed001_gaussians"\n', 'name = "mine"\npath = "t.csv"\ntarget = "y"\n'),
+        2,
+        "generator applies to a built-in generated data set, not to the table file",
+    ),  # fmt: skip
+    StudyCase(
         "generator n of 10**15 rows",
         _spec_with("n = 200", "n = 1000000000000000"),
         2,

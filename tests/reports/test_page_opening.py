@@ -116,6 +116,25 @@ def test_paired_differences_with_an_infinite_plugin_and_no_probabilities():
     assert equal.iloc[0]["verdict"] == "equal"
 
 
+def test_cells_that_failed_the_convergence_verdict_are_left_out_of_the_comparisons_and_counted():
+    """Five NUTS cells, the one at n = 50 with the lower posterior log loss failed the verdict: the paired
+    differences are those of the four others, and the opening counts it."""
+    from bayesclass.reports.study_report import study_conclusion
+
+    table = _cells([0.25, 0.25, 0.5, 0.5, 0.125], [0.5, 0.5, 0.5, 0.25, 0.375], [10, 10, 50, 50, 50])
+    table = table.assign(status="ok", method="nuts", converged=table["key"].ne("k4"))
+    differences = posterior_differences(table)
+    at_50 = differences[differences["size"] == 50].iloc[0]
+    assert (at_50["cells"], at_50["compared"], at_50["mean"]) == (2, 2, pytest.approx(0.125))  # (0 + 0.25) / 2
+    assert at_50["posterior_better"] == 0  # k4, the only cell where it was, is left out
+    kept = posterior_differences(table[table["key"] != "k4"])
+    assert differences.equals(kept)
+    assert study_conclusion(table, differences)[0] == (
+        "5 of 5 cells finished; 1 of 5 cells sampled by MCMC failed the convergence verdict and are left out of "
+        "the comparisons (paired differences, stack, coverage)."
+    )
+
+
 def test_the_study_conclusion_names_the_sizes_of_each_verdict():
     from bayesclass.reports.study_report import study_conclusion
 

@@ -102,6 +102,21 @@ def test_the_example_spec_is_valid_and_its_grid(tmp_path):
     assert {cell.dataset.name for cell in grid} >= {"seed001_gaussians", "logistic_known_weights"}  # coverage
     assert len({cell.key() for cell in grid}) == len(grid)
     assert {cell.model.family for cell in grid} == {"logistic", "naive_bayes"}
+    # the r_hat <= 1.01 rule of the verdict is stated for 4 or more chains (the slow test below runs the example)
+    assert spec.sampler.chains >= 4
+
+
+@pytest.mark.slow  # about 40 s serial on an idle machine (30 NUTS cells, 4 chains of 1000 draws)
+def test_the_example_studys_mcmc_cells_all_pass_the_convergence_verdict(tmp_path):
+    spec = bs.read_spec(bs.write_example(tmp_path / "ex.toml"))
+    table = bs.run(spec, tmp_path / "ex", serial=True, progress=False)
+    cells = table.drop_duplicates("key")
+    assert (cells["status"] == "ok").all(), cells["error"].dropna().unique()
+    sampled = cells[cells["method"] == "nuts"]
+    assert len(sampled) == 30
+    failed = sampled[~sampled["converged"].eq(True)]
+    assert failed.empty, failed[["dataset", "size", "repeat", "max_r_hat", "min_ess_bulk", "divergences"]]
+    assert "0 of 30 cells sampled by MCMC failed the convergence verdict." in bs.report(tmp_path / "ex")
 
 
 def test_a_small_study_end_to_end(serial_run):
@@ -260,6 +275,57 @@ def test_labels_are_part_of_a_cells_key(tmp_path):
     spec = bs.read_spec(_spec(tmp_path, twice))
     keys = [cell.key() for cell in bs.cells(spec)]
     assert len(keys) == len(set(keys)) == 8  # the new label runs on the Gaussians (the digits name their models)
+
+
+def test_a_table_file_named_by_name(tmp_path):
+    """name with path labels the table in the spec, the cell keys, the records and the page."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(["a", "b"], 40)
+    x = rng.normal(size=(80, 2)) + (y == "b")[:, None]
+    lines = ["x1,x2,y", *(f"{u:.6f},{v:.6f},{label}" for (u, v), label in zip(x, y, strict=True))]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    entry = '[[datasets]]\nname = "two blobs"\npath = "t.csv"\ntarget = "y"\n'
+    spec_text = EXACT_ONLY.split("[[datasets]]")[0].replace("[20, 60]", "[20]") + entry
+    spec = bs.read_spec(_spec(tmp_path, spec_text))
+    (dataset,) = spec.datasets
+    assert (dataset.label, dataset.name, dataset.path) == ("two blobs", "two blobs", str(tmp_path / "t.csv"))
+    assert dataset.load().n_obs == 80
+    unnamed = bs.read_spec(_spec(tmp_path, spec_text.replace('name = "two blobs"\n', ""), "unnamed.toml"))
+    assert unnamed.datasets[0].label == "t"
+    assert {cell.key() for cell in bs.cells(spec)}.isdisjoint(cell.key() for cell in bs.cells(unnamed))
+    table = bs.run(spec, tmp_path / "out", serial=True, progress=False)
+    assert set(table["status"]) == {"ok"} and set(table["dataset"]) == {"two blobs"}
+    assert "On two blobs (naive_bayes)" in bs.report(tmp_path / "out")
+
+
+def test_a_cell_that_failed_the_convergence_verdict_is_counted_and_left_out_of_the_comparisons(serial_run, tmp_path):
+    """The small study's two NUTS cells, one recorded as passing the verdict and one as failing it: the page
+    counts the failed one and compares the posterior with its plug-ins in the other cell only."""
+    import shutil
+
+    from bayesclass.inference.studies.differences import posterior_differences
+    from bayesclass.inference.studies.records import seal
+
+    folder, spec, table = serial_run
+    copy = tmp_path / "copy"
+    shutil.copytree(folder / "serial", copy)
+    bs.run(spec, copy, serial=True, progress=False)  # all recorded: the page shows this spec's cells (no later one's)
+    nuts = table[table["method"] == "nuts"].drop_duplicates("key").sort_values("size")
+    assert list(nuts["size"]) == [20, 60]
+    for key, passed in zip(nuts["key"], (True, False), strict=True):
+        record = json.loads((copy / "cells" / f"{key}.json").read_text())
+        record["diagnostics"]["passed"] = passed
+        (copy / "cells" / f"{key}.json").write_text(json.dumps(seal(record)))
+    edited = bs.load(copy)
+    compared = posterior_differences(edited)
+    logistic = compared[(compared["model"] == "logistic") & (compared["metric"] == "log_loss")]
+    assert set(logistic["size"]) == {20} and set(logistic["cells"]) == {1}  # the cell at n = 60 failed the verdict
+    page = bs.report(copy)
+    assert (
+        "1 of 2 cells sampled by MCMC failed the convergence verdict and are left out of the comparisons (paired "
+        "differences, stack, coverage)."
+    ) in page
+    assert "Cells that failed the convergence verdict" in page  # still listed, with its diagnostics
 
 
 def test_damaged_or_partial_records(serial_run, tmp_path):

@@ -168,14 +168,25 @@ def test_a_member_that_cannot_take_the_data_is_recorded_and_the_study_goes_on(tm
     assert "failed" in bs.report(tmp_path / "out")
 
 
+def test_a_cell_that_failed_the_convergence_verdict_is_left_out_of_the_stack_comparison(stacked):
+    _, _, table, _ = stacked
+    first = table.loc[table["size"] == 20, "key"].iloc[0]
+    failed = table.assign(converged=table["key"].eq(first).map({True: False, False: None}))
+    summary = stack_summary(failed)
+    assert list(summary["cells"]) == [1, 2]
+    assert summary.equals(stack_summary(table[table["key"] != first]))
+
+
 @pytest.mark.slow
 def test_the_stack_example_spec_runs_a_small_grid_with_its_default_samplers(tmp_path):
-    """The example's members with their samplers (NUTS for logistic and gcc), one size and repeat per data set."""
+    """The example's members with their samplers and settings (NUTS for logistic and gcc), one size and repeat per
+    data set: its cells pass the convergence verdict (else they would be left out of the stack's comparison)."""
     text = bs.STACK_EXAMPLE_SPEC.replace("training_sizes = [10, 20, 50, 150]", "training_sizes = [30]")
-    text = text.replace("repeats = 3", "repeats = 1").replace("draws = 500\ntune = 500", "draws = 200\ntune = 200")
+    text = text.replace("repeats = 3", "repeats = 1")
     (tmp_path / "stack.toml").write_text(text, encoding="utf-8")
     table = bs.run(bs.read_spec(tmp_path / "stack.toml"), tmp_path / "out", serial=True, progress=False)
     assert (table["status"] == "ok").all(), table["error"].dropna().unique()
+    assert table["converged"].eq(True).all(), table[["dataset", "max_r_hat", "min_ess_bulk", "divergences"]]
     summary = stack_summary(table)
     assert set(summary["dataset"]) == {"seed001_gaussians", "penguins"}
     assert set(summary["best_member"]) <= {"member: logistic", "member: naive_bayes", "member: gcc"}
