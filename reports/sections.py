@@ -218,7 +218,8 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     Section or None
         The ``conclusion`` section (None where the run has no verdict, no conclusion and no held-out scores).
     """
-    from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
+    from bayesclass.inference.evaluation.conclusions import ScoreFinding
+    from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences, rule_sentence
 
     sentences = conclusion_sentences(run.conclusion) if run.conclusion is not None else []
     # a verdict (pass or fail) is the conclusion's first sentence: shown once, in the verdict box
@@ -228,6 +229,8 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     blocks.extend(replace(table, note="") for table in headlines[:-1])  # the note once, under the last
     blocks.extend(headlines[-1:])
     blocks.extend(Text(sentence) for sentence in sentences[boxed is not None :])
+    if run.conclusion is not None and any(isinstance(item, ScoreFinding) for item in run.conclusion.scores):
+        blocks.append(Text(rule_sentence()))
     if run.conclusion is not None:
         omitted = conclusion_omissions(run.conclusion)
         if omitted:

@@ -168,13 +168,14 @@ def evaluate_run(
         which, calibration_rows = first_split
     verdict = diagnose(result) if "posterior" in result.children else None
     compared = estimates(result, info, interval_prob=interval_prob)
+    loo_summary = loo_or_unavailable(result) if "log_likelihood" in result.children else None
     return rd.RunEvaluation(
         summary=run_summary(result, info, label=label),
         convergence=convergence(result, info, verdict) if verdict is not None else None,
         estimates=compared,
         heldout=scores,
         no_heldout_reason=no_heldout_reason,
-        loo=loo_or_unavailable(result) if "log_likelihood" in result.children else None,
+        loo=loo_summary,
         pareto_k_limit=PARETO_K_LIMIT,
         calibration=calibration(result, info, calibration_rows, which=which, random_seed=random_seed),
         boundary=_input_figure(result, info, features=features, interval_prob=interval_prob, random_seed=random_seed),
@@ -189,6 +190,7 @@ def evaluate_run(
             compared,
             interval_prob=interval_prob,
             no_heldout_reason=no_heldout_reason,
+            loo=loo_summary,
         ),
     )
 
@@ -639,6 +641,7 @@ def conclusion(
     *,
     interval_prob: float,
     no_heldout_reason: str = "",
+    loo: object = None,
 ) -> Conclusion:
     """The run's findings (:func:`~bayesclass.inference.evaluation.conclusions.conclude`).
 
@@ -658,6 +661,8 @@ def conclusion(
         The probability of its intervals.
     no_heldout_reason : str, default ""
         Why there are no held-out rows, where ``predicted`` is empty.
+    loo : LooSummary, optional
+        The run's PSIS-LOO, for the Pareto k finding.
 
     Returns
     -------
@@ -677,6 +682,7 @@ def conclusion(
         estimates=compared,
         interval_prob=interval_prob,
         no_heldout_reason=no_heldout_reason or "no held-out rows",
+        loo=loo,
     )
 
 
