@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
-from bayesclass.reports.figures.estimates import MAX_PANEL_ROWS
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
 
 __all__ = [
@@ -610,17 +609,22 @@ def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str, descriptio
 # -- 3. posterior vs point estimates ----------------------------------------------------------------------------
 
 
-def _forest_panels_note(panels: tuple[rd.ParameterPanel, ...]) -> str:
-    """The forest plot's caption tail: one panel per variable and unit, which are standardised, what is cut."""
+def _forest_panels_note(estimates: rd.Estimates) -> str:
+    """The forest plot's caption tail: one panel per variable and unit, which are standardised, what is left out."""
+    panels = estimates.panels
     if not panels:
         return ""
     text = "; one panel per parameter kind and unit, each on its own axis"
     standardised = [panel.title for panel in panels if panel.standardised]
     if standardised:
         text += f"; {', '.join(standardised)}: (value - posterior mean) / posterior sd, their inputs' units differ"
-    for panel in panels:
-        if len(panel.rows) > MAX_PANEL_ROWS:
-            text += f"; {panel.title}: only its first {MAX_PANEL_ROWS} of {len(panel.rows)} rows are drawn"
+    if estimates.forest_left_out:
+        drawn = len(estimates.rows) - estimates.forest_left_out
+        text += (
+            f"; {drawn} of the {len(estimates.rows)} parameters are drawn, those furthest from 0 (|posterior mean| / "
+            f"posterior sd, or an estimate over its SE); the other {estimates.forest_left_out} are left out of the "
+            "figure, not of the table"
+        )
     return text
 
 
@@ -671,7 +675,7 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
                 if any(with_se.values())
                 else ""
             )
-            + _forest_panels_note(estimates.panels),
+            + _forest_panels_note(estimates),
         )
     )
     wald = f"{interval_prob:.0%} Wald"

@@ -656,16 +656,21 @@ def coverage_conclusion(summary) -> list[str]:
                 hit = rows[rows["verdict"] == verdict].sort_values(["estimate", "size"])
                 found += [
                     f"the {r.estimate} {verdict} at n = {int(r.size)} by {100 * abs(r.difference):.1f} points "
-                    f"(standard error {100 * r.se:.1f})"
+                    f"(standard error {100 * r.se:.1f}; interval {100 * r.interval_low:.1f}-"
+                    f"{100 * r.interval_high:.1f}%)"
                     for r in hit.itertuples()
                 ]
             if found:
-                sentence += " More than twice the standard error from nominal: " + "; ".join(found) + "."
+                sentence += (
+                    " Nominal is outside the interval (mean -+ 2 standard errors of the cells; exact where the cells "
+                    "are identical): " + "; ".join(found) + "."
+                )
             elif (rows["verdict"] == "near nominal").any():
                 widest = float(rows["se"].max())
                 sentence += (
-                    " Every estimate is within twice its standard error of nominal at every size measured (standard "
-                    f"errors up to {100 * widest:.1f} points: {_cells_per_size(rows['cells'])} cells per size)."
+                    " Every estimate's interval (mean -+ 2 standard errors of the cells) contains nominal at every "
+                    f"size measured (standard errors up to {100 * widest:.1f} points: "
+                    f"{_cells_per_size(rows['cells'])} cells per size)."
                 )
             if (rows["verdict"] == "no standard error").all():
                 sentence += " (One repeat per size: no standard error, no verdict.)"

@@ -91,6 +91,9 @@ PRACTICAL_THRESHOLDS: dict[str, tuple[float, str]] = {
     "kl_to_truth": (0.01, "nats per row"),
     "brier": (0.005, "per row"),
 }
+#: a difference at most this is rounding, within noise whatever its standard error: two estimates with the same
+#: probabilities (a stack whose weight is all on one member) differ by ~1e-17 with a standard error of ~1e-17
+ROUNDING_DIFFERENCE = 1e-9
 #: posterior intervals are "wider" / "narrower" than Wald intervals when the median width ratio is outside 1 -+ this
 WIDTH_TOLERANCE = 0.05
 #: the posterior is "shifted" from a point estimate when a posterior mean lies this many posterior sds from it
@@ -117,7 +120,8 @@ def difference_verdict(difference: float, standard_error: float, *, score: str =
     -------
     {"real", "negligible", "within noise"}
         "real" where ``|difference| > NOISE_MULTIPLE * standard_error`` and above the threshold (an infinite
-        difference is real), "negligible" beyond the noise but at most the threshold, else "within noise".
+        difference is real), "negligible" beyond the noise but at most the threshold, else "within noise" (also
+        at most ``ROUNDING_DIFFERENCE``, whatever the standard error).
 
     Raises
     ------
@@ -129,7 +133,7 @@ def difference_verdict(difference: float, standard_error: float, *, score: str =
     size = abs(float(difference))
     if math.isinf(size):
         return "real"
-    if not size > NOISE_MULTIPLE * float(standard_error):  # NaN: no standard error, no evidence
+    if not size > NOISE_MULTIPLE * float(standard_error) or size <= ROUNDING_DIFFERENCE:  # NaN: no evidence
         return "within noise"
     return "real" if size > PRACTICAL_THRESHOLDS[score][0] else "negligible"
 

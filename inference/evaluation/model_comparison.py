@@ -141,6 +141,9 @@ class LooRow:
         The largest Pareto k.
     notes : str
         ArviZ's warnings, one line each joined by "; " ("" when none).
+    verdict : {"real", "negligible", "within noise"} or None, default None
+        :func:`~bayesclass.inference.evaluation.conclusions.difference_verdict` of ``elpd_diff`` and ``dse``
+        divided by the training rows (nats per row; None for the best).
     """
 
     family: str
@@ -152,6 +155,7 @@ class LooRow:
     n_high_k: int
     max_k: float
     notes: str = ""
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -727,8 +731,12 @@ def rank(
                 {label: values for label, values in pair.items() if values is not None}, y, split=split
             )
     reliable = [row for row in loo_rows if not row.n_high_k]
-    not_fitted = tuple((fitted.family, f"not fitted: {fitted.reason}") for fitted in fits if fitted.result is None)
-    rankings = (
+    not_fitted = tuple(
+        (fitted.family, "not fitted (its reason is listed with the families)")
+        for fitted in fits
+        if fitted.result is None
+    )
+    family_rankings = (
         loo_ranking(results, loo_rows, (*not_fitted, *loo_left_out), n_train=n_train),
         *(
             heldout_ranking(finding, results, not_fitted)
@@ -758,7 +766,7 @@ def rank(
         disagreements=disagreements,
         left_out_baselines=tuple(left_out_baselines(next(iter(results.values())), baselines)) if results else (),
         convergence={family: family_convergence(result) for family, result in results.items() if "posterior" in result},
-        rankings=rankings,
+        rankings=family_rankings,
     )
 
 
@@ -907,6 +915,12 @@ def rank_loo(results: Mapping[str, Any]) -> tuple[tuple[LooRow, ...], tuple[tupl
             n_high_k=summaries[name].n_high_k,
             max_k=float(np.nanmax(summaries[name].pareto_k)),
             notes=str(table[name].get("warning", "")),
+            verdict=difference_verdict(
+                float(table[name]["elpd_diff"]) / summaries[name].n_rows,
+                float(table[name]["dse"]) / summaries[name].n_rows,
+            )
+            if float(table[name]["elpd_diff"])
+            else None,
         )
         for name in table
     ]

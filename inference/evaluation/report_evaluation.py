@@ -47,6 +47,7 @@ from bayesclass.inference.evaluation.heldout import (
 )
 from bayesclass.inference.evaluation.parameters import (
     derived_names,
+    forest_rows,
     parameter_comparison,
     parameter_panels,
     point_estimate_kinds,
@@ -610,6 +611,7 @@ def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates
     """The posterior beside every stored point estimate (:func:`parameter_comparison`)."""
     rows = tuple(parameter_comparison(result, interval_prob=interval_prob))
     kinds = tuple(point_estimate_kinds(result))
+    drawn, left_out = forest_rows(rows, kinds)
     notes = []
     for kind in kinds:  # a covariance that covers none of the rows shown: say what it is over
         approximation = gaussian_approximation(result, kind)
@@ -628,7 +630,8 @@ def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates
         status=tuple(info.point_estimate_status.items()),
         has_posterior="posterior" in result.children,
         covariance_notes=tuple(notes),
-        panels=parameter_panels(result, rows),
+        panels=parameter_panels(result, drawn),
+        forest_left_out=left_out,
     )
 
 
