@@ -24,6 +24,7 @@ from bayesclass.inference.studies.differences import posterior_differences
 from bayesclass.inference.studies.runner import current_cells, load_verified
 from bayesclass.inference.studies.stack_summary import stack_summary, stack_weight_summary
 from bayesclass.reports import figures
+from bayesclass.reports.conclusion import rule_sentence, threshold_text
 from bayesclass.reports.html import PageSection, figures_first, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
 
@@ -46,6 +47,8 @@ CURVE_METRICS = {
 _VERDICT_SENTENCES = {
     "stack better": "The stack beats the best single family",
     "best member better": "The best single family beats the stack",
+    "negligible difference": "The difference is beyond twice its standard error but below the practical threshold "
+    "(negligible)",
     "no clear difference": "Neither is better by more than twice the standard error",
     "equal": "The stack equals the best single family (all its weight on it)",
 }
@@ -124,6 +127,8 @@ def _opening(table, differences, coverage) -> tuple:
     if (ok["kind"] == "stack").any():
         blocks.extend(Text(paragraph) for paragraph in stack_conclusion(stack_summary(ok)))
     blocks.extend(Text(sentence) for sentence in coverage_headline(coverage))
+    if not differences.empty:
+        blocks.append(Text(rule_sentence()))
     return tuple(blocks)
 
 
@@ -163,8 +168,9 @@ def study_conclusion(table, differences) -> list[str]:
     for (dataset, model, estimate), rows in log_loss.groupby(["dataset", "model", "estimate"], sort=True):
         parts = []
         for verdict, words in (
-            ("posterior better", "the posterior's lower by more than 2 SE"),
-            ("plug-in better", f"the {estimate}'s lower by more than 2 SE"),
+            ("posterior better", f"the posterior's lower by more than 2 SE and {threshold_text()}"),
+            ("plug-in better", f"the {estimate}'s lower by more than 2 SE and {threshold_text()}"),
+            ("negligible difference", f"beyond 2 SE but below {threshold_text()} (negligible)"),
             ("no clear difference", "within 2 SE"),
             ("equal", "equal"),
             ("one cell", "one repeat (no SE)"),
@@ -366,7 +372,8 @@ def _differences(differences, colors: dict[str, str]) -> tuple:
         Table(
             "Paired differences posterior - plug-in (lower is better for the posterior): mean over repeats ± its "
             "standard error, [smallest, largest] repeat, in how many repeats the posterior was better, and the "
-            "verdict (more than twice the standard error from 0)",
+            "verdict (a real difference: more than twice the standard error from 0 and beyond the practical "
+            f"threshold, {threshold_text('log_loss')} for log loss and KL, {threshold_text('brier')} for Brier)",
             (
                 "data",
                 "model",

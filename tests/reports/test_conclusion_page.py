@@ -14,7 +14,7 @@ from bayesclass import data, inference, report
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.evaluation.report_evaluation import evaluate_for_report
 from bayesclass.reports import figures
-from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
+from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences, rule_sentence
 from bayesclass.reports.html import SECTION_TITLES, render_report, write_report
 from tests.bad_inputs.harness import run
 
@@ -54,7 +54,8 @@ def test_the_conclusion_comes_first_and_states_every_sentence(logistic_run):
     # the verdict sentence opens the section in its box, then one paragraph per other sentence (no omission here)
     boxed = re.findall(r'<div class="(?:verdict|alert)">(.*?)</div>', section, flags=re.S)
     assert [html.unescape(text) for text in boxed] == sentences[:1]
-    assert _paragraphs(section) == sentences[1:]
+    assert _paragraphs(section) == [*sentences[1:], rule_sentence()]  # the rule behind every verdict, once
+    assert "practical threshold of 0.01 nats per row" in rule_sentence()
     assert conclusion_omissions(conclusion) == []
     assert sentences[0].startswith("Convergence: the 2 chains of 200 draws (method nuts)")
     assert any(s.startswith("On held-out data (") and "paired difference" in s for s in sentences)
