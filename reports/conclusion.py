@@ -161,7 +161,7 @@ def conclusion_omissions(conclusion: Conclusion) -> list[str]:
 
 
 def format_conclusion(conclusion: Conclusion) -> list[str]:
-    """The conclusion as plain-text lines (``bayesclass compare``): a heading, the sentences, the omissions.
+    """The conclusion as plain-text lines (``bayesclass compare``): a heading, the sentences, the rule, the omissions.
 
     Parameters
     ----------
@@ -175,6 +175,8 @@ def format_conclusion(conclusion: Conclusion) -> list[str]:
     """
     lines = ["conclusion:"]
     lines += [f"  {sentence}" for sentence in conclusion_sentences(conclusion)]
+    if any(isinstance(finding, ScoreFinding) for finding in conclusion.scores):
+        lines.append(f"  {rule_sentence()}")  # the rule behind the verdicts, as the page states it
     lines += [f"  (not concluded: {item})" for item in conclusion_omissions(conclusion)]
     return lines
 

@@ -202,8 +202,8 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
             sentences.append(_loo_sentence(ranking, loo))
     for split, finding in comparison.findings.items():
         if isinstance(finding, ScoreFinding):
-            ranking = next((r for r in comparison.rankings if r.criterion != "PSIS-LOO" and r.split == split), None)
-            among = ranking_coverage(ranking, "the posteriors of") if ranking else "the families' posteriors"
+            held = next((r for r in comparison.rankings if r.criterion != "PSIS-LOO" and r.split == split), None)
+            among = ranking_coverage(held, "the posteriors of") if held else "the families' posteriors"
             sentences.append(score_sentence(finding, among=among))
             sentences.extend(_overall_best(split, comparison.heldout.get(split, ()), finding.best))
     for agreement in comparison.agreement:
@@ -256,7 +256,7 @@ def _loo_sentence(ranking: Ranking, loo: dict[str, LooRow]) -> str:
     if not ranking.families:
         why = "; ".join(f"{family}, {reason}" for family, reason in ranking.left_out)
         return f"By PSIS-LOO on the {ranking.n_rows} training rows, no family can be ranked ({why})."
-    best = loo[ranking.best]
+    best = loo[ranking.families[0]]
     first = f"{best.family} ranks first (elpd_loo {best.elpd:.2f}, se {best.se:.2f})"
     if len(ranking.families) == 1:
         return f"{lead}, {first}: the only family ranked, nothing to rank it against."

@@ -6,11 +6,10 @@ them; nothing here is prose):
 (a) :class:`ConvergenceFinding`: the convergence verdict and its numbers (worst r_hat, smallest bulk and tail
     ESS, divergences), or "no verdict" for independent draws (exact conjugate, Laplace) and point estimates;
 (b) :class:`ScoreFinding`, one per held-out split: which of the run's estimates (the posterior, each point
-    estimate's plug-in, an exact predictive) has the smallest held-out log loss, and whether the paired
-    difference to the runner-up is larger than twice its standard error: with per-row log losses
+    estimate's plug-in, an exact predictive) has the smallest held-out log loss, and the verdict of the paired
+    difference to the runner-up (:func:`difference_verdict`, below): with per-row log losses
     :math:`\ell_{e,i} = -\log p_e(y_i \mid x_i)`, :math:`d_i = \ell_{\text{runner-up},i} - \ell_{\text{best},i}`,
     :math:`\bar d` its mean and :math:`\operatorname{se} = \operatorname{sd}(d) / \sqrt{n}` (``ddof=1``);
-    "larger than its noise" iff :math:`\bar d > 2\,\operatorname{se}`;
 (c) :class:`MissingEstimate`, one per point estimate that does not exist, with the family's reason (recorded by
     the fit in ``ResultInfo.point_estimate_status``: separation, an empty class, a zero variance ...);
 (d) :class:`IntervalFinding`, one per point estimate with a stored covariance: the posterior's equal-tailed

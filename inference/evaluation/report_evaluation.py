@@ -311,7 +311,15 @@ def evaluate_comparison(
         estimates=compared,
         interval_prob=interval_prob,
         heldout=tuple(scores),
-        conclusion=conclusion(result, info, verdict, predicted, compared, interval_prob=interval_prob),
+        conclusion=conclusion(
+            result,
+            info,
+            verdict,
+            predicted,
+            compared,
+            interval_prob=interval_prob,
+            loo=loo_or_unavailable(result) if "log_likelihood" in result.children else None,
+        ),
     )
 
 
