@@ -300,6 +300,9 @@ def recommendation(comparison: ModelComparison) -> str:
         text += f"; {ranking.families[1]} {margin}, so either serves"
     if ranking.left_out:
         text += f"; not ranked: {', '.join(family for family, _ in ranking.left_out)}"
+    verdict = comparison.convergence.get(ranking.families[0])
+    if verdict is not None and verdict.verdict == "fail":
+        text += "; its draws FAIL the convergence verdict: rerun it before trusting this"
     return text + ")."
 
 

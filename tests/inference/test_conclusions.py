@@ -39,6 +39,7 @@ from bayesclass.reports.conclusion import (
     conclusion_omissions,
     conclusion_sentences,
     pareto_sentence,
+    rule_sentence,
     score_sentence,
 )
 from bayesclass.reports.labels import estimate_label
@@ -321,6 +322,7 @@ def test_compare_prints_the_conclusion_last(family_run):
     _, _, _, comparison = family_run
     text = format_comparison(comparison)
     tail = text[text.rindex("conclusion:") :].splitlines()
-    assert tail[1:] == [f"  {s}" for s in conclusion_sentences(comparison.conclusion)] + [
+    rule = [f"  {rule_sentence()}"] if any(isinstance(f, ScoreFinding) for f in comparison.conclusion.scores) else []
+    assert tail[1:] == [f"  {s}" for s in conclusion_sentences(comparison.conclusion)] + rule + [
         f"  (not concluded: {line})" for line in conclusion_omissions(comparison.conclusion)
     ]

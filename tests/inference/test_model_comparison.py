@@ -282,7 +282,7 @@ def test_the_loo_ranking_covers_the_reliable_families_and_says_why_the_others_ar
 
 
 def test_the_ranking_sentences_name_the_families_covered_and_the_recommendation_comes_from_them():
-    from bayesclass.inference.evaluation.conclusions import ScoreFinding
+    from bayesclass.inference.evaluation.conclusions import ConvergenceFinding, ScoreFinding
     from bayesclass.reports.model_comparison import comparison_sentences, recommendation
 
     rows = (_loo_row("naive_bayes", -60.0, 0.0), _loo_row("gp", -59.0, 2.0, n_high_k=1))
@@ -297,6 +297,9 @@ def test_the_ranking_sentences_name_the_families_covered_and_the_recommendation_
         "Recommended: gcc (best held-out log loss on 40 test rows; naive_bayes is within noise of it, so either "
         "serves; not ranked: gp)."
     )
+    failed = ConvergenceFinding("fail", "nuts", 2, 100, 1.2, 50.0, 40.0, 0, ("r_hat 1.2 > 1.01",), (1.01, 400.0))
+    flagged = recommendation(dataclasses.replace(comparison, convergence={"gcc": failed}))
+    assert flagged.endswith("not ranked: gp; its draws FAIL the convergence verdict: rerun it before trusting this).")
     sentences = comparison_sentences(comparison)
     by_loo = next(s for s in sentences if s.startswith("By PSIS-LOO"))
     assert by_loo.startswith(
