@@ -294,9 +294,12 @@ def coverage_summary(table):
         ``mean``, ``se`` (the standard error of that observed proportion: the cells' standard deviation
         (``ddof=1``) / sqrt(cells), the cells being the independent fits; NaN for one cell), ``low`` / ``high``
         (smallest and largest cell), ``interval_low`` / ``interval_high`` (the interval the verdict reads: mean -+
-        ``NOISE_MULTIPLE`` se; where every cell has the same coverage, so the spread is 0 and says nothing, the
-        exact Clopper-Pearson 95% interval of ``round(mean * cells)`` successes in ``cells`` trials,
-        ``scipy.stats.binomtest(...).proportion_ci``, a cell read as one trial), ``difference`` (mean - level) and
+        ``NOISE_MULTIPLE`` se; where every cell has the same coverage, so their spread is 0 and gives no standard
+        error, the exact Clopper-Pearson 95% interval of ``scipy.stats.binomtest(...).proportion_ci`` with the
+        cells' test rows as the trials (``n_test`` summed; the cells themselves where the table has no
+        ``n_test``): the only count there is, which ignores that a fit's rows share one interval curve, so that
+        four cells of coverage 1 read like four of 0.99 and 1 beside them, not like no evidence), ``difference``
+        (mean - level) and
         ``verdict``: ``near nominal`` only where that interval contains the level, ``under-covers`` /
         ``over-covers`` where it lies wholly below / above it, ``no standard error`` for a single cell, ``not
         available`` where no cell has an interval (a point estimate without a Gaussian approximation). No floor:
@@ -318,7 +321,8 @@ def coverage_summary(table):
         defined = values[~np.isnan(values)]
         mean = float(defined.mean()) if defined.size else float("nan")
         se = float(defined.std(ddof=1) / np.sqrt(defined.size)) if defined.size > 1 else float("nan")
-        interval = coverage_interval(mean, se, int(defined.size))
+        rows_tested = group.loc[~np.isnan(values), "n_test"].sum() if "n_test" in group else defined.size
+        interval = coverage_interval(mean, se, int(defined.size), trials=int(rows_tested))
         if not defined.size:
             verdict = "not available"
         elif defined.size == 1:
@@ -336,7 +340,7 @@ def coverage_summary(table):
     return pd.DataFrame(rows, columns=columns)
 
 
-def coverage_interval(mean: float, se: float, cells: int) -> tuple[float, float]:
+def coverage_interval(mean: float, se: float, cells: int, *, trials: int | None = None) -> tuple[float, float]:
     """The interval a coverage verdict reads: the mean -+ ``NOISE_MULTIPLE`` standard errors (:func:`coverage_summary`).
 
     Parameters
@@ -347,16 +351,19 @@ def coverage_interval(mean: float, se: float, cells: int) -> tuple[float, float]
         Its standard error (the cells' sd / sqrt(cells); NaN for fewer than two cells).
     cells : int
         The cells.
+    trials : int, optional
+        The trials of the exact interval (the cells' test rows; default ``cells``).
 
     Returns
     -------
     (float, float)
         ``mean -+ 2 se``; where ``se`` is 0 (identical cells), the Clopper-Pearson 95% interval of
-        ``round(mean * cells)`` in ``cells`` trials (``scipy.stats.binomtest``); NaN, NaN for fewer than two cells.
+        ``round(mean * trials)`` in ``trials`` (``scipy.stats.binomtest``); NaN, NaN for fewer than two cells.
     """
     if cells < 2 or math.isnan(se):
         return float("nan"), float("nan")
     if se > 0:
         return mean - NOISE_MULTIPLE * se, mean + NOISE_MULTIPLE * se
-    exact = scipy.stats.binomtest(round(mean * cells), cells).proportion_ci(confidence_level=0.95)
+    trials = cells if trials is None else trials
+    exact = scipy.stats.binomtest(round(mean * trials), trials).proportion_ci(confidence_level=0.95)
     return float(exact.low), float(exact.high)

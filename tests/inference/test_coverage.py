@@ -160,10 +160,16 @@ def test_the_issues_over_coverage_is_not_near_nominal(level, high, low, n_high):
     assert row["difference"] < 2 * np.sqrt(level * (1 - level) / 200)
 
 
-@pytest.mark.parametrize(("cells", "verdict"), [(4, "near nominal"), (200, "over-covers")])
-def test_identical_cells_are_judged_by_the_exact_binomial_interval(cells, verdict):
-    """No spread to estimate a standard error from: the Clopper-Pearson interval of the cells as trials."""
-    row = coverage_summary(_cells([1.0] * cells, 0.95)).iloc[0]
-    exact = scipy.stats.binomtest(cells, cells).proportion_ci(confidence_level=0.95)
+@pytest.mark.parametrize(("cells", "n_test", "verdict"), [(4, None, "near nominal"), (200, None, "over-covers"),
+                                                     (4, 120, "over-covers"), (2, 10, "near nominal")])  # fmt: skip
+def test_identical_cells_are_judged_by_the_exact_binomial_interval(cells, n_test, verdict):
+    """No spread to estimate a standard error from: the Clopper-Pearson interval of the cells' test rows as trials
+    (of the cells themselves where the table has no n_test)."""
+    table = _cells([1.0] * cells, 0.95)
+    if n_test is not None:
+        table = table.assign(n_test=n_test)
+    row = coverage_summary(table).iloc[0]
+    trials = cells * (n_test or 1)
+    exact = scipy.stats.binomtest(trials, trials).proportion_ci(confidence_level=0.95)
     assert (row["interval_low"], row["interval_high"]) == pytest.approx((exact.low, exact.high), rel=1e-12)
     assert row["verdict"] == verdict == ("near nominal" if exact.low <= 0.95 else "over-covers")
