@@ -296,10 +296,10 @@ def coverage_summary(table):
         (smallest and largest cell), ``interval_low`` / ``interval_high`` (the interval the verdict reads: mean -+
         ``NOISE_MULTIPLE`` se; where every cell has the same coverage, so their spread is 0 and gives no standard
         error, the exact Clopper-Pearson 95% interval of ``scipy.stats.binomtest(...).proportion_ci`` with the
-        cells' test rows as the trials (``n_test`` summed; the cells themselves where the table has no
-        ``n_test``): the only count there is, which ignores that a fit's rows share one interval curve, so that
-        four cells of coverage 1 read like four of 0.99 and 1 beside them, not like no evidence), ``difference``
-        (mean - level) and
+        cells' test rows as the trials (``n_test`` summed; the cells themselves for a parameter coverage or where
+        the table has no ``n_test``): the only count there is, which ignores that a fit's rows share one interval
+        curve, so that four cells of coverage 1 read like four of 0.99 and 1 beside them, not like no evidence),
+        ``difference`` (mean - level) and
         ``verdict``: ``near nominal`` only where that interval contains the level, ``under-covers`` /
         ``over-covers`` where it lies wholly below / above it, ``no standard error`` for a single cell, ``not
         available`` where no cell has an interval (a point estimate without a Gaussian approximation). No floor:
@@ -321,7 +321,8 @@ def coverage_summary(table):
         defined = values[~np.isnan(values)]
         mean = float(defined.mean()) if defined.size else float("nan")
         se = float(defined.std(ddof=1) / np.sqrt(defined.size)) if defined.size > 1 else float("nan")
-        rows_tested = group.loc[~np.isnan(values), "n_test"].sum() if "n_test" in group else defined.size
+        per_row = "n_test" in group and not parameter  # a parameter coverage is a share of coefficients, not rows
+        rows_tested = group.loc[~np.isnan(values), "n_test"].sum() if per_row else defined.size
         interval = coverage_interval(mean, se, int(defined.size), trials=int(rows_tested))
         if not defined.size:
             verdict = "not available"
