@@ -173,3 +173,11 @@ def test_identical_cells_are_judged_by_the_exact_binomial_interval(cells, n_test
     exact = scipy.stats.binomtest(trials, trials).proportion_ci(confidence_level=0.95)
     assert (row["interval_low"], row["interval_high"]) == pytest.approx((exact.low, exact.high), rel=1e-12)
     assert row["verdict"] == verdict == ("near nominal" if exact.low <= 0.95 else "over-covers")
+
+
+def test_identical_cells_of_coefficient_coverage_are_trials_of_their_own():
+    """A parameter coverage is a share of coefficients, not of test rows: n_test does not count its trials."""
+    table = _cells([1.0] * 4, 0.95).assign(metric=coverage_metric(0.95, parameter=True), n_test=120)
+    row = coverage_summary(table).iloc[0]
+    exact = scipy.stats.binomtest(4, 4).proportion_ci(confidence_level=0.95)
+    assert row["interval_low"] == pytest.approx(exact.low, rel=1e-12) and row["verdict"] == "near nominal"
