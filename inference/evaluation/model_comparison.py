@@ -19,6 +19,13 @@ Two rankings of the fitted families:
   and standard error :math:`\operatorname{sd}(d)/\sqrt{n}` (:func:`~bayesclass.inference.evaluation.conclusions
   .paired_log_loss`).
 
+Each criterion gives ONE :class:`Ranking` (PSIS-LOO over the families whose every training row has Pareto k at most
+the limit; held-out log loss of the families' posteriors per split) that names the families it covers and those it
+leaves out with why; its first against its second is judged by the one rule of
+:func:`~bayesclass.inference.evaluation.conclusions.difference_verdict` (2 SE AND 0.01 nats per row; for PSIS-LOO the
+elpd difference and its dse divided by the training rows). The page's sentences and its recommendation are worded
+from these records only.
+
 Nothing here branches on a family's name: the families come from the registry, their methods from their
 declarations.
 """
