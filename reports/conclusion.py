@@ -1,8 +1,8 @@
 """A run's conclusion in words: one sentence per computed finding, each stating the numbers behind it.
 
 Renders a :class:`~bayesclass.inference.evaluation.conclusions.Conclusion` (computed by
-:mod:`bayesclass.inference.evaluation.conclusions`; the decisions it words, such as "larger than its noise",
-"wider", "shifted", are made there). The HTML report states these sentences in its Conclusion section and
+:mod:`bayesclass.inference.evaluation.conclusions`; the decisions it words, such as "real",
+"negligible", "wider", "shifted", are made there). The HTML report states these sentences in its Conclusion section and
 ``bayesclass compare`` prints them last. Nothing here computes a number.
 """
 
@@ -12,16 +12,77 @@ import math
 
 from bayesclass.inference.evaluation.conclusions import (
     NOISE_MULTIPLE,
+    PRACTICAL_THRESHOLDS,
     Conclusion,
     ConvergenceFinding,
     IntervalFinding,
     MissingEstimate,
     Omitted,
+    ParetoFinding,
     ScoreFinding,
+    Verdict,
 )
 from bayesclass.reports.labels import estimate_label
 
-__all__ = ["conclusion_omissions", "conclusion_sentences", "format_conclusion", "score_sentence"]
+__all__ = [
+    "VERDICT_WORDS",
+    "conclusion_omissions",
+    "conclusion_sentences",
+    "format_conclusion",
+    "pareto_sentence",
+    "rule_sentence",
+    "score_sentence",
+    "threshold_text",
+    "verdict_clause",
+]
+
+#: the words of each verdict of :func:`~bayesclass.inference.evaluation.conclusions.difference_verdict`
+VERDICT_WORDS: dict[Verdict, str] = {
+    "real": "a real difference",
+    "negligible": "beyond its noise but negligible",
+    "within noise": "within its noise",
+}
+
+
+def threshold_text(score: str = "log_loss") -> str:
+    """The practical threshold of ``score`` with its unit: "0.01 nats per row".
+
+    Parameters
+    ----------
+    score : str, default "log_loss"
+        A key of :data:`~bayesclass.inference.evaluation.conclusions.PRACTICAL_THRESHOLDS`.
+
+    Returns
+    -------
+    str
+    """
+    value, unit = PRACTICAL_THRESHOLDS[score]
+    return f"{value:g} {unit}"
+
+
+def rule_sentence(score: str = "log_loss", *, what: str = "log loss") -> str:
+    """The rule every verdict on a page follows, stated once: 2 SE and the practical threshold.
+
+    Parameters
+    ----------
+    score : str, default "log_loss"
+        The score whose threshold is stated.
+    what : str, default "log loss"
+        Its name in the sentence.
+
+    Returns
+    -------
+    str
+        "A difference in log loss is called real only when it exceeds 2 SE and 0.01 nats per row; ...".
+    """
+    threshold = threshold_text(score)
+    return (
+        f"A difference in {what} is called real only when it exceeds {NOISE_MULTIPLE:g} standard errors AND the "
+        f"practical threshold of {threshold}; differences below {threshold} are treated as negligible (below it "
+        "two estimates' probabilities lead to the same decisions), and those within "
+        f"{NOISE_MULTIPLE:g} SE as noise."
+    )
+
 
 _TOPICS = {
     "convergence": "convergence",
@@ -51,7 +112,35 @@ def conclusion_sentences(conclusion: Conclusion) -> list[str]:
     sentences += [_scores(finding) for finding in conclusion.scores if isinstance(finding, ScoreFinding)]
     sentences += [_missing(finding) for finding in conclusion.missing]
     sentences += [_intervals(finding) for finding in conclusion.intervals if isinstance(finding, IntervalFinding)]
+    if conclusion.pareto is not None:
+        sentences.append(pareto_sentence(conclusion.pareto))
     return sentences
+
+
+def pareto_sentence(finding: ParetoFinding) -> str:
+    """The sentence of a :class:`ParetoFinding`: how many training rows have Pareto k above the limit.
+
+    Parameters
+    ----------
+    finding : ParetoFinding
+        The run's PSIS-LOO Pareto k.
+
+    Returns
+    -------
+    str
+        A warning where some row is above the limit (the run page also lists it under Warnings).
+    """
+    if finding.reliable:
+        return (
+            f"PSIS-LOO is reliable: every one of the {finding.n_rows} training rows has Pareto k <= "
+            f"{finding.limit:g} (max {_g(finding.max_k, '.2f')})."
+        )
+    return (
+        f"PSIS-LOO is unreliable: {finding.n_high_k} of {finding.n_rows} training rows have Pareto k > "
+        f"{finding.limit:g} (max {_g(finding.max_k, '.2f')}), so their leave-one-out estimates, and elpd_loo, are "
+        "not to be trusted (more draws help; influential rows call for a more robust model); judge the fit by its "
+        "held-out scores."
+    )
 
 
 def conclusion_omissions(conclusion: Conclusion) -> list[str]:
@@ -72,7 +161,7 @@ def conclusion_omissions(conclusion: Conclusion) -> list[str]:
 
 
 def format_conclusion(conclusion: Conclusion) -> list[str]:
-    """The conclusion as plain-text lines (``bayesclass compare``): a heading, the sentences, the omissions.
+    """The conclusion as plain-text lines (``bayesclass compare``): a heading, the sentences, the rule, the omissions.
 
     Parameters
     ----------
@@ -86,6 +175,8 @@ def format_conclusion(conclusion: Conclusion) -> list[str]:
     """
     lines = ["conclusion:"]
     lines += [f"  {sentence}" for sentence in conclusion_sentences(conclusion)]
+    if any(isinstance(finding, ScoreFinding) for finding in conclusion.scores):
+        lines.append(f"  {rule_sentence()}")  # the rule behind the verdicts, as the page states it
     lines += [f"  (not concluded: {item})" for item in conclusion_omissions(conclusion)]
     return lines
 
@@ -168,13 +259,38 @@ def _scores(finding: ScoreFinding, *, among: str = "") -> str:
             f"{zero.get(finding.runner_up, 0)} of {finding.n_rows} rows an observed-class probability 0, so the "
             f"paired difference is infinite, larger than any noise{left_out}."
         )
-    verdict = "larger than its noise" if finding.larger_than_noise else "within its noise"
     return (
         f"{lead}{best}, against {runner}; the paired difference of per-row log losses is "
         f"{_g(finding.difference)} with standard error {_g(finding.standard_error)} "
-        f"({_g(finding.ratio, '.2f')} SE): {verdict} (the bar is {NOISE_MULTIPLE:g} SE = "
-        f"{_g(NOISE_MULTIPLE * finding.standard_error)}){left_out}."
+        f"({_g(finding.ratio, '.2f')} SE): {verdict_clause(finding.verdict, finding.standard_error)}{left_out}."
     )
+
+
+def verdict_clause(verdict: Verdict, standard_error: float, *, score: str = "log_loss") -> str:
+    """A verdict with its two bars: "a real difference (beyond 2 SE = 0.012 and the threshold of 0.01 nats ...)".
+
+    Parameters
+    ----------
+    verdict : {"real", "negligible", "within noise"}
+        The verdict of the difference.
+    standard_error : float
+        Its standard error (NaN: none).
+    score : str, default "log_loss"
+        The score whose practical threshold applies.
+
+    Returns
+    -------
+    str
+    """
+    bar = f"{NOISE_MULTIPLE:g} SE = {_g(NOISE_MULTIPLE * standard_error)}"
+    threshold = f"the practical threshold of {threshold_text(score)}"
+    if verdict == "real":
+        return f"{VERDICT_WORDS[verdict]} (beyond {bar} and {threshold})"
+    if verdict == "negligible":
+        return f"{VERDICT_WORDS[verdict]} (beyond {bar} but below {threshold}: the two are interchangeable here)"
+    if math.isnan(standard_error):
+        return f"{VERDICT_WORDS[verdict]} (no standard error: no evidence of a difference)"
+    return f"{VERDICT_WORDS[verdict]} (the bar is {bar})"
 
 
 def _missing(finding: MissingEstimate) -> str:

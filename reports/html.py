@@ -29,6 +29,7 @@ from pathlib import Path
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.inference.io import atomic_write
 from bayesclass.reports import sections as sec
+from bayesclass.reports.conclusion import pareto_sentence
 
 __all__ = [
     "OPENING_KEY",
@@ -134,7 +135,12 @@ def render_report(
                 (opening if section.key == OPENING_KEY and not ranked else page_sections).append(page_section)
     raised = [*data.warnings, *(f"{w.category.__name__}: {w.message}" for w in caught)]
     fit_warnings = [(run.summary.label, message) for run in data.runs for message in run.fit_warnings]
-    page_sections.append(_warnings_section(fit_warnings, list(extra_warnings), raised))
+    unreliable = [
+        f"PSIS-LOO of {run.summary.label}: {pareto_sentence(run.conclusion.pareto)}"
+        for run in data.runs
+        if run.conclusion is not None and run.conclusion.pareto is not None and not run.conclusion.pareto.reliable
+    ]
+    page_sections.append(_warnings_section(fit_warnings, list(extra_warnings), raised, unreliable))
     if title is None:
         title = "bayesclass report: " + "; ".join(
             f"{run.summary.family} on {run.summary.data_name or '?'}" for run in data.runs
@@ -288,8 +294,9 @@ def _comparison_section(comparison: rd.LooComparison) -> PageSection:
     return PageSection("comparison", title, (sec.Table(caption, ("run", *columns), rows),))
 
 
-def _warnings_section(fit_warnings, extra, raised) -> PageSection:
+def _warnings_section(fit_warnings, extra, raised, unreliable=()) -> PageSection:
     lines = [f"fit of {label}: {message}" for label, message in fit_warnings]
+    lines += list(unreliable)
     lines += [f"before the report: {message}" for message in extra]
     lines += [f"report (checks, scores, figures): {message}" for message in raised]
     unique = list(dict.fromkeys(lines))

@@ -11,16 +11,24 @@ from __future__ import annotations
 import math
 from itertools import zip_longest
 
-from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFinding
-from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, HeldoutRow, LooRow, ModelComparison
+from bayesclass.inference.evaluation.conclusions import ScoreFinding
+from bayesclass.inference.evaluation.model_comparison import (
+    PARETO_K_LIMIT,
+    HeldoutRow,
+    LooRow,
+    ModelComparison,
+    Ranking,
+)
 from bayesclass.inference.result import result_info
-from bayesclass.reports.conclusion import score_sentence
+from bayesclass.reports.conclusion import VERDICT_WORDS, rule_sentence, score_sentence, threshold_text, verdict_clause
 
 __all__ = [
     "STACK_METHOD_LABELS",
     "comparison_sentences",
     "format_model_comparison",
     "left_out_baselines_sentence",
+    "ranking_coverage",
+    "recommendation",
     "stack_sentences",
 ]
 
@@ -74,6 +82,7 @@ def format_model_comparison(comparison: ModelComparison) -> str:
     lines.extend(_stack_lines(comparison))
     lines.append("")
     lines.append("conclusion:")
+    lines.append(f"  {recommendation(comparison)}")
     lines.extend(f"  {sentence}" for sentence in comparison_sentences(comparison))
     return "\n".join(lines)
 
@@ -126,7 +135,9 @@ def _heldout_lines(comparison: ModelComparison, split: str) -> list[str]:
     width = max(34, *(len(row.label) for row in rows))
     lines.append(f"  {'estimate':<{width}} {'log loss':>8} {'Brier':>7} {'acc.':>6} {'diff':>8} {'se':>7}")
     lines.extend(_heldout_row(row, width) for row in rows)
-    lines.append(f"  (diff: mean per-row log loss minus the best's; se its SE; * above {NOISE_MULTIPLE:g} SE)")
+    lines.append(
+        f"  (diff: mean per-row log loss minus the best's; se its SE; * real: above 2 SE and {threshold_text()})"
+    )
     if any(math.isinf(row.log_loss) for row in rows):
         lines.append("  (inf: the estimate gave some held-out row's observed class probability 0)")
     if any(math.isnan(row.log_loss) for row in rows):
@@ -138,7 +149,7 @@ def _heldout_row(row: HeldoutRow, width: int) -> str:
     return (
         f"  {row.label:<{width}} {_number(row.log_loss, 8, '.4f')} {_number(row.brier, 7, '.4f')} "
         f"{_number(row.accuracy, 6, '.3f')} {_number(row.difference, 8, '.4f')} "
-        f"{_number(row.standard_error, 7, '.4f')}{' *' if row.larger_than_noise else ''}"
+        f"{_number(row.standard_error, 7, '.4f')}{' *' if row.verdict == 'real' else ''}"
     )
 
 
@@ -185,39 +196,15 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
         its runner-up, and whether the two rankings agree.
     """
     sentences = [convergence_sentence(comparison.convergence)] if comparison.convergence else []
-    if len(comparison.loo) >= 2:
-        best, second = comparison.loo[0], comparison.loo[1]
-        difference = best.elpd - second.elpd
-        verdict = "larger than" if second.dse > 0 and difference > NOISE_MULTIPLE * second.dse else "within"
-        caveat = (
-            " (both unreliable, below)"
-            if best.n_high_k and second.n_high_k
-            else (
-                f" ({best.family if best.n_high_k else second.family}'s estimate is unreliable, below)"
-                if best.n_high_k or second.n_high_k
-                else ""
-            )
-        )
-        sentences.append(
-            f"By PSIS-LOO, {best.family} ranks first (elpd_loo {best.elpd:.2f}, se {best.se:.2f}); {second.family} "
-            f"is {difference:.2f} lower with standard error {second.dse:.2f}: {verdict} its noise (the bar is "
-            f"{NOISE_MULTIPLE:g} SE){caveat}."
-        )
-    elif len(comparison.loo) == 1:
-        only = comparison.loo[0]
-        sentences.append(
-            f"By PSIS-LOO, {only.family} is the only family with an estimate (elpd_loo {only.elpd:.2f}, se "
-            f"{only.se:.2f}): nothing to rank it against."
-        )
-    for row in comparison.unreliable_loo:
-        sentences.append(
-            f"PSIS-LOO is unreliable for {row.family}: {row.n_high_k} of {comparison.n_rows['train']} training rows "
-            f"have Pareto k > {PARETO_K_LIMIT:g} (max {row.max_k:.2f}), so rank it by its held-out scores instead "
-            f"(elpd_loo {row.elpd:.2f} is shown, not trusted)."
-        )
+    loo = {row.family: row for row in comparison.loo}
+    for ranking in comparison.rankings:
+        if ranking.criterion == "PSIS-LOO":
+            sentences.append(_loo_sentence(ranking, loo))
     for split, finding in comparison.findings.items():
         if isinstance(finding, ScoreFinding):
-            sentences.append(score_sentence(finding, among="the families' posteriors"))
+            held = next((r for r in comparison.rankings if r.criterion != "PSIS-LOO" and r.split == split), None)
+            among = ranking_coverage(held, "the posteriors of") if held else "the families' posteriors"
+            sentences.append(score_sentence(finding, among=among))
             sentences.extend(_overall_best(split, comparison.heldout.get(split, ()), finding.best))
     for agreement in comparison.agreement:
         if agreement.agree:
@@ -227,15 +214,96 @@ def comparison_sentences(comparison: ModelComparison) -> list[str]:
             )
         else:
             sentences.append(
-                f"The two rankings disagree: PSIS-LOO puts {agreement.loo_best} first, held-out log loss on "
-                f"{agreement.split} {agreement.heldout_best}."
+                f"The two rankings disagree: PSIS-LOO (among the families with a reliable estimate) puts "
+                f"{agreement.loo_best} first, held-out log loss on {agreement.split} {agreement.heldout_best}."
             )
     sentences.extend(stack_sentences(comparison))
     if comparison.unavailable:
         sentences.append(
             f"Not compared: {', '.join(comparison.unavailable)} (the data do not fit the family; reasons above)."
         )
+    sentences.append(rule_sentence())
     return sentences
+
+
+def _names(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def ranking_coverage(ranking: Ranking, what: str = "") -> str:
+    """Which families a ranking covers and which it leaves out, with why: "logistic and gcc (left out: gp, ...)".
+
+    Parameters
+    ----------
+    ranking : Ranking
+        One criterion's ranking.
+    what : str, default ""
+        Words before the families' names ("the posteriors of").
+
+    Returns
+    -------
+    str
+    """
+    covered = f"{what} {_names(ranking.families)}".strip() if ranking.families else "no family"
+    if not ranking.left_out:
+        return covered
+    return covered + " (left out: " + "; ".join(f"{family}, {why}" for family, why in ranking.left_out) + ")"
+
+
+def _loo_sentence(ranking: Ranking, loo: dict[str, LooRow]) -> str:
+    lead = f"By PSIS-LOO on the {ranking.n_rows} training rows, among {ranking_coverage(ranking)}"
+    if not ranking.families:
+        why = "; ".join(f"{family}, {reason}" for family, reason in ranking.left_out)
+        return f"By PSIS-LOO on the {ranking.n_rows} training rows, no family can be ranked ({why})."
+    best = loo[ranking.families[0]]
+    first = f"{best.family} ranks first (elpd_loo {best.elpd:.2f}, se {best.se:.2f})"
+    if len(ranking.families) == 1:
+        return f"{lead}, {first}: the only family ranked, nothing to rank it against."
+    second = ranking.families[1]
+    return (
+        f"{lead}, {first}; {second} is {ranking.difference:.4f} nats per training row lower "
+        f"({best.elpd - loo[second].elpd:.2f} in elpd_loo) with standard error {ranking.standard_error:.4f} per row: "
+        f"{verdict_clause(ranking.verdict or 'within noise', ranking.standard_error)}."
+    )
+
+
+def recommendation(comparison: ModelComparison) -> str:
+    """The page's first line: the family to use, from the last held-out ranking (the test rows), else PSIS-LOO.
+
+    Parameters
+    ----------
+    comparison : ModelComparison
+        The computed comparison.
+
+    Returns
+    -------
+    str
+        "Recommended: gcc (best held-out log loss on 40 test rows; naive_bayes within noise of it, so either
+        serves)"; "No recommendation: ..." where no ranking has a family.
+    """
+    ranked = [ranking for ranking in comparison.rankings if ranking.families]
+    heldout = [ranking for ranking in ranked if ranking.criterion != "PSIS-LOO"]
+    if not ranked:
+        return "No recommendation: no family could be ranked (none fitted, no PSIS-LOO, no held-out scores)."
+    ranking = (heldout or ranked)[-1]
+    rows = "training" if ranking.split == "train" else ranking.split
+    text = f"Recommended: {ranking.best} (best {ranking.criterion} on {ranking.n_rows} {rows} rows"
+    if len(ranking.families) == 1:
+        text += ", the only family ranked"
+    elif ranking.verdict == "real":
+        text += (
+            f"; {ranking.families[1]}, next, is {ranking.difference:.4f} nats per row worse: {VERDICT_WORDS['real']}"
+        )
+    else:
+        margin = "is worse by a negligible margin" if ranking.verdict == "negligible" else "is within noise of it"
+        text += f"; {ranking.families[1]} {margin}, so either serves"
+    if ranking.left_out:
+        text += f"; not ranked: {', '.join(family for family, _ in ranking.left_out)}"
+    verdict = comparison.convergence.get(ranking.families[0])
+    if verdict is not None and verdict.verdict == "fail":
+        text += "; its draws FAIL the convergence verdict: rerun it before trusting this"
+    return text + ")."
 
 
 def convergence_sentence(verdicts) -> str:
@@ -282,11 +350,10 @@ def _overall_best(split: str, rows, best_family: str) -> list[str]:
     family = next((row for row in rows if row.label == best_family), None)
     if family is None:
         return []
-    verdict = "larger than its noise" if family.larger_than_noise else "within its noise"
     return [
         f"On {split}, the lowest held-out log loss of all is {rows[0].label}'s ({rows[0].log_loss:.4f}); the best "
         f"family posterior, {best_family}, is {family.difference:.4f} higher with standard error "
-        f"{family.standard_error:.4f}: {verdict}."
+        f"{family.standard_error:.4f}: {verdict_clause(family.verdict or 'within noise', family.standard_error)}."
     ]
 
 
@@ -317,12 +384,13 @@ def stack_sentences(comparison: ModelComparison) -> list[str]:
         losses = dict(finding.log_losses)
         stack_first = finding.best == stacked.label
         family = (finding.runner_up if stack_first else finding.best).removesuffix(": posterior")
-        if not finding.larger_than_noise:
-            verdict = "within its noise: the stack neither beats nor loses to the best family measurably"
+        verdict = verdict_clause(finding.verdict, finding.standard_error)
+        if finding.verdict != "real":
+            verdict += ": the stack neither beats nor loses to the best family by a difference that matters"
         elif stack_first:
-            verdict = "larger than its noise: the stack beats the best family"
+            verdict += ": the stack beats the best family"
         else:
-            verdict = "larger than its noise: the best family beats the stack"
+            verdict += ": the best family beats the stack"
         sentences.append(
             f"On {split}, the stack's held-out log loss is {losses[stacked.label]:.4f} against {family}'s posterior "
             f"{losses[finding.runner_up if stack_first else finding.best]:.4f} (the best family there); the paired "

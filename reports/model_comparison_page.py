@@ -26,19 +26,24 @@ from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ScoreFin
 from bayesclass.inference.evaluation.model_comparison import PARETO_K_LIMIT, HeldoutRow, ModelComparison
 from bayesclass.inference.result import result_info
 from bayesclass.reports import figures
+from bayesclass.reports.conclusion import VERDICT_WORDS, threshold_text
 from bayesclass.reports.figures.comparison import elpd_difference_plot
 from bayesclass.reports.html import PageSection, render_page
 from bayesclass.reports.model_comparison import (
     STACK_METHOD_LABELS,
     comparison_sentences,
     left_out_baselines_sentence,
+    recommendation,
 )
 from bayesclass.reports.sections import Figure, Table, Text, number
 
 __all__ = ["render_model_comparison"]
 
 #: the held-out ranking's note, as ``compare`` prints it
-HELDOUT_NOTE = f"diff: mean per-row log loss minus the best's; se its SE; * above {NOISE_MULTIPLE:g} SE"
+HELDOUT_NOTE = (
+    f"diff: mean per-row log loss minus the best's; se its SE; * a real difference: above {NOISE_MULTIPLE:g} SE and "
+    f"the practical threshold of {threshold_text()}"
+)
 #: the PSIS-LOO ranking's note, as ``compare`` prints it
 LOO_NOTE = f"diff: elpd_loo minus the best's; dse its SE; k>{PARETO_K_LIMIT:g}: rows of unreliable PSIS"
 
@@ -92,8 +97,9 @@ def render_model_comparison(
 
 
 def _opening(comparison: ModelComparison) -> PageSection:
-    """The conclusion's sentences, then the headline: the held-out ranking on the last split (the test rows)."""
-    blocks: list = [Text(sentence) for sentence in comparison_sentences(comparison)]
+    """The recommendation, the conclusion's sentences, then the headline: the held-out ranking on the last split."""
+    blocks: list = [Text(recommendation(comparison), kind="verdict")]
+    blocks += [Text(sentence) for sentence in comparison_sentences(comparison)]
     if comparison.heldout:
         split, rows = list(comparison.heldout.items())[-1]
         blocks.append(_heldout_table(split, comparison.n_rows.get(split, 0), rows))
@@ -202,7 +208,7 @@ def _heldout_table(split: str, n_rows: int, rows: tuple[HeldoutRow, ...], *, cap
                 number(row.log_loss, ".4f"),
                 number(row.brier, ".4f"),
                 number(row.accuracy, ".3f"),
-                number(row.difference, ".4f") + (" *" if row.larger_than_noise else ""),
+                number(row.difference, ".4f") + (" *" if row.verdict == "real" else ""),
                 number(row.standard_error, ".4f"),
             )
             for row in rows
@@ -264,7 +270,7 @@ def _differences(comparison: ModelComparison) -> PageSection:
                 number(0.0 - abs(row.elpd_diff), ".2f"),
                 number(row.dse, ".2f"),
                 _interval(0.0 - abs(row.elpd_diff), NOISE_MULTIPLE * row.dse),
-                "best" if index == 0 else _noise_verdict(abs(row.elpd_diff), row.dse),
+                "best" if index == 0 else VERDICT_WORDS[row.verdict or "within noise"],
             )
             for index, row in enumerate(loo)
         ),
@@ -311,12 +317,6 @@ def _interval(center: float, half_width: float) -> str:
     return f"[{number(center - half_width, '.2f')}, {number(center + half_width, '.2f')}]"
 
 
-def _noise_verdict(difference: float, dse: float) -> str:
-    """The words of ``comparison_sentences``: larger than its noise, or within it."""
-    larger = dse > 0 and difference > NOISE_MULTIPLE * dse
-    return "larger than its noise" if larger else "within its noise"
-
-
 # -- weights ---------------------------------------------------------------------------------------------------
 
 
@@ -352,8 +352,9 @@ def _weights(comparison: ModelComparison) -> PageSection:
                 f"{stack.label} against the best family's posterior on each held-out split: paired per-row log losses",
                 ("split", "rows", "better", "log loss", "other", "log loss", "difference", "se", "verdict"),
                 tuple(_stack_finding_row(finding) for finding in findings),
-                note=f"difference: the mean per-row log loss of the other minus the better's; se its SE; larger than "
-                f"its noise above {NOISE_MULTIPLE:g} SE.",
+                note=f"difference: the mean per-row log loss of the other minus the better's; se its SE; a real "
+                f"difference above {NOISE_MULTIPLE:g} SE and {threshold_text()}, negligible above {NOISE_MULTIPLE:g} "
+                "SE only.",
             )
         )
     for split, rows in comparison.heldout.items():
@@ -388,7 +389,7 @@ def _stack_finding_row(finding: ScoreFinding) -> tuple[str, ...]:
         number(losses.get(other), ".4f"),
         number(finding.difference, ".4f"),
         number(finding.standard_error, ".4f"),
-        "larger than its noise" if finding.larger_than_noise else "within its noise",
+        VERDICT_WORDS[finding.verdict],
     )
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
-from bayesclass.reports.figures.estimates import MAX_PANEL_ROWS
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
 
 __all__ = [
@@ -219,7 +218,8 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     Section or None
         The ``conclusion`` section (None where the run has no verdict, no conclusion and no held-out scores).
     """
-    from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
+    from bayesclass.inference.evaluation.conclusions import ScoreFinding
+    from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences, rule_sentence
 
     sentences = conclusion_sentences(run.conclusion) if run.conclusion is not None else []
     # a verdict (pass or fail) is the conclusion's first sentence: shown once, in the verdict box
@@ -229,6 +229,8 @@ def conclusion_section(run: rd.RunEvaluation) -> Section | None:
     blocks.extend(replace(table, note="") for table in headlines[:-1])  # the note once, under the last
     blocks.extend(headlines[-1:])
     blocks.extend(Text(sentence) for sentence in sentences[boxed is not None :])
+    if run.conclusion is not None and any(isinstance(item, ScoreFinding) for item in run.conclusion.scores):
+        blocks.append(Text(rule_sentence()))
     if run.conclusion is not None:
         omitted = conclusion_omissions(run.conclusion)
         if omitted:
@@ -256,7 +258,7 @@ def ranking_section(rankings: Sequence[rd.RunRanking], runs: Sequence[rd.RunEval
     Section
         The ``conclusion`` section.
     """
-    from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE, ConvergenceFinding, ScoreFinding
+    from bayesclass.inference.evaluation.conclusions import ConvergenceFinding, ScoreFinding
     from bayesclass.reports.conclusion import score_sentence
 
     blocks: list = []
@@ -296,15 +298,15 @@ def ranking_section(rankings: Sequence[rd.RunRanking], runs: Sequence[rd.RunEval
                         cell(row.label, "log_loss", row.log_loss, ".4f"),
                         cell(row.label, "brier", row.brier, ".4f"),
                         cell(row.label, "accuracy", row.accuracy, ".3f"),
-                        number(row.difference, ".4f") + (" *" if row.larger_than_noise else ""),
+                        number(row.difference, ".4f") + (" *" if row.verdict == "real" else ""),
                         number(row.standard_error, ".4f"),
                     )
                     for row in ranking.rows
                 ),
                 note="Each run's own first estimate (its posterior mean probabilities where it has draws); ± one "
                 "standard error of the mean over the rows; diff: the mean per-row log loss minus the best run's, se "
-                f"its standard error (paired rows), * above {NOISE_MULTIPLE:g} SE. Each run's sections are folded "
-                "below.",
+                "its standard error (paired rows), * a real difference (beyond its noise and the practical "
+                "threshold, as stated above). Each run's sections are folded below.",
             )
         )
     return Section("conclusion", "Conclusion", tuple(blocks))
@@ -682,17 +684,22 @@ def _sampler_rows(stats: rd.SamplerStatistics | None, *, method: str, descriptio
 # -- 3. posterior vs point estimates ----------------------------------------------------------------------------
 
 
-def _forest_panels_note(panels: tuple[rd.ParameterPanel, ...]) -> str:
-    """The forest plot's caption tail: one panel per variable and unit, which are standardised, what is cut."""
+def _forest_panels_note(estimates: rd.Estimates) -> str:
+    """The forest plot's caption tail: one panel per variable and unit, which are standardised, what is left out."""
+    panels = estimates.panels
     if not panels:
         return ""
     text = "; one panel per parameter kind and unit, each on its own axis"
     standardised = [panel.title for panel in panels if panel.standardised]
     if standardised:
         text += f"; {', '.join(standardised)}: (value - posterior mean) / posterior sd, their inputs' units differ"
-    for panel in panels:
-        if len(panel.rows) > MAX_PANEL_ROWS:
-            text += f"; {panel.title}: only its first {MAX_PANEL_ROWS} of {len(panel.rows)} rows are drawn"
+    if estimates.forest_left_out:
+        drawn = len(estimates.rows) - estimates.forest_left_out
+        text += (
+            f"; {drawn} of the {len(estimates.rows)} parameters are drawn, those furthest from 0 (|posterior mean| / "
+            f"posterior sd, or an estimate over its SE); the other {estimates.forest_left_out} are left out of the "
+            "figure, not of the table"
+        )
     return text
 
 
@@ -743,7 +750,7 @@ def estimates_section(run: rd.RunEvaluation, *, interval_prob: float) -> Section
                 if any(with_se.values())
                 else ""
             )
-            + _forest_panels_note(estimates.panels),
+            + _forest_panels_note(estimates),
         )
     )
     wald = f"{interval_prob:.0%} Wald"

@@ -24,6 +24,7 @@ from bayesclass.inference.studies.differences import posterior_differences
 from bayesclass.inference.studies.runner import current_cells, load_verified
 from bayesclass.inference.studies.stack_summary import comparable_rows, stack_summary, stack_weight_summary
 from bayesclass.reports import figures
+from bayesclass.reports.conclusion import rule_sentence, threshold_text
 from bayesclass.reports.html import PageSection, figures_first, render_page
 from bayesclass.reports.sections import Figure, Table, Text, number
 
@@ -46,6 +47,8 @@ CURVE_METRICS = {
 _VERDICT_SENTENCES = {
     "stack better": "The stack beats the best single family",
     "best member better": "The best single family beats the stack",
+    "negligible difference": "The difference is beyond twice its standard error but below the practical threshold "
+    "(negligible)",
     "no clear difference": "Neither is better by more than twice the standard error",
     "equal": "The stack equals the best single family (all its weight on it)",
 }
@@ -125,6 +128,8 @@ def _opening(table, differences, coverage) -> tuple:
     if (ok["kind"] == "stack").any():
         blocks.extend(Text(paragraph) for paragraph in stack_conclusion(stack_summary(ok)))
     blocks.extend(Text(sentence) for sentence in coverage_headline(coverage))
+    if not differences.empty:
+        blocks.append(Text(rule_sentence()))
     return tuple(blocks)
 
 
@@ -167,8 +172,9 @@ def study_conclusion(table, differences) -> list[str]:
     for (dataset, model, estimate), rows in log_loss.groupby(["dataset", "model", "estimate"], sort=True):
         parts = []
         for verdict, words in (
-            ("posterior better", "the posterior's lower by more than 2 SE"),
-            ("plug-in better", f"the {estimate}'s lower by more than 2 SE"),
+            ("posterior better", f"the posterior's lower by more than 2 SE and {threshold_text()}"),
+            ("plug-in better", f"the {estimate}'s lower by more than 2 SE and {threshold_text()}"),
+            ("negligible difference", f"beyond 2 SE but below {threshold_text()} (negligible)"),
             ("no clear difference", "within 2 SE"),
             ("equal", "equal"),
             ("one cell", "one repeat (no SE)"),
@@ -370,7 +376,8 @@ def _differences(differences, colors: dict[str, str]) -> tuple:
         Table(
             "Paired differences posterior - plug-in (lower is better for the posterior): mean over repeats ± its "
             "standard error, [smallest, largest] repeat, in how many repeats the posterior was better, and the "
-            "verdict (more than twice the standard error from 0)",
+            "verdict (a real difference: more than twice the standard error from 0 and beyond the practical "
+            f"threshold, {threshold_text('log_loss')} for log loss and KL, {threshold_text('brier')} for Brier)",
             (
                 "data",
                 "model",
@@ -660,16 +667,21 @@ def coverage_conclusion(summary) -> list[str]:
                 hit = rows[rows["verdict"] == verdict].sort_values(["estimate", "size"])
                 found += [
                     f"the {r.estimate} {verdict} at n = {int(r.size)} by {100 * abs(r.difference):.1f} points "
-                    f"(standard error {100 * r.se:.1f})"
+                    f"(standard error {100 * r.se:.1f}; interval {100 * r.interval_low:.1f}-"
+                    f"{100 * r.interval_high:.1f}%)"
                     for r in hit.itertuples()
                 ]
             if found:
-                sentence += " More than twice the standard error from nominal: " + "; ".join(found) + "."
+                sentence += (
+                    " Nominal is outside the interval (mean -+ 2 standard errors of the cells; exact where the cells "
+                    "are identical): " + "; ".join(found) + "."
+                )
             elif (rows["verdict"] == "near nominal").any():
                 widest = float(rows["se"].max())
                 sentence += (
-                    " Every estimate is within twice its standard error of nominal at every size measured (standard "
-                    f"errors up to {100 * widest:.1f} points: {_cells_per_size(rows['cells'])} cells per size)."
+                    " Every estimate's interval (mean -+ 2 standard errors of the cells) contains nominal at every "
+                    f"size measured (standard errors up to {100 * widest:.1f} points: "
+                    f"{_cells_per_size(rows['cells'])} cells per size)."
                 )
             if (rows["verdict"] == "no standard error").all():
                 sentence += " (One repeat per size: no standard error, no verdict.)"

@@ -46,7 +46,7 @@ def test_all_fits_every_family_that_takes_the_data_and_lists_the_others(iris_all
     assert "| ranking by held-out log loss (validation, 30 rows)" in side_by_side
     assert "ranking by held-out log loss (test, 30 rows)" in text
     assert "baseline: k nearest neighbours" in text
-    assert "conclusion:" in text and "By PSIS-LOO" in text
+    assert "conclusion:\n  Recommended: " in text and "By PSIS-LOO on the " in text
 
 
 def test_out_holds_one_result_per_fitted_family_on_the_same_rows(iris_all):

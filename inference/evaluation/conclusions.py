@@ -6,11 +6,10 @@ them; nothing here is prose):
 (a) :class:`ConvergenceFinding`: the convergence verdict and its numbers (worst r_hat, smallest bulk and tail
     ESS, divergences), or "no verdict" for independent draws (exact conjugate, Laplace) and point estimates;
 (b) :class:`ScoreFinding`, one per held-out split: which of the run's estimates (the posterior, each point
-    estimate's plug-in, an exact predictive) has the smallest held-out log loss, and whether the paired
-    difference to the runner-up is larger than twice its standard error: with per-row log losses
+    estimate's plug-in, an exact predictive) has the smallest held-out log loss, and the verdict of the paired
+    difference to the runner-up (:func:`difference_verdict`, below): with per-row log losses
     :math:`\ell_{e,i} = -\log p_e(y_i \mid x_i)`, :math:`d_i = \ell_{\text{runner-up},i} - \ell_{\text{best},i}`,
     :math:`\bar d` its mean and :math:`\operatorname{se} = \operatorname{sd}(d) / \sqrt{n}` (``ddof=1``);
-    "larger than its noise" iff :math:`\bar d > 2\,\operatorname{se}`;
 (c) :class:`MissingEstimate`, one per point estimate that does not exist, with the family's reason (recorded by
     the fit in ``ResultInfo.point_estimate_status``: separation, an empty class, a zero variance ...);
 (d) :class:`IntervalFinding`, one per point estimate with a stored covariance: the posterior's equal-tailed
@@ -18,12 +17,38 @@ them; nothing here is prose):
     range of the width ratio posterior / Wald, and the largest shift of the posterior mean from the estimate in
     posterior sds); left out, with the reason, where no estimate stores a covariance or there is no posterior.
 
+(e) :class:`ParetoFinding`: the training rows whose PSIS-LOO Pareto k exceeds ``PARETO_K_LIMIT`` (0.7,
+    Vehtari et al. 2017): where there are any, the run's leave-one-out estimate is unreliable (a warning).
+
 A finding that cannot be made is an :class:`Omitted` (its topic and why). Generic over families and estimates:
 nothing here branches on a family's or a method's name.
+
+When is a difference real? One rule (:func:`difference_verdict`) for every page (a run's, the several-families
+page, a study's): a difference of means :math:`\bar d` with standard error :math:`\operatorname{se}` is
+
+- ``"within noise"`` where :math:`|\bar d| \le 2\,\operatorname{se}` (``NOISE_MULTIPLE``; an undefined standard
+  error, one row or one cell, is no evidence either);
+- ``"negligible"`` where it is beyond the noise but :math:`|\bar d|` is at most the score's practical threshold
+  (:data:`PRACTICAL_THRESHOLDS`): measurable, too small to matter;
+- ``"real"`` where it is beyond both (an infinite difference, an observed class given probability 0, is real).
+
+The thresholds, per row (a difference of means over rows or cells, or an elpd difference divided by its rows):
+
+- log loss (and elpd, KL to the truth: the same nats per row): **0.01 nats**. A mean difference of 0.01 nats per row
+  is a likelihood ratio of :math:`e^{0.01} \approx 1.01` per row: the observed class's probability about 1%
+  higher (relative) on average, e.g. 0.800 against 0.792. Below that two estimates' probabilities lead to the same
+  decisions under any loss that is not knife-edge, and a posterior and a plug-in are interchangeable; it takes 100
+  rows for such a difference to add up to one nat (odds of e to 1) of evidence.
+- Brier score (summed over classes, :mod:`~bayesclass.inference.evaluation.scores`): **0.005** per row, half the
+  log loss's. An error :math:`\delta` in a probability :math:`p` costs about :math:`\delta^2 / (2 p (1 - p))` in log
+  loss and :math:`2\delta^2` in the (two-class) Brier score: equal at :math:`p = 1/2`, the Brier's half at
+  :math:`p \approx 0.85`, typical of a classifier that is right most of the time; so the two thresholds call
+  about the same errors in probability negligible.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,10 +56,12 @@ from typing import Any, Literal
 import numpy as np
 
 from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS
+from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, LooSummary
 from bayesclass.inference.evaluation.report_data import Estimates
 
 __all__ = [
     "NOISE_MULTIPLE",
+    "PRACTICAL_THRESHOLDS",
     "SHIFT_LIMIT",
     "WIDTH_TOLERANCE",
     "Conclusion",
@@ -42,18 +69,29 @@ __all__ = [
     "IntervalFinding",
     "MissingEstimate",
     "Omitted",
+    "ParetoFinding",
     "ScoreFinding",
+    "Verdict",
     "conclude",
     "convergence_finding",
+    "difference_verdict",
     "interval_findings",
     "missing_estimates",
     "paired_log_loss",
+    "pareto_finding",
 ]
 
-#: the paired difference is "larger than its noise" when it exceeds this many standard errors
+#: a difference is beyond its noise when it exceeds this many standard errors
 NOISE_MULTIPLE = 2.0
-#: a paired mean log-loss difference at most this (nats per row) is rounding, never "larger than its noise": two
-#: estimates with the same probabilities (a stack whose weight is all on one member) differ by ~1e-17
+#: per score, (the practical threshold per row, its unit): a difference beyond its noise but at most this is
+#: "negligible" (the module docstring says why these values); elpd per row and KL are in log loss's nats per row
+PRACTICAL_THRESHOLDS: dict[str, tuple[float, str]] = {
+    "log_loss": (0.01, "nats per row"),
+    "kl_to_truth": (0.01, "nats per row"),
+    "brier": (0.005, "per row"),
+}
+#: a difference at most this is rounding, within noise whatever its standard error: two estimates with the same
+#: probabilities (a stack whose weight is all on one member) differ by ~1e-17 with a standard error of ~1e-17
 ROUNDING_DIFFERENCE = 1e-9
 #: posterior intervals are "wider" / "narrower" than Wald intervals when the median width ratio is outside 1 -+ this
 WIDTH_TOLERANCE = 0.05
@@ -61,6 +99,42 @@ WIDTH_TOLERANCE = 0.05
 SHIFT_LIMIT = 0.5
 
 Topic = Literal["convergence", "scores", "missing", "intervals"]
+#: the verdict of a difference (:func:`difference_verdict`)
+Verdict = Literal["real", "negligible", "within noise"]
+
+
+def difference_verdict(difference: float, standard_error: float, *, score: str = "log_loss") -> Verdict:
+    """Whether a difference of means is real, beyond its noise but negligible, or within its noise (module docstring).
+
+    Parameters
+    ----------
+    difference : float
+        The mean difference (either sign; an elpd difference divided by its rows for PSIS-LOO).
+    standard_error : float
+        Its standard error, on the same scale (NaN where undefined: no evidence of a difference).
+    score : {"log_loss", "kl_to_truth", "brier"}, default "log_loss"
+        The score, whose :data:`PRACTICAL_THRESHOLDS` entry applies.
+
+    Returns
+    -------
+    {"real", "negligible", "within noise"}
+        "real" where ``|difference| > NOISE_MULTIPLE * standard_error`` and above the threshold (an infinite
+        difference is real), "negligible" beyond the noise but at most the threshold, else "within noise" (also
+        at most ``ROUNDING_DIFFERENCE``, whatever the standard error).
+
+    Raises
+    ------
+    ValueError
+        ``score`` has no practical threshold.
+    """
+    if score not in PRACTICAL_THRESHOLDS:
+        raise ValueError(f"score={score!r} has no practical threshold; give one of {', '.join(PRACTICAL_THRESHOLDS)}")
+    size = abs(float(difference))
+    if math.isinf(size):
+        return "real"
+    if not size > NOISE_MULTIPLE * float(standard_error) or size <= ROUNDING_DIFFERENCE:  # NaN: no evidence
+        return "within noise"
+    return "real" if size > PRACTICAL_THRESHOLDS[score][0] else "negligible"
 
 
 @dataclass(frozen=True)
@@ -141,9 +215,8 @@ class ScoreFinding:
     standard_error : float
         Their standard deviation (``ddof=1``) over ``sqrt(n_rows)`` (NaN where undefined: one row, an infinite
         difference, no runner-up).
-    larger_than_noise : bool
-        ``difference > NOISE_MULTIPLE * standard_error`` and above ``ROUNDING_DIFFERENCE`` (an infinite difference
-        is larger).
+    verdict : {"real", "negligible", "within noise"}
+        :func:`difference_verdict` of the difference and its standard error (log loss's threshold).
     zero_probability_rows : tuple of (str, int)
         Per compared estimate with an infinite log loss, its rows of observed class probability 0.
     left_out : tuple of (str, int)
@@ -155,7 +228,7 @@ class ScoreFinding:
     log_losses: tuple[tuple[str, float], ...]
     difference: float
     standard_error: float
-    larger_than_noise: bool
+    verdict: Verdict
     zero_probability_rows: tuple[tuple[str, int], ...] = ()
     left_out: tuple[tuple[str, int], ...] = ()
 
@@ -244,6 +317,34 @@ class IntervalFinding:
 
 
 @dataclass(frozen=True)
+class ParetoFinding:
+    """The training rows whose PSIS-LOO Pareto k exceeds the limit: the leave-one-out estimate's reliability.
+
+    Parameters
+    ----------
+    n_high_k : int
+        Training rows with Pareto :math:`k >` ``limit`` (0: the estimate is reliable).
+    n_rows : int
+        Training rows.
+    max_k : float
+        The largest Pareto k.
+    limit : float
+        ``PARETO_K_LIMIT`` (0.7, Vehtari et al. 2017; arviz_stats hard-codes it in its ``good_k`` rule and
+        exposes no constant).
+    """
+
+    n_high_k: int
+    n_rows: int
+    max_k: float
+    limit: float
+
+    @property
+    def reliable(self) -> bool:
+        """Whether no row has Pareto k above the limit."""
+        return self.n_high_k == 0
+
+
+@dataclass(frozen=True)
 class Conclusion:
     """A run's findings, in the order a report states them.
 
@@ -257,12 +358,15 @@ class Conclusion:
         (c) The point estimates that do not exist (empty where all exist).
     intervals : tuple of IntervalFinding or Omitted
         (d) One per point estimate with a stored covariance (one Omitted where none can be compared).
+    pareto : ParetoFinding or None, default None
+        (e) The PSIS-LOO Pareto k of the training rows (None without a PSIS-LOO estimate).
     """
 
     convergence: ConvergenceFinding | Omitted
     scores: tuple[ScoreFinding | Omitted, ...]
     missing: tuple[MissingEstimate, ...]
     intervals: tuple[IntervalFinding | Omitted, ...]
+    pareto: ParetoFinding | None = None
 
 
 def conclude(
@@ -275,6 +379,7 @@ def conclude(
     estimates: Estimates,
     interval_prob: float,
     no_heldout_reason: str = "no held-out rows",
+    loo: object = None,
 ) -> Conclusion:
     """The run's :class:`Conclusion` from numbers already computed for its report.
 
@@ -297,6 +402,9 @@ def conclude(
         The probability of the posterior and Wald intervals in ``estimates``.
     no_heldout_reason : str, default "no held-out rows"
         Why there are no held-out rows, where ``predicted`` is empty.
+    loo : LooSummary, optional
+        The run's PSIS-LOO (:func:`bayesclass.inference.criticism.loo.loo`), for :func:`pareto_finding`; anything
+        else (None, why it is unavailable) gives no Pareto finding.
 
     Returns
     -------
@@ -313,7 +421,24 @@ def conclude(
         scores=tuple(scores),
         missing=missing_estimates(status, n_rows=n_rows),
         intervals=interval_findings(estimates, interval_prob=interval_prob),
+        pareto=pareto_finding(loo) if isinstance(loo, LooSummary) else None,
     )
+
+
+def pareto_finding(summary: LooSummary) -> ParetoFinding:
+    """The Pareto k finding of a PSIS-LOO summary (module docstring, (e)).
+
+    Parameters
+    ----------
+    summary : LooSummary
+        :func:`bayesclass.inference.criticism.loo.loo` of a result (``pareto_k`` per training row, ``n_high_k``).
+
+    Returns
+    -------
+    ParetoFinding
+    """
+    pareto_k = np.asarray(summary.pareto_k, dtype=float)
+    return ParetoFinding(int(summary.n_high_k), int(pareto_k.size), float(np.nanmax(pareto_k)), PARETO_K_LIMIT)
 
 
 def convergence_finding(
@@ -432,7 +557,6 @@ def paired_log_loss(
     means = tuple((label, float(losses[label].mean())) for label in ranked)
     zero = tuple((label, int(np.isinf(losses[label]).sum())) for label in ranked if np.isinf(losses[label]).any())
     difference = standard_error = float("nan")
-    larger = False
     if len(ranked) > 1:
         best, runner_up = losses[ranked[0]], losses[ranked[1]]
         with np.errstate(invalid="ignore"):
@@ -441,10 +565,8 @@ def paired_log_loss(
         difference = float(per_row.mean()) if per_row.size else float("nan")
         if np.isfinite(per_row).all() and per_row.size > 1:
             standard_error = float(per_row.std(ddof=1) / np.sqrt(per_row.size))
-        larger = bool(
-            np.isinf(difference) or (difference > NOISE_MULTIPLE * standard_error and difference > ROUNDING_DIFFERENCE)
-        )
-    return ScoreFinding(split, int(y.size), means, difference, standard_error, larger, zero, tuple(left_out))
+    verdict = difference_verdict(difference, standard_error)
+    return ScoreFinding(split, int(y.size), means, difference, standard_error, verdict, zero, tuple(left_out))
 
 
 def missing_estimates(status: Mapping[str, str], *, n_rows: int) -> tuple[MissingEstimate, ...]:

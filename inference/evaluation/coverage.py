@@ -33,6 +33,7 @@ repeats, each an independent fit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, true_log_odds
 from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.evaluation.conclusions import NOISE_MULTIPLE
 from bayesclass.inference.evaluation.heldout import estimate_label, result_codes
 from bayesclass.inference.prediction.predict import predict
 from bayesclass.inference.result import gaussian_approximation, model_of, result_info
@@ -48,12 +50,15 @@ from bayesclass.models.approximation import parameter_labels
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.stats
 else:
     pd = lazy_import("pandas")
+    scipy = lazy_import("scipy")
 
 __all__ = [
     "COVERAGE_LEVELS",
     "VERDICTS",
+    "coverage_interval",
     "coverage_level",
     "coverage_metric",
     "coverage_summary",
@@ -286,16 +291,23 @@ def coverage_summary(table):
         One row per (dataset, model, estimate, metric, size) of the coverage metrics present: ``level``,
         ``parameter``, ``cells`` (cells with an interval), ``total`` (the cells of that data set, model and
         size: an estimate that does not exist in a cell, e.g. an MLE under separation, has no interval there),
-        ``mean``, ``se`` (standard error of the mean over cells: their standard deviation / sqrt(cells), at
-        least ``sqrt(level (1 - level) / cells)``, the binomial error of one trial per cell at the nominal level,
-        as the rows of a cell share one fit; NaN for one cell), ``low`` / ``high`` (smallest and largest cell),
-        ``difference`` (mean - level) and ``verdict``: ``under-covers`` / ``over-covers`` where the mean is more
-        than twice its standard error below / above the level, ``near nominal`` within that, ``no standard
-        error`` for a single cell, ``not available`` where no cell has an
-        interval (a point estimate without a Gaussian approximation).
+        ``mean``, ``se`` (the standard error of that observed proportion: the cells' standard deviation
+        (``ddof=1``) / sqrt(cells), the cells being the independent fits; NaN for one cell), ``low`` / ``high``
+        (smallest and largest cell), ``interval_low`` / ``interval_high`` (the interval the verdict reads: mean -+
+        ``NOISE_MULTIPLE`` se; where every cell has the same coverage, so their spread is 0 and gives no standard
+        error, the exact Clopper-Pearson 95% interval of ``scipy.stats.binomtest(...).proportion_ci`` with the
+        cells' test rows as the trials (``n_test`` summed; the cells themselves for a parameter coverage or where
+        the table has no ``n_test``): the only count there is, which ignores that a fit's rows share one interval
+        curve, so that four cells of coverage 1 read like four of 0.99 and 1 beside them, not like no evidence),
+        ``difference`` (mean - level) and
+        ``verdict``: ``near nominal`` only where that interval contains the level, ``under-covers`` /
+        ``over-covers`` where it lies wholly below / above it, ``no standard error`` for a single cell, ``not
+        available`` where no cell has an interval (a point estimate without a Gaussian approximation). No floor:
+        a floor at the nominal level's binomial error of one trial per cell was 1.5 to 3 times the cells' actual
+        standard error at 200 cells and called an over-coverage 4 standard errors high "near nominal".
     """
     columns = ["dataset", "model", "estimate", "metric", "size", "level", "parameter", "cells", "total", "mean",
-               "se", "low", "high", "difference", "verdict"]  # fmt: skip
+               "se", "low", "high", "interval_low", "interval_high", "difference", "verdict"]  # fmt: skip
     levels = {metric: coverage_level(str(metric)) for metric in table["metric"].dropna().unique()}
     # (a boolean mask even on no rows: an empty object Series would select columns, leaving none)
     wanted = table[table["metric"].map(lambda metric: levels.get(metric) is not None).astype(bool)]
@@ -308,22 +320,51 @@ def coverage_summary(table):
         values = group["value"].to_numpy(dtype=float)
         defined = values[~np.isnan(values)]
         mean = float(defined.mean()) if defined.size else float("nan")
-        # the spread over cells, at least the binomial error of one trial per cell at the nominal level (the rows
-        # of one cell share one fit: a few identical cells must not give a standard error of 0)
-        floor = np.sqrt(level * (1 - level) / max(defined.size, 1))
-        se = max(float(defined.std(ddof=1) / np.sqrt(defined.size)), floor) if defined.size > 1 else float("nan")
+        se = float(defined.std(ddof=1) / np.sqrt(defined.size)) if defined.size > 1 else float("nan")
+        per_row = "n_test" in group and not parameter  # a parameter coverage is a share of coefficients, not rows
+        rows_tested = group.loc[~np.isnan(values), "n_test"].sum() if per_row else defined.size
+        interval = coverage_interval(mean, se, int(defined.size), trials=int(rows_tested))
         if not defined.size:
             verdict = "not available"
         elif defined.size == 1:
             verdict = "no standard error"
-        elif mean < level - 2 * se:
+        elif interval[1] < level:
             verdict = "under-covers"
-        elif mean > level + 2 * se:
+        elif interval[0] > level:
             verdict = "over-covers"
         else:
             verdict = "near nominal"
         low, high = (float(defined.min()), float(defined.max())) if defined.size else (float("nan"), float("nan"))
         total = int(totals[(dataset, model, size)])
         rows.append((dataset, model, estimate, metric, size, level, parameter, int(defined.size), total, mean, se,
-                     low, high, mean - level, verdict))  # fmt: skip
+                     low, high, *interval, mean - level, verdict))  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def coverage_interval(mean: float, se: float, cells: int, *, trials: int | None = None) -> tuple[float, float]:
+    """The interval a coverage verdict reads: the mean -+ ``NOISE_MULTIPLE`` standard errors (:func:`coverage_summary`).
+
+    Parameters
+    ----------
+    mean : float
+        The mean coverage over cells.
+    se : float
+        Its standard error (the cells' sd / sqrt(cells); NaN for fewer than two cells).
+    cells : int
+        The cells.
+    trials : int, optional
+        The trials of the exact interval (the cells' test rows; default ``cells``).
+
+    Returns
+    -------
+    (float, float)
+        ``mean -+ 2 se``; where ``se`` is 0 (identical cells), the Clopper-Pearson 95% interval of
+        ``round(mean * trials)`` in ``trials`` (``scipy.stats.binomtest``); NaN, NaN for fewer than two cells.
+    """
+    if cells < 2 or math.isnan(se):
+        return float("nan"), float("nan")
+    if se > 0:
+        return mean - NOISE_MULTIPLE * se, mean + NOISE_MULTIPLE * se
+    trials = cells if trials is None else trials
+    exact = scipy.stats.binomtest(round(mean * trials), trials).proportion_ci(confidence_level=0.95)
+    return float(exact.low), float(exact.high)

@@ -19,6 +19,13 @@ Two rankings of the fitted families:
   and standard error :math:`\operatorname{sd}(d)/\sqrt{n}` (:func:`~bayesclass.inference.evaluation.conclusions
   .paired_log_loss`).
 
+Each criterion gives ONE :class:`Ranking` (PSIS-LOO over the families whose every training row has Pareto k at most
+the limit; held-out log loss of the families' posteriors per split) that names the families it covers and those it
+leaves out with why; its first against its second is judged by the one rule of
+:func:`~bayesclass.inference.evaluation.conclusions.difference_verdict` (2 SE AND 0.01 nats per row; for PSIS-LOO the
+elpd difference and its dse divided by the training rows). The page's sentences and its recommendation are worded
+from these records only.
+
 Nothing here branches on a family's name: the families come from the registry, their methods from their
 declarations.
 """
@@ -29,7 +36,7 @@ import math
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,12 +51,14 @@ from bayesclass.inference.evaluation.conclusions import (
     ConvergenceFinding,
     Omitted,
     ScoreFinding,
+    Verdict,
+    difference_verdict,
     paired_log_loss,
     result_convergence,
 )
 from bayesclass.inference.evaluation.heldout import fit_baselines, heldout_estimates, left_out_baselines
 from bayesclass.inference.evaluation.scores import score_table
-from bayesclass.inference.result import is_stack, stack_info
+from bayesclass.inference.result import is_stack, result_info, stack_info
 from bayesclass.inference.stacking import stack, stack_weights
 from bayesclass.models import REGISTRY, ClassifierModel, ConvergenceError, get_model
 from bayesclass.models.baselines import BASELINES
@@ -75,12 +84,15 @@ __all__ = [
     "HeldoutRow",
     "LooRow",
     "ModelComparison",
+    "Ranking",
     "RankingAgreement",
     "SplitPredictions",
     "StackOutcome",
     "compare_models",
     "parse_baselines",
     "parse_families",
+    "heldout_ranking",
+    "loo_ranking",
     "rank_heldout",
     "rank_loo",
     "stack_families",
@@ -136,6 +148,9 @@ class LooRow:
         The largest Pareto k.
     notes : str
         ArviZ's warnings, one line each joined by "; " ("" when none).
+    verdict : {"real", "negligible", "within noise"} or None, default None
+        :func:`~bayesclass.inference.evaluation.conclusions.difference_verdict` of ``elpd_diff`` and ``dse``
+        divided by the training rows (nats per row; None for the best).
     """
 
     family: str
@@ -147,6 +162,7 @@ class LooRow:
     n_high_k: int
     max_k: float
     notes: str = ""
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -162,8 +178,9 @@ class HeldoutRow:
     difference, standard_error : float
         The mean per-row log-loss difference to the best estimate (0 for the best; NaN without probabilities)
         and its standard error.
-    larger_than_noise : bool
-        ``difference > NOISE_MULTIPLE * standard_error``.
+    verdict : {"real", "negligible", "within noise"} or None
+        :func:`~bayesclass.inference.evaluation.conclusions.difference_verdict` of the difference (None for the
+        best and where there is no difference).
     """
 
     label: str
@@ -172,7 +189,46 @@ class HeldoutRow:
     accuracy: float
     difference: float
     standard_error: float
-    larger_than_noise: bool
+    verdict: Verdict | None
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One criterion's ranking of the families: those it covers, those left out and why, first against second.
+
+    Parameters
+    ----------
+    criterion : str
+        ``"PSIS-LOO"`` (elpd_loo on the training rows) or ``"held-out log loss"`` (the families' posteriors).
+    split : str
+        The rows it is on (``"train"`` for PSIS-LOO, else the held-out split).
+    n_rows : int
+        Those rows.
+    families : tuple of str
+        The families ranked, best first.
+    left_out : tuple of (str, str)
+        Every other family asked for, with why it is not ranked (not fitted, no posterior, no PSIS-LOO, rows of
+        Pareto k above the limit, undefined probabilities).
+    difference, standard_error : float
+        Per row: how much worse the second is than the first (mean log-loss difference; for PSIS-LOO the elpd
+        difference and its ``dse`` divided by the training rows), and its standard error (NaN with one family).
+    verdict : {"real", "negligible", "within noise"} or None
+        :func:`~bayesclass.inference.evaluation.conclusions.difference_verdict` (None with one family or none).
+    """
+
+    criterion: str
+    split: str
+    n_rows: int
+    families: tuple[str, ...]
+    left_out: tuple[tuple[str, str], ...]
+    difference: float = math.nan
+    standard_error: float = math.nan
+    verdict: Verdict | None = None
+
+    @property
+    def best(self) -> str | None:
+        """The first family (None where none is ranked)."""
+        return self.families[0] if self.families else None
 
 
 @dataclass(frozen=True)
@@ -316,6 +372,9 @@ class ModelComparison:
         Baselines asked for that cannot classify the data's number of classes (e.g. two-class ones on three).
     convergence : dict of str to ConvergenceFinding
         Per family with posterior draws, its convergence verdict (``"no_verdict"`` for independent draws).
+    rankings : tuple of Ranking
+        One per criterion, the one the page's sentences and recommendation state: PSIS-LOO of the families with
+        a reliable estimate, then the held-out log loss of the families' posteriors on each held-out split.
     """
 
     data_name: str
@@ -334,6 +393,7 @@ class ModelComparison:
     disagreements: dict[str, Disagreement] = field(default_factory=dict)
     left_out_baselines: tuple[str, ...] = ()
     convergence: dict[str, ConvergenceFinding] = field(default_factory=dict)
+    rankings: tuple[Ranking, ...] = ()
 
     @property
     def results(self) -> dict[str, Any]:
@@ -724,6 +784,19 @@ def rank(
                 {label: values for label, values in pair.items() if values is not None}, y, split=split
             )
     reliable = [row for row in loo_rows if not row.n_high_k]
+    not_fitted = tuple(
+        (fitted.family, "not fitted (its reason is listed with the families)")
+        for fitted in fits
+        if fitted.result is None
+    )
+    family_rankings = (
+        loo_ranking(results, loo_rows, (*not_fitted, *loo_left_out), n_train=n_train),
+        *(
+            heldout_ranking(finding, results, not_fitted)
+            for finding in findings.values()
+            if isinstance(finding, ScoreFinding)
+        ),
+    )
     agreement = tuple(
         RankingAgreement(split, reliable[0].family, finding.best.removesuffix(": posterior"))
         for split, finding in findings.items()
@@ -746,7 +819,87 @@ def rank(
         disagreements=disagreements,
         left_out_baselines=tuple(left_out_baselines(next(iter(results.values())), baselines)) if results else (),
         convergence={family: family_convergence(result) for family, result in results.items() if "posterior" in result},
+        rankings=family_rankings,
     )
+
+
+def loo_ranking(
+    results: Mapping[str, Any], rows: Sequence[LooRow], left_out: Sequence[tuple[str, str]], *, n_train: int
+) -> Ranking:
+    """The PSIS-LOO :class:`Ranking`: the families whose every training row has Pareto k at most the limit.
+
+    Parameters
+    ----------
+    results : mapping of str to xarray.DataTree
+        The fitted results by family.
+    rows : sequence of LooRow
+        :func:`rank_loo`'s rows of every family with an estimate, best first.
+    left_out : sequence of (str, str)
+        The families without an estimate, with why.
+    n_train : int
+        Training rows.
+
+    Returns
+    -------
+    Ranking
+        Where the best of ``rows`` is unreliable, the reliable families are compared again among themselves
+        (``dse`` is relative to the best of those compared).
+    """
+    reliable = [row for row in rows if not row.n_high_k]
+    unreliable = tuple(
+        (row.family, f"{row.n_high_k} of {n_train} training rows have Pareto k > {PARETO_K_LIMIT:g} (max "
+         f"{row.max_k:.2f}): its elpd_loo is not trusted")
+        for row in rows if row.n_high_k
+    )  # fmt: skip
+    if len(reliable) > 1 and reliable[0] is not rows[0]:  # dse is relative to the best of those compared
+        reliable = list(rank_loo({row.family: results[row.family] for row in reliable})[0])
+    ranking = Ranking("PSIS-LOO", "train", n_train, tuple(row.family for row in reliable), (*left_out, *unreliable))
+    if len(reliable) < 2:
+        return ranking
+    difference = (reliable[0].elpd - reliable[1].elpd) / n_train
+    standard_error = reliable[1].dse / n_train
+    return replace(
+        ranking,
+        difference=difference,
+        standard_error=standard_error,
+        verdict=difference_verdict(difference, standard_error),
+    )
+
+
+def heldout_ranking(
+    finding: ScoreFinding, results: Mapping[str, Any], not_fitted: Sequence[tuple[str, str]]
+) -> Ranking:
+    """The held-out :class:`Ranking` of the families' posteriors on one split, from its :class:`ScoreFinding`.
+
+    Parameters
+    ----------
+    finding : ScoreFinding
+        :func:`paired_log_loss` of the posteriors (labels ``"<family>: posterior"``).
+    results : mapping of str to xarray.DataTree
+        The fitted results by family.
+    not_fitted : sequence of (str, str)
+        The families not fitted, with why.
+
+    Returns
+    -------
+    Ranking
+    """
+    families = tuple(label.removesuffix(": posterior") for label, _ in finding.log_losses)
+    undefined = tuple(
+        (label.removesuffix(": posterior"), f"its probabilities are undefined on {count} of {finding.n_rows} rows")
+        for label, count in finding.left_out
+    )
+    named = {*families, *(family for family, _ in undefined)}
+    no_posterior = tuple(
+        (family, f"no posterior draws (method {result_info(result).method}), only its point estimates")
+        for family, result in results.items()
+        if family not in named
+    )
+    verdict = None if finding.runner_up is None else finding.verdict
+    return Ranking(
+        "held-out log loss", finding.split, finding.n_rows, families, (*not_fitted, *undefined, *no_posterior),
+        finding.difference, finding.standard_error, verdict,
+    )  # fmt: skip
 
 
 def family_convergence(result) -> ConvergenceFinding:
@@ -815,6 +968,12 @@ def rank_loo(results: Mapping[str, Any]) -> tuple[tuple[LooRow, ...], tuple[tupl
             n_high_k=summaries[name].n_high_k,
             max_k=float(np.nanmax(summaries[name].pareto_k)),
             notes=str(table[name].get("warning", "")),
+            verdict=difference_verdict(
+                float(table[name]["elpd_diff"]) / summaries[name].n_rows,
+                float(table[name]["dse"]) / summaries[name].n_rows,
+            )
+            if float(table[name]["elpd_diff"])
+            else None,
         )
         for name in table
     ]
@@ -895,7 +1054,7 @@ def rank_heldout(proba: Mapping[str, np.ndarray | None], y: np.ndarray, table) -
     rows = []
     for label in order:
         difference = standard_error = math.nan
-        larger = False
+        verdict: Verdict | None = None
         if best is not None and label == best:
             difference = standard_error = 0.0
         elif best is not None and label in scored:
@@ -903,7 +1062,7 @@ def rank_heldout(proba: Mapping[str, np.ndarray | None], y: np.ndarray, table) -
             if isinstance(finding, ScoreFinding):
                 sign = 1.0 if finding.best == best else -1.0  # a tie in means keeps the order of the table
                 difference, standard_error = sign * finding.difference, finding.standard_error
-                larger = finding.larger_than_noise and sign > 0
+                verdict = finding.verdict
         rows.append(
             HeldoutRow(
                 label=str(label),
@@ -912,7 +1071,7 @@ def rank_heldout(proba: Mapping[str, np.ndarray | None], y: np.ndarray, table) -
                 accuracy=float(table.loc[label, "accuracy"]),
                 difference=float(difference),
                 standard_error=float(standard_error),
-                larger_than_noise=bool(larger),
+                verdict=verdict,
             )
         )
     return tuple(rows)

@@ -24,7 +24,17 @@ else:
     azs = lazy_import("arviz_stats")
     xr = lazy_import("xarray")
 
-__all__ = ["derived_names", "parameter_comparison", "parameter_panels", "point_estimate_kinds"]
+__all__ = [
+    "MAX_FOREST_PARAMETERS",
+    "derived_names",
+    "forest_rows",
+    "parameter_comparison",
+    "parameter_panels",
+    "point_estimate_kinds",
+]
+
+#: the forest plot draws every parameter of a model with at most this many; of more, this many furthest from 0
+MAX_FOREST_PARAMETERS = 60
 
 #: a variable whose elements are over inputs of at most this many different units is drawn as one panel per
 #: unit; over more, as one panel standardised by the posterior (or, without draws, still one panel per unit)
@@ -243,3 +253,44 @@ def parameter_panels(result: xr.DataTree, rows: Sequence[Mapping[str, Any]]) -> 
             label = "(value - posterior mean) / posterior sd: its inputs are in different units"
             panels.append(ParameterPanel(name, label, True, tuple(_standardised(row, kinds) for row in members)))
     return tuple(panels)
+
+
+def forest_rows(
+    rows: Sequence[Mapping[str, Any]], kinds: Sequence[str] = (), *, limit: int = MAX_FOREST_PARAMETERS
+) -> tuple[tuple[Mapping[str, Any], ...], int]:
+    """The rows the forest plot draws: all of at most ``limit``; of more, the ``limit`` furthest from 0.
+
+    Distance from 0 is scale-free, so that rows of different units compete alike: ``|posterior mean| / posterior
+    sd`` where the row has a posterior (how many sds from 0), else ``|estimate| / its SE`` of the first point
+    estimate kind with a value (its Wald z), else ``|estimate|``. Those drawn keep their order.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :func:`parameter_comparison` rows.
+    kinds : sequence of str, default ()
+        The point estimate kinds, for rows without a posterior.
+    limit : int, default MAX_FOREST_PARAMETERS
+        The most rows drawn.
+
+    Returns
+    -------
+    (tuple of dict, int)
+        The rows drawn and how many are left out.
+    """
+    if len(rows) <= limit:
+        return tuple(rows), 0
+    distance = np.array([_distance_from_zero(row, kinds) for row in rows])
+    keep = np.sort(np.argsort(-distance, kind="stable")[:limit])
+    return tuple(rows[i] for i in keep), len(rows) - limit
+
+
+def _distance_from_zero(row: Mapping[str, Any], kinds: Sequence[str]) -> float:
+    """``|value| / scale`` of a row (:func:`forest_rows`); 0 where it has no value."""
+    for center, scale in (("mean", "sd"), *((kind, f"{kind}_se") for kind in kinds)):
+        value = row.get(center)
+        if value is None or not np.isfinite(value):
+            continue
+        spread = row.get(scale)
+        return abs(float(value)) / float(spread) if spread is not None and spread > 0 else abs(float(value))
+    return 0.0

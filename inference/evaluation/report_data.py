@@ -276,8 +276,11 @@ class Estimates:
         latent values, the rows are its hyperparameters): what the covariance is over, so the missing standard
         errors are explained.
     panels : tuple of ParameterPanel
-        The rows grouped by model variable and unit, as the forest plot draws them
+        The rows the forest plot draws (all of at most ``MAX_FOREST_PARAMETERS``, else those furthest from 0:
+        :func:`~bayesclass.inference.evaluation.parameters.forest_rows`), grouped by model variable and unit
         (:func:`~bayesclass.inference.evaluation.parameters.parameter_panels`).
+    forest_left_out : int, default 0
+        The rows the forest plot leaves out (they are in the table).
     """
 
     rows: tuple[dict[str, Any], ...]
@@ -286,6 +289,7 @@ class Estimates:
     has_posterior: bool
     covariance_notes: tuple[tuple[str, str], ...] = ()
     panels: tuple[ParameterPanel, ...] = ()
+    forest_left_out: int = 0
 
 
 @dataclass(frozen=True)

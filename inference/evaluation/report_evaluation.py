@@ -48,6 +48,7 @@ from bayesclass.inference.evaluation.heldout import (
 )
 from bayesclass.inference.evaluation.parameters import (
     derived_names,
+    forest_rows,
     parameter_comparison,
     parameter_panels,
     point_estimate_kinds,
@@ -260,13 +261,14 @@ def evaluate_run(
         which, calibration_rows = first_split
     verdict = diagnose(result) if "posterior" in result.children else None
     compared = estimates(result, info, interval_prob=interval_prob)
+    loo_summary = loo_or_unavailable(result) if "log_likelihood" in result.children else None
     return rd.RunEvaluation(
         summary=run_summary(result, info, label=label),
         convergence=convergence(result, info, verdict) if verdict is not None else None,
         estimates=compared,
         heldout=scores,
         no_heldout_reason=no_heldout_reason,
-        loo=loo_or_unavailable(result) if "log_likelihood" in result.children else None,
+        loo=loo_summary,
         pareto_k_limit=PARETO_K_LIMIT,
         calibration=calibration(result, info, calibration_rows, which=which, random_seed=random_seed),
         boundary=_input_figure(result, info, features=features, interval_prob=interval_prob, random_seed=random_seed),
@@ -281,6 +283,7 @@ def evaluate_run(
             compared,
             interval_prob=interval_prob,
             no_heldout_reason=no_heldout_reason,
+            loo=loo_summary,
         ),
     )
 
@@ -395,7 +398,15 @@ def evaluate_comparison(
         estimates=compared,
         interval_prob=interval_prob,
         heldout=tuple(scores),
-        conclusion=conclusion(result, info, verdict, predicted, compared, interval_prob=interval_prob),
+        conclusion=conclusion(
+            result,
+            info,
+            verdict,
+            predicted,
+            compared,
+            interval_prob=interval_prob,
+            loo=loo_or_unavailable(result) if "log_likelihood" in result.children else None,
+        ),
     )
 
 
@@ -695,6 +706,7 @@ def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates
     """The posterior beside every stored point estimate (:func:`parameter_comparison`)."""
     rows = tuple(parameter_comparison(result, interval_prob=interval_prob))
     kinds = tuple(point_estimate_kinds(result))
+    drawn, left_out = forest_rows(rows, kinds)
     notes = []
     for kind in kinds:  # a covariance that covers none of the rows shown: say what it is over
         approximation = gaussian_approximation(result, kind)
@@ -713,7 +725,8 @@ def estimates(result, info: ResultInfo, *, interval_prob: float) -> rd.Estimates
         status=tuple(info.point_estimate_status.items()),
         has_posterior="posterior" in result.children,
         covariance_notes=tuple(notes),
-        panels=parameter_panels(result, rows),
+        panels=parameter_panels(result, drawn),
+        forest_left_out=left_out,
     )
 
 
@@ -726,6 +739,7 @@ def conclusion(
     *,
     interval_prob: float,
     no_heldout_reason: str = "",
+    loo: object = None,
 ) -> Conclusion:
     """The run's findings (:func:`~bayesclass.inference.evaluation.conclusions.conclude`).
 
@@ -745,6 +759,8 @@ def conclusion(
         The probability of its intervals.
     no_heldout_reason : str, default ""
         Why there are no held-out rows, where ``predicted`` is empty.
+    loo : LooSummary, optional
+        The run's PSIS-LOO, for the Pareto k finding.
 
     Returns
     -------
@@ -764,6 +780,7 @@ def conclusion(
         estimates=compared,
         interval_prob=interval_prob,
         no_heldout_reason=no_heldout_reason or "no held-out rows",
+        loo=loo,
     )
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.evaluation.conclusions import difference_verdict
 from bayesclass.inference.studies.stack_summary import TIE, comparable_rows
 
 if TYPE_CHECKING:
@@ -52,8 +53,10 @@ def posterior_differences(ok):
         differences posterior - plug-in over the cells (``-inf`` where the plug-in's score is infinite and the
         posterior's is not), ``se`` the standard error of the mean (NaN with one cell or an infinite difference),
         ``posterior_better`` the cells where the posterior's score is lower, and ``verdict``: ``"posterior better"`` /
-        ``"plug-in better"`` where the mean is below / above 0 by more than twice its standard error (an infinite mean
-        by its sign), ``"equal"`` where every difference is 0 (up to
+        ``"plug-in better"`` where the mean is below / above 0 by a real difference
+        (:func:`~bayesclass.inference.evaluation.conclusions.difference_verdict`: more than twice its standard error
+        AND more than the metric's practical threshold; an infinite mean by its sign), ``"negligible difference"``
+        beyond twice the standard error but within the threshold, ``"equal"`` where every difference is 0 (up to
         :data:`~bayesclass.inference.studies.stack_summary.TIE`), ``"one cell"`` with a single cell, else ``"no clear
         difference"``. Rows are sorted by data set, model, metric, plug-in and size.
     """
@@ -71,11 +74,11 @@ def posterior_differences(ok):
             kind = str(plugin["kind"].iloc[0])
             for size, at_size in paired.groupby("size", sort=True):
                 differences = at_size["difference"].to_numpy(float)
-                rows.append([dataset, model, metric, estimate, kind, *_row(int(size), differences)])
+                rows.append([dataset, model, metric, estimate, kind, *_row(int(size), differences, metric)])
     return pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
 
 
-def _row(size: int, differences: np.ndarray) -> list:
+def _row(size: int, differences: np.ndarray, metric: str) -> list:
     defined = differences[~np.isnan(differences)]
     cells, compared, infinite = differences.size, defined.size, int(np.isinf(differences).sum())
     if compared == 0:
@@ -90,8 +93,10 @@ def _row(size: int, differences: np.ndarray) -> list:
         verdict = "posterior better" if mean < 0 else "plug-in better"
     elif compared == 1:
         verdict = "one cell"
-    elif abs(mean) > 2 * se:
-        verdict = "posterior better" if mean < 0 else "plug-in better"
     else:
-        verdict = "no clear difference"
+        judged = difference_verdict(mean, se, score=metric)
+        if judged == "real":
+            verdict = "posterior better" if mean < 0 else "plug-in better"
+        else:
+            verdict = "negligible difference" if judged == "negligible" else "no clear difference"
     return [size, cells, compared, infinite, mean, low, high, se, better, verdict]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.inference.evaluation.conclusions import difference_verdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,9 +83,11 @@ def stack_summary(table, *, metric: str = "log_loss"):
         ``best_member_mean``; over the ``cells`` where both are scored, the paired difference stack - best member
         (``difference_mean``, its smallest and largest cell, ``difference_se`` the standard error of the mean,
         NaN with one cell), ``stack_better`` the cells where the stack's score is lower, and ``verdict``:
-        ``"stack better"`` / ``"best member better"`` where the mean difference is below / above 0 by more than
-        twice its standard error (by its sign alone with one cell), ``"equal"`` where every difference is 0 (up
-        to :data:`TIE`: the stack put weight 1 on that member), else ``"no clear difference"``. Empty (with these
+        ``"stack better"`` / ``"best member better"`` where the mean difference is below / above 0 by a real
+        difference (:func:`~bayesclass.inference.evaluation.conclusions.difference_verdict`: beyond twice its
+        standard error, by its size alone with one cell, and beyond the metric's practical threshold),
+        ``"negligible difference"`` beyond the noise but not the threshold, ``"equal"`` where every difference is
+        0 (up to :data:`TIE`: the stack put weight 1 on that member), else ``"no clear difference"``. Empty (with these
         columns) where the study has no stack.
 
     Raises
@@ -124,7 +127,7 @@ def stack_summary(table, *, metric: str = "log_loss"):
                     "best_member": best,
                     "best_member_mean": float(means[best]),
                     "cells": int(difference.size),
-                    **_paired(difference),
+                    **_paired(difference, metric),
                 }
             )
     return pd.DataFrame(rows, columns=STACK_SUMMARY_COLUMNS)
@@ -176,7 +179,7 @@ def _order(value: float) -> float:
     return math.inf if math.isnan(value) else value
 
 
-def _paired(difference: np.ndarray) -> dict:
+def _paired(difference: np.ndarray, metric: str) -> dict:
     """Mean, range, standard error, wins and verdict of the paired differences stack - best member."""
     if difference.size == 0:
         nan = math.nan
@@ -188,15 +191,13 @@ def _paired(difference: np.ndarray) -> dict:
     finite = bool(np.isfinite(difference).all())
     mean = float(difference.mean()) if finite else float(np.sum(difference))  # +-inf where a cell is infinite
     se = float(difference.std(ddof=1) / math.sqrt(difference.size)) if difference.size > 1 and finite else math.nan
-    margin = 0.0 if math.isnan(se) else 2 * se
+    judged = difference_verdict(mean, 0.0 if math.isnan(se) else se, score=metric)  # one cell: its sign and size
     if not np.any(difference):
         verdict = "equal"  # the stack is its best member (weight 1) in every cell
-    elif mean < -margin:
-        verdict = "stack better"
-    elif mean > margin:
-        verdict = "best member better"
+    elif judged == "real":
+        verdict = "stack better" if mean < 0 else "best member better"
     else:
-        verdict = "no clear difference"
+        verdict = {"negligible": "negligible difference", "within noise": "no clear difference"}[judged]
     return {
         "difference_mean": mean,
         "difference_low": float(difference.min()),

@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from bayesclass.inference.evaluation.parameters import MAX_FOREST_PARAMETERS
 from bayesclass.reports.figures._svg import ESTIMATE_COLORS, ESTIMATE_MARKERS, _figure, _style, to_svg
 
 __all__ = ["MAX_PANEL_ROWS", "forest_plot"]
 
-#: a panel draws at most this many rows (its variable's first elements); the caption says what is left out
-MAX_PANEL_ROWS = 16
+#: a panel draws at most this many rows (its first); the report's panels hold at most this many rows in all
+#: (:func:`~bayesclass.inference.evaluation.parameters.forest_rows` chose them), so it cuts none of theirs
+MAX_PANEL_ROWS = MAX_FOREST_PARAMETERS
 #: height of one row and the room of a panel's title and x label, in inches
 _ROW_HEIGHT, _PANEL_ROOM = 0.2, 0.75
 #: the title's lines are wrapped at this many characters (the figure's 7 inches hold about 90 in bold 10 pt)

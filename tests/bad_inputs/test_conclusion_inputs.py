@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayesclass.inference.evaluation.conclusions import paired_log_loss
+from bayesclass.inference.evaluation.conclusions import difference_verdict, paired_log_loss
 
 _P = np.array([[0.6, 0.4], [0.3, 0.7], [0.5, 0.5]])
 
@@ -30,3 +30,8 @@ CONCLUSION_CASES = [
 def test_paired_log_loss_refuses(proba, y, fragment):
     with pytest.raises(ValueError, match=fragment):
         paired_log_loss(proba, y)
+
+
+def test_a_score_without_a_practical_threshold_is_refused():
+    with pytest.raises(ValueError, match=r"score='accuracy' has no practical threshold; give one of log_loss, "):
+        difference_verdict(0.1, 0.01, score="accuracy")

@@ -1,7 +1,8 @@
 """The conclusion's findings on the four families: every number a sentence states equals the same number computed
 here independently (ArviZ's r_hat and ESS, sklearn's per-row log loss, numpy quantiles and the stored covariance's
-Wald intervals), the "larger than its noise" verdict flips at twice the standard error, and a missing MLE is stated
-with the fit's reason."""
+Wald intervals), a difference is called real only beyond twice its standard error AND the practical threshold (a
+tiny significant gap is negligible), a high Pareto k is a stated warning, and a missing MLE is stated with the fit's
+reason."""
 
 from __future__ import annotations
 
@@ -18,11 +19,14 @@ from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import (
     NOISE_MULTIPLE,
+    PRACTICAL_THRESHOLDS,
     ConvergenceFinding,
     IntervalFinding,
     MissingEstimate,
     Omitted,
+    ParetoFinding,
     ScoreFinding,
+    difference_verdict,
     paired_log_loss,
 )
 from bayesclass.inference.evaluation.parameters import parameter_comparison
@@ -30,7 +34,14 @@ from bayesclass.inference.evaluation.report_evaluation import evaluate_compariso
 from bayesclass.inference.result import gaussian_approximation
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior, LatentGaussianProcess
 from bayesclass.reports.comparison import format_comparison
-from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
+from bayesclass.reports.conclusion import (
+    VERDICT_WORDS,
+    conclusion_omissions,
+    conclusion_sentences,
+    pareto_sentence,
+    rule_sentence,
+    score_sentence,
+)
 from bayesclass.reports.labels import estimate_label
 
 SAMPLER = SamplerSettings(draws=200, tune=300, chains=2, progressbar=False)
@@ -117,18 +128,19 @@ def test_best_estimate_and_paired_difference_equal_sklearn_per_row_log_losses(fa
     assert finding.n_rows == y.size
     assert finding.difference == pytest.approx(differences.mean(), rel=1e-9, abs=1e-15)
     assert finding.standard_error == pytest.approx(se, rel=1e-9, abs=1e-15)
-    assert finding.larger_than_noise == (differences.mean() > NOISE_MULTIPLE * se)
+    beyond_noise = differences.mean() > NOISE_MULTIPLE * se
+    expected = "within noise" if not beyond_noise else "real" if differences.mean() > 0.01 else "negligible"
+    assert finding.verdict == expected
     sentence = next(s for s in conclusion_sentences(comparison.conclusion) if s.startswith("On held-out"))
     assert f"{losses[ranked[0]].mean():.4f}" in sentence and f"{losses[ranked[1]].mean():.4f}" in sentence
     assert f"{differences.mean():.3g} with standard error {se:.3g}" in sentence
-    assert ("larger than its noise" if finding.larger_than_noise else "within its noise") in sentence
+    assert VERDICT_WORDS[finding.verdict] in sentence
 
 
-def _pair(ratio: float, n: int = 200) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Two estimates whose per-row log-loss differences have mean ``ratio`` standard errors (sd 0.1)."""
+def _pair(ratio: float, n: int = 200, sd: float = 0.1) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Two estimates whose per-row log-loss differences have mean ``ratio`` standard errors (sd ``sd``)."""
     z = np.random.default_rng(0).standard_normal(n)
     z = (z - z.mean()) / z.std(ddof=1)
-    sd = 0.1
     differences = ratio * sd / math.sqrt(n) + sd * z
     p_best = np.full(n, 0.6)
     p_other = p_best * np.exp(-differences)  # -log p_other - (-log p_best) = differences
@@ -137,14 +149,62 @@ def _pair(ratio: float, n: int = 200) -> tuple[dict[str, np.ndarray], np.ndarray
 
 
 @pytest.mark.parametrize("ratio", [1.9, 2.1, 3.0, 0.5])
-def test_larger_than_its_noise_flips_at_twice_the_standard_error(ratio):
+def test_beyond_its_noise_flips_at_twice_the_standard_error(ratio):
+    """With sd 0.1 over 200 rows, 2 SE (0.0141) exceeds the 0.01 threshold: past the noise is real here."""
     proba, y = _pair(ratio)
     finding = paired_log_loss(proba, y, split="test")
     assert isinstance(finding, ScoreFinding)
     assert (finding.best, finding.runner_up) == ("A", "B")
     assert finding.standard_error == pytest.approx(0.1 / math.sqrt(y.size), rel=1e-12)
     assert finding.ratio == pytest.approx(ratio, rel=1e-9)
-    assert finding.larger_than_noise == (ratio > NOISE_MULTIPLE)
+    assert finding.verdict == ("real" if ratio > NOISE_MULTIPLE else "within noise")
+
+
+def test_a_tiny_significant_gap_is_negligible_not_real_and_the_threshold_is_in_the_sentence():
+    """The issue's 0.0004-nat gap: far beyond its noise (about 5.7 SE), far below 0.01 nats per row."""
+    proba, y = _pair(5.66, sd=0.001)  # se = 0.001 / sqrt(200) = 7.07e-5: a mean of 0.0004
+    finding = paired_log_loss(proba, y, split="test")
+    assert finding.difference == pytest.approx(0.0004, rel=1e-3)
+    assert finding.difference > NOISE_MULTIPLE * finding.standard_error
+    assert finding.verdict == "negligible"
+    sentence = score_sentence(finding)
+    assert "beyond its noise but negligible" in sentence and "practical threshold of 0.01 nats per row" in sentence
+    assert "a real difference" not in sentence
+    big = paired_log_loss(_pair(5.66, sd=0.1)[0], y)  # 0.04 nats per row, 5.7 SE: real
+    assert big.verdict == "real" and "a real difference (beyond 2 SE" in score_sentence(big)
+
+
+@pytest.mark.parametrize(
+    ("difference", "se", "score", "verdict"),
+    [
+        (0.0004, 0.0001, "log_loss", "negligible"),  # 4 SE, under 0.01
+        (0.05, 0.01, "log_loss", "real"),  # 5 SE, over 0.01
+        (-0.05, 0.01, "log_loss", "real"),  # either sign
+        (0.05, 0.03, "log_loss", "within noise"),  # 1.7 SE
+        (0.008, 0.001, "brier", "real"),  # over Brier's 0.005
+        (0.004, 0.001, "brier", "negligible"),
+        (0.5, float("nan"), "log_loss", "within noise"),  # no standard error, no evidence
+        (float("inf"), float("nan"), "log_loss", "real"),
+        (1e-17, 1e-18, "log_loss", "within noise"),  # rounding
+    ],
+)
+def test_the_rule_is_two_standard_errors_and_the_practical_threshold(difference, se, score, verdict):
+    assert difference_verdict(difference, se, score=score) == verdict
+    threshold = PRACTICAL_THRESHOLDS[score][0]
+    if math.isfinite(difference) and abs(difference) > NOISE_MULTIPLE * se and abs(difference) > 1e-9:
+        assert (verdict == "real") == (abs(difference) > threshold)
+
+
+def test_high_pareto_k_rows_are_a_stated_warning():
+    unreliable = ParetoFinding(n_high_k=51, n_rows=341, max_k=1.234, limit=0.7)
+    assert not unreliable.reliable
+    assert pareto_sentence(unreliable).startswith(
+        "PSIS-LOO is unreliable: 51 of 341 training rows have Pareto k > 0.7 (max 1.23)"
+    )
+    reliable = ParetoFinding(n_high_k=0, n_rows=341, max_k=0.41, limit=0.7)
+    assert pareto_sentence(reliable) == (
+        "PSIS-LOO is reliable: every one of the 341 training rows has Pareto k <= 0.7 (max 0.41)."
+    )
 
 
 def test_an_infinite_runner_up_is_larger_than_any_noise_and_undefined_rows_are_left_out():
@@ -153,14 +213,14 @@ def test_an_infinite_runner_up_is_larger_than_any_noise_and_undefined_rows_are_l
     proba["C"] = proba["A"].copy()
     proba["C"][5] = np.nan
     finding = paired_log_loss(proba, y)
-    assert finding.runner_up == "B" and math.isinf(finding.difference) and finding.larger_than_noise
+    assert finding.runner_up == "B" and math.isinf(finding.difference) and finding.verdict == "real"
     assert finding.zero_probability_rows == (("B", 1),) and finding.left_out == (("C", 1),)
 
 
 def test_one_estimate_has_nothing_to_compare_with():
     proba, y = _pair(0.0, n=10)
     finding = paired_log_loss({"A": proba["A"]}, y)
-    assert finding.runner_up is None and math.isnan(finding.difference) and not finding.larger_than_noise
+    assert finding.runner_up is None and math.isnan(finding.difference) and finding.verdict == "within noise"
 
 
 def test_bad_probability_shapes_are_refused():
@@ -262,6 +322,7 @@ def test_compare_prints_the_conclusion_last(family_run):
     _, _, _, comparison = family_run
     text = format_comparison(comparison)
     tail = text[text.rindex("conclusion:") :].splitlines()
-    assert tail[1:] == [f"  {s}" for s in conclusion_sentences(comparison.conclusion)] + [
+    rule = [f"  {rule_sentence()}"] if any(isinstance(f, ScoreFinding) for f in comparison.conclusion.scores) else []
+    assert tail[1:] == [f"  {s}" for s in conclusion_sentences(comparison.conclusion)] + rule + [
         f"  (not concluded: {line})" for line in conclusion_omissions(comparison.conclusion)
     ]

@@ -20,7 +20,14 @@ from bayesclass.data import train_validation_test_split
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT
 from bayesclass.inference.evaluation.heldout import heldout_estimates
-from bayesclass.inference.evaluation.model_comparison import compare_models, parse_families
+from bayesclass.inference.evaluation.model_comparison import (
+    LooRow,
+    ModelComparison,
+    compare_models,
+    heldout_ranking,
+    loo_ranking,
+    parse_families,
+)
 from bayesclass.models import REGISTRY, get_model
 from bayesclass.reports.model_comparison import format_model_comparison
 
@@ -111,7 +118,11 @@ def test_paired_differences_are_sklearn_per_row_log_losses(comparison, iris, spl
         assert row.difference == pytest.approx(difference.mean(), rel=1e-6, abs=1e-12)
         if row is not best:
             assert row.standard_error == pytest.approx(difference.std(ddof=1) / math.sqrt(y.size), rel=1e-6)
-            assert row.larger_than_noise == (difference.mean() > 2 * difference.std(ddof=1) / math.sqrt(y.size))
+            se = difference.std(ddof=1) / math.sqrt(y.size)
+            beyond = abs(difference.mean()) > 2 * se
+            assert row.verdict == (
+                "within noise" if not beyond else "real" if difference.mean() > 0.01 else "negligible"
+            )
 
 
 def test_a_list_is_all_restricted_to_it(comparison, iris):
@@ -133,10 +144,12 @@ def test_text_puts_the_rankings_side_by_side_and_concludes_from_their_numbers(co
     header = next(line for line in text.splitlines() if line.startswith("ranking by PSIS-LOO"))
     assert "| ranking by held-out log loss (validation" in header
     assert "gp           NOT fitted: the gp model is binary" in text
-    best = comparison.loo[0]
-    assert f"By PSIS-LOO, {best.family} ranks first (elpd_loo {best.elpd:.2f}" in text
-    for row in comparison.unreliable_loo:
-        assert f"PSIS-LOO is unreliable for {row.family}: {row.n_high_k} of" in text
+    assert text.split("conclusion:\n")[1].startswith("  Recommended: ")
+    (ranking,) = [r for r in comparison.rankings if r.criterion == "PSIS-LOO"]
+    assert f"By PSIS-LOO on the {comparison.n_rows['train']} training rows" in text
+    for row in comparison.unreliable_loo:  # left out of the ranking, with why
+        assert f"{row.family}, {row.n_high_k} of {comparison.n_rows['train']} training rows have Pareto k > 0.7" in text
+        assert row.family not in ranking.families
 
 
 def test_text_columns_on_penguins_are_refused_by_gcc_and_three_classes_by_gp():
@@ -274,3 +287,54 @@ def test_with_the_analysts_test_table_the_fit_uses_every_row_and_the_scores_are_
         assert comparison.predictions[name].y.shape == (1000,)
     with pytest.raises(ValueError, match=r"test \(a DataFrame\): .*unknown: \['ys'\]"):
         compare_models(train, "logistic", method="laplace", test=test_frame.drop(columns="ys"), target="yc")
+
+
+def _loo_row(family: str, elpd: float, dse: float, n_high_k: int = 0) -> LooRow:
+    return LooRow(family, elpd, 5.0, elpd - 0.0, dse, 3.0, n_high_k, 0.9 if n_high_k else 0.4)
+
+
+def test_the_loo_ranking_covers_the_reliable_families_and_says_why_the_others_are_left_out():
+    """The issue's synth page: "By PSIS-LOO, gp ranks first" and then "PSIS-LOO puts naive_bayes first", the gp left
+    out of the second for one row of high Pareto k without saying so. One ranking now, naming what it leaves out."""
+    rows = [_loo_row("naive_bayes", -60.0, 0.0), _loo_row("gp", -61.0, 2.0, n_high_k=1),
+            _loo_row("logistic", -65.0, 1.0)]  # fmt: skip
+    ranking = loo_ranking({}, rows, [("gcc", "a point estimate")], n_train=250)
+    assert ranking.families == ("naive_bayes", "logistic")
+    assert ranking.left_out == (
+        ("gcc", "a point estimate"),
+        ("gp", "1 of 250 training rows have Pareto k > 0.7 (max 0.90): its elpd_loo is not trusted"),
+    )
+    assert ranking.difference == pytest.approx(5.0 / 250) and ranking.standard_error == pytest.approx(1.0 / 250)
+    assert ranking.verdict == "real"  # 0.02 nats per row, 5 SE
+    small = loo_ranking({}, [_loo_row("a", -60.0, 0.0), _loo_row("b", -61.0, 0.1)], (), n_train=250)
+    assert small.verdict == "negligible"  # 0.004 nats per row at 10 SE
+
+
+def test_the_ranking_sentences_name_the_families_covered_and_the_recommendation_comes_from_them():
+    from bayesclass.inference.evaluation.conclusions import ConvergenceFinding, ScoreFinding
+    from bayesclass.reports.model_comparison import comparison_sentences, recommendation
+
+    rows = (_loo_row("naive_bayes", -60.0, 0.0), _loo_row("gp", -59.0, 2.0, n_high_k=1))
+    loo = loo_ranking({}, (rows[1], rows[0]), (), n_train=250)
+    finding = ScoreFinding("test", 40, (("gcc: posterior", 0.20), ("naive_bayes: posterior", 0.21)), 0.01, 0.02,
+                           "within noise")  # fmt: skip
+    heldout = heldout_ranking(finding, {}, (("gp", "not fitted (its reason is listed with the families)"),))
+    comparison = ModelComparison(
+        "synth", {"train": 250, "test": 40}, 0, (), rows, (), {}, {"test": finding}, (), rankings=(loo, heldout)
+    )
+    assert recommendation(comparison) == (
+        "Recommended: gcc (best held-out log loss on 40 test rows; naive_bayes is within noise of it, so either "
+        "serves; not ranked: gp)."
+    )
+    failed = ConvergenceFinding("fail", "nuts", 2, 100, 1.2, 50.0, 40.0, 0, ("r_hat 1.2 > 1.01",), (1.01, 400.0))
+    flagged = recommendation(dataclasses.replace(comparison, convergence={"gcc": failed}))
+    assert flagged.endswith("not ranked: gp; its draws FAIL the convergence verdict: rerun it before trusting this).")
+    sentences = comparison_sentences(comparison)
+    by_loo = next(s for s in sentences if s.startswith("By PSIS-LOO"))
+    assert by_loo.startswith(
+        "By PSIS-LOO on the 250 training rows, among naive_bayes (left out: gp, 1 of 250 training rows have Pareto "
+        "k > 0.7 (max 0.90): its elpd_loo is not trusted), naive_bayes ranks first"
+    )
+    assert sum(s.startswith("By PSIS-LOO") for s in sentences) == 1  # one ranking per criterion
+    held = next(s for s in sentences if s.startswith("On test"))
+    assert "among the posteriors of gcc and naive_bayes (left out: gp, not fitted" in held

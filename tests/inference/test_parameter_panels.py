@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 import bayesclass as bc
-from bayesclass.inference.evaluation.parameters import MAX_UNIT_PANELS, parameter_comparison, parameter_panels
+from bayesclass.inference.evaluation.parameters import (
+    MAX_FOREST_PARAMETERS,
+    MAX_UNIT_PANELS,
+    forest_rows,
+    parameter_comparison,
+    parameter_panels,
+)
 
 _SAMPLER = bc.SamplerSettings(draws=200, chains=2, progressbar=False)
 
@@ -120,3 +126,44 @@ def test_one_draw_has_no_posterior_sd_to_standardise_by_so_each_input_gets_its_p
     panels = parameter_panels(one, parameter_comparison(one))
     assert not any(panel.standardised for panel in panels)
     assert any(panel.title == "gaussian_variance, input body_mass_g" for panel in panels)
+
+
+def _rows(n: int) -> list[dict]:
+    """``n`` rows whose posterior mean lies ``i / 10`` posterior sds from 0 (sd varies, so the raw means do not)."""
+    sd = np.linspace(0.5, 3.0, n)
+    distance = np.random.default_rng(0).permutation(n) / 10
+    return [{"parameter": f"w[{i}]", "mean": float(-distance[i] * sd[i]), "sd": float(sd[i])} for i in range(n)]
+
+
+def test_the_forest_draws_every_parameter_of_a_model_with_up_to_60():
+    rows = _rows(30)
+    drawn, left_out = forest_rows(rows)
+    assert list(drawn) == rows and left_out == 0
+    assert forest_rows(_rows(MAX_FOREST_PARAMETERS))[1] == 0
+
+
+def test_beyond_60_the_forest_draws_those_furthest_from_0_in_their_order_and_counts_the_rest():
+    rows = _rows(100)
+    drawn, left_out = forest_rows(rows)
+    assert (len(drawn), left_out) == (60, 40)
+    z = np.array([abs(row["mean"]) / row["sd"] for row in rows])
+    assert sorted(z[[rows.index(row) for row in drawn]]) == sorted(z)[40:]  # the 60 largest |mean| / sd
+    assert [rows.index(row) for row in drawn] == sorted(rows.index(row) for row in drawn)  # in their order
+    # without a posterior: the point estimate over its SE
+    plain = [{"parameter": f"w[{i}]", "mean": None, "sd": None, "map": float(i), "map_se": 1.0} for i in range(70)]
+    drawn, left_out = forest_rows(plain, ("map",))
+    assert left_out == 10 and [row["map"] for row in drawn] == list(range(10, 70))
+
+
+def test_the_estimates_caption_states_how_many_parameters_the_forest_leaves_out():
+    from bayesclass.inference.evaluation import report_data as rd
+    from bayesclass.reports.sections import _forest_panels_note
+
+    rows = _rows(100)
+    drawn, left_out = forest_rows(rows)
+    panel = rd.ParameterPanel("w", "value", False, tuple(drawn))
+    estimates = rd.Estimates(tuple(rows), (), (), True, panels=(panel,), forest_left_out=left_out)
+    note = _forest_panels_note(estimates)
+    assert "60 of the 100 parameters are drawn, those furthest from 0" in note
+    assert "the other 40 are left out of the figure, not of the table" in note
+    assert "left out" not in _forest_panels_note(rd.Estimates(tuple(rows[:30]), (), (), True, panels=(panel,)))

@@ -14,7 +14,7 @@ from bayesclass import data, inference, report
 from bayesclass.inference import SamplerSettings
 from bayesclass.inference.evaluation.report_evaluation import evaluate_for_report
 from bayesclass.reports import figures
-from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences
+from bayesclass.reports.conclusion import conclusion_omissions, conclusion_sentences, rule_sentence
 from bayesclass.reports.html import SECTION_TITLES, render_report, write_report
 from tests.bad_inputs.harness import run
 
@@ -54,7 +54,8 @@ def test_the_conclusion_comes_first_and_states_every_sentence(logistic_run):
     # the verdict sentence opens the section in its box, then one paragraph per other sentence (no omission here)
     boxed = re.findall(r'<div class="(?:verdict|alert)">(.*?)</div>', section, flags=re.S)
     assert [html.unescape(text) for text in boxed] == sentences[:1]
-    assert _paragraphs(section) == sentences[1:]
+    assert _paragraphs(section) == [*sentences[1:], rule_sentence()]  # the rule behind every verdict, once
+    assert "practical threshold of 0.01 nats per row" in rule_sentence()
     assert conclusion_omissions(conclusion) == []
     assert sentences[0].startswith("Convergence: the 2 chains of 200 draws (method nuts)")
     assert any(s.startswith("On held-out data (") and "paired difference" in s for s in sentences)
@@ -153,3 +154,27 @@ def _training(result) -> data.Dataset:
     from bayesclass.inference.evaluation.report_evaluation import training_rows
 
     return training_rows(result)
+
+
+def test_rows_of_high_pareto_k_are_a_warning_and_a_conclusion_sentence(logistic_run):
+    """The README's page drew 51 of 341 rows above k = 0.7 and said "No warnings were raised"."""
+    import dataclasses
+
+    from bayesclass.inference.evaluation.conclusions import ParetoFinding
+    from bayesclass.reports.conclusion import pareto_sentence
+
+    _, _, evaluation, page = logistic_run
+    run0 = evaluation.runs[0]
+    finding = run0.conclusion.pareto
+    assert finding == ParetoFinding(run0.loo.n_high_k, run0.loo.n_rows, float(run0.loo.pareto_k.max()), 0.7)
+    high = ParetoFinding(51, 341, 1.234, 0.7)
+    run = dataclasses.replace(run0, conclusion=dataclasses.replace(run0.conclusion, pareto=high))
+    flagged = render_report(dataclasses.replace(evaluation, runs=(run,)))
+    warning = f"PSIS-LOO of {run.summary.label}: {pareto_sentence(high)}"
+    assert warning in html.unescape(_section(flagged, "warnings"))
+    assert pareto_sentence(high) in _paragraphs(_section(flagged, "run0-conclusion"))
+    low = ParetoFinding(0, 341, 0.5, 0.7)
+    run = dataclasses.replace(run0, conclusion=dataclasses.replace(run0.conclusion, pareto=low))
+    quiet = render_report(dataclasses.replace(evaluation, runs=(run,)))
+    assert "PSIS-LOO of" not in _section(quiet, "warnings")
+    assert pareto_sentence(low) in _paragraphs(_section(quiet, "run0-conclusion"))

@@ -23,7 +23,7 @@ from bayesclass.inference.evaluation.model_comparison import (
     compare_models,
 )
 from bayesclass.reports.figures.comparison import elpd_difference_plot
-from bayesclass.reports.model_comparison import comparison_sentences
+from bayesclass.reports.model_comparison import comparison_sentences, recommendation
 from bayesclass.reports.model_comparison_page import render_model_comparison
 from tests.bad_inputs.harness import run
 
@@ -53,6 +53,10 @@ def _has_cell(html: str, text: str) -> bool:
 
 def test_every_section_is_on_the_page_with_the_conclusion_of_compare(comparison):
     page = render_model_comparison(comparison)
+    opening = _section(page, "conclusion")
+    assert re.search(r'<div class="verdict">\s*Recommended: ', opening), opening[:300]  # the first line
+    assert opening.index(str(escape(recommendation(comparison)))) < opening.index("<p>")
+    assert "practical threshold of 0.01 nats per row" in opening
     for heading in HEADINGS:
         assert page.count(f"<h2>{heading}</h2>") == 1, heading
     conclusion = _section(page, "conclusion")
@@ -212,8 +216,11 @@ def test_the_conclusion_says_its_best_is_the_best_posterior_not_the_best_of_the_
     for split, rows in comparison.heldout.items():
         posteriors = [row for row in rows if row.label.endswith(": posterior")]
         best = min(posteriors, key=lambda row: row.log_loss)
-        lead = f"On {split} ({comparison.n_rows[split]} rows), among the families' posteriors, the {best.label} "
-        assert any(sentence.startswith(lead + "scores best") for sentence in sentences), (lead, sentences)
+        ranking = next(r for r in comparison.rankings if r.split == split)
+        covered = " and ".join(ranking.families) if len(ranking.families) < 3 else None
+        lead = f"On {split} ({comparison.n_rows[split]} rows), among the posteriors of {covered}"
+        assert any(sentence.startswith(lead) and f"the {best.label} scores best" in sentence for sentence in sentences)
+        assert any("(left out: gcc, not fitted" in sentence for sentence in sentences if sentence.startswith(lead))
 
 
 def test_a_family_far_off_the_others_is_drawn_apart_and_a_p_loo_above_the_rows_is_explained(comparison):
@@ -234,7 +241,7 @@ def test_a_family_far_off_the_others_is_drawn_apart_and_a_p_loo_above_the_rows_i
 
 def test_an_infinite_log_loss_is_explained_under_its_table(comparison):
     rows = tuple(row for row in comparison.heldout["test"] if row.log_loss != float("inf"))
-    zero = HeldoutRow("baseline: decision tree", float("inf"), 0.1, 0.9, float("inf"), float("nan"), True)
+    zero = HeldoutRow("baseline: decision tree", float("inf"), 0.1, 0.9, float("inf"), float("nan"), "real")
     page = render_model_comparison(dataclasses.replace(comparison, heldout={"test": (*rows, zero)}))
     assert "inf: the estimate gave some held-out row&#39;s observed class probability 0" in _section(page, "ranking")
     assert "inf: the estimate gave" not in render_model_comparison(

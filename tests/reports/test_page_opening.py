@@ -105,6 +105,17 @@ def test_paired_differences_against_a_hand_computation():
     assert large["verdict"] == "no clear difference" and large["posterior_better"] == 1
 
 
+def test_a_study_difference_beyond_its_noise_but_under_the_threshold_is_negligible():
+    """The study page's verdict follows the same rule as a run's: 2 SE AND 0.01 nats per row."""
+    posterior = [0.300, 0.301, 0.299, 0.300]
+    plugin = [0.303, 0.3041, 0.3019, 0.3031]  # the posterior lower by 0.003 per row, se 0.00003: 100 SE
+    row = posterior_differences(_cells(posterior, plugin, [10, 10, 10, 10])).iloc[0]
+    assert abs(row["mean"]) > 2 * row["se"] and abs(row["mean"]) < 0.01
+    assert row["verdict"] == "negligible difference"
+    bigger = posterior_differences(_cells(posterior, [p + 0.03 for p in posterior], [10] * 4)).iloc[0]
+    assert bigger["verdict"] == "posterior better"  # 0.03 nats per row, no spread: real
+
+
 def test_paired_differences_with_an_infinite_plugin_and_no_probabilities():
     table = posterior_differences(_cells([0.3, 0.4], [math.inf, 0.5], [10, 10]))
     row = table.iloc[0]
@@ -144,5 +155,6 @@ def test_the_study_conclusion_names_the_sizes_of_each_verdict():
     assert sentences[0] == "5 of 5 cells finished."
     assert sentences[1] == (
         "On d (m), held-out log loss of the posterior vs the MLE plug-in, paired by cell: the posterior's lower by "
-        "more than 2 SE at n = 10; within 2 SE at n = 50 (mean differences from -0.25 to 0.125)."
+        "more than 2 SE and 0.01 nats per row at n = 10; within 2 SE at n = 50 (mean differences from -0.25 to "
+        "0.125)."
     )
