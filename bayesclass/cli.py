@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM is handled as Ctrl-C for the whole command (:mod:`bayesclass._interrupts`); the previous handlers are
     restored at the end. An interrupt never leaves a half-written or temporary file, and the message says which
     files, if any, were completed before it. Notes and warnings (Python's included) are one line each on stderr
-    while the command runs (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`).
+    while the command runs (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`), and every message names
+    flags, not Python arguments (:mod:`bayesclass.data.arguments`; the caller's interface is restored after it).
 
     Parameters
     ----------
@@ -92,10 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         its reader (a pipe into ``head``), as a shell reports SIGPIPE.
     """
     from bayesclass._interrupts import handling_interrupts, interrupt_pending
+    from bayesclass.data.arguments import speaking
 
     name = "bayesclass"
     try:  # the parser too: an interrupt at any point ends with exit code 130, not a traceback
-        with handling_interrupts():
+        with handling_interrupts(), speaking("cli"):  # messages name flags, until the command returns or raises
             parser = _parser()
             args = parser.parse_args(argv)
             name = f"bayesclass {args.name}"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import PrintableText, check_finite
 from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
@@ -689,9 +690,9 @@ def _coded_by_values(X: np.ndarray, index: int, column: str, max_levels: int) ->
     distinct, codes = np.unique(X[:, index], return_inverse=True)
     if len(distinct) > max_levels:
         raise ValueError(
-            f"column {column!r} has {len(distinct)} distinct values, more than max_levels={max_levels} levels for "
-            f"a categorical feature; keep it numeric, or raise the limit with max_levels={len(distinct)} "
-            f"(--max-levels {len(distinct)} on the command line)"
+            f"column {column!r} has {len(distinct)} distinct values, more than {spelled('max_levels', max_levels)} "
+            f"levels for a categorical feature; keep it numeric, or raise the limit with "
+            f"{spelled('max_levels', len(distinct))}"
         )
     coded = X.copy()
     coded[:, index] = codes
