@@ -31,7 +31,9 @@ _INTERFACE: ContextVar[Interface] = ContextVar("bayesclass_interface", default="
 FLAG_NAMES: Mapping[str, str] = {
     "kind": "method",  # a point estimate's kind is fitted with --method
     "random_seed": "seed",
+    "n_replicates": "replicates",
     "progressbar": "progress",  # --no-progress
+    "confirm_large": "yes",  # bayesclass study --yes
 }
 
 _NO_VALUE = object()

@@ -406,7 +406,7 @@ class LatentGaussianProcess(ClassifierModel):
                 f"the gp model is binary, but {data.name!r} has {data.n_classes} classes "
                 f"({', '.join(map(repr, data.class_names))}); multiclass latent GPs (K latent functions with a "
                 "softmax) "
-                "are not implemented: select two classes or use --model logistic / gcc / naive_bayes"
+                "are not implemented: select two classes or use the logistic, gcc or naive_bayes model"
             )
         other = [
             name for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind != "continuous"
@@ -787,7 +787,7 @@ class LatentGaussianProcess(ClassifierModel):
         return (
             f"laplace is the gp's default on {data.n_obs} rows x {data.n_features} inputs: the Gibbs sampler's work "
             f"per draw, (inputs + 2) x {size} = {self.gibbs_sweep_work(data):.2g}, exceeds "
-            f"{GIBBS_MAX_SWEEP_WORK:.2g}; method='gibbs' also samples the hyperparameters (type-II ML here), slowly"
+            f"{GIBBS_MAX_SWEEP_WORK:.2g}; the gibbs method also samples the hyperparameters (type-II ML here), slowly"
         )
 
     # -- Laplace point estimate -------------------------------------------------------------------

@@ -383,7 +383,7 @@ class Predictor:
 
         def fix(available: int) -> str:
             most = largest_fitting(needed, available, upper=n_rows)
-            hint = " or return_draws=False (--draws-out streams them to a file)" if self.return_draws else ""
+            hint = " or return_draws=False (predict_chunks returns them tile by tile)" if self.return_draws else ""
             return (
                 f"at most {most:,} rows fit in one call; predict fewer rows at a time (predict_chunks holds one tile "
                 f"of rows at a time){hint}"
