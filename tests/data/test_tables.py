@@ -129,7 +129,8 @@ def test_too_many_levels_are_refused_naming_the_column_the_count_and_the_limit()
         Dataset.from_frame(frame, target="y")
     assert len(Dataset.from_frame(frame, target="y", max_levels=60).category_names["code"]) == 60
     numbers = pd.DataFrame({"y": ["a", "b"] * 40, "id": np.arange(80)})
-    with pytest.raises(ValueError, match=r"80 distinct levels.*\(features=\.\.\.\), or raise the limit with max_levels=80$"):
+    too_many = r"80 distinct levels.*\(features=\.\.\.\), or raise the limit with max_levels=80$"
+    with pytest.raises(ValueError, match=too_many):
         Dataset.from_frame(numbers, target="y", feature_kinds={"id": "categorical"})
     with pytest.raises(ValueError, match=r"column 'id' has 80 distinct values, more than max_levels=50"):
         Dataset.from_frame(numbers, target="y").with_feature_kinds({"id": "categorical"})
