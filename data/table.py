@@ -323,18 +323,19 @@ def _used_features(features: Sequence[str] | str | None, header: list[str], targ
     return chosen
 
 
-def _blank_error(blanks: dict[str, int], columns: dict[str, _Column], source: TableSource, n_rows: int) -> str:
-    incomplete = int(np.logical_or.reduce([columns[name].missing for name in blanks]).sum())
+def _blanks(columns: dict[str, _Column], source: TableSource) -> str:
+    """The blank cells of ``columns``, each column counted with its first blank (``""`` where there are none)."""
+    blanks = {name: column.missing for name, column in columns.items() if column.missing.any()}
+    if not blanks:
+        return ""
     parts = []
-    for name, count in blanks.items():
-        column = columns[name]
-        row = int(np.argmax(column.missing))
-        parts.append(f"column {name!r} {count} (first: {_blank_cell(column, row)} at {source.where(row)})")
-    return (
-        f"{source.label} has {sum(blanks.values())} blank cell(s) in the columns used (target and features): "
-        f"{', '.join(parts)}; {incomplete} of {n_rows} rows are incomplete. Pass {spelled('missing', 'drop')} to "
-        "drop them, choose other features, or fill the cells in before loading"
-    )
+    for name, blank in blanks.items():
+        row = int(np.argmax(blank))
+        parts.append(
+            f"column {name!r} {int(blank.sum())} (first: {_blank_cell(columns[name], row)} at {source.where(row)})"
+        )
+    total = sum(int(blank.sum()) for blank in blanks.values())
+    return f"{source.label} has {total} blank cell(s) in the columns used: {', '.join(parts)}"
 
 
 def _blank_cell(column: _Column, row: int) -> str:
@@ -431,7 +432,11 @@ def _apply_missing(
     if not blanks:
         return columns, source, MissingRecord(policy=policy)  # type: ignore[arg-type]
     if policy == "error":
-        raise ValueError(_blank_error(blanks, columns, source, n_rows))
+        incomplete = int(np.logical_or.reduce([column.missing for column in columns.values()]).sum())
+        raise ValueError(
+            f"{_blanks(columns, source)}; {incomplete} of {n_rows} rows are incomplete. Pass "
+            f"{spelled('missing', 'drop')} to drop them, choose other features, or fill the cells in before loading"
+        )
     keep = ~np.logical_or.reduce([column.missing for column in columns.values()])
     if not keep.any():
         raise ValueError(
@@ -645,11 +650,21 @@ def code_new_rows(
     absent = [name for name in [*feature_names, *([target] if target else [])] if name not in frame.columns]
     if absent:
         raise ValueError(f"{source.label} lacks the column(s) {absent}; its columns are {list(frame.columns)}")
+    if target and class_names is None:
+        raise ValueError("class_names (the fitted classes) must be given with target, to code the labels")
+    coded = {name: known.get(name) for name in feature_names} | ({target: class_names} if target else {})
+    columns = {name: _new_column(frame[name], name, levels, source) for name, levels in coded.items()}
+    blanks = _blanks(columns, source)
+    if missing == "error" and blanks:
+        raise ValueError(
+            f"{blanks}; pass {spelled('missing', 'drop')} to leave the probabilities of their rows empty, or fill "
+            "the cells in"
+        )
     X = np.full((len(frame), len(feature_names)), np.nan)
     complete = np.ones(len(frame), dtype=bool)
     for j, name in enumerate(feature_names):  # the columns of a table, not a model loop
         levels = tuple(known[name]) if name in known else None
-        column = _new_column(frame[name], name, levels, missing, source)
+        column = columns[name]
         present = ~column.missing
         complete &= present
         if levels is not None:
@@ -659,18 +674,14 @@ def code_new_rows(
             X[present, j] = column.numbers[present]
     y = None
     if target:
-        if class_names is None:
-            raise ValueError("class_names (the fitted classes) must be given with target, to code the labels")
-        column = _new_column(frame[target], target, tuple(class_names), missing, source)
+        column = columns[target]
         present = ~column.missing
         y = np.full(len(frame), -1, dtype=np.int64)
-        y[present] = _codes_of(column.take(present), tuple(class_names), source.take(present), what="label")
+        y[present] = _codes_of(column.take(present), tuple(class_names or ()), source.take(present), what="label")
     return NewRows(X=X, y=y, complete=complete)
 
 
-def _new_column(
-    series: pd.Series, name: str, levels: tuple[str, ...] | None, missing: str, source: TableSource
-) -> _Column:
+def _new_column(series: pd.Series, name: str, levels: Sequence[str] | None, source: TableSource) -> _Column:
     """One column of new rows, typed by the training schema: numbers, or cells coded by ``levels``."""
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
@@ -688,12 +699,6 @@ def _new_column(
             column = _Column(name, blank, numbers=numbers, text=text, cells=text)
         else:
             column = _Column(name, blank, text=text, cells=text)
-    if missing == "error" and column.missing.any():
-        row = int(np.argmax(column.missing))
-        raise ValueError(
-            f"{source.label}: {_blank_cell(column, row)} at {source.where(row)}, column {name!r}; remove the row or "
-            f"fill the cell in, or pass {spelled('missing', 'drop')} to leave the row's probabilities empty"
-        )
     if levels is None and column.numbers is None:
         row = int(np.argmax(~column.missing))
         raise ValueError(

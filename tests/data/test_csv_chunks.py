@@ -81,8 +81,8 @@ def test_format_bom_latin1_semicolon_and_decimal_comma(tmp_path):
         ("a;b\n1;2\n", None),  # the delimiter is detected
         ("a,b\n1,2\n3,4,5\n", "line 3 has 3 cells but the header has 2"),
         ("a,b\n1,2\n3\n", "line 3 has 1 cells but the header has 2"),
-        ("a,b\n1,2\n3,\n", "blank cell at line 3, column 'b'"),
-        ("a,b\n1,2\n3, NA \n", "blank cell 'NA' at line 3, column 'b'"),
+        ("a,b\n1,2\n3,\n", r"column 'b' 1 \(first: blank cell at line 3\); pass missing='drop'"),
+        ("a,b\n1,2\n3, NA \n", r"column 'b' 1 \(first: blank cell 'NA' at line 3\)"),
         ("a,b\n1,2\n3,x\n", r"column 'b' holds text \('x' at line 3, column 'b'\) but the model was fitted on numbers"),
         ("a,b\n1,2\n3,nan\n", "blank cell 'nan' at line 3"),
         ("a,b\n1,2\n3,-inf\n", "value '-inf' at line 3, column 'b' is not finite"),

@@ -84,7 +84,7 @@ def test_blanks_are_counted_per_used_column_with_the_fix(tmp_path):
     frame = _frame()
     frame.loc[[0, 5], "mass"] = np.nan
     message = (
-        r"DataFrame has 4 blank cell\(s\) in the columns used \(target and features\): column 'mass' 3 \(first: "
+        r"DataFrame has 4 blank cell\(s\) in the columns used: column 'mass' 3 \(first: "
         r"blank cell at row 0\), column 'sex' 1 \(first: blank cell at row 3\); 4 of 8 rows are "
         r"incomplete\. Pass missing='drop' to drop them"
     )
