@@ -114,7 +114,7 @@ def test_missing_drop_keeps_row_order_and_writes_empty_rows(runs, tmp_path, meth
     new, table = _with_blanks(write_rows(tmp_path / "new.csv", 31, seed=4), blanks)
     result = inference.load(runs[method])
     predictor = Predictor.of(result)
-    with pytest.raises(ValueError, match=r"missing value '' at line 2, column 'size'.*--missing drop"):
+    with pytest.raises(ValueError, match=r"column 'size' 1 \(first: blank cell at line 2\); pass missing='drop'"):
         PredictionRows.open(new, result, chunk_rows=4)
     rows = PredictionRows.open(new, result, chunk_rows=4, target="label", missing="drop", id_column="id")
     summary = write_predictions(predictor, rows, tmp_path / "p.csv", progress=False)
