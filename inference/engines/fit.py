@@ -208,7 +208,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     accepted = methods_of(model)
     if method not in accepted:
         raise ValueError(
-            f"method={method!r} is not available for the {model.name!r} model; choose one of "
+            f"{spelled('method', method)} is not available for the {model.name!r} model; choose one of "
             f"{', '.join(map(repr, accepted))}{model.unavailable_hint(method)}"
         )
     if not isinstance(data, Dataset):
