@@ -551,7 +551,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
             choose instead (``"; it needs ..."``); otherwise ``""``.
         """
         if not self._conjugate_prior and method in ("exact", "posterior_mean", "posterior_predictive"):
-            return f"; it needs the conjugate prior ({_inverse_wishart()})"
+            return f"; it needs the conjugate prior {_inverse_wishart()}"
         return ""
 
     # -- data -------------------------------------------------------------------------------------
