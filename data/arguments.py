@@ -111,7 +111,7 @@ def spelled(name: str, value: object = _NO_VALUE, *, owner: str = "", metavar: s
     """
     flag = flag_of(name)
     if hasattr(value, "item") and not isinstance(value, str):  # a NumPy scalar as the Python value it holds
-        value = value.item()  # type: ignore[attr-defined]
+        value = value.item()
     if interface() == "cli":
         if isinstance(value, bool):
             return flag if value else "--no-" + flag.removeprefix("--")
