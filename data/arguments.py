@@ -96,7 +96,7 @@ def spelled(name: str, value: object = _NO_VALUE, *, owner: str = "", metavar: s
     value : object, optional
         The value to name: ``repr`` in Python, shell-quoted text on the command line (a boolean: the flag or
         its ``--no-`` form; a list: its items separated by commas). Without it (and without ``metavar``), the
-        argument alone: ``features=...`` or ``--features``.
+        argument alone: ``variance_alpha`` or ``--variance-alpha`` (with ``owner``, ``owner(name=...)``).
     owner : str, optional
         The class the field belongs to, named in Python only: ``owner(name=value)``.
     metavar : str, optional
@@ -119,5 +119,7 @@ def spelled(name: str, value: object = _NO_VALUE, *, owner: str = "", metavar: s
             value = ",".join(map(str, value))
         shown = metavar or ("" if value is _NO_VALUE else shlex.quote(str(value)))
         return f"{flag} {shown}".rstrip()
+    if value is _NO_VALUE and not metavar and not owner:
+        return name
     shown = metavar or ("..." if value is _NO_VALUE else repr(value))
     return f"{owner}({name}={shown})" if owner else f"{name}={shown}"

@@ -481,8 +481,8 @@ def _code_feature(
             raise ValueError(
                 f"{source.label}: column {name!r} has {len(levels)} distinct levels, more than "
                 f"{spelled('max_levels', options.max_levels)}; so many levels are usually an identifier or numbers "
-                f"read as text: name the features without it ({spelled('features')}), or raise the limit with "
-                f"{spelled('max_levels', len(levels))}"
+                f"read as text: name the features without it ({spelled('features', metavar='...')}), or raise the "
+                f"limit with {spelled('max_levels', len(levels))}"
             )
         if column.numbers is None and len(levels) == len(codes) >= UNIQUE_LEVELS_WARNING_ROWS:
             warnings.warn(

@@ -860,7 +860,8 @@ class ClassifierModel(abc.ABC):
         """
         if not self.has_laplace():
             raise ValueError(
-                f"the {self.name!r} model states no Laplace approximation of its posterior; fit it with method='nuts'"
+                f"the {self.name!r} model states no Laplace approximation of its posterior; fit it with "
+                f"{spelled('method', 'nuts')}"
             )
         if self.laplace_space == "transformed":
             from bayesclass.models._transformed_laplace import transformed_laplace_approximation
@@ -868,7 +869,9 @@ class ClassifierModel(abc.ABC):
             return transformed_laplace_approximation(self, data)
         approximation = self.gaussian_approximation(data, "map")
         if approximation is None:
-            raise ValueError(f"the {self.name!r} model states no curvature at its MAP; fit it with method='nuts'")
+            raise ValueError(
+                f"the {self.name!r} model states no curvature at its MAP; fit it with {spelled('method', 'nuts')}"
+            )
         return self.point_estimate(data, "map")[list(approximation.names)], approximation
 
     def laplace_parameters(self, draws: xr.Dataset, data: Dataset) -> xr.Dataset:
@@ -920,7 +923,8 @@ class ClassifierModel(abc.ABC):
             Always here: the family has no conjugate posterior.
         """
         raise ValueError(
-            f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
+            f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with "
+            f"{spelled('method', 'nuts')}"
         )
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:

@@ -116,6 +116,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, InRange, Integer, Positive
 from bayesclass.models._kernels import (
     KernelName,
@@ -418,8 +419,9 @@ class LatentGaussianProcess(ClassifierModel):
             size = m**data.n_features
             if size > HSGP_MAX_BASIS:
                 raise ValueError(
-                    f"hsgp_basis={m} per input gives {size} basis functions for {data.n_features} inputs "
-                    f"(at most {HSGP_MAX_BASIS}): lower hsgp_basis, use fewer inputs, or approximation='exact'"
+                    f"{spelled('hsgp_basis', m)} per input gives {size} basis functions for {data.n_features} inputs "
+                    f"(at most {HSGP_MAX_BASIS}): lower {spelled('hsgp_basis')}, use fewer inputs, or "
+                    f"{spelled('approximation', 'exact')}"
                 )
             spread = np.ptp(np.asarray(data.X, dtype=float), axis=0)
             flat = [name for name, width in zip(data.feature_names, spread, strict=True) if not width > 0]

@@ -266,8 +266,8 @@ class LogisticRegression(ClassifierModel):
     def _check_link(self, n_classes: int, class_names: tuple[str, ...]) -> None:
         if self.link == "probit" and n_classes != 2:
             raise ValueError(
-                f"link='probit' is only defined for 2 classes, the data have {n_classes} "
-                f"({', '.join(class_names)}); use link='logit' (softmax) for multiclass data"
+                f"{spelled('link', 'probit')} is only defined for 2 classes, the data have {n_classes} "
+                f"({', '.join(class_names)}); use {spelled('link', 'logit')} (softmax) for multiclass data"
             )
 
     def _penalty(self, n_features: int, n_free_classes: int, kind: str) -> np.ndarray:

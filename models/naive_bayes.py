@@ -788,7 +788,8 @@ class NaiveBayes(GenerativeClassifierModel):
             if (conjugate.variance_shape <= 1).any():
                 raise NoEstimateError(
                     "the posterior mean of a class variance is infinite when a_0 + N_j/2 <= 1; raise "
-                    f"variance_alpha above {1 - stats.class_counts.min() / 2:g} or use kind='map'"
+                    f"{spelled('variance_alpha')} above {1 - stats.class_counts.min() / 2:g} or use "
+                    f"{spelled('kind', 'map')}"
                 )
             variance = conjugate.variance_scale / (conjugate.variance_shape - 1)
         if layout.binary.size:

@@ -1402,7 +1402,7 @@ def test_another_target_of_a_built_in_table_and_the_level_limit(tmp_path, capsys
     assert run("fit", "--data", "penguins", "--missing", "drop", *kinds, "--method", "map", "--out", out) == 2
     error = capsys.readouterr().err
     assert f"column 'body_mass_g' has {levels} distinct levels, more than --max-levels 50" in error
-    assert error.endswith(f"name the features without it (--features), or raise the limit with --max-levels {levels}\n")
+    assert error.endswith(f"without it (--features ...), or raise the limit with --max-levels {levels}\n")
 
 
 def test_a_parquet_file_with_blanks_fits_and_predicts_with_an_id_column(tmp_path, capsys):

@@ -71,7 +71,7 @@ CASES = [
         _csv(80, lambda i, rng: {"x1": f"{rng.normal():.3f}", "code": f"c{i:02d}"}),
         ("fit", "--data", "{data}", "--target", "y", "--method", "map"),
         _table,
-        ("80 distinct levels, more than --max-levels 50", "without it (--features)", "limit with --max-levels 80"),
+        ("80 distinct levels, more than --max-levels 50", "without it (--features ...)", "limit with --max-levels 80"),
         ("80 distinct levels, more than max_levels=50", "without it (features=...)", "limit with max_levels=80"),
     ),
     Case(

@@ -414,7 +414,7 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
     if origin.split is None or origin.split.part != "train":
         return {}, (
             f"the run was fitted on {record.name!r}, not on the training part of a split; give held-out rows "
-            f"({spelled('data')}), or see PSIS-LOO below"
+            f"({spelled('data', metavar='...')}), or see PSIS-LOO below"
         )
     base = origin.source or record.name.removesuffix("[train]")
     if origin.source not in {info.name for info in available()}:

@@ -389,7 +389,7 @@ def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
 
     from distributed.comm.addressing import parse_address, parse_host_port
 
-    fix = "start one ('dask scheduler --port 8786') or drop --scheduler to run on a local cluster"
+    fix = f"start one ('dask scheduler --port 8786') or drop {spelled('scheduler')} to run on a local cluster"
     try:
         scheme, location = parse_address(address)
         if scheme not in ("tcp", "tls"):
