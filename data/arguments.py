@@ -117,9 +117,15 @@ def spelled(name: str, value: object = _NO_VALUE, *, owner: str = "", metavar: s
             return flag if value else "--no-" + flag.removeprefix("--")
         if isinstance(value, (list, tuple)):  # a list flag takes its items separated by commas
             value = ",".join(map(str, value))
-        shown = metavar or ("" if value is _NO_VALUE else shlex.quote(str(value)))
+        shown = metavar or ("" if value is _NO_VALUE else _quoted(str(value)))
         return f"{flag} {shown}".rstrip()
     if value is _NO_VALUE and not metavar and not owner:
         return name
     shown = metavar or ("..." if value is _NO_VALUE else repr(value))
     return f"{owner}({name}={shown})" if owner else f"{name}={shown}"
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a shell reads it back; a lone mark such as ``,`` is quoted too, so that it is seen."""
+    quoted = shlex.quote(text)
+    return f"'{text}'" if quoted == text and not any(character.isalnum() for character in text) else quoted

@@ -327,7 +327,7 @@ def test_compare_naive_bayes_exact_on_binarized_digits(capsys):
         (("--model", "gcc", "--count-concentration", "2"), "--count-concentration applies to --model naive_bayes"),
         (("--model", "gcc", "--lkj-eta", "0"), "lkj_eta must be a positive finite number"),
         (("--model", "gcc", "--regularization", "1"), "regularization must be a number in [0, 1)"),
-        (("--model", "gcc", "--method", "exact"), "(CLI --covariance-prior inverse_wishart)"),
+        (("--model", "gcc", "--method", "exact"), "it needs the conjugate prior --covariance-prior inverse_wishart"),
         (("--model", "gcc", "--data", "transport"), "needs continuous features"),
     ],
 )
@@ -651,7 +651,7 @@ def test_link_flag_still_reaches_logistic(tmp_path):
                 "--hsgp-basis",
                 "60",
             ),
-            "hsgp_basis=60 per input gives 3600 basis functions for 2 inputs",
+            "--hsgp-basis 60 per input gives 3600 basis functions for 2 inputs",
         ),
     ],
 )

@@ -30,7 +30,7 @@ SPELLINGS = [
     (("features",), {"metavar": "..."}, "features=...", "--features ..."),
     (("wishart_dof_offset",), {"owner": "P"}, "P(wishart_dof_offset=...)", "--wishart-dof-offset"),
     (("target",), {"metavar": "COLUMN"}, "target=COLUMN", "--target COLUMN"),
-    (("decimal", ","), {"owner": "CsvFormat"}, "CsvFormat(decimal=',')", "--decimal ,"),
+    (("decimal", ","), {"owner": "CsvFormat"}, "CsvFormat(decimal=',')", "--decimal ','"),
     (("delimiter", ";"), {"owner": "CsvFormat"}, "CsvFormat(delimiter=';')", "--delimiter ';'"),
 ]
 
