@@ -49,8 +49,8 @@ class Unavailable:
     reason : str
         Why, with the numbers (``"the result has 1 chain; r_hat compares 2 or more chains"``).
     remedy : str, default ""
-        What to do to have it (:func:`fit_with_more`: ``"fit with SamplerSettings(chains=4)"``); "" where nothing
-        helps.
+        What to do to have it (:func:`fit_with_more`: ``"fit with more chains, e.g. SamplerSettings(chains=4)"``);
+        "" where nothing helps.
     checks : tuple of str, default ()
         The verdict's checks it stands for (:data:`bayesclass.inference.criticism.diagnostics.CHECKS`), which it
         fails; empty for a statistic that is no check (PSIS-LOO, a figure).
@@ -85,7 +85,7 @@ def chain_shape_text(n_chains: int, n_draws: int) -> str:
 
 
 def fit_with_more(setting: str, value: int) -> str:
-    """A remedy of too few chains or draws: ``"fit with SamplerSettings(chains=4)"`` (``--chains 4`` on the CLI).
+    """A remedy of too few chains or draws: ``"fit with more chains, e.g. SamplerSettings(chains=4)"``.
 
     Parameters
     ----------
@@ -99,4 +99,4 @@ def fit_with_more(setting: str, value: int) -> str:
     str
         The remedy, worded for the interface in use (:func:`~bayesclass.data.arguments.spelled`).
     """
-    return f"fit with {spelled(setting, value, owner='SamplerSettings')}"
+    return f"fit with more {setting}, e.g. {spelled(setting, value, owner='SamplerSettings')}"

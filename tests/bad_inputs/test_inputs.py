@@ -332,7 +332,7 @@ CLI_CASES = [
             "--out",
             "{dir}/r.nc",
         ),
-        "link='probit' is only defined for 2 classes, the data have 3",
+        "--link probit is only defined for 2 classes, the data have 3",
     ),
     (
         "--out an existing directory",
