@@ -723,10 +723,6 @@ def _load_data(args: argparse.Namespace):
     return data
 
 
-#: SamplerSettings fields and their flags where the flag is not ``--`` + the field's name
-_SETTING_FLAGS = {"progressbar": "--no-progress"}
-
-
 def _ignored_sampler_flags(method: str, sampler) -> None:
     """A sampling flag the method ignores (per the method registry's ``settings``) is a usage error."""
     import dataclasses
@@ -743,7 +739,9 @@ def _ignored_sampler_flags(method: str, sampler) -> None:
     reads = SAMPLERS[method].settings if method in SAMPLERS else ()
     ignored = [name for name in given if reads is not None and name not in reads]
     if ignored:
-        flags = [_SETTING_FLAGS.get(name, "--" + name.replace("_", "-")) for name in ignored]
+        from bayesclass.data.arguments import flag_of
+
+        flags = [flag_of(name) for name in ignored]
         users = [name for name, used in SAMPLERS.items() if used.settings is None or set(ignored) <= set(used.settings)]
         raise ValueError(
             f"{', '.join(flags)} does nothing with --method {method} (which ignores it); it applies to --method "
