@@ -34,6 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bayesclass.data.arguments import flag_of
 from bayesclass.data.constraints import rule_of
 
 __all__ = [
@@ -206,7 +207,7 @@ def hyperparameter_flags(registry: Mapping[str, type]) -> list[HyperparameterFla
             entry["families"][family_name] = declared.family_field
     return [
         HyperparameterFlag(
-            flag="--" + name.replace("_", "-"),
+            flag=flag_of(name),
             dest=name,
             field=name,
             value_type=entry["type"],

@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM is handled as Ctrl-C for the whole command (:mod:`bayesclass._interrupts`); the previous handlers are
     restored at the end. An interrupt never leaves a half-written or temporary file, and the message says which
     files, if any, were completed before it. Notes and warnings (Python's included) are one line each on stderr
-    while the command runs (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`).
+    while the command runs (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`), and every message names
+    flags, not Python arguments (:mod:`bayesclass.data.arguments`; the caller's interface is restored after it).
 
     Parameters
     ----------
@@ -92,10 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         its reader (a pipe into ``head``), as a shell reports SIGPIPE.
     """
     from bayesclass._interrupts import handling_interrupts, interrupt_pending
+    from bayesclass.data.arguments import speaking
 
     name = "bayesclass"
     try:  # the parser too: an interrupt at any point ends with exit code 130, not a traceback
-        with handling_interrupts():
+        with handling_interrupts(), speaking("cli"):  # messages name flags, until the command returns or raises
             parser = _parser()
             args = parser.parse_args(argv)
             name = f"bayesclass {args.name}"
@@ -738,10 +740,6 @@ def _load_data(args: argparse.Namespace):
     return data
 
 
-#: SamplerSettings fields and their flags where the flag is not ``--`` + the field's name
-_SETTING_FLAGS = {"progressbar": "--no-progress"}
-
-
 def _ignored_sampler_flags(method: str, sampler) -> None:
     """A sampling flag the method ignores (per the method registry's ``settings``) is a usage error."""
     import dataclasses
@@ -758,7 +756,9 @@ def _ignored_sampler_flags(method: str, sampler) -> None:
     reads = SAMPLERS[method].settings if method in SAMPLERS else ()
     ignored = [name for name in given if reads is not None and name not in reads]
     if ignored:
-        flags = [_SETTING_FLAGS.get(name, "--" + name.replace("_", "-")) for name in ignored]
+        from bayesclass.data.arguments import flag_of
+
+        flags = [flag_of(name) for name in ignored]
         users = [name for name, used in SAMPLERS.items() if used.settings is None or set(ignored) <= set(used.settings)]
         raise ValueError(
             f"{', '.join(flags)} does nothing with --method {method} (which ignores it); it applies to --method "

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.arguments import spelled
 from bayesclass.data.dataset import Dataset, FeatureKind
 from bayesclass.data.origin import MissingPolicy
 from bayesclass.data.table import (
@@ -156,12 +157,14 @@ def load_csv(
     """
     options = TableOptions(missing=missing, max_levels=max_levels)
     if not isinstance(target, str) or not target:
-        raise ValueError(f"target must be the name of the class column, got {target!r}; pass target=COLUMN")
+        raise ValueError(
+            f"target must be the name of the class column, got {target!r}; pass {spelled('target', metavar='COLUMN')}"
+        )
     table = _read_table(path, csv_format or CsvFormat())
     if target not in table.header:
         raise ValueError(
             f"target column {target!r} is not in CSV file {table.file}; its columns are {table.header}"
-            f"{table.delimiter_hint()}; pass target=COLUMN (--target on the command line)"
+            f"{table.delimiter_hint()}; pass {spelled('target', metavar='COLUMN')}"
         )
     coded = code_table(
         table.cells,
@@ -363,7 +366,7 @@ def read_csv_chunks(
     except UnicodeDecodeError as error:
         raise ValueError(
             f"CSV file {file} is not {csv_format.encoding} text ({error.reason} at byte {error.start} of a block); "
-            "pass its encoding, e.g. encoding='latin-1' (--encoding latin-1 on the command line)"
+            f"pass its encoding, e.g. {spelled('encoding', 'latin-1', owner='CsvFormat')}"
         ) from None
     finally:
         csv.field_size_limit(previous_limit)
@@ -472,7 +475,7 @@ def _delimiter_hint(header: list[str], delimiter: str) -> str:
         if others:
             return (
                 f" (one column named {header[0]!r}: the file seems delimited by {others[0]!r}; "
-                f"pass delimiter={others[0]!r}, --delimiter on the command line)"
+                f"pass {spelled('delimiter', others[0], owner='CsvFormat')})"
             )
     return ""
 
@@ -506,7 +509,7 @@ def _decoded(file: Path, raw: bytes, encoding: str) -> str:
     except UnicodeDecodeError as error:
         raise ValueError(
             f"CSV file {file} is not {encoding} text (byte {error.start}: {raw[error.start : error.start + 1]!r}); "
-            "pass its encoding, e.g. encoding='latin-1' (--encoding latin-1 on the command line)"
+            f"pass its encoding, e.g. {spelled('encoding', 'latin-1', owner='CsvFormat')}"
         ) from None
 
 

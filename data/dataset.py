@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import PrintableText, check_finite
 from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
@@ -758,9 +759,9 @@ def _coded_by_values(X: np.ndarray, index: int, column: str, max_levels: int) ->
     distinct, codes = np.unique(X[:, index], return_inverse=True)
     if len(distinct) > max_levels:
         raise ValueError(
-            f"column {column!r} has {len(distinct)} distinct values, more than max_levels={max_levels} levels for "
-            f"a categorical feature; keep it numeric, or raise the limit with max_levels={len(distinct)} "
-            f"(--max-levels {len(distinct)} on the command line)"
+            f"column {column!r} has {len(distinct)} distinct values, more than {spelled('max_levels', max_levels)} "
+            f"levels for a categorical feature; keep it numeric, or raise the limit with "
+            f"{spelled('max_levels', len(distinct))}"
         )
     coded = X.copy()
     coded[:, index] = codes
@@ -811,7 +812,7 @@ def check_features(
         named), or no rows.
     """
     names = None if feature_names is None else tuple(feature_names)
-    X = _frame_by_name(X, names, category_names, argument)
+    X, _ = table_rows(X, feature_names=names, category_names=category_names, argument=argument)
     if isinstance(X, Dataset):
         if names is not None and X.feature_names != names:
             raise ValueError(
@@ -842,26 +843,62 @@ def check_features(
     return array
 
 
-def _frame_by_name(
-    X: object, names: tuple[str, ...] | None, category_names: Mapping[str, Sequence[str]] | None, argument: str
-) -> object:
-    """A DataFrame with named columns as the fitted columns, matched by name and coded; anything else unchanged."""
+def table_rows(
+    X: object,
+    *,
+    feature_names: Sequence[str] | None,
+    category_names: Mapping[str, Sequence[str]] | None = None,
+    argument: str = "X",
+    missing: MissingPolicy = "error",
+) -> tuple[object, np.ndarray | None]:
+    """New rows given as a table, as the fitted columns: matched by name and coded; anything else as it is.
+
+    A pandas DataFrame whose column names are all text (or a Series with named entries, as one row) is coded by
+    :func:`bayesclass.data.table.code_new_rows`, the coding of the rows of a table file, with the same policy
+    for a blank cell.
+
+    Parameters
+    ----------
+    X : object
+        New rows: a table, or anything :func:`check_features` takes.
+    feature_names : sequence of str or None
+        The fitted features (None: nothing is matched by name).
+    category_names : Mapping[str, sequence of str], optional
+        The training levels of the coded features.
+    argument : str
+        The name of ``X`` in messages.
+    missing : {"error", "drop"}
+        A blank feature cell refuses the table, or leaves its row incomplete (NaN in that cell).
+
+    Returns
+    -------
+    rows : object
+        The coded rows (float64, the fitted columns in order), or ``X`` unchanged where it is no named table.
+    complete : numpy.ndarray of bool or None
+        Which coded rows have no blank feature; None where ``X`` is no named table.
+
+    Raises
+    ------
+    ValueError
+        A fitted column missing or repeated, or a cell the model cannot take (named, with where it is).
+    """
+    names = None if feature_names is None else tuple(feature_names)
     pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
     if pandas is None or names is None:
-        return X
+        return X, None
     if isinstance(X, pandas.Series) and len(X.index) and all(isinstance(label, str) for label in X.index):
         X = X.to_frame().T  # one row, named by its index (frame.iloc[0])
     if not isinstance(X, pandas.DataFrame):
-        return X
+        return X, None
     columns = list(X.columns)
     if not columns or not all(isinstance(column, str) for column in columns):
-        return X  # unnamed columns (0, 1, ...): by position, as an array
-    missing = [name for name in names if name not in columns]
+        return X, None  # unnamed columns (0, 1, ...): by position, as an array
+    absent = [name for name in names if name not in columns]
     unknown = [column for column in columns if column not in names]
-    if missing:
+    if absent:
         also = f" (it has column(s) {unknown} the model was not fitted on)" if unknown else ""
         raise ValueError(
-            f"DataFrame {argument} lacks the fitted column(s) {missing}{also}; its columns are matched by name: "
+            f"DataFrame {argument} lacks the fitted column(s) {absent}{also}; its columns are matched by name: "
             f"pass a frame holding {list(names)} (any order), or {argument}.to_numpy() to take them by position"
         )
     if unknown:  # as in a CSV file: other columns (the target, ids) are left out, and said so
@@ -873,8 +910,6 @@ def _frame_by_name(
     if len(set(columns)) != len(columns):
         repeated = sorted({column for column in columns if columns.count(column) > 1})
         raise ValueError(f"DataFrame {argument} repeats the column name(s) {repeated}; give each column a unique name")
-    source = TableSource(
-        label=f"DataFrame {argument}", blank_fix=f"predict {argument}.dropna(subset={list(names)}) (every row complete)"
-    )
-    rows = code_new_rows(X, feature_names=names, category_names=category_names, source=source)
-    return rows.X
+    source = TableSource(label=f"DataFrame {argument}")
+    rows = code_new_rows(X, feature_names=names, category_names=category_names, missing=missing, source=source)
+    return rows.X, rows.complete

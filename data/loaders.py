@@ -15,6 +15,7 @@ import numpy as np
 
 from bayesclass._cache import cache_directory
 from bayesclass._interrupts import atomic_write
+from bayesclass.data.arguments import spelled
 from bayesclass.data.csvfile import CsvFormat, load_csv
 from bayesclass.data.dataset import Dataset, FeatureKind
 from bayesclass.data.origin import MissingPolicy
@@ -459,7 +460,9 @@ def _load_table_file(path: str | os.PathLike[str], suffix: str, kwargs: dict[str
     """A CSV, TSV or parquet file by its suffix (the keyword arguments of :func:`load_csv` / :func:`load_parquet`)."""
     shown = os.fspath(path)
     if "target" not in kwargs:
-        raise ValueError(f"loading table file {shown!r} needs the class column: pass target=COLUMN (--target)")
+        raise ValueError(
+            f"loading table file {shown!r} needs the class column: pass {spelled('target', metavar='COLUMN')}"
+        )
     accepted = {
         "target", "name", "feature_kinds", "features", "missing", "max_levels", "category_names", "class_names",
         "csv_format",
@@ -522,7 +525,7 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(
             f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
-            "or pass the path of a .csv, .tsv or .parquet file with target=COLUMN"
+            f"or pass the path of a .csv, .tsv or .parquet file with {spelled('target', metavar='COLUMN')}"
         )
     if "csv_format" in kwargs:
         raise ValueError(f"csv_format applies to CSV files, not to the built-in {name!r}")

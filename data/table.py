@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, Integer, PrintableText
 from bayesclass.data.kinds import FeatureKind, check_feature_kinds
 from bayesclass.data.origin import MissingPolicy, MissingRecord
@@ -97,8 +98,6 @@ class TableSource:
         The data set's name, for messages about its columns (default: the label).
     first_row : int
         The position of the first row in the whole table (a chunk of a larger one), for ``row i``.
-    blank_fix : str
-        What a blank cell's message offers besides removing or imputing the row (the option of the caller).
     """
 
     label: str = "DataFrame"
@@ -106,7 +105,6 @@ class TableSource:
     decimal: str = "."
     name: str = ""
     first_row: int = 0
-    blank_fix: str = "pass missing='drop' (--missing drop) to leave the row's probabilities empty"
 
     def where(self, row: int) -> str:
         """``"line N"`` or ``"row i"``.
@@ -138,7 +136,7 @@ class TableSource:
         """
         positions = self.lines[keep] if self.lines is not None else np.flatnonzero(keep) + self.first_row
         kind = type(self) if self.lines is not None else _RowSource  # rows of a table keep saying "row i"
-        return kind(self.label, positions, self.decimal, self.name, blank_fix=self.blank_fix)
+        return kind(self.label, positions, self.decimal, self.name)
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,7 +260,7 @@ def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
         first = text[present][0]
         raise ValueError(
             f"{source.label}: column {name!r} holds numbers written with the decimal mark {other!r} (e.g. "
-            f"{str(first)!r}); pass decimal={other!r} (--decimal '{other}' on the command line)"
+            f"{str(first)!r}); pass {spelled('decimal', other, owner='CsvFormat')}"
         )
     return _Column(name, missing, text=text, cells=text)
 
@@ -319,25 +317,31 @@ def _used_features(features: Sequence[str] | str | None, header: list[str], targ
     unknown = [feature for feature in chosen if feature not in header]
     if not chosen or unknown or target in chosen or len(set(chosen)) != len(chosen):
         raise ValueError(
-            f"features {chosen!r} must name distinct columns of {source.label} other than the target {target!r} "
-            f"(unknown: {unknown}); its columns are {header}"
+            f"{spelled('features', chosen)} must name distinct columns of {source.label} other than the target "
+            f"{target!r} (unknown: {unknown}); its columns are {header}"
         )
     return chosen
 
 
-def _blank_error(blanks: dict[str, int], columns: dict[str, _Column], source: TableSource, n_rows: int) -> str:
-    incomplete = int(np.logical_or.reduce([columns[name].missing for name in blanks]).sum())
+def _blanks(columns: dict[str, _Column], source: TableSource) -> str:
+    """The blank cells of ``columns``, each column counted with its first blank (``""`` where there are none)."""
+    blanks = {name: column.missing for name, column in columns.items() if column.missing.any()}
+    if not blanks:
+        return ""
     parts = []
-    for name, count in blanks.items():
-        column = columns[name]
-        row = int(np.argmax(column.missing))
-        cell = "" if column.cells is None or isinstance(column.cells[row], float) else str(column.cells[row])
-        parts.append(f"column {name!r} {count} (first: missing value {cell!r} at {source.where(row)})")
-    return (
-        f"{source.label} has {sum(blanks.values())} blank cell(s) in the columns used (target and features): "
-        f"{', '.join(parts)}; {incomplete} of {n_rows} rows are incomplete. Pass missing='drop' (--missing drop on "
-        "the command line) to drop them, choose other features, or fill the cells in before loading"
-    )
+    for name, blank in blanks.items():
+        row = int(np.argmax(blank))
+        parts.append(
+            f"column {name!r} {int(blank.sum())} (first: {_blank_cell(columns[name], row)} at {source.where(row)})"
+        )
+    total = sum(int(blank.sum()) for blank in blanks.values())
+    return f"{source.label} has {total} blank cell(s) in the columns used: {', '.join(parts)}"
+
+
+def _blank_cell(column: _Column, row: int) -> str:
+    """``"blank cell"``, with its text where it is a token such as ``'NA'`` (an empty cell or NaN is just blank)."""
+    cell = column.cells[row] if column.cells is not None else None
+    return f"blank cell {cell.strip()!r}" if isinstance(cell, str) and cell.strip() else "blank cell"
 
 
 def code_table(
@@ -384,11 +388,13 @@ def code_table(
     options = options or TableOptions()
     header = _header(frame, source)
     if not isinstance(target, str) or not target:
-        raise ValueError(f"target must be the name of the class column, got {target!r}; pass target=COLUMN")
+        raise ValueError(
+            f"target must be the name of the class column, got {target!r}; pass {spelled('target', metavar='COLUMN')}"
+        )
     if target not in header:
         raise ValueError(
-            f"target column {target!r} is not in {source.label}; its columns are {header}; pass target=COLUMN "
-            "(--target on the command line)"
+            f"target column {target!r} is not in {source.label}; its columns are {header}; pass "
+            f"{spelled('target', metavar='COLUMN')}"
         )
     used = _used_features(features, header, target, source)
     kinds = _declared_kinds(feature_kinds, used, source, target)
@@ -426,12 +432,17 @@ def _apply_missing(
     if not blanks:
         return columns, source, MissingRecord(policy=policy)  # type: ignore[arg-type]
     if policy == "error":
-        raise ValueError(_blank_error(blanks, columns, source, n_rows))
+        incomplete = int(np.logical_or.reduce([column.missing for column in columns.values()]).sum())
+        raise ValueError(
+            f"{_blanks(columns, source)}; {incomplete} of {n_rows} rows are incomplete. Pass "
+            f"{spelled('missing', 'drop')} to drop them, choose other features, or fill the cells in before loading"
+        )
     keep = ~np.logical_or.reduce([column.missing for column in columns.values()])
     if not keep.any():
         raise ValueError(
             f"{source.label}: every one of its {n_rows} rows has a blank cell in the columns used "
-            f"({', '.join(map(repr, blanks))}); nothing is left after missing='drop'; choose other features"
+            f"({', '.join(map(repr, blanks))}); nothing is left after {spelled('missing', 'drop')}; choose other "
+            "features"
         )
     record = MissingRecord(
         policy="drop", dropped_rows=int(n_rows - keep.sum()), blanks_per_column=tuple(blanks.items())
@@ -468,10 +479,10 @@ def _code_feature(
         codes, levels = _levels(column, source)
         if len(levels) > options.max_levels:
             raise ValueError(
-                f"{source.label}: column {name!r} has {len(levels)} distinct levels, more than max_levels="
-                f"{options.max_levels}; so many levels are usually an identifier or numbers read as text: leave the "
-                f"column out (features=...), or raise the limit with max_levels={len(levels)} "
-                f"(--max-levels {len(levels)} on the command line)"
+                f"{source.label}: column {name!r} has {len(levels)} distinct levels, more than "
+                f"{spelled('max_levels', options.max_levels)}; so many levels are usually an identifier or numbers "
+                f"read as text: name the features without it ({spelled('features', metavar='...')}), or raise the "
+                f"limit with {spelled('max_levels', len(levels))}"
             )
         if column.numbers is None and len(levels) == len(codes) >= UNIQUE_LEVELS_WARNING_ROWS:
             warnings.warn(
@@ -639,11 +650,21 @@ def code_new_rows(
     absent = [name for name in [*feature_names, *([target] if target else [])] if name not in frame.columns]
     if absent:
         raise ValueError(f"{source.label} lacks the column(s) {absent}; its columns are {list(frame.columns)}")
+    if target and class_names is None:
+        raise ValueError("class_names (the fitted classes) must be given with target, to code the labels")
+    coded = {name: known.get(name) for name in feature_names} | ({target: class_names} if target else {})
+    columns = {name: _new_column(frame[name], name, levels, source) for name, levels in coded.items()}
+    blanks = _blanks(columns, source)
+    if missing == "error" and blanks:
+        raise ValueError(
+            f"{blanks}; pass {spelled('missing', 'drop')} to leave the probabilities of their rows empty, or fill "
+            "the cells in"
+        )
     X = np.full((len(frame), len(feature_names)), np.nan)
     complete = np.ones(len(frame), dtype=bool)
     for j, name in enumerate(feature_names):  # the columns of a table, not a model loop
         levels = tuple(known[name]) if name in known else None
-        column = _new_column(frame[name], name, levels, missing, source)
+        column = columns[name]
         present = ~column.missing
         complete &= present
         if levels is not None:
@@ -653,18 +674,14 @@ def code_new_rows(
             X[present, j] = column.numbers[present]
     y = None
     if target:
-        if class_names is None:
-            raise ValueError("class_names (the fitted classes) must be given with target, to code the labels")
-        column = _new_column(frame[target], target, tuple(class_names), missing, source)
+        column = columns[target]
         present = ~column.missing
         y = np.full(len(frame), -1, dtype=np.int64)
-        y[present] = _codes_of(column.take(present), tuple(class_names), source.take(present), what="label")
+        y[present] = _codes_of(column.take(present), tuple(class_names or ()), source.take(present), what="label")
     return NewRows(X=X, y=y, complete=complete)
 
 
-def _new_column(
-    series: pd.Series, name: str, levels: tuple[str, ...] | None, missing: str, source: TableSource
-) -> _Column:
+def _new_column(series: pd.Series, name: str, levels: Sequence[str] | None, source: TableSource) -> _Column:
     """One column of new rows, typed by the training schema: numbers, or cells coded by ``levels``."""
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
@@ -682,13 +699,6 @@ def _new_column(
             column = _Column(name, blank, numbers=numbers, text=text, cells=text)
         else:
             column = _Column(name, blank, text=text, cells=text)
-    if missing == "error" and column.missing.any():
-        row = int(np.argmax(column.missing))
-        cell = column.cells[row] if column.cells is not None and isinstance(column.cells[row], str) else ""
-        raise ValueError(
-            f"{source.label}: missing value {cell!r} at {source.where(row)}, column {name!r}; remove the row or "
-            f"impute the value before loading, or {source.blank_fix}"
-        )
     if levels is None and column.numbers is None:
         row = int(np.argmax(~column.missing))
         raise ValueError(
@@ -715,7 +725,7 @@ def _check_numbers(column: _Column, source: TableSource) -> None:
     if _parses(np.array([cell], dtype=object), other)[0]:
         raise ValueError(
             f"{source.label}: value {cell!r} {where} is a number written with the decimal mark {other!r}; "
-            f"pass decimal={other!r} (--decimal '{other}' on the command line)"
+            f"pass {spelled('decimal', other, owner='CsvFormat')}"
         )
     raise ValueError(
         f"{source.label}: column {column.name!r} holds text ({cell!r} {where}) but the model was fitted on numbers "

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.arguments import spelled
 from bayesclass.models.approximation import GaussianApproximation
 
 if TYPE_CHECKING:
@@ -249,7 +250,7 @@ def _mode(posterior: TransformedPosterior) -> np.ndarray:
         raise ValueError(
             f"the Laplace approximation found no mode of the posterior in the unconstrained space "
             f"({result.message}; largest gradient {gradient_norm:.3g} after {result.nit} steps): "
-            "fit with method='nuts' instead"
+            f"fit with {spelled('method', 'nuts')} instead"
         )
     return np.asarray(result.x, dtype=float)
 
@@ -285,7 +286,7 @@ def transformed_laplace_approximation(family: Any, data: Dataset) -> tuple[xr.Da
     except np.linalg.LinAlgError:
         raise ValueError(
             "the Laplace approximation's Hessian at the mode is not negative definite (a flat or improper "
-            "direction of the posterior in the unconstrained space): fit with method='nuts' instead"
+            f"direction of the posterior in the unconstrained space): fit with {spelled('method', 'nuts')} instead"
         ) from None
     covariance = scipy.linalg.cho_solve(factor, np.eye(len(mode)))
     variables = {}

@@ -48,6 +48,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, FeatureKind, check_features
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import (
     InvalidValueError,
     check_fields,
@@ -463,9 +464,6 @@ class ClassifierModel(abc.ABC):
     latent_curve: ClassVar[bool] = False
     #: what :meth:`derived_quantities` are, as a report's table title (empty: the family derives none)
     derived_quantities_title: ClassVar[str] = ""
-    #: reparametrisations or priors of the family that help a sampler that fails its convergence checks
-    #: (CLI flags of this family only; :meth:`convergence_advice`)
-    reparametrisation_advice: ClassVar[tuple[str, ...]] = ()
     #: hyperparameter (dotted name of :meth:`to_dict`, e.g. ``"prior.lengthscale_alpha"``) -> the model variable
     #: whose prior statement in :meth:`prior_formulas` it sets (:meth:`hyperparameter_priors`; empty: none stated)
     prior_variables: ClassVar[dict[str, str]] = {}
@@ -862,7 +860,8 @@ class ClassifierModel(abc.ABC):
         """
         if not self.has_laplace():
             raise ValueError(
-                f"the {self.name!r} model states no Laplace approximation of its posterior; fit it with method='nuts'"
+                f"the {self.name!r} model states no Laplace approximation of its posterior; fit it with "
+                f"{spelled('method', 'nuts')}"
             )
         if self.laplace_space == "transformed":
             from bayesclass.models._transformed_laplace import transformed_laplace_approximation
@@ -870,7 +869,9 @@ class ClassifierModel(abc.ABC):
             return transformed_laplace_approximation(self, data)
         approximation = self.gaussian_approximation(data, "map")
         if approximation is None:
-            raise ValueError(f"the {self.name!r} model states no curvature at its MAP; fit it with method='nuts'")
+            raise ValueError(
+                f"the {self.name!r} model states no curvature at its MAP; fit it with {spelled('method', 'nuts')}"
+            )
         return self.point_estimate(data, "map")[list(approximation.names)], approximation
 
     def laplace_parameters(self, draws: xr.Dataset, data: Dataset) -> xr.Dataset:
@@ -922,7 +923,8 @@ class ClassifierModel(abc.ABC):
             Always here: the family has no conjugate posterior.
         """
         raise ValueError(
-            f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with method='nuts'"
+            f"the {self.name!r} model has no conjugate posterior to draw from exactly; fit it with "
+            f"{spelled('method', 'nuts')}"
         )
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
@@ -960,9 +962,9 @@ class ClassifierModel(abc.ABC):
         Returns
         -------
         tuple of str
-            :attr:`reparametrisation_advice` (empty where the family has none).
+            Each suggestion, its arguments named by :func:`~bayesclass.data.arguments.spelled` (none by default).
         """
-        return self.reparametrisation_advice if failed else ()
+        return ()
 
     def latent_predictive(self, params: xr.Dataset, X: Any) -> xr.Dataset:
         """The latent function's predictive moments at the inputs ``X`` (families with :attr:`latent_curve` only).
@@ -1345,7 +1347,7 @@ class GenerativeClassifierModel(ClassifierModel):
         warnings.warn(
             f"{rows.size} row(s) of X (first: row {rows[0]}) have probability 0 under every class with these "
             "parameters (values never seen in any class under the MLE); their class probabilities are NaN. "
-            "Use the posterior, kind='posterior_mean', or a MAP with concentrations > 1",
+            f"Use the posterior, {spelled('kind', 'posterior_mean')}, or a MAP with concentrations > 1",
             RuntimeWarning,
             stacklevel=4,
         )

@@ -173,6 +173,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, Finite, InRange, Positive, renamed_from
 from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.models.base import (
@@ -218,6 +219,14 @@ Likelihood = Literal["sufficient_statistics", "per_observation"]
 
 #: the most parameters (K + K d + G d^2) whose dense covariance ``gaussian_approximation`` states (8 MB a kind)
 MAX_APPROXIMATION_PARAMETERS = 1000
+
+
+_PRIOR = "GaussianClassConditionalPrior"  # how a message names the prior's class, from Python
+
+
+def _inverse_wishart() -> str:
+    """The conjugate covariance prior, as the user of the current interface sets it (a message's fix)."""
+    return spelled("covariance_prior", "inverse_wishart", owner=_PRIOR)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,10 +414,6 @@ class GaussianClassConditional(GenerativeClassifierModel):
     derived_quantities_title: ClassVar[str] = (
         "Linear discriminants of the shared covariance: a_k(x) = w_k . x + w_k0 (seed 001 §D, seed 002)"
     )
-    reparametrisation_advice: ClassVar[tuple[str, ...]] = (
-        "the conjugate covariance prior (--covariance-prior inverse_wishart; API: "
-        "GaussianClassConditionalPrior(covariance_prior='inverse_wishart')), which also allows --method exact",
-    )
 
     @property
     def _shared(self) -> bool:
@@ -546,10 +551,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
             choose instead (``"; it needs ..."``); otherwise ``""``.
         """
         if not self._conjugate_prior and method in ("exact", "posterior_mean", "posterior_predictive"):
-            return (
-                "; it needs the conjugate prior GaussianClassConditionalPrior(covariance_prior='inverse_wishart') "
-                "(CLI --covariance-prior inverse_wishart)"
-            )
+            return f"; it needs the conjugate prior {_inverse_wishart()}"
         return ""
 
     # -- data -------------------------------------------------------------------------------------
@@ -575,7 +577,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
         if other:
             raise ValueError(
                 f"the gcc model needs continuous features; {', '.join(other)} of {data.name!r} are not: drop them, "
-                "declare them continuous, or use --model naive_bayes, which models each kind"
+                "declare them continuous, or use the naive_bayes model, which models each kind"
             )
         constant = [data.feature_names[j] for j in np.flatnonzero(np.ptp(data.X, axis=0) == 0)]
         if constant:
@@ -862,8 +864,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
         """
         if not self._conjugate_prior:
             raise ValueError(
-                "exact draws need the conjugate prior: use GaussianClassConditionalPrior(covariance_prior="
-                "'inverse_wishart') (CLI --covariance-prior inverse_wishart), or method='nuts'"
+                f"exact draws need the conjugate prior: use {_inverse_wishart()}, or {spelled('method', 'nuts')}"
             )
         self.check_training_data(data)
         conjugate = _required(self._fitted(data)[2])
@@ -916,8 +917,8 @@ class GaussianClassConditional(GenerativeClassifierModel):
             d = data.n_features
             if (conjugate.dof <= d + 1).any():
                 raise NoEstimateError(
-                    "the posterior mean of the covariance is infinite (nu <= d + 1); raise wishart_dof_offset "
-                    "or use kind='map'"
+                    "the posterior mean of the covariance is infinite (nu <= d + 1); raise "
+                    f"{spelled('wishart_dof_offset', owner=_PRIOR)} or use {spelled('kind', 'map')}"
                 )
             class_prior = conjugate.class_concentration / conjugate.class_concentration.sum()
             mean = np.array(conjugate.mean)
@@ -948,7 +949,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
         d, names = data.n_features, data.class_names
         remedy = (
             "set regularization (e.g. 0.1) to shrink towards the pooled variances, use the inverse-Wishart "
-            "prior's MAP (covariance_prior='inverse_wishart'), or the NUTS posterior"
+            f"prior's MAP ({_inverse_wishart()}), or the NUTS posterior"
         )
         rows = stats.class_counts.sum() - data.n_classes if self._shared else stats.class_counts - 1
         group_rows = stats.class_counts.sum(keepdims=True) if self._shared else stats.class_counts
@@ -989,7 +990,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
             if ddof and n.sum() <= data.n_classes:
                 raise NoEstimateError(
                     f"the unbiased estimate of the shared covariance needs more rows ({int(n.sum())}) than classes "
-                    f"({data.n_classes}); use kind='mle'"
+                    f"({data.n_classes}); use {spelled('kind', 'mle')}"
                 )
             covariance = stats.scatter / (n.sum() - (data.n_classes if ddof else 0))
         else:
@@ -997,7 +998,7 @@ class GaussianClassConditional(GenerativeClassifierModel):
                 k = int(np.flatnonzero(n <= 1)[0])
                 raise NoEstimateError(
                     f"the unbiased estimate of covariance[{data.class_names[k]!r}] needs at least 2 rows of the "
-                    "class; use kind='mle'"
+                    f"class; use {spelled('kind', 'mle')}"
                 )
             covariance = stats.scatter / (n - ddof)[:, np.newaxis, np.newaxis]
         r = self.regularization
@@ -1209,11 +1210,13 @@ class GaussianClassConditional(GenerativeClassifierModel):
         Returns
         -------
         tuple of str
-            :attr:`reparametrisation_advice` where the covariance prior is not inverse-Wishart already; else none.
+            The conjugate covariance prior where the prior is not inverse-Wishart already; else none.
         """
-        if self.prior.covariance_prior == "inverse_wishart":
+        if self.prior.covariance_prior == "inverse_wishart" or not failed:
             return ()
-        return super().convergence_advice(failed)
+        return (
+            f"the conjugate covariance prior ({_inverse_wishart()}), which also allows {spelled('method', 'exact')}",
+        )
 
     def derived_quantities(self, params: xr.Dataset) -> xr.Dataset:
         """The linear discriminants of a shared-covariance Gaussian parameter set, for reports.
@@ -1619,7 +1622,7 @@ def _lkj_map(
     if not np.isfinite(result.fun) or gradient > 1e-5 * max(1.0, float(n.sum())) ** 0.5:
         raise ConvergenceError(
             f"the LKJ-prior MAP optimiser stopped with gradient {gradient:.3g} ({result.message}); "
-            "use the NUTS posterior or covariance_prior='inverse_wishart'"
+            f"use the NUTS posterior or {_inverse_wishart()}"
         )
     mean, cholesky = unpack(result.x)
     covariance = cholesky @ cholesky.swapaxes(-1, -2)

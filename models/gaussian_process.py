@@ -116,6 +116,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, InRange, Integer, Positive
 from bayesclass.models._kernels import (
     KernelName,
@@ -406,7 +407,7 @@ class LatentGaussianProcess(ClassifierModel):
                 f"the gp model is binary, but {data.name!r} has {data.n_classes} classes "
                 f"({', '.join(map(repr, data.class_names))}); multiclass latent GPs (K latent functions with a "
                 "softmax) "
-                "are not implemented: select two classes or use --model logistic / gcc / naive_bayes"
+                "are not implemented: select two classes or use the logistic, gcc or naive_bayes model"
             )
         other = [
             name for name, kind in zip(data.feature_names, data.feature_kinds, strict=True) if kind != "continuous"
@@ -418,8 +419,9 @@ class LatentGaussianProcess(ClassifierModel):
             size = m**data.n_features
             if size > HSGP_MAX_BASIS:
                 raise ValueError(
-                    f"hsgp_basis={m} per input gives {size} basis functions for {data.n_features} inputs "
-                    f"(at most {HSGP_MAX_BASIS}): lower hsgp_basis, use fewer inputs, or approximation='exact'"
+                    f"{spelled('hsgp_basis', m)} per input gives {size} basis functions for {data.n_features} inputs "
+                    f"(at most {HSGP_MAX_BASIS}): lower {spelled('hsgp_basis')}, use fewer inputs, or "
+                    f"{spelled('approximation', 'exact')}"
                 )
             spread = np.ptp(np.asarray(data.X, dtype=float), axis=0)
             flat = [name for name, width in zip(data.feature_names, spread, strict=True) if not width > 0]
@@ -787,7 +789,7 @@ class LatentGaussianProcess(ClassifierModel):
         return (
             f"laplace is the gp's default on {data.n_obs} rows x {data.n_features} inputs: the Gibbs sampler's work "
             f"per draw, (inputs + 2) x {size} = {self.gibbs_sweep_work(data):.2g}, exceeds "
-            f"{GIBBS_MAX_SWEEP_WORK:.2g}; method='gibbs' also samples the hyperparameters (type-II ML here), slowly"
+            f"{GIBBS_MAX_SWEEP_WORK:.2g}; the gibbs method also samples the hyperparameters (type-II ML here), slowly"
         )
 
     # -- Laplace point estimate -------------------------------------------------------------------

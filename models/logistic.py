@@ -72,6 +72,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, Positive
 from bayesclass.models._laplace import newton_maximize
 from bayesclass.models._links import Link, bernoulli_terms, log_normal_cdf
@@ -171,8 +172,8 @@ class LogisticRegression(ClassifierModel):
             return ()
         other = "centered" if self.parametrization == "whitened" else "whitened"
         return (
-            f"the {other} parametrisation (--parametrization {other}, was {self.parametrization}; API: "
-            f"LogisticRegression(parametrization={other!r}))",
+            f"the {other} parametrisation ({spelled('parametrization', other, owner='LogisticRegression')}, was "
+            f"{self.parametrization})",
         )
 
     def parameter_names(self, data: Dataset) -> tuple[str, ...]:
@@ -265,8 +266,8 @@ class LogisticRegression(ClassifierModel):
     def _check_link(self, n_classes: int, class_names: tuple[str, ...]) -> None:
         if self.link == "probit" and n_classes != 2:
             raise ValueError(
-                f"link='probit' is only defined for 2 classes, the data have {n_classes} "
-                f"({', '.join(class_names)}); use link='logit' (softmax) for multiclass data"
+                f"{spelled('link', 'probit')} is only defined for 2 classes, the data have {n_classes} "
+                f"({', '.join(class_names)}); use {spelled('link', 'logit')} (softmax) for multiclass data"
             )
 
     def _penalty(self, n_features: int, n_free_classes: int, kind: str) -> np.ndarray:
@@ -606,7 +607,7 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
             raise ValueError(
                 f"the {kind.upper()} objective has a singular Hessian: some features are constant or "
                 "collinear in the training data, so their weights are not identifiable; drop them, or use "
-                "kind='map' / a finite prior"
+                f"{spelled('kind', 'map')} / a finite prior"
             ) from None
         return -gradient, coefficients - step, hessian
 
@@ -617,7 +618,7 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
         gradient_tolerance=GRADIENT_TOLERANCE,
         max_iterations=max_iterations,
         what=f"Newton's method for the {kind.upper()}",
-        hint="; standardise the features (--standardize)",
+        hint=f"; standardise the features ({spelled('standardize', True)})",
         at_round_off="raise",  # the returned estimate always meets GRADIENT_TOLERANCE
     )
     return _NewtonSolution(result.point, result.derivatives, result.gradient_norm, result.iterations, -result.objective)
@@ -646,7 +647,7 @@ def _check_mle_exists(design: np.ndarray, data: Dataset) -> None:
         names = ", ".join(repr(data.feature_names[j]) for j in constant)
         raise ValueError(
             f"feature(s) {names} are constant in {data.name!r}, so their MLE weights are not identifiable "
-            "(the intercept absorbs them); drop them or use kind='map'"
+            f"(the intercept absorbs them); drop them or use {spelled('kind', 'map')}"
         )
     scaled = design.copy()
     scaled[:, 1:] = (scaled[:, 1:] - scaled[:, 1:].mean(axis=0)) / scaled[:, 1:].std(axis=0)
@@ -694,6 +695,7 @@ def _check_mle_exists(design: np.ndarray, data: Dataset) -> None:
         what = "completely" if smallest.status == 0 and -smallest.fun > 1e-9 else "quasi-completely"
         raise SeparationError(
             f"the MLE does not exist: the classes of {data.name!r} are {what} linearly separable, so the "
-            "likelihood keeps increasing as the weights grow without bound (seed 000 §9.6). Use kind='map' "
-            "(the Gaussian prior keeps the weights finite) or sample the posterior (method 'nuts')"
+            "likelihood keeps increasing as the weights grow without bound (seed 000 §9.6). Use "
+            f"{spelled('kind', 'map')} (the Gaussian prior keeps the weights finite) or sample the posterior "
+            f"({spelled('method', 'nuts')})"
         )

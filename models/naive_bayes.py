@@ -184,6 +184,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, FeatureKind
+from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, Finite, Positive, renamed_from
 from bayesclass.models.approximation import GaussianApproximation, parameter_labels
 from bayesclass.models.base import (
@@ -787,7 +788,8 @@ class NaiveBayes(GenerativeClassifierModel):
             if (conjugate.variance_shape <= 1).any():
                 raise NoEstimateError(
                     "the posterior mean of a class variance is infinite when a_0 + N_j/2 <= 1; raise "
-                    f"variance_alpha above {1 - stats.class_counts.min() / 2:g} or use kind='map'"
+                    f"{spelled('variance_alpha')} above {1 - stats.class_counts.min() / 2:g} or use "
+                    f"{spelled('kind', 'map')}"
                 )
             variance = conjugate.variance_scale / (conjugate.variance_shape - 1)
         if layout.binary.size:
@@ -1250,7 +1252,7 @@ def _dirichlet_mode(
         raise NoEstimateError(
             f"the MAP of {label} does not exist: its posterior Dirichlet concentration {concentration[index]:g} "
             "is < 1 (density unbounded at 0) or the block is flat; use a prior concentration >= 1 "
-            "or kind='posterior_mean'"
+            f"or {spelled('kind', 'posterior_mean')}"
         )
     return (concentration - 1) / denominator
 
@@ -1263,7 +1265,7 @@ def _beta_mode(alpha: np.ndarray, beta: np.ndarray, data: Dataset, layout: _Layo
         label = _label("binary_proba", ("class", "binary_feature"), index, data, layout)
         raise NoEstimateError(
             f"the MAP of {label} does not exist: its posterior is Beta({alpha[index]:g}, {beta[index]:g}), "
-            "unbounded at 0 or 1; use binary_alpha, binary_beta >= 1 or kind='posterior_mean'"
+            f"unbounded at 0 or 1; use binary_alpha, binary_beta >= 1 or {spelled('kind', 'posterior_mean')}"
         )
     return (alpha - 1) / (alpha + beta - 2)
 
@@ -1274,7 +1276,7 @@ def _normalised(word_counts: np.ndarray, data: Dataset, layout: _Layout) -> np.n
         empty = data.class_names[int(np.flatnonzero(totals[:, 0] == 0)[0])]
         raise NoEstimateError(
             f"the MLE of count_proba for class {empty!r} does not exist: its rows have no counts at all; "
-            "use kind='posterior_mean' or 'map' with count_concentration > 1"
+            f"use {spelled('kind', 'posterior_mean')} or {spelled('kind', 'map')} with count_concentration > 1"
         )
     return word_counts / np.where(totals == 0, 1.0, totals)
 
@@ -1289,7 +1291,8 @@ def _sample_variance(stats: _Statistics, data: Dataset, layout: _Layout, *, ddof
         why = f"the class has {count} row(s)" if count <= max(ddof, 1) else "the feature is constant within the class"
         raise NoEstimateError(
             f"the {'MLE' if ddof == 0 else 'unbiased estimate'} of {label} does not exist ({why}: variance 0 or "
-            "undefined); use kind='map' or 'posterior_mean', which the inverse-gamma prior keeps positive"
+            f"undefined); use {spelled('kind', 'map')} or {spelled('kind', 'posterior_mean')}, which the "
+            "inverse-gamma prior keeps positive"
         )
     return stats.continuous_scatter / (n - ddof)
 
@@ -1340,7 +1343,7 @@ def _covariance_too_large(kind: str, size: int) -> bool:
     warnings.warn(
         f"the {kind} of this naive Bayes model has {size} parameters, more than the {MAX_COVARIANCE_PARAMETERS} "
         "whose dense covariance is stored: no standard errors or Wald intervals for it (fewer features, or the "
-        "posterior's intervals, e.g. method='exact')",
+        f"posterior's intervals, e.g. {spelled('method', 'exact')})",
         UserWarning,
         stacklevel=4,
     )

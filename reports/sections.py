@@ -553,9 +553,9 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
 
 
 def _advice_table(advice: Sequence[str]) -> Table:
-    """The advice box: one row per suggestion computed from what failed (the CLI flag and API keyword in each)."""
+    """The advice box: one row per suggestion computed from what failed (worded for the interface in use)."""
     return Table(
-        "What to try, computed from what failed (CLI flag; API keyword)",
+        "What to try, computed from what failed",
         ("suggestion",),
         tuple((line,) for line in advice),
         text=True,

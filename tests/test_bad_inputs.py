@@ -198,7 +198,7 @@ CLI_CASES = [
     ("CSV empty", (*FIT_CSV, "--data", "{dir}/empty.csv", "--out", "{dir}/r.nc"), "has no header"),
     ("CSV duplicate columns", (*FIT_CSV, "--data", "{dir}/duplicate.csv", "--out", "{dir}/r.nc"), "duplicate column"),
     ("CSV ragged row", (*FIT_CSV, "--data", "{dir}/ragged.csv", "--out", "{dir}/r.nc"), "line 3 has 1 cells"),
-    ("CSV missing value", (*FIT_CSV, "--data", "{dir}/missing.csv", "--out", "{dir}/r.nc"), "missing value 'NA'"),
+    ("CSV missing value", (*FIT_CSV, "--data", "{dir}/missing.csv", "--out", "{dir}/r.nc"), "blank cell 'NA'"),
     (
         "CSV text among numbers",
         (*FIT_CSV, "--data", "{dir}/mixed.csv", "--out", "{dir}/r.nc"),

@@ -196,7 +196,7 @@ def test_text_missing_cells_and_decimal_commas_in_a_later_chunk_are_clear_errors
     out = tmp_path / "p.csv"
     for cell, message in (
         ("large", "column 'size' holds text ('large' at line 9, column 'size') but the model was fitted on numbers"),
-        ("NA", "missing value 'NA' at line 9, column 'size'"),
+        ("NA", "column 'size' 1 (first: blank cell 'NA' at line 9)"),
         ("0,5", "is a number written with the decimal mark ','"),
         ("inf", "value 'inf' at line 9, column 'size' is not finite"),
     ):

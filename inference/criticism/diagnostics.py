@@ -36,11 +36,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.arguments import spelled
 from bayesclass.inference.criticism.unavailable import (
     MIN_CHAINS_R_HAT,
     MIN_DRAWS_PER_CHAIN,
     Unavailable,
     chain_shape_text,
+    fit_with_more,
 )
 from bayesclass.inference.result import ResultInfo, result_info
 
@@ -173,7 +175,8 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     if "posterior" not in result:
         raise ValueError(
             f"this result was fitted by method {info.method!r} and has no posterior draws to "
-            "diagnose; fit with method='nuts' (or 'exact' where the model has a conjugate posterior)"
+            f"diagnose; fit with {spelled('method', 'nuts')} (or {spelled('method', 'exact')} where the model has a "
+            "conjugate posterior)"
         )
     posterior = result["posterior"].to_dataset()
     with warnings.catch_warnings():  # ArviZ's 0/0 of too few draws or a constant element: judged below
@@ -282,11 +285,11 @@ def unavailable_checks(
     """
     n_chains, n_draws = int(posterior.sizes["chain"]), int(posterior.sizes["draw"])
     shape = f"the result has {chain_shape_text(n_chains, n_draws)}"
-    more_draws = f"fit with more draws, e.g. --draws 1000: at least {MIN_DRAWS_PER_CHAIN} per chain"
+    more_draws = f"{fit_with_more('draws', 1000)}: at least {MIN_DRAWS_PER_CHAIN} per chain"
     unavailable = []
     if n_chains < MIN_CHAINS_R_HAT:
         reason = f"{shape}; r_hat compares {MIN_CHAINS_R_HAT} or more chains"
-        unavailable.append(Unavailable("r_hat", reason, "fit with --chains 4", ("r_hat",)))
+        unavailable.append(Unavailable("r_hat", reason, fit_with_more("chains", 4), ("r_hat",)))
     if n_draws < MIN_DRAWS_PER_CHAIN:
         measures = "r_hat and ESS" if n_chains >= MIN_CHAINS_R_HAT else "ESS"
         checks = ("r_hat", "ess_bulk", "ess_tail") if n_chains >= MIN_CHAINS_R_HAT else ("ess_bulk", "ess_tail")
@@ -409,23 +412,22 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
     if "stuck_chain" in failed:
         seed = info.random_seed + 1
         advice.append(
-            f"another seed (--seed {seed}, was {info.random_seed}; API: fit(..., random_seed={seed})): a stuck chain "
-            "often started or adapted in a bad region"
+            f"another seed ({spelled('random_seed', seed)}, was {info.random_seed}): a stuck chain often started or "
+            "adapted in a bad region"
         )
     if failed & _EXPLORATION:
         advice.extend(info.model.convergence_advice(tuple(sorted(failed))))
         continuous = "continuous" in info.data.feature_kinds
         if continuous and info.standardize_mode == "none":
             advice.append(
-                "standardised features (--standardize; API: fit(..., standardize=True)): inputs on one scale are "
-                "easier to explore"
+                f"standardised features ({spelled('standardize', True)}): inputs on one scale are easier to explore"
             )
     return tuple(advice)
 
 
 def _setting(name: str, value: object, was: object) -> str:
-    """``--name value, was old; API: SamplerSettings(name=value)``: the CLI flag and the API keyword of a setting."""
-    return f"--{name.replace('_', '-')} {value:g}, was {was:g}; API: SamplerSettings({name}={value!r})"
+    """``SamplerSettings(name=value), was old`` (``--name value, was old`` on the command line)."""
+    return f"{spelled(name, value, owner='SamplerSettings')}, was {was:g}"
 
 
 def _more_draws(draws: int, min_ess: float | None) -> str:

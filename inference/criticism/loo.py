@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.arguments import spelled
 from bayesclass.data.origin import DataOrigin, MissingRecord, SplitOrigin
 from bayesclass.inference.criticism.posterior_predictive import training_draws
-from bayesclass.inference.criticism.unavailable import MIN_PSIS_DRAWS, Unavailable, chain_shape_text
+from bayesclass.inference.criticism.unavailable import MIN_PSIS_DRAWS, Unavailable, chain_shape_text, fit_with_more
 from bayesclass.inference.result import result_info
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def _checked(result, label: str):
     if "posterior" not in result.children:
         raise ValueError(
             f"{label} is a point estimate ({result_info(result).method}): LOO needs posterior draws; fit with "
-            "method='nuts' (or 'exact')"
+            f"{spelled('method', 'nuts')} (or {spelled('method', 'exact')})"
         )
     if "log_likelihood" not in result.children:
         raise ValueError(
@@ -155,7 +156,6 @@ class LooUnavailable(ValueError):
 
 #: arviz_stats' errors of a Pareto tail it cannot fit (too few tail draws; all of them equal)
 _TAIL_ERRORS = ("n_draws_tail must be at least", "All tail values are the same")
-_MORE_DRAWS = "fit with more draws, e.g. --draws 1000"
 
 
 def _require_psis_draws(values: np.ndarray, posterior_sizes) -> None:
@@ -169,7 +169,7 @@ def _require_psis_draws(values: np.ndarray, posterior_sizes) -> None:
                 f"the result has {n_samples} draw{'s' if n_samples != 1 else ''} in all ({shape}); PSIS-LOO needs "
                 f"at least {MIN_PSIS_DRAWS}: it fits a Pareto tail to the largest fifth of each row's importance "
                 "ratios, which must hold 5 or more",
-                _MORE_DRAWS,
+                fit_with_more("draws", 1000),
             )
         )
 

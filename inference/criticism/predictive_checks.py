@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from bayesclass._lazy import lazy_import
+from bayesclass.data.arguments import spelled
 from bayesclass.inference._memory import largest_fitting, require_memory
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.result import result_info
@@ -121,8 +122,8 @@ def _require_replicate_memory(result: xr.DataTree, method: str, n_replicates: in
         needed(n_replicates),
         what=f"the check of {n_replicates:,} replicates of {n_obs:,} rows x {n_features:,} features",
         fix=lambda available: (
-            f"at most {largest_fitting(needed, available, upper=n_replicates):,} replicates fit; lower n_replicates "
-            "(--replicates)"
+            f"at most {largest_fitting(needed, available, upper=n_replicates):,} replicates fit; lower "
+            f"{spelled('n_replicates')}"
         ),
     )
 

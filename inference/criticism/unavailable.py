@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bayesclass.data.arguments import spelled
+
 __all__ = [
     "MIN_CHAINS_R_HAT",
     "MIN_CHAINS_RANK_PLOT",
@@ -22,6 +24,7 @@ __all__ = [
     "MIN_PSIS_DRAWS",
     "Unavailable",
     "chain_shape_text",
+    "fit_with_more",
 ]
 
 #: r_hat compares chains: ArviZ's split r_hat needs at least 2 (the 1.01 rule is stated for 4)
@@ -46,7 +49,8 @@ class Unavailable:
     reason : str
         Why, with the numbers (``"the result has 1 chain; r_hat compares 2 or more chains"``).
     remedy : str, default ""
-        What to do to have it (``"fit with --chains 4"``); "" where nothing helps.
+        What to do to have it (:func:`fit_with_more`: ``"fit with more chains, e.g. SamplerSettings(chains=4)"``);
+        "" where nothing helps.
     checks : tuple of str, default ()
         The verdict's checks it stands for (:data:`bayesclass.inference.criticism.diagnostics.CHECKS`), which it
         fails; empty for a statistic that is no check (PSIS-LOO, a figure).
@@ -78,3 +82,21 @@ def chain_shape_text(n_chains: int, n_draws: int) -> str:
     chains = f"{n_chains} chain{'s' if n_chains != 1 else ''}"
     draws = f"{n_draws} draw{'s' if n_draws != 1 else ''}"
     return f"{chains} of {draws}"
+
+
+def fit_with_more(setting: str, value: int) -> str:
+    """A remedy of too few chains or draws: ``"fit with more chains, e.g. SamplerSettings(chains=4)"``.
+
+    Parameters
+    ----------
+    setting : {"chains", "draws"}
+        The sampler setting to raise.
+    value : int
+        The value to try.
+
+    Returns
+    -------
+    str
+        The remedy, worded for the interface in use (:func:`~bayesclass.data.arguments.spelled`).
+    """
+    return f"fit with more {setting}, e.g. {spelled(setting, value, owner='SamplerSettings')}"

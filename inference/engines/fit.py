@@ -49,6 +49,7 @@ from bayesclass._interrupts import before_draws
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, check_features
 from bayesclass.data._validation import require_seed
+from bayesclass.data.arguments import spelled
 from bayesclass.data.coding import categorical_levels, treatment_code
 from bayesclass.data.kinds import FeatureKind
 from bayesclass.data.origin import MissingPolicy
@@ -207,7 +208,7 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     accepted = methods_of(model)
     if method not in accepted:
         raise ValueError(
-            f"method={method!r} is not available for the {model.name!r} model; choose one of "
+            f"{spelled('method', method)} is not available for the {model.name!r} model; choose one of "
             f"{', '.join(map(repr, accepted))}{model.unavailable_hint(method)}"
         )
     if not isinstance(data, Dataset):
@@ -500,8 +501,8 @@ def resolve_method(
         return model.default_sampling_method if data is None else model.default_method_for(data)
     if method in SAMPLERS and not SAMPLERS[method].uses_backend and sampler.backend != "auto":
         raise ValueError(
-            f"backend={sampler.backend!r} is a NUTS backend, but method={method!r} is not NUTS: drop the backend or "
-            "use method='nuts'"
+            f"{spelled('backend', sampler.backend)} is a NUTS backend, but {spelled('method', method)} is not NUTS: "
+            f"drop the backend or use {spelled('method', 'nuts')}"
         )
     return method
 
@@ -614,8 +615,7 @@ def _standardization(data: Dataset, standardize: Standardize) -> tuple[np.ndarra
         if constant.any():
             names = ", ".join(repr(data.feature_names[j]) for j in np.flatnonzero(constant))
             raise ValueError(
-                f"cannot standardize constant feature(s) {names}; drop them or fit with standardize=False (without "
-                "--standardize on the command line)"
+                f"cannot standardize constant feature(s) {names}; drop them or fit with {spelled('standardize', False)}"
             )
         center[scaled] = data.X[:, scaled].mean(axis=0)
         scale[scaled] = std[scaled]

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.inference.engines.sampler import Sampler, SamplerRun
 from bayesclass.inference.engines.sampling import SamplerSettings, sample_nuts
 
@@ -81,7 +82,7 @@ def nuts_backend(model: Any, sampler: SamplerSettings, *, fits: float | None = N
         return model.nuts_backends[0]
     if sampler.backend not in model.nuts_backends:
         raise ValueError(
-            f"backend={sampler.backend!r} cannot sample the {model.name!r} model; choose one of "
+            f"{spelled('backend', sampler.backend)} cannot sample the {model.name!r} model; choose one of "
             f"{', '.join(map(repr, model.nuts_backends))} or 'auto' (its default, {model.nuts_backends[0]!r})"
         )
     return sampler.backend

@@ -22,10 +22,16 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, diagnose
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, LooSummary, LooUnavailable, compare, loo
 from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
-from bayesclass.inference.criticism.unavailable import MIN_CHAINS_RANK_PLOT, Unavailable, chain_shape_text
+from bayesclass.inference.criticism.unavailable import (
+    MIN_CHAINS_RANK_PLOT,
+    Unavailable,
+    chain_shape_text,
+    fit_with_more,
+)
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.inference.evaluation.conclusions import (
@@ -506,11 +512,11 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
     if origin.split is None or origin.split.part != "train":
         return {}, (
             f"the run was fitted on {record.name!r}, not on the training part of a split; give held-out rows "
-            "(--data NAME_OR_CSV), or see PSIS-LOO below"
+            f"({spelled('data', metavar='...')}), or see PSIS-LOO below"
         )
     base = origin.source or record.name.removesuffix("[train]")
     if origin.source not in {info.name for info in available()}:
-        return {}, f"the split of {base!r} (not a built-in data set) cannot be reproduced; give --data"
+        return {}, f"the split of {base!r} (not a built-in data set) cannot be reproduced; give {spelled('data')}"
     split = origin.split
     try:
         full = load(origin.source, **dict(origin.arguments))
@@ -518,9 +524,11 @@ def validation_rows(result) -> tuple[dict[str, Dataset], str]:
             full, fractions=split.fractions, random_seed=split.random_seed, stratify=split.stratify
         )
     except (ValueError, TypeError) as error:
-        return {}, f"the split of {base!r} could not be reproduced ({error}); give --data"
+        return {}, f"the split of {base!r} could not be reproduced ({error}); give {spelled('data')}"
     if train.fingerprint() != record.fingerprint:
-        return {}, f"the reproduced split of {base!r} does not match the training rows' fingerprint; give --data"
+        return {}, (
+            f"the reproduced split of {base!r} does not match the training rows' fingerprint; give {spelled('data')}"
+        )
     return {"validation": validation}, ""
 
 
@@ -667,7 +675,7 @@ def chain_figures_unavailable(posterior) -> tuple[Unavailable, ...]:
         f"the result has {chain_shape_text(n_chains, n_draws)}; rank plots compare the ranks of "
         f"{MIN_CHAINS_RANK_PLOT} or more chains"
     )
-    return (Unavailable("rank plots", reason, "fit with --chains 4"),)
+    return (Unavailable("rank plots", reason, fit_with_more("chains", 4)),)
 
 
 def loo_or_unavailable(result) -> LooSummary | Unavailable:
@@ -866,8 +874,8 @@ def _input_figure(
             f", ... ({len(feature_names) - 20} more)" if len(feature_names) > 20 else ""
         )
         raise ValueError(
-            f"features={features!r}: name two of the fitted features ({shown}), e.g. "
-            f"--features {','.join(feature_names[:2])}"
+            f"{spelled('features', features)}: name two of the fitted features ({shown}), e.g. "
+            f"{spelled('features', list(feature_names[:2]))}"
         )
     result_boundary = boundary(result, info, (features[0], features[1]))
     derived = derived_quantities(result, info, interval_prob=interval_prob) if result_boundary.numeric else None

@@ -29,6 +29,10 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
+from bayesclass.data.dataset import table_rows
+from bayesclass.data.origin import MissingPolicy
+from bayesclass.data.table import TableOptions
 from bayesclass.inference._memory import format_bytes, largest_fitting, require_memory, tile_bytes
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
@@ -74,6 +78,7 @@ def predict(
     loss: LossMatrix | None = None,
     workers: int | None = None,
     keep_draws: bool | None = None,
+    missing: MissingPolicy | None = None,
 ) -> xr.Dataset:
     """Class probabilities of the rows of ``X`` under every estimate stored in ``result``.
 
@@ -103,6 +108,11 @@ def predict(
     keep_draws : bool, optional
         Deprecated name of ``return_draws`` (whose default is now False); still honoured,
         with a ``FutureWarning``.
+    missing : {"error", "drop"}, optional
+        What a blank feature cell of a DataFrame ``X`` (NaN, None, an empty or ``NA`` text) does, as in
+        ``bayesclass predict --missing``: ``"error"`` (the default) refuses ``X``, naming the column, the row and
+        the fix; ``"drop"`` predicts the other rows and keeps every row, with NaN probabilities and an empty
+        ``predicted`` where a feature is blank. A NaN in an array is refused as not finite either way.
 
     Returns
     -------
@@ -123,8 +133,9 @@ def predict(
     ------
     ValueError
         ``X`` without the fitted columns, with NaN/inf or values the model cannot take (a
-        binary feature that is not 0/1, an unseen category), labels of a Dataset that were
-        not fitted, or ``interval_prob`` outside (0, 1).
+        binary feature that is not 0/1, an unseen category), a blank cell of a DataFrame unless
+        ``missing="drop"`` (or every row blank), labels of a Dataset that were not fitted, or
+        ``interval_prob`` outside (0, 1).
 
     See Also
     --------
@@ -138,15 +149,38 @@ def predict(
             stacklevel=2,
         )
         return_draws = bool(keep_draws)
+    missing = TableOptions(missing=missing or "error").missing
     predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
     if isinstance(X, Dataset):  # check_features checks its feature names and takes its X
         _check_labels(X, predictor.class_names)
+    complete = None
+    if missing == "drop":  # a table's rows coded as a table file's are (bayesclass predict --missing drop)
+        data = predictor.info.data
+        names = predictor.info.feature_names
+        X, complete = table_rows(X, feature_names=names, category_names=data.category_names, missing="drop")
+        X = X if complete is None else _complete_rows(X, complete)
     predictor.require_memory(_n_rows(X))
     tiles = [output for _, output in predictor.tiles([X], workers=workers)]  # per-row arrays: one Dataset at the end
     output = {name: np.concatenate([tile[name] for tile in tiles], axis=0) for name in tiles[0]}
+    if complete is not None:  # every input row, NaN where a feature is blank
+        output = {name: _spread(values, complete) for name, values in output.items()}
     dataset = predictor._dataset(output, first_row=0)
-    predictor.warn_undefined(dataset, first_row=0)
+    predictor.warn_undefined(dataset if complete is None else dataset.isel(obs=complete))
     return dataset.drop_vars("obs")
+
+
+def _complete_rows(X: Any, complete: np.ndarray) -> np.ndarray:
+    """The rows of coded ``X`` without a blank feature; an error where there are none."""
+    if not complete.any():
+        raise ValueError(f"every one of the {len(complete)} rows of X has a blank feature cell; nothing to predict")
+    return np.asarray(X)[complete]
+
+
+def _spread(values: np.ndarray, complete: np.ndarray) -> np.ndarray:
+    """Per-row ``values`` of the complete rows placed at their rows, NaN at the rows with a blank feature."""
+    spread = np.full((len(complete), *values.shape[1:]), np.nan)
+    spread[complete] = values
+    return spread
 
 
 def predict_chunks(
@@ -184,7 +218,7 @@ def predict_chunks(
     """
     predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
     for dataset in predictor.predict_chunks(chunks, workers=workers):
-        predictor.warn_undefined(dataset, first_row=int(dataset["obs"].values[0]))
+        predictor.warn_undefined(dataset)
         yield dataset
 
 
@@ -383,7 +417,7 @@ class Predictor:
 
         def fix(available: int) -> str:
             most = largest_fitting(needed, available, upper=n_rows)
-            hint = " or return_draws=False (--draws-out streams them to a file)" if self.return_draws else ""
+            hint = " or return_draws=False (predict_chunks returns them tile by tile)" if self.return_draws else ""
             return (
                 f"at most {most:,} rows fit in one call; predict fewer rows at a time (predict_chunks holds one tile "
                 f"of rows at a time){hint}"
@@ -580,7 +614,7 @@ class Predictor:
             )
         return dataset
 
-    def warn_undefined(self, dataset: xr.Dataset, *, first_row: int) -> None:
+    def warn_undefined(self, dataset: xr.Dataset) -> None:
         """One ``RuntimeWarning`` naming the estimates under which some rows have NaN probabilities.
 
         Such rows are impossible under every class (e.g. a value never seen in training under an MLE); the
@@ -589,9 +623,7 @@ class Predictor:
         Parameters
         ----------
         dataset : xarray.Dataset
-            One tile's (or all rows') predictions.
-        first_row : int
-            The number of the dataset's first row, counted over all chunks.
+            One tile's (or all rows') predictions, with their row numbers as ``obs`` (counted over all chunks).
         """
         distinct = {id(kernel): name for name, kernel in reversed(self.kernels.items())}.values()  # each estimate once
         undefined = {
@@ -609,10 +641,10 @@ class Predictor:
             for name in undefined
         )
         warnings.warn(
-            f"{rows.size} row(s) of X (first: row {first_row + rows[0]}) have probability 0 under every class "
-            f"under {estimates}; their probabilities there ({', '.join(undefined)}) are NaN and, where that is "
-            "the reported estimate, 'predicted' is empty. Use the posterior, kind='posterior_mean', or a MAP "
-            "with concentrations > 1",
+            f"{rows.size} row(s) of X (first: row {int(dataset['obs'].values[rows[0]])}) have probability 0 under "
+            f"every class under {estimates}; their probabilities there ({', '.join(undefined)}) are NaN and, where "
+            f"that is the reported estimate, 'predicted' is empty. Use the posterior, "
+            f"{spelled('kind', 'posterior_mean')}, or a MAP with concentrations > 1",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -30,6 +30,7 @@ per-row quantiles, the floats of ``arviz_stats.eti``, from two selections) and
 from __future__ import annotations
 
 import collections
+import contextvars
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -177,7 +178,8 @@ def map_row_chunks[Chunk: (np.ndarray, tuple[np.ndarray, ...]), Result](
         pending: collections.deque[tuple[int, Future]] = collections.deque()
         try:
             for first, tile in tiles:
-                pending.append((first, pool.submit(function, tile)))
+                # in the caller's context: a message says what the caller's interface says (bayesclass.data.arguments)
+                pending.append((first, pool.submit(contextvars.copy_context().run, function, tile)))
                 if len(pending) > workers:  # at most workers + 1 tiles in flight: bounded memory
                     done_first, future = pending.popleft()
                     yield done_first, future.result()

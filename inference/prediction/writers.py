@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bayesclass.data.arguments import spelled
 from bayesclass.data.csvfile import CSV_CHUNK_ROWS
 from bayesclass.inference.result import data_result, result_info
 
@@ -161,12 +162,13 @@ class PredictionRows:
             return cls(_chain(first, chunks), total, target is not None, class_names, id_column)
         if target:
             raise ValueError(
-                "--target applies to CSV files and other table files (.tsv, .parquet); "
+                f"{spelled('target')} applies to CSV files and other table files (.tsv, .parquet); "
                 f"{data!r} is a built-in dataset with its labels"
             )
         if id_column:
             raise ValueError(
-                f"--id-column applies to CSV files and other table files (.tsv, .parquet); {data!r} is a built-in one"
+                f"{spelled('id_column')} applies to CSV files and other table files (.tsv, .parquet); {data!r} is a "
+                "built-in one"
             )
         new = load(data)
         if new.feature_names != feature_names:

@@ -42,6 +42,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
+from bayesclass.data.arguments import spelled
 from bayesclass.inference.engines._spawn import spawn_skips_main_script
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.io import atomic_write
@@ -393,7 +394,7 @@ def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
 
     from distributed.comm.addressing import parse_address, parse_host_port
 
-    fix = "start one ('dask scheduler --port 8786') or drop --scheduler to run on a local cluster"
+    fix = f"start one ('dask scheduler --port 8786') or drop {spelled('scheduler')} to run on a local cluster"
     try:
         scheme, location = parse_address(address)
         if scheme not in ("tcp", "tls"):
@@ -466,7 +467,7 @@ def run_study(
     if grid_size(spec) > MAX_CELLS and not confirm_large:
         raise GridTooLarge(
             f"study {spec.name!r} has {describe_grid(spec)}, more than {MAX_CELLS:,} (hours to days of fits); "
-            "make it smaller (repeats, training_sizes) or confirm with --yes (run_study(..., confirm_large=True))"
+            f"make it smaller (repeats, training_sizes) or confirm with {spelled('confirm_large', True)}"
         )
     if scheduler is not None and not serial:
         check_scheduler(scheduler)

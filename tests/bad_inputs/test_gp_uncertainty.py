@@ -84,7 +84,7 @@ GP_COVARIANCE_FILE_CASES = [
 #: (options after ``fit --model gp --data seed004_gp --rows 40 --method laplace``, exit code, message fragment)
 GP_LAPLACE_CLI_CASES = [
     (("--tune", "100"), 2, "--tune does nothing with --method laplace"),
-    (("--backend", "nutpie"), 2, "method='laplace' is not NUTS: drop the backend"),
+    (("--backend", "nutpie"), 2, "--method laplace is not NUTS: drop the backend"),
 ]
 
 

@@ -168,8 +168,8 @@ API_CASES = [
         "predict: a blank cell",
         lambda f: bc.predict(f.result, _with(f.frame[["a", "b", "colour"]], a=np.nan)),
         ValueError,
-        "DataFrame X: missing value '' at row 0, column 'a'; remove the row or impute the value before loading, or "
-        "predict X.dropna(subset=",
+        "DataFrame X has 40 blank cell(s) in the columns used: column 'a' 40 (first: blank cell at row 0); pass "
+        "missing='drop' to leave the probabilities of their rows empty, or fill the cells in",
     ),
     ApiCase(
         "predict: duplicate column names",
@@ -332,7 +332,7 @@ CLI_CASES = [
             "--out",
             "{dir}/r.nc",
         ),
-        "link='probit' is only defined for 2 classes, the data have 3",
+        "--link probit is only defined for 2 classes, the data have 3",
     ),
     (
         "--out an existing directory",

@@ -17,9 +17,9 @@ from tests.bad_inputs.harness import assert_one_line_error, run
 #: (options after ``fit --data seed001_gaussians --rows 40``, exit code, message fragment)
 LAPLACE_CLI_CASES = [
     (("--model", "naive_bayes", "--tune", "100"), 2, "--tune does nothing with --method laplace"),
-    (("--model", "gcc", "--backend", "nutpie"), 2, "method='laplace' is not NUTS: drop the backend"),
+    (("--model", "gcc", "--backend", "nutpie"), 2, "--method laplace is not NUTS: drop the backend"),
     (("--model", "logistic", "--tune", "100"), 2, "--tune does nothing with --method laplace"),
-    (("--model", "logistic", "--backend", "nutpie"), 2, "method='laplace' is not NUTS: drop the backend"),
+    (("--model", "logistic", "--backend", "nutpie"), 2, "--method laplace is not NUTS: drop the backend"),
 ]
 
 #: (model, sampler settings, message fragment) that ``fit(..., method="laplace")`` refuses

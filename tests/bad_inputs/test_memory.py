@@ -97,7 +97,7 @@ MEMORY_CASES = [
     Case(
         "check: huge --replicates",
         ("check", "--run", "{dir}/nb.nc", "--replicates", str(10**11)),
-        "replicates fit; lower n_replicates (--replicates)",
+        "replicates fit; lower --replicates",
     ),
     Case(
         "predict: a result whose one-row tile exceeds the memory",

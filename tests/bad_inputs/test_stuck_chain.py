@@ -25,11 +25,11 @@ STUCK_CHAIN_CASES: list[tuple[str, tuple[str, ...], int, str, str]] = [
     ("diagnose names the stuck chain", ("diagnose", "--run", "{stuck}"), 0,
      "stuck chain 1 (state repeats in 100% of its draws)", "stdout"),
     ("diagnose advises another seed with its flag and keyword", ("diagnose", "--run", "{stuck}"), 0,
-     "another seed (--seed 6, was 5; API: fit(..., random_seed=6))", "stdout"),
+     "another seed (--seed 6, was 5)", "stdout"),
     ("diagnose --strict of a stuck chain exits 3", ("diagnose", "--run", "{stuck}", "--strict"), 3,
      "stuck chain 1", "stdout"),
     ("report's advice box names the seed", ("report", "--run", "{stuck}", "--out", "{out}"), 0,
-     "another seed (--seed 6, was 5; API: fit(..., random_seed=6))", "out"),
+     "another seed (--seed 6, was 5)", "out"),
 ]  # fmt: skip
 
 

@@ -401,7 +401,7 @@ def test_a_huge_grid_is_counted_not_made(tmp_path: Path) -> None:
     assert (first.repeat, first.size) == (0, 20)
     from bayesclass.inference.studies.runner import GridTooLarge
 
-    with pytest.raises(GridTooLarge, match=r"10,000,000 cells .* more than 10,000 .* --yes"):
+    with pytest.raises(GridTooLarge, match=r"10,000,000 cells .* more than 10,000 .* confirm with confirm_large=True$"):
         bs.run(spec, tmp_path / "out")
     assert time.perf_counter() - started < 10
     assert not (tmp_path / "out").exists()  # refused before anything is written

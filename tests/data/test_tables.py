@@ -84,14 +84,14 @@ def test_blanks_are_counted_per_used_column_with_the_fix(tmp_path):
     frame = _frame()
     frame.loc[[0, 5], "mass"] = np.nan
     message = (
-        r"DataFrame has 4 blank cell\(s\) in the columns used \(target and features\): column 'mass' 3 \(first: "
-        r"missing value '' at row 0\), column 'sex' 1 \(first: missing value '' at row 3\); 4 of 8 rows are "
-        r"incomplete\. Pass missing='drop' \(--missing drop on the command line\)"
+        r"DataFrame has 4 blank cell\(s\) in the columns used: column 'mass' 3 \(first: "
+        r"blank cell at row 0\), column 'sex' 1 \(first: blank cell at row 3\); 4 of 8 rows are "
+        r"incomplete\. Pass missing='drop' to drop them"
     )
     with pytest.raises(ValueError, match=message):
         Dataset.from_frame(frame, target="species", features=["island", "mass", "sex"])
     frame.to_csv(tmp_path / "t.csv", index=False, na_rep="N/A")
-    with pytest.raises(ValueError, match=r"column 'mass' 3 \(first: missing value 'N/A' at line 2\), column 'sex' 1"):
+    with pytest.raises(ValueError, match=r"column 'mass' 3 \(first: blank cell 'N/A' at line 2\), column 'sex' 1"):
         load(tmp_path / "t.csv", target="species", features="island,mass,sex")
 
 
@@ -99,7 +99,7 @@ def test_only_the_used_columns_are_checked_for_blanks():
     frame = _frame()
     data = Dataset.from_frame(frame, target="species", features=["island", "tagged"])  # no blank in these
     assert data.n_obs == 8 and data.missing == MissingRecord()
-    with pytest.raises(ValueError, match=r"column 'note' 1 \(first: missing value '' at row 1\)"):
+    with pytest.raises(ValueError, match=r"column 'note' 1 \(first: blank cell at row 1\)"):
         Dataset.from_frame(frame, target="species", features=["island", "note"])
     dropped = Dataset.from_frame(frame, target="species", features=["note"], missing="drop")
     assert dropped.n_obs == 7 and dropped.missing.blanks_per_column == (("note", 1),)
@@ -129,7 +129,8 @@ def test_too_many_levels_are_refused_naming_the_column_the_count_and_the_limit()
         Dataset.from_frame(frame, target="y")
     assert len(Dataset.from_frame(frame, target="y", max_levels=60).category_names["code"]) == 60
     numbers = pd.DataFrame({"y": ["a", "b"] * 40, "id": np.arange(80)})
-    with pytest.raises(ValueError, match=r"column 'id' has 80 distinct levels.*--max-levels 80"):
+    too_many = r"80 distinct levels.*\(features=\.\.\.\), or raise the limit with max_levels=80$"
+    with pytest.raises(ValueError, match=too_many):
         Dataset.from_frame(numbers, target="y", feature_kinds={"id": "categorical"})
     with pytest.raises(ValueError, match=r"column 'id' has 80 distinct values, more than max_levels=50"):
         Dataset.from_frame(numbers, target="y").with_feature_kinds({"id": "categorical"})
@@ -194,7 +195,7 @@ def test_load_csv_stays_a_thin_wrapper_with_line_numbers(tmp_path):
     path.write_text("y,x,z\na,1,u\n\nb,2,\na,oops,w\n")
     with pytest.raises(ValueError, match=r"column 'x' mixes text and numbers \(e.g. '1' at line 2\)"):
         load_csv(path, target="y")
-    with pytest.raises(ValueError, match=r"column 'z' 1 \(first: missing value '' at line 4\)"):
+    with pytest.raises(ValueError, match=r"column 'z' 1 \(first: blank cell at line 4\)"):
         load_csv(path, target="y", features=["z"])
 
 

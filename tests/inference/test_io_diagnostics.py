@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 
 from bayesclass import inference
+from bayesclass.data.arguments import speaking
 from bayesclass.inference import MAX_R_HAT, MIN_ESS, SamplerSettings, diagnose, fit, load, predict, save
 from bayesclass.models import LogisticPrior, LogisticRegression
 
@@ -314,8 +315,15 @@ def _flags_of_the_family(model) -> set[str]:
     return {"--" + name.replace("_", "-") for name in names}
 
 
+@pytest.fixture
+def on_the_command_line():
+    """Messages worded as the command line words them (flags), as inside ``bayesclass.cli.main``."""
+    with speaking("cli"):
+        yield
+
+
 @pytest.mark.parametrize("case", _cases())
-def test_advice_names_only_options_the_fit_has(case):
+def test_advice_names_only_options_the_fit_has(case, on_the_command_line):
     """For every check alone and all together: each flag advised is a setting the method recorded, a hyperparameter
     of this family, or --standardize on inputs that were not standardised; a value advised is never the one used."""
     from bayesclass.inference.criticism.diagnostics import CHECKS, convergence_advice
@@ -342,7 +350,7 @@ def test_advice_names_only_options_the_fit_has(case):
 
 
 @pytest.mark.parametrize("case", _cases())
-def test_the_verdict_of_a_short_run_advises_from_what_failed(case):
+def test_the_verdict_of_a_short_run_advises_from_what_failed(case, on_the_command_line):
     from bayesclass.inference.criticism.diagnostics import convergence_advice
     from bayesclass.inference.result import result_info
 
@@ -405,7 +413,7 @@ def _with_stats(result, **replaced):
     return tampered
 
 
-def test_a_low_e_bfmi_fails_with_its_advice(nuts_gaussians):
+def test_a_low_e_bfmi_fails_with_its_advice(nuts_gaussians, on_the_command_line):
     """E-BFMI = mean of squared energy changes / variance of the energy (Betancourt 2016): a random-walk energy
     has a tiny one; the verdict fails on it and advises warm-up and the family's parametrisation."""
     energy = nuts_gaussians["sample_stats"]["energy"].values
@@ -428,9 +436,12 @@ def test_trajectories_at_the_maximum_tree_depth_are_a_note_with_advice(nuts_gaus
     assert report.passed and report.failures == ()  # valid draws, a slow sampler
     assert report.notes == (f"7 of {hits.size} draws hit the maximum tree depth (slow, long trajectories)",)
     assert report.advice == (  # no option of the sampler: the trajectories' length is not one
-        "the centered parametrisation (--parametrization centered, was whitened; API: "
-        "LogisticRegression(parametrization='centered'))",
-        "standardised features (--standardize; API: fit(..., standardize=True)): inputs on one scale are easier to "
-        "explore",
+        "the centered parametrisation (LogisticRegression(parametrization='centered'), was whitened)",
+        "standardised features (standardize=True): inputs on one scale are easier to explore",
     )
     assert "  note: 7 of" in str(report) and str(report).startswith("convergence PASS")
+    with speaking("cli"):  # the same advice in flags on the command line
+        assert diagnose(_with_stats(nuts_gaussians, reached_max_treedepth=hits)).advice == (
+            "the centered parametrisation (--parametrization centered, was whitened)",
+            "standardised features (--standardize): inputs on one scale are easier to explore",
+        )

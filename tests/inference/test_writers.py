@@ -114,7 +114,7 @@ def test_missing_drop_keeps_row_order_and_writes_empty_rows(runs, tmp_path, meth
     new, table = _with_blanks(write_rows(tmp_path / "new.csv", 31, seed=4), blanks)
     result = inference.load(runs[method])
     predictor = Predictor.of(result)
-    with pytest.raises(ValueError, match=r"missing value '' at line 2, column 'size'.*--missing drop"):
+    with pytest.raises(ValueError, match=r"column 'size' 1 \(first: blank cell at line 2\); pass missing='drop'"):
         PredictionRows.open(new, result, chunk_rows=4)
     rows = PredictionRows.open(new, result, chunk_rows=4, target="label", missing="drop", id_column="id")
     summary = write_predictions(predictor, rows, tmp_path / "p.csv", progress=False)
@@ -138,6 +138,33 @@ def test_missing_drop_keeps_row_order_and_writes_empty_rows(runs, tmp_path, meth
         np.testing.assert_allclose(
             [float(written[row][f"p_{name}"]) for row in complete], alone["class_proba"].values[:, index], rtol=1e-12
         )
+
+
+@pytest.mark.parametrize("method", ["exact", "map"])
+def test_predict_of_a_frame_with_missing_drop_agrees_with_the_command_line(runs, tmp_path, method, capsys):
+    """``bc.predict(result, frame, missing="drop")`` keeps every row: NaN probabilities and an empty ``predicted``
+    where ``bayesclass predict --missing drop`` writes empty cells, the CLI's numbers elsewhere."""
+    import pandas as pd
+
+    blanks = {0: "size", 7: "colour", 8: "size", 9: "colour", 29: "size"}  # "" at even rows, "NA" at odd ones
+    new, _ = _with_blanks(write_rows(tmp_path / "new.csv", 31, seed=4), blanks)
+    argv = ["predict", "--run", str(runs[method]), "--data", str(new), "--missing", "drop", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "cli.csv")]) == 0
+    with open(tmp_path / "cli.csv", newline="") as stream:
+        written = list(csv.DictReader(stream))
+    result = inference.load(runs[method])
+    frame = pd.read_csv(new)  # blank and NA cells read as NaN; the id and label columns are left out
+    with pytest.raises(ValueError, match=r"column 'size' 3 \(first: blank cell at row 0\), column 'colour' 2"):
+        inference.predict(result, frame)
+    predicted = inference.predict(result, frame, missing="drop")
+    assert predicted.sizes["obs"] == 31
+    assert [row["predicted"] for row in written] == list(predicted["predicted"].values)
+    assert {index for index, row in enumerate(written) if not row["predicted"]} == set(blanks)
+    suffixes = ("", "_low", "_high") if method == "exact" else ("",)
+    for index, name in enumerate(result_class_names(result)):
+        for suffix in suffixes:
+            cells = [float(row[f"p_{name}{suffix}"] or "nan") for row in written]
+            np.testing.assert_array_equal(predicted[f"class_proba{suffix}"].values[:, index], cells)
 
 
 def result_class_names(result) -> tuple[str, ...]:
