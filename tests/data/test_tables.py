@@ -247,7 +247,7 @@ def test_a_test_table_lacking_a_level_and_a_class_gets_the_training_codes(tmp_pa
         ({"species": ["Emperor", "Adelie"]}, "label 'Emperor' at row 0, column 'species' was not seen in training"),
         ({"mass": ["heavy", "light"]}, "column 'mass' holds text levels but the training data hold numbers"),
         ({"island": None}, "unknown: ['island']"),
-        ({"mass": [np.nan, 3600.0]}, "missing value"),
+        ({"mass": [np.nan, 3600.0]}, "blank cell"),
     ],
 )
 def test_a_test_table_coded_unlike_the_training_data_is_refused_naming_argument_and_column(change, message):
