@@ -31,7 +31,7 @@ from bayesclass.inference.engines.gibbs import (
     univariate_slice,
 )
 from bayesclass.inference.engines.methods import methods_of
-from bayesclass.models import LatentGaussianProcess, LogisticRegression
+from bayesclass.models import GaussianProcessPrior, LatentGaussianProcess, LogisticRegression
 from bayesclass.models._kernels import kernel_matrix
 
 HYPERPARAMETERS = ("lengthscale", "amplitude", "constant")
@@ -174,13 +174,16 @@ def test_augmentation_sweep_leaves_the_exact_latent_posterior_invariant(link, la
 # --------------------------------------------------------------------------- the latent-Gaussian form
 
 
+@pytest.mark.parametrize("lengthscale_prior", ["pc", "inverse_gamma"])
 @pytest.mark.parametrize("approximation", ["exact", "hsgp"])
-def test_latent_gaussian_form_is_the_pymc_model(approximation):
-    """The form's log prior of the log hyperparameters is the PyMC model's (with its log-transform Jacobians);
+def test_latent_gaussian_form_is_the_pymc_model(approximation, lengthscale_prior):
+    """The form's log prior of the log hyperparameters is the PyMC model's (with its log-transform Jacobians),
+    for either lengthscale prior and far out in the PC prior's tail (a lengthscale of 5e4: the input switched off);
     its covariance is the family's kernel (exact) and its weights' prior sds scale the basis the PyMC model uses
     (HSGP)."""
     data = seed004_gp(30, random_seed=4)
-    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=8)
+    prior = GaussianProcessPrior(lengthscale_prior=lengthscale_prior)
+    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=8, prior=prior)
     form = model.latent_gaussian_form(data)
     pymc_model = model.build(data)
     form_names = form.names  # the posterior variables the sampler writes are the PyMC model's, with its dims
@@ -191,13 +194,13 @@ def test_latent_gaussian_form_is_the_pymc_model(approximation):
     hyper = [pymc_model.rvs_to_values[pymc_model[name]] for name in HYPERPARAMETERS]
     prior_logp = pymc_model.compile_fn(pymc_model.logp(vars=[pymc_model[n] for n in HYPERPARAMETERS]), inputs=hyper)
     ours, theirs = [], []
-    for log_theta in (np.log([0.7, 2.0, 0.3]), np.log([1.9, 0.4, 1.2])):
+    for log_theta in (np.log([0.7, 2.0, 0.3]), np.log([1.9, 0.4, 1.2]), np.log([5e4, 1.1, 0.6])):
         point = dict(zip(names, (log_theta[:1], log_theta[1], log_theta[2]), strict=True))
         ours.append(form.log_prior(log_theta))
         theirs.append(float(prior_logp(point)))
     # PyTensor's normalising constants differ from math.log's by ~1e-8; the density's shape agrees to round-off
     np.testing.assert_allclose(ours, theirs, rtol=1e-7)
-    np.testing.assert_allclose(ours[0] - ours[1], theirs[0] - theirs[1], rtol=1e-12)
+    np.testing.assert_allclose(np.subtract(ours[0], ours[1:]), np.subtract(theirs[0], theirs[1:]), rtol=1e-12)
     log_theta = np.log([0.7, 2.0, 0.3])
     if approximation == "exact":
         expected = kernel_matrix(data.X, data.X, lengthscale=0.7, amplitude=2.0, constant=0.3)
