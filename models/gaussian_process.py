@@ -275,9 +275,9 @@ class GaussianProcessPrior(Constrained):
     Parameters
     ----------
     lengthscale_prior : {"pc", "inverse_gamma"}
-        The prior of each input's lengthscale: ``"pc"`` (default), the PC prior with base model "input switched
-        off" (above), set by ``lengthscale_lower`` and ``lengthscale_lower_prob``; ``"inverse_gamma"``,
-        InverseGamma(``lengthscale_alpha``, ``lengthscale_beta``), the prior before issue 39.
+        The prior of each input's lengthscale: ``"pc"`` (default), the PC prior (Fuglstad et al. 2019) whose
+        base model is the input switched off, set by ``lengthscale_lower`` and ``lengthscale_lower_prob``;
+        ``"inverse_gamma"``, InverseGamma(``lengthscale_alpha``, ``lengthscale_beta``), the prior before issue 39.
     lengthscale_lower : float
         l0 of the PC prior's tail statement P(lengthscale < l0) = ``lengthscale_lower_prob``, in standard
         deviations of the input.

@@ -25,6 +25,7 @@ from bayesclass.inference import SamplerSettings
 from bayesclass.inference.engines.gibbs import (
     MAX_EXPANSIONS,
     STAT_NAMES,
+    _cholesky,
     augmentation_draw,
     latent_given_augmentation,
     sample_gibbs,
@@ -97,6 +98,25 @@ def test_latent_draw_given_the_augmentation_is_the_gaussian_posterior():
     sd = np.sqrt(np.diag(exact_covariance))
     assert np.all(np.abs(draws.mean(0) - exact_mean) < 4 * sd / np.sqrt(len(draws)))
     np.testing.assert_allclose(np.cov(draws.T), exact_covariance, atol=4 * sd.max() ** 2 * np.sqrt(2 / len(draws)))
+
+
+def test_latent_draw_where_rounding_defeats_the_cholesky_factor_of_the_prior_covariance():
+    """Every lengthscale far out (inputs switched off) and amplitude << constant: C = c^2 1 1' + a^2 (k + eps I) is
+    positive definite, but its smallest eigenvalues a^2 eps lie below the rounding of c^2 and LAPACK refuses it (the
+    PC lengthscale prior reaches there, issue 39). The draw comes from C's eigendecomposition instead: the
+    conjugate posterior, on its mean and covariance; the sweep's latent log prior is N(z | 0, C)'s."""
+    rng = np.random.default_rng(2)
+    x = np.linspace(-1.5, 1.5, 40)[:, np.newaxis]
+    covariance = kernel_matrix(x, x, lengthscale=1e7, amplitude=1e-5, constant=1.0) + 1e-6 * 1e-10 * np.eye(40)
+    assert _cholesky(covariance) is None
+    pseudo, variance = np.linspace(-1.0, 2.0, 40), np.full(40, 2.0)
+    joint = covariance + np.diag(variance)
+    exact_mean = covariance @ np.linalg.solve(joint, pseudo)
+    exact_covariance = covariance - covariance @ np.linalg.solve(joint, covariance)
+    draws = np.array([latent_given_augmentation(covariance, pseudo, variance, rng) for _ in range(4000)])
+    sd = np.sqrt(np.diag(exact_covariance))
+    assert np.all(np.abs(draws.mean(0) - exact_mean) < 4.5 * sd / np.sqrt(len(draws)))
+    np.testing.assert_allclose(np.cov(draws.T), exact_covariance, atol=5 * sd.max() ** 2 * np.sqrt(2 / len(draws)))
 
 
 @pytest.mark.parametrize("link", ["logit", "probit"])
