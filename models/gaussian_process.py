@@ -317,12 +317,14 @@ class GaussianProcessPrior(Constrained):
         r"""Log density of :math:`t = \log\ell` (the Jacobian :math:`e^t` included), elementwise.
 
         PC: :math:`\log(\lambda/2) - t/2 - \lambda e^{-t/2}`; InverseGamma(a, b):
-        :math:`a \log b - \log\Gamma(a) - a t - b e^{-t}`. ``xp`` is the array namespace (NumPy or ``jax.numpy``).
+        :math:`a \log b - \log\Gamma(a) - a t - b e^{-t}`.
 
         Parameters
         ----------
         log_lengthscale : array-like
             :math:`\log\ell`, any shape.
+        xp : module
+            The array namespace (NumPy by default).
 
         Returns
         -------
