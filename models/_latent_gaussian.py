@@ -128,20 +128,17 @@ class LatentGaussianForm:
         return {"lengthscale": theta[..., :d], "amplitude": theta[..., d], "constant": theta[..., d + 1]}
 
     def log_prior(self, log_theta, xp=np):
-        """Log p(log theta): InverseGamma lengthscales, HalfNormal amplitude and constant, with the Jacobian of exp."""
+        """Log p(log theta): the lengthscale prior, HalfNormal amplitude and constant, with the Jacobian of exp."""
         prior = self.prior
         d = self.n_lengthscales
-        log_lengthscale, log_amplitude, log_constant = log_theta[:d], log_theta[d], log_theta[d + 1]
-        alpha, beta = prior.lengthscale_alpha, prior.lengthscale_beta
-        inverse_gamma = d * (alpha * math.log(beta) - math.lgamma(alpha)) + xp.sum(
-            -alpha * log_lengthscale - beta * xp.exp(-log_lengthscale)
-        )
+        log_amplitude, log_constant = log_theta[d], log_theta[d + 1]
+        lengthscales = xp.sum(prior.log_lengthscale_density(log_theta[:d], xp))
 
         def half_normal(log_value, sigma):
             return math.log(2.0) - 0.5 * math.log(2.0 * math.pi * sigma**2) - 0.5 * xp.exp(2.0 * log_value) / sigma**2
 
         return (
-            inverse_gamma
+            lengthscales
             + half_normal(log_amplitude, prior.amplitude_sigma)
             + log_amplitude
             + half_normal(log_constant, prior.constant_sigma)
@@ -171,7 +168,7 @@ class LatentGaussianForm:
         import scipy.stats
 
         prior = self.prior
-        lengthscale = scipy.stats.invgamma(prior.lengthscale_alpha, scale=prior.lengthscale_beta).median()
+        lengthscale = prior.lengthscale_median()
         half_normal = scipy.stats.halfnorm.median()
         return np.log(
             np.concatenate(

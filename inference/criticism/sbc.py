@@ -175,6 +175,7 @@ def simulation_based_calibration(
         A fit whose draws would not fit in memory (each fit is checked by :func:`fit` before it samples).
     """
     rng = np.random.default_rng(random_seed)
+    ties_rng = np.random.default_rng([random_seed, 1])  # a stream of its own: the fits' seeds do not depend on ties
     ranks: dict[str, list[np.ndarray]] = {name: [] for name in variables}
     for simulation in range(n_simulations):  # the SBC algorithm's loop over simulated data sets
         truth = draw_truth(simulation, rng)
@@ -184,8 +185,11 @@ def simulation_based_calibration(
         keep = np.linspace(0, posterior.sizes["sample"] - 1, n_draws).round().astype(int)
         posterior = posterior.isel(sample=keep)
         for name in variables:
-            below = (posterior[name] < truth[name]).sum("sample")
-            ranks[name].append(np.asarray(below.values, dtype=np.int64).ravel())
+            below = np.asarray((posterior[name] < truth[name]).sum("sample").values, dtype=np.int64).ravel()
+            # draws equal to the truth (an atom: an HSGP weight whose prior sd underflows to 0 is exactly 0 in the
+            # truth and in every draw) take a uniform share of the ranks they tie over, as in SBC for discrete values
+            ties = np.asarray((posterior[name] == truth[name]).sum("sample").values, dtype=np.int64).ravel()
+            ranks[name].append(below + ties_rng.integers(0, ties + 1))
     stacked = {name: np.stack(values) for name, values in ranks.items()}
     edges = np.linspace(0, n_draws + 1, n_bins + 1)
     p_values = {name: _uniform_ranks_p_value(values, edges) for name, values in stacked.items()}

@@ -261,6 +261,17 @@ def _cholesky(matrix: np.ndarray, *, overwrite: bool = False) -> np.ndarray | No
     return factor if info == 0 else None
 
 
+def _eigen_root(covariance: np.ndarray) -> np.ndarray:
+    """A square root R (R R' = C) of a covariance that LAPACK's Cholesky refuses by rounding: V diag(sqrt(w+)) V'.
+
+    C = c^2 1 1' + a^2 (k + eps I) is positive definite, its smallest eigenvalues a^2 eps; with every lengthscale
+    far out (inputs switched off) k is nearly 1 1', and where a << c those eigenvalues fall below the rounding of
+    the c^2 entries and potrf fails. The eigendecomposition's eigenvalues below 0 are rounding: they are set to 0.
+    """
+    eigenvalues, vectors = np.linalg.eigh(covariance)
+    return vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+
+
 def latent_given_augmentation(
     covariance: np.ndarray,
     pseudo: np.ndarray,
@@ -298,12 +309,13 @@ def latent_given_augmentation(
     Raises
     ------
     numpy.linalg.LinAlgError
-        C is not positive definite.
+        C + D is not positive definite (C itself, where rounding makes its Cholesky factor fail, is drawn from by
+        its eigendecomposition).
     """
     if prior_factor is None:
         prior_factor = _cholesky(covariance)
     if prior_factor is None:
-        raise np.linalg.LinAlgError("the latent covariance is not positive definite")
+        prior_factor = _eigen_root(covariance)
     prior_draw = prior_factor @ rng.standard_normal(pseudo.size)
     noise = np.sqrt(variance) * rng.standard_normal(pseudo.size)
     factor = joint_factor
@@ -556,7 +568,11 @@ class _Chain:
         self.latent = latent_given_augmentation(
             covariance, pseudo, variance, self.rng, prior_factor=prior_factor, joint_factor=joint_factor
         )
-        assert prior_factor is not None  # latent_given_augmentation raised LinAlgError otherwise
+        if prior_factor is None:  # C refused by Cholesky (rounding, :func:`_eigen_root`): its eigendecomposition
+            eigenvalues, vectors = np.linalg.eigh(covariance)
+            eigenvalues = np.maximum(eigenvalues, np.finfo(float).tiny)
+            projected = vectors.T @ self.latent
+            return -0.5 * np.log(eigenvalues).sum() - 0.5 * projected @ (projected / eigenvalues), self.latent.size
         whitened = scipy.linalg.solve_triangular(prior_factor, self.latent, lower=True, check_finite=False)
         log_prior_latent = -np.log(np.diag(prior_factor)).sum() - 0.5 * whitened @ whitened
         return log_prior_latent, self.latent.size

@@ -25,13 +25,14 @@ from bayesclass.inference import SamplerSettings
 from bayesclass.inference.engines.gibbs import (
     MAX_EXPANSIONS,
     STAT_NAMES,
+    _cholesky,
     augmentation_draw,
     latent_given_augmentation,
     sample_gibbs,
     univariate_slice,
 )
 from bayesclass.inference.engines.methods import methods_of
-from bayesclass.models import LatentGaussianProcess, LogisticRegression
+from bayesclass.models import GaussianProcessPrior, LatentGaussianProcess, LogisticRegression
 from bayesclass.models._kernels import kernel_matrix
 
 HYPERPARAMETERS = ("lengthscale", "amplitude", "constant")
@@ -97,6 +98,25 @@ def test_latent_draw_given_the_augmentation_is_the_gaussian_posterior():
     sd = np.sqrt(np.diag(exact_covariance))
     assert np.all(np.abs(draws.mean(0) - exact_mean) < 4 * sd / np.sqrt(len(draws)))
     np.testing.assert_allclose(np.cov(draws.T), exact_covariance, atol=4 * sd.max() ** 2 * np.sqrt(2 / len(draws)))
+
+
+def test_latent_draw_where_rounding_defeats_the_cholesky_factor_of_the_prior_covariance():
+    """Every lengthscale far out (inputs switched off) and amplitude << constant: C = c^2 1 1' + a^2 (k + eps I) is
+    positive definite, but its smallest eigenvalues a^2 eps lie below the rounding of c^2 and LAPACK refuses it (the
+    PC lengthscale prior reaches there, issue 39). The draw comes from C's eigendecomposition instead: the
+    conjugate posterior, on its mean and covariance; the sweep's latent log prior is N(z | 0, C)'s."""
+    rng = np.random.default_rng(2)
+    x = np.linspace(-1.5, 1.5, 40)[:, np.newaxis]
+    covariance = kernel_matrix(x, x, lengthscale=1e7, amplitude=1e-5, constant=1.0) + 1e-6 * 1e-10 * np.eye(40)
+    assert _cholesky(covariance) is None
+    pseudo, variance = np.linspace(-1.0, 2.0, 40), np.full(40, 2.0)
+    joint = covariance + np.diag(variance)
+    exact_mean = covariance @ np.linalg.solve(joint, pseudo)
+    exact_covariance = covariance - covariance @ np.linalg.solve(joint, covariance)
+    draws = np.array([latent_given_augmentation(covariance, pseudo, variance, rng) for _ in range(4000)])
+    sd = np.sqrt(np.diag(exact_covariance))
+    assert np.all(np.abs(draws.mean(0) - exact_mean) < 4.5 * sd / np.sqrt(len(draws)))
+    np.testing.assert_allclose(np.cov(draws.T), exact_covariance, atol=5 * sd.max() ** 2 * np.sqrt(2 / len(draws)))
 
 
 @pytest.mark.parametrize("link", ["logit", "probit"])
@@ -174,13 +194,16 @@ def test_augmentation_sweep_leaves_the_exact_latent_posterior_invariant(link, la
 # --------------------------------------------------------------------------- the latent-Gaussian form
 
 
+@pytest.mark.parametrize("lengthscale_prior", ["pc", "inverse_gamma"])
 @pytest.mark.parametrize("approximation", ["exact", "hsgp"])
-def test_latent_gaussian_form_is_the_pymc_model(approximation):
-    """The form's log prior of the log hyperparameters is the PyMC model's (with its log-transform Jacobians);
+def test_latent_gaussian_form_is_the_pymc_model(approximation, lengthscale_prior):
+    """The form's log prior of the log hyperparameters is the PyMC model's (with its log-transform Jacobians),
+    for either lengthscale prior and far out in the PC prior's tail (a lengthscale of 5e4: the input switched off);
     its covariance is the family's kernel (exact) and its weights' prior sds scale the basis the PyMC model uses
     (HSGP)."""
     data = seed004_gp(30, random_seed=4)
-    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=8)
+    prior = GaussianProcessPrior(lengthscale_prior=lengthscale_prior)
+    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=8, prior=prior)
     form = model.latent_gaussian_form(data)
     pymc_model = model.build(data)
     form_names = form.names  # the posterior variables the sampler writes are the PyMC model's, with its dims
@@ -191,13 +214,13 @@ def test_latent_gaussian_form_is_the_pymc_model(approximation):
     hyper = [pymc_model.rvs_to_values[pymc_model[name]] for name in HYPERPARAMETERS]
     prior_logp = pymc_model.compile_fn(pymc_model.logp(vars=[pymc_model[n] for n in HYPERPARAMETERS]), inputs=hyper)
     ours, theirs = [], []
-    for log_theta in (np.log([0.7, 2.0, 0.3]), np.log([1.9, 0.4, 1.2])):
+    for log_theta in (np.log([0.7, 2.0, 0.3]), np.log([1.9, 0.4, 1.2]), np.log([5e4, 1.1, 0.6])):
         point = dict(zip(names, (log_theta[:1], log_theta[1], log_theta[2]), strict=True))
         ours.append(form.log_prior(log_theta))
         theirs.append(float(prior_logp(point)))
     # PyTensor's normalising constants differ from math.log's by ~1e-8; the density's shape agrees to round-off
     np.testing.assert_allclose(ours, theirs, rtol=1e-7)
-    np.testing.assert_allclose(ours[0] - ours[1], theirs[0] - theirs[1], rtol=1e-12)
+    np.testing.assert_allclose(np.subtract(ours[0], ours[1:]), np.subtract(theirs[0], theirs[1:]), rtol=1e-12)
     log_theta = np.log([0.7, 2.0, 0.3])
     if approximation == "exact":
         expected = kernel_matrix(data.X, data.X, lengthscale=0.7, amplitude=2.0, constant=0.3)

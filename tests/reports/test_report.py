@@ -127,7 +127,7 @@ def test_gp_one_input_report_draws_the_latent_curve(gp_1d):
     assert SECTION_TITLES["boundary"] in headings(page)
     assert "Latent f and P(class 1 | x)" in page
     assert "the true latent of the generator" in page  # seed004_gp carries its truth
-    assert "lengthscale[feature] ~ InverseGamma(3, 2)" in page
+    assert "lengthscale[feature] ~ PC(P(lengthscale &lt; 0.2) = 0.05)" in page
 
 
 def test_a_point_estimate_has_no_convergence_section():

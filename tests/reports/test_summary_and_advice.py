@@ -77,16 +77,28 @@ def test_every_family_shows_its_hyperparameters_as_a_table_not_json(family):
     names = [row[0] for row in table.rows]
     assert set(names) == _dotted_fields(model), names  # nested priors flattened to dotted names, every one shown
     assert not any("{" in cell or "}" in cell for cell in _cells(section)), "raw JSON in the summary"
-    assert all(row[2] != "-" for row in table.rows if row[0] in type(model).prior_variables) or family == "gcc"
+    stated = model.hyperparameter_priors(n_classes=2)  # gcc and gp state only the priors of the form they use
+    assert all(row[2] != "-" for row in table.rows if row[0] in stated)
+    assert all(row[2] == "-" for row in table.rows if row[0] in set(type(model).prior_variables) - set(stated))
 
 
 def test_a_prior_formula_and_a_flattened_value_appear_beside_their_hyperparameter():
-    model = get_model("gp", prior={"lengthscale_alpha": 4.0})
+    model = get_model("gp", prior={"lengthscale_prior": "inverse_gamma", "lengthscale_alpha": 4.0})
     rows = {row[0]: row[1:] for row in _hyperparameter_table(summary_section(_run(_summary(model)))).rows}
     assert rows["prior.lengthscale_alpha"] == ("4", "lengthscale[feature] ~ InverseGamma(4, 2)")
+    assert rows["prior.lengthscale_lower"] == ("0.2", "-")  # the PC prior's, unused by this one
     assert rows["prior.amplitude_sigma"] == ("3", "amplitude ~ HalfNormal(3)")
     assert rows["kernel"] == ("exp_quad", "-")  # sets no stated prior
     assert rows["hsgp_basis"] == ("none", "-")
+
+
+def test_gp_states_only_the_priors_of_its_lengthscale_prior():
+    pc = get_model("gp").hyperparameter_priors()
+    inverse_gamma = get_model("gp", prior={"lengthscale_prior": "inverse_gamma"}).hyperparameter_priors()
+    statement = "lengthscale[feature] ~ PC(P(lengthscale < 0.2) = 0.05): lengthscale^(-1/2) ~ Exponential(1.34)"
+    assert pc["prior.lengthscale_lower"] == pc["prior.lengthscale_prior"] == statement  # -log(0.05) sqrt(0.2)
+    assert "prior.lengthscale_alpha" not in pc and "prior.lengthscale_lower_prob" not in inverse_gamma
+    assert inverse_gamma["prior.lengthscale_beta"] == "lengthscale[feature] ~ InverseGamma(3, 2)"
 
 
 def test_gcc_states_only_the_priors_of_its_covariance_prior():
