@@ -39,6 +39,7 @@ from bayesclass._flags import (
 )
 from bayesclass.data.dataset import FEATURE_KINDS
 from bayesclass.data.origin import MissingPolicy
+from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
@@ -520,14 +521,17 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--standardize",
-        action="store_true",
-        help="centre and scale the continuous columns (binary, categorical and count columns are left as they are "
-        "unless --standardize-binary); the result records which columns were scaled",
+        action=argparse.BooleanOptionalAction,
+        default=bool(DEFAULT_STANDARDIZE),
+        help="centre and scale the continuous columns by their training mean and sd (the default), so the results "
+        "do not depend on their units and the families' priors are on standardised inputs; binary, categorical and "
+        "count columns are left as they are unless --standardize-binary; --no-standardize fits in the data's units, "
+        "the priors then apply to the raw columns; the result records which columns were scaled",
     )
     parser.add_argument(
         "--standardize-binary",
         action="store_true",
-        help="scale the binary (0/1) columns too, as continuous inputs (implies --standardize)",
+        help="scale the binary (0/1) columns too, as continuous inputs (with the default --standardize)",
     )
     _csv_arguments(parser)
     parser.add_argument(
@@ -803,6 +807,9 @@ def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
 
 
 def _standardize(args: argparse.Namespace) -> bool | typing.Literal["all"]:
+    if args.standardize_binary and not args.standardize:
+        raise ValueError("--standardize-binary scales the binary columns besides the continuous ones: drop it or "
+                         "--no-standardize")  # fmt: skip
     return "all" if args.standardize_binary else bool(args.standardize)
 
 

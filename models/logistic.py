@@ -119,7 +119,8 @@ class LogisticPrior(Constrained):
     ----------
     weight_sigma : float
         Prior standard deviation of every weight, :math:`w_j \sim N(0, \sigma_w^2)`
-        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2).
+        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2), per standard deviation of a
+        standardised input (the default fit); per unit of the raw column with ``standardize=False``.
     intercept_sigma : float
         Prior standard deviation of the intercept(s); ``math.inf`` gives a flat,
         unpenalised intercept (as scikit-learn's).
@@ -617,7 +618,7 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
         gradient_tolerance=GRADIENT_TOLERANCE,
         max_iterations=max_iterations,
         what=f"Newton's method for the {kind.upper()}",
-        hint="; standardise the features (--standardize)",
+        hint="; standardise the features (the default: drop standardize=False / --no-standardize)",
         at_round_off="raise",  # the returned estimate always meets GRADIENT_TOLERANCE
     )
     return _NewtonSolution(result.point, result.derivatives, result.gradient_norm, result.iterations, -result.objective)

@@ -417,8 +417,8 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
         continuous = "continuous" in info.data.feature_kinds
         if continuous and info.standardize_mode == "none":
             advice.append(
-                "standardised features (--standardize; API: fit(..., standardize=True)): inputs on one scale are "
-                "easier to explore"
+                "standardised features (the default: drop --no-standardize; API: fit(..., standardize=True)): "
+                "inputs on one scale are easier to explore"
             )
     return tuple(advice)
 

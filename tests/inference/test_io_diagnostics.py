@@ -430,7 +430,7 @@ def test_trajectories_at_the_maximum_tree_depth_are_a_note_with_advice(nuts_gaus
     assert report.advice == (  # no option of the sampler: the trajectories' length is not one
         "the centered parametrisation (--parametrization centered, was whitened; API: "
         "LogisticRegression(parametrization='centered'))",
-        "standardised features (--standardize; API: fit(..., standardize=True)): inputs on one scale are easier to "
-        "explore",
+        "standardised features (the default: drop --no-standardize; API: fit(..., standardize=True)): inputs on one "
+        "scale are easier to explore",
     )
     assert "  note: 7 of" in str(report) and str(report).startswith("convergence PASS")
