@@ -397,8 +397,8 @@ def _showing_one_family(generated: _Generated, family: str, default: str | None)
         others = ", ".join(name for name in generated.groups if name != family)
         own.title = f"--model {family}" + (" (the default family)" if family == default else "")
         own.description = (
-            "the priors apply to standardised inputs (the default, --standardize), in the data's units with "
-            f"--no-standardize; another family's flags: --model NAME --help, NAME one of {others}"
+            f"priors on standardised inputs (--no-standardize: data's units); another family's flags: --model NAME "
+            f"--help, NAME one of {others}"
         )
         yield
     finally:

@@ -523,15 +523,13 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "--standardize",
         action=argparse.BooleanOptionalAction,
         default=bool(DEFAULT_STANDARDIZE),
-        help="centre and scale the continuous columns by their training mean and sd (the default), so the results "
-        "do not depend on their units and the families' priors are on standardised inputs; binary, categorical and "
-        "count columns are left as they are unless --standardize-binary; --no-standardize fits in the data's units, "
-        "the priors then apply to the raw columns; the result records which columns were scaled",
+        help="scale continuous columns to mean 0, sd 1 (default): results do not depend on their units, priors are "
+        "on standardised inputs; --no-standardize: in the data's units",
     )
     parser.add_argument(
         "--standardize-binary",
         action="store_true",
-        help="scale the binary (0/1) columns too, as continuous inputs (with the default --standardize)",
+        help="scale the binary (0/1) columns too, as continuous inputs",
     )
     _csv_arguments(parser)
     parser.add_argument(

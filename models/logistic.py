@@ -119,8 +119,7 @@ class LogisticPrior(Constrained):
     ----------
     weight_sigma : float
         Prior standard deviation of every weight, :math:`w_j \sim N(0, \sigma_w^2)`
-        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2), per standard deviation of a
-        standardised input (the default fit); per unit of the raw column with ``standardize=False``.
+        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2), on standardised inputs.
     intercept_sigma : float
         Prior standard deviation of the intercept(s); ``math.inf`` gives a flat,
         unpenalised intercept (as scikit-learn's).

@@ -317,7 +317,8 @@ def _flags_of_the_family(model) -> set[str]:
 @pytest.mark.parametrize("case", _cases())
 def test_advice_names_only_options_the_fit_has(case):
     """For every check alone and all together: each flag advised is a setting the method recorded, a hyperparameter
-    of this family, or --standardize on inputs that were not standardised; a value advised is never the one used."""
+    of this family, or dropping --no-standardize on inputs that were not standardised; a value advised is never the
+    one used."""
     from bayesclass.inference.criticism.diagnostics import CHECKS, convergence_advice
     from bayesclass.inference.result import result_info
 
@@ -327,7 +328,7 @@ def test_advice_names_only_options_the_fit_has(case):
     allowed = {"--" + name.replace("_", "-") for name in settings} | _flags_of_the_family(info.model)
     allowed |= {"--method", "--seed"}  # another seed: for a stuck chain
     if info.standardize_mode == "none":
-        allowed.add("--standardize")
+        allowed.add("--no-standardize")
     for checks in [(name,) for name in CHECKS] + [CHECKS]:
         advice = convergence_advice(checks, info)
         text = " ".join(advice)
@@ -336,7 +337,7 @@ def test_advice_names_only_options_the_fit_has(case):
         if "target_accept" in settings and "divergences" in checks:
             assert f"--target-accept 0.95, was {settings['target_accept']:g}" in text
         assert ("--chains 4, was 2" in text) == ("r_hat" in checks), advice
-        assert ("--standardize" in text) == (info.standardize_mode == "none" and checks != ("partial",)), advice
+        assert ("--no-standardize" in text) == (info.standardize_mode == "none" and checks != ("partial",)), advice
         if checks == ("partial",):
             assert advice == ("rerun to the end: the draws were interrupted and are incomplete",)
 
