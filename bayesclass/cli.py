@@ -523,8 +523,8 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         "--standardize",
         action=argparse.BooleanOptionalAction,
         default=bool(DEFAULT_STANDARDIZE),
-        help="scale continuous columns to mean 0, sd 1 (default): results do not depend on their units, priors are "
-        "on standardised inputs; --no-standardize: in the data's units",
+        help="scale continuous columns to mean 0, sd 1 (default): results free of their units, priors on "
+        "standardised inputs; --no-standardize: the data's units",
     )
     parser.add_argument(
         "--standardize-binary",

