@@ -301,13 +301,8 @@ class ResultInfo:
         if self.standardize_mode == "none":
             return "priors in the data's units (fitted with standardize=False / --no-standardize: no input was scaled)"
         scaled = ", ".join(self.standardized_features) or "none"
-        return (
-            "priors on standardised inputs: each scaled column centred and divided by its training sd "
-            f"(scaled: {scaled}); binary, categorical and count columns as coded"
-            if self.standardize_mode == "continuous"
-            else f"priors on standardised inputs: each scaled column centred and divided by its training sd "
-            f"(scaled, binary columns too: {scaled}); categorical and count columns as coded"
-        )
+        kept = "categorical and count" if self.standardize_mode == "all" else "binary, categorical and count"
+        return f"priors on standardised inputs (centred, divided by the training sd: {scaled}; {kept} columns as coded)"
 
     @property
     def mle_status(self) -> str:

@@ -325,6 +325,9 @@ def test_the_prior_scale_is_stated_for_each_choice():
         option: bc.result_info(bc.fit("logistic", train, target="label", method="map", standardize=option)).prior_scale
         for option in (True, "all", False)
     }
-    assert stated[True].startswith("priors on standardised inputs") and "scaled: length, mass)" in stated[True]
-    assert "binary columns too: length, mass, flag)" in stated["all"]
+    assert stated[True] == (
+        "priors on standardised inputs (centred, divided by the training sd: length, mass; binary, categorical and "
+        "count columns as coded)"
+    )
+    assert "training sd: length, mass, flag; categorical and count columns as coded)" in stated["all"]
     assert stated[False].startswith("priors in the data's units")
