@@ -37,13 +37,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, split_row_indices, train_validation_test_split
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
-from bayesclass.inference.engines.fit import (
-    DEFAULT_STANDARDIZE,
-    Standardize,
-    check_standardize,
-    fit,
-    resolve_method,
-)
+from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE, Standardize, check_standardize, fit, resolve_method
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import (
