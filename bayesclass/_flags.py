@@ -397,7 +397,10 @@ def _showing_one_family(generated: _Generated, family: str, default: str | None)
             generated.shared._group_actions[:] = []
         others = ", ".join(name for name in generated.groups if name != family)
         own.title = f"--model {family}" + (" (the default family)" if family == default else "")
-        own.description = f"another family's flags: --model NAME --help, NAME one of {others}"
+        own.description = (
+            f"priors on standardised inputs (--no-standardize: data's units); another family's flags: --model NAME "
+            f"--help, NAME one of {others}"
+        )
         yield
     finally:
         for action, text, metavar in saved_help:

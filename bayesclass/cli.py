@@ -39,6 +39,7 @@ from bayesclass._flags import (
 )
 from bayesclass.data.dataset import FEATURE_KINDS
 from bayesclass.data.origin import MissingPolicy
+from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
 from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
@@ -539,14 +540,15 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--standardize",
-        action="store_true",
-        help="centre and scale the continuous columns (binary, categorical and count columns are left as they are "
-        "unless --standardize-binary); the result records which columns were scaled",
+        action=argparse.BooleanOptionalAction,
+        default=bool(DEFAULT_STANDARDIZE),
+        help="scale continuous columns to mean 0, sd 1 (default): results free of their units, priors on "
+        "standardised inputs; --no-standardize: the data's units",
     )
     parser.add_argument(
         "--standardize-binary",
         action="store_true",
-        help="scale the binary (0/1) columns too, as continuous inputs (implies --standardize)",
+        help="scale the binary (0/1) columns too, as continuous inputs",
     )
     _csv_arguments(parser)
     parser.add_argument(
@@ -820,6 +822,9 @@ def _feature_kinds(items: list[str] | None) -> dict[str, str] | None:
 
 
 def _standardize(args: argparse.Namespace) -> bool | typing.Literal["all"]:
+    if args.standardize_binary and not args.standardize:
+        raise ValueError("--standardize-binary scales the binary columns besides the continuous ones: drop it or "
+                         "--no-standardize")  # fmt: skip
     return "all" if args.standardize_binary else bool(args.standardize)
 
 

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
-from bayesclass.inference.engines.fit import Method, fit
+from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE, Method, Standardize, fit
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.prediction.predict import DEFAULT_INTERVAL_PROB, predict, predict_log_proba
@@ -49,8 +49,10 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         of the point estimate otherwise.
     sampler : SamplerSettings, optional
         NUTS settings (default: ``SamplerSettings(progressbar=False)``).
-    standardize : bool
-        Standardise continuous features inside the fit (see :func:`bayesclass.inference.engines.fit`).
+    standardize : bool or "all", default True
+        Standardise the continuous features inside the fit, so that the probabilities do not depend on their
+        units and the priors are on standardised inputs; ``False``: no scaling, the priors in the data's units
+        (see :func:`bayesclass.inference.engines.fit`).
     feature_kinds : str or sequence of str
         How the columns of ``X`` are modelled (``bayesclass.data.FeatureKind``): one kind for
         every column (default ``"continuous"``) or one per column, e.g.
@@ -75,7 +77,7 @@ class BayesianClassifier(ClassifierMixin, BaseEstimator):
         *,
         method: Method = "auto",
         sampler: SamplerSettings | None = None,
-        standardize: bool = False,
+        standardize: Standardize = DEFAULT_STANDARDIZE,
         feature_kinds: str | Sequence[str] = "continuous",
         random_seed: int | None = None,
     ) -> None:

@@ -296,6 +296,15 @@ class ResultInfo:
         return self.data.feature_names
 
     @property
+    def prior_scale(self) -> str:
+        """The scale the family's priors are stated on for this fit, in words (reports show it with the priors)."""
+        if self.standardize_mode == "none":
+            return "priors in the data's units (fitted with standardize=False / --no-standardize: no input was scaled)"
+        scaled = ", ".join(self.standardized_features) or "none"
+        kept = "categorical and count" if self.standardize_mode == "all" else "binary, categorical and count"
+        return f"priors on standardised inputs (centred, divided by the training sd: {scaled}; {kept} columns as coded)"
+
+    @property
     def mle_status(self) -> str:
         """``"exists"``, why the MLE does not exist, or ``"not computed"``."""
         return self.point_estimate_status.get("mle", "not computed")

@@ -15,7 +15,7 @@ input and 93 ms for breast_cancer's 341 rows of 30 inputs, whose default Gibbs f
 ~5 min against ~9 s for ``laplace``. The bound keeps every exact GP of one input (up to 500 rows) on Gibbs, and up to
 8 inputs at 341 rows. A laplace fit chosen so records why (``method_note``, printed by ``fit`` and in reports);
 ``method="gibbs"`` is always honoured.
-Binary labels; inputs should be standardised (``standardize=True``, ``--standardize``),
+Binary labels; inputs should be standardised (the default ``standardize=True``; not ``--no-standardize``),
 since the priors are stated in standard deviations of the inputs.
 
 Model
@@ -256,7 +256,7 @@ _last_estimate = _EstimateCache()
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianProcessPrior(Constrained):
-    r"""Weakly-informative priors of the covariance function, for STANDARDISED inputs (fit with ``standardize=True``).
+    r"""Weakly-informative priors of the covariance function, on STANDARDISED inputs (the default ``standardize=True``).
 
     Every lengthscale is in standard deviations of its input. The default lengthscale prior lets an input that
     does not inform the labels switch off: ``"pc"``, the penalised-complexity (PC) prior of the range of a

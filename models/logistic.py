@@ -120,7 +120,7 @@ class LogisticPrior(Constrained):
     ----------
     weight_sigma : float
         Prior standard deviation of every weight, :math:`w_j \sim N(0, \sigma_w^2)`
-        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2).
+        (seed 000 §9.6 "weight-decay prior"; MAP = L2 penalty with C = sigma**2), on standardised inputs.
     intercept_sigma : float
         Prior standard deviation of the intercept(s); ``math.inf`` gives a flat,
         unpenalised intercept (as scikit-learn's).
@@ -618,7 +618,7 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
         gradient_tolerance=GRADIENT_TOLERANCE,
         max_iterations=max_iterations,
         what=f"Newton's method for the {kind.upper()}",
-        hint=f"; standardise the features ({spelled('standardize', True)})",
+        hint=f"; standardise the features, the default ({spelled('standardize', True)})",
         at_round_off="raise",  # the returned estimate always meets GRADIENT_TOLERANCE
     )
     return _NewtonSolution(result.point, result.derivatives, result.gradient_norm, result.iterations, -result.objective)

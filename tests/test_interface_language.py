@@ -95,14 +95,6 @@ CASES = [
         ("Use --method map (the Gaussian prior", "sample the posterior (--method nuts)"),
         ("Use kind='map' (the Gaussian prior", "sample the posterior (method='nuts')"),
     ),
-    Case(
-        "a constant column to standardise",
-        _csv(30, lambda i, rng: {"x1": f"{rng.normal():.3f}", "k": "1.5"}),
-        ("fit", "--data", "{data}", "--target", "y", "--standardize", "--method", "map"),
-        lambda path: bc.fit(bc.LogisticRegression(), _table(path), method="map", standardize=True),
-        ("cannot standardize constant feature(s) 'k'; drop them or fit with --no-standardize",),
-        ("cannot standardize constant feature(s) 'k'; drop them or fit with standardize=False",),
-    ),
 ]
 
 

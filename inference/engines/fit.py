@@ -80,13 +80,26 @@ if TYPE_CHECKING:
 else:
     xr = lazy_import("xarray")
 
-__all__ = ["METHODS", "Method", "check_standardize", "fit", "model_inputs", "model_of", "standardization_of"]
+__all__ = [
+    "DEFAULT_STANDARDIZE",
+    "METHODS",
+    "Method",
+    "check_standardize",
+    "fit",
+    "model_inputs",
+    "model_of",
+    "standardization_of",
+]
 
 #: a ``method`` value: "auto" or a name in :data:`~bayesclass.inference.engines.methods.METHODS` (the registry of
 #: samplers and the point estimate kinds; ``methods_of(model)`` lists what one family instance accepts)
 Method = str
 #: ``standardize`` values: no scaling, the continuous columns (True), or binary columns too ("all")
 Standardize = bool | Literal["all"]
+#: the ``standardize`` of every entry point (``fit``, ``compare_models``, studies, ``BayesianClassifier``, the CLI):
+#: the continuous columns are scaled, so a default fit's class probabilities do not depend on their units and the
+#: families' priors (stated on standardised inputs) mean what they say; ``False`` states the priors in the data's units
+DEFAULT_STANDARDIZE: Standardize = True
 
 
 def fit(
@@ -100,7 +113,7 @@ def fit(
     max_levels: int | None = None,
     method: Method = "auto",
     sampler: SamplerSettings | None = None,
-    standardize: Standardize = False,
+    standardize: Standardize = DEFAULT_STANDARDIZE,
     random_seed: int | None = None,
 ) -> xr.DataTree:
     """Fit ``model`` to ``data``.
@@ -142,14 +155,16 @@ def fit(
         ``progressbar`` and ``keep_partial``; "exact" its ``draws`` and ``chains``; point estimates ignore it.
         ``draws`` and ``tune`` left None (the default) take the family's defaults for the method and the
         number of rows (``model.sampling_defaults``); the result records the numbers used.
-    standardize : bool or "all"
-        ``True``: centre and scale the continuous features by their training mean and
-        standard deviation (ddof 0) before fitting; ``"all"``: the binary (0/1) features
-        too, which the model then sees as continuous (e.g. dummy columns of a logistic
-        regression); categorical codes and counts are never scaled. The transform is
+    standardize : bool or "all", default True
+        ``True`` (:data:`DEFAULT_STANDARDIZE`): centre and scale the continuous features by their training mean
+        and standard deviation (ddof 0) before fitting, so that the class probabilities do not depend on their
+        units (a column in mm or in m, shifted or not, gives the same fit) and the priors, stated on standardised
+        inputs, mean what they say; ``"all"``: the binary (0/1) features too, which the model then sees as
+        continuous (e.g. dummy columns of a logistic regression); ``False``: no scaling, the priors then apply in
+        the data's units. Categorical codes and counts are never scaled. The transform is
         stored (``constant_data`` ``feature_center``/``feature_scale``, attrs
-        ``standardize_mode`` and ``standardized_features``) and applied by
-        :func:`bayesclass.inference.prediction.predict`. Priors then refer to standardised features.
+        ``standardize_mode`` and ``standardized_features``; ``result_info(result).prior_scale`` says it in words)
+        and applied by :func:`bayesclass.inference.prediction.predict`.
     random_seed : int, optional
         Seed of the sampler; drawn from fresh entropy and recorded when None.
 
@@ -314,7 +329,8 @@ def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, ran
 def _point_estimates(model: ClassifierModel, training: Dataset, method: str, groups: dict[str, xr.Dataset]) -> dict:
     """Add each point estimate (every one beside draws, else ``method``) and its covariance to ``groups``.
 
-    Returns the status of each kind: "exists", or why not (beside draws a missing estimate is recorded, not fatal).
+    Returns the status of each kind: "exists", or why not (beside draws a missing estimate is recorded, not fatal;
+    one whose optimiser failed is also warned of, so the caller and the report's warnings see it).
     """
     status: dict[str, str] = {}
     for kind in model.available_point_estimates() if method in SAMPLERS else (method,):
@@ -324,10 +340,19 @@ def _point_estimates(model: ClassifierModel, training: Dataset, method: str, gro
             approximation = model.gaussian_approximation(training, kind)
             if approximation is not None:  # its covariance, beside it (standard errors, Wald and delta intervals)
                 groups[f"{COVARIANCE_GROUP_PREFIX}{kind}"] = approximation.to_dataset()
-        except (NoEstimateError, ConvergenceError) as error:
+        except NoEstimateError as error:  # it does not exist for these data (separation ...): the status says why
             if method not in SAMPLERS:
                 raise
-            status[kind] = str(error) if isinstance(error, NoEstimateError) else f"did not converge: {error}"
+            status[kind] = str(error)
+        except ConvergenceError as error:  # a failure, not a fact of the data: said as a warning too
+            if method not in SAMPLERS:
+                raise
+            status[kind] = f"did not converge: {error}"
+            warnings.warn(
+                f"the {kind} point estimate is not stored beside the draws: its optimiser {status[kind]}",
+                UserWarning,
+                stacklevel=2,
+            )
     return status
 
 
@@ -587,7 +612,7 @@ def standardized_kinds(standardize: Standardize) -> tuple[str, ...]:
 
 
 def check_standardize(data: Dataset, standardize: Standardize) -> None:
-    """Refuse, before any fit, a ``standardize`` that cannot apply to ``data`` (a constant column it would scale).
+    """Refuse, before any fit, a ``standardize`` that is not one of its values.
 
     Parameters
     ----------
@@ -599,9 +624,9 @@ def check_standardize(data: Dataset, standardize: Standardize) -> None:
     Raises
     ------
     ValueError
-        A column to scale is constant (std 0), named.
+        ``standardize`` is not False, True or "all".
     """
-    _standardization(data, standardize)
+    standardized_kinds(standardize)
 
 
 def _standardization(data: Dataset, standardize: Standardize) -> tuple[np.ndarray, np.ndarray]:
@@ -612,11 +637,15 @@ def _standardization(data: Dataset, standardize: Standardize) -> tuple[np.ndarra
     if scaled.any():
         std = data.X.std(axis=0)
         constant = scaled & (std == 0)
-        if constant.any():
+        if constant.any():  # legal, and uninformative: centred to 0, not scaled
             names = ", ".join(repr(data.feature_names[j]) for j in np.flatnonzero(constant))
-            raise ValueError(
-                f"cannot standardize constant feature(s) {names}; drop them or fit with {spelled('standardize', False)}"
+            warnings.warn(
+                f"constant feature(s) {names} in the training data: centred, not scaled; a constant column carries no "
+                "information about the class: drop it to silence this",
+                UserWarning,
+                stacklevel=2,
             )
+            std = np.where(constant, 1.0, std)
         center[scaled] = data.X[:, scaled].mean(axis=0)
         scale[scaled] = std[scaled]
     return center, scale

@@ -44,7 +44,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, load_test, split_row_indices, train_validation_test_split
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
-from bayesclass.inference.engines.fit import Standardize, check_standardize, fit, resolve_method
+from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE, Standardize, check_standardize, fit, resolve_method
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import (
@@ -487,7 +487,7 @@ def compare_models(
     families: str | Sequence[str] | None = "all",
     *,
     fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
-    standardize: Standardize = False,
+    standardize: Standardize = DEFAULT_STANDARDIZE,
     method: str = "auto",
     sampler: SamplerSettings | None = None,
     hyperparameters: Mapping[str, Mapping[str, Any]] | None = None,
@@ -511,8 +511,9 @@ def compare_models(
         ``"all"`` (every family of the registry), a comma-separated string or a list of registry names.
     fractions : (float, float, float), default (0.6, 0.2, 0.2)
         Shares of training, validation and test rows (stratified by class).
-    standardize : bool or "all", default False
-        As :func:`bayesclass.fit`, for every family.
+    standardize : bool or "all", default True
+        As :func:`bayesclass.fit` (scale the continuous columns: the priors are on standardised inputs; ``False``:
+        in the data's units), for every family.
     method : str, default "auto"
         ``"auto"``: each family's default sampling method; another method is used for the families that have it
         (the others are listed with the reason).

@@ -80,7 +80,8 @@ class RunSummary:
     hyperparameters : dict
         The family's hyperparameters (``model.to_dict()``).
     prior_formulas : tuple of str
-        The family's priors, one formula each, for the run's number of classes.
+        The family's priors, one formula each, for the run's number of classes; last, the scale they are on
+        (``ResultInfo.prior_scale``: standardised inputs or the data's units).
     data_name, data_fingerprint, data_provenance : str
         The training data's name, content fingerprint and provenance.
     n_rows : int

@@ -561,7 +561,7 @@ def run_summary(result, info: ResultInfo, *, label: str) -> rd.RunSummary:
         family=model.name,
         family_class=type(model).__name__,
         hyperparameters=model.to_dict(),
-        prior_formulas=tuple(model.prior_formulas(n_classes=len(record.class_names))),
+        prior_formulas=(*model.prior_formulas(n_classes=len(record.class_names)), info.prior_scale),
         data_name=record.name,
         data_fingerprint=record.fingerprint,
         data_provenance=record.provenance,

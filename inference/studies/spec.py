@@ -31,6 +31,7 @@ from bayesclass.data import Dataset, available, load, load_test
 from bayesclass.data.constraints import Constrained, Each, InRange, Integer, InvalidValueError, check_field
 from bayesclass.data.kinds import FEATURE_KINDS
 from bayesclass.data.origin import MissingPolicy
+from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE
 from bayesclass.inference.engines.methods import SAMPLERS
 from bayesclass.inference.engines.sampling import SamplerSettings
 
@@ -221,7 +222,9 @@ class StudyModel(Constrained):
     baselines : tuple of str
         The baselines scored beside the model.
     standardize : bool
-        Whether :func:`fit` standardizes the continuous features.
+        Whether :func:`fit` standardizes the continuous features (a [[models]] entry's ``standardize``, default
+        true: :data:`~bayesclass.inference.engines.fit.DEFAULT_STANDARDIZE`; false states the priors in the data's
+        units).
     members : tuple of StudyModel, default ()
         A stack's members (``family`` is :data:`STACK_FAMILY`, ``method`` how the weights are computed: a key of
         :data:`~bayesclass.inference.criticism.loo.WEIGHT_METHODS`); each is fitted on the cell's training rows
@@ -965,7 +968,7 @@ def _models(raw: Any, problems: list[str]) -> tuple[StudyModel, ...]:
                 method=method,
                 point_estimates=tuple(kind for kind in estimates if kind in available_estimates),
                 baselines=tuple(name for name in baselines if name in BASELINES),
-                standardize=bool(entry.get("standardize", True)),
+                standardize=bool(entry.get("standardize", DEFAULT_STANDARDIZE)),
             )
         )
     return _with_stacks(models, stacks, problems)
@@ -1025,7 +1028,7 @@ def _stack_model(
         elif name in REGISTRY:
             method = get_model(name).default_sampling_method
             members.append(StudyModel(label=name, family=name, options=(), method=method, point_estimates=(),
-                                      baselines=(), standardize=True))  # fmt: skip
+                                      baselines=(), standardize=bool(DEFAULT_STANDARDIZE)))  # fmt: skip
         else:
             problems.append(
                 f"{where}: unknown member {name!r}; give the label of a [[models]] entry ("
@@ -1046,7 +1049,7 @@ def _stack_model(
         method=str(method),
         point_estimates=(),
         baselines=tuple(name for name in baselines if name in BASELINES),
-        standardize=True,
+        standardize=bool(DEFAULT_STANDARDIZE),
         members=tuple(members),
     )
 

@@ -340,22 +340,6 @@ CLI_CASES = [
         "--out '{dir}/folder.nc' is a directory; give the name of a file",
     ),
     (
-        "--standardize with a constant feature",
-        (
-            "fit",
-            "--method",
-            "map",
-            "--data",
-            "{dir}/three.csv",
-            "--target",
-            "c",
-            "--standardize",
-            "--out",
-            "{dir}/r.nc",
-        ),
-        "cannot standardize constant feature(s) 'x2'",
-    ),
-    (
         "--target with a built-in data set",
         ("fit", "--data", "iris", "--target", "species", "--method", "map", "--out", "{dir}/r.nc"),
         "--target applies to CSV/TSV/parquet files and the built-in tables (transport, penguins)",

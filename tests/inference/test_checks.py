@@ -9,6 +9,7 @@ import pytest
 
 from bayesclass import data, inference
 from bayesclass.inference import SamplerSettings, posterior_predictive_check
+from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.models import GaussianClassConditional, GaussianClassConditionalPrior
 
 CONJUGATE = GaussianClassConditionalPrior(covariance_prior="inverse_wishart")
@@ -30,8 +31,9 @@ def test_layout_and_class_sizes(gaussian_exact_fit):
     for statistic in inference.PPC_STATISTICS:
         p = check[f"p_value_{statistic}"].values
         assert np.all((p >= 0) & (p <= 1))
-    # the observed statistics are the real per-class moments of the training features
-    X = gaussian_exact_fit["constant_data"]["X"].values
+    # the observed statistics are the real per-class moments of the training features, in the units the model was
+    # fitted in (standardised by default)
+    X = model_inputs(gaussian_exact_fit, gaussian_exact_fit["constant_data"]["X"].values)
     y = gaussian_exact_fit["observed_data"]["y"].values
     for k in range(2):
         np.testing.assert_allclose(check["observed_mean"].values[k], X[y == k].mean(axis=0), rtol=1e-12)
@@ -191,8 +193,9 @@ def test_naive_bayes_check_on_the_transport_table(transport):
     assert list(check["feature_kind"].values) == ["continuous", "binary", "binary"]
     assert {"p_value_mean", "p_value_sd", "p_value_skewness"} <= set(check.data_vars)
     assert "p_value_dispersion" not in check and "p_value_level_frequency" not in check
+    inputs = model_inputs(fit, transport.X)  # the units the model was fitted in (its continuous column standardised)
     for k in range(transport.n_classes):
-        rows = transport.X[transport.y == k]
+        rows = inputs[transport.y == k]
         np.testing.assert_array_equal(check["observed_mean"].values[k], rows.mean(axis=0))
     assert np.isnan(check["p_value_sd"].sel(feature=["Raining", "Flat Tire"]).values).all()
     # the mean frequency of 1 over replicates is the estimated P(feature = 1 | class)

@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import estimator_checks_generator, parametri
 
 from bayesclass import data, inference
 from bayesclass.inference import BayesianClassifier, SamplerSettings
+from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.models import LogisticPrior, LogisticRegression
 from tests.conftest import FAST_SAMPLER
 
@@ -357,7 +358,7 @@ def test_predict_log_proba_stays_finite_where_probabilities_underflow(gaussians_
     assert (estimator.predict_proba(far) == 0).any()  # the plain probabilities do underflow
     np.testing.assert_allclose(scipy.special.logsumexp(log_proba, axis=1), 0.0, atol=1e-12)
     estimate = estimator.result_["point_estimate_map"]
-    eta = float(estimate["intercept"]) + far @ estimate["weights"].values
+    eta = float(estimate["intercept"]) + model_inputs(estimator.result_, far) @ estimate["weights"].values
     np.testing.assert_allclose(log_proba[:, 1], -np.logaddexp(0.0, -eta), rtol=1e-12)
 
 
@@ -398,7 +399,7 @@ def test_predict_log_proba_of_draws_stays_finite_where_the_posterior_mean_underf
     posterior = nuts_estimator.result_["posterior"]
     intercept = posterior["intercept"].values.reshape(-1)  # (S,)
     weights = posterior["weights"].values.reshape(intercept.size, -1)  # (S, n_features)
-    eta = intercept[:, None] + weights @ far.T  # (S, n_rows)
+    eta = intercept[:, None] + weights @ model_inputs(nuts_estimator.result_, far).T  # (S, n_rows)
     log_class_1 = scipy.special.logsumexp(-np.logaddexp(0.0, -eta), axis=0) - np.log(intercept.size)
     log_class_0 = scipy.special.logsumexp(-np.logaddexp(0.0, eta), axis=0) - np.log(intercept.size)
     np.testing.assert_allclose(log_proba, np.column_stack([log_class_0, log_class_1]), rtol=1e-10)

@@ -220,7 +220,7 @@ def test_standardize_in_fit_equals_fitting_standardized_data(name):
     raw = data.load(name)
     standardized = raw.standardized()
     inside = fit("logistic", raw, method="map", standardize=True)
-    outside = fit("logistic", standardized, method="map")
+    outside = fit("logistic", standardized, method="map", standardize=False)
     center, scale = standardization_of(inside)
     np.testing.assert_allclose(center, raw.X.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(scale, raw.X.std(axis=0), rtol=1e-12)
@@ -231,20 +231,32 @@ def test_standardize_in_fit_equals_fitting_standardized_data(name):
         rtol=0,
         atol=1e-10,
     )
-    # the raw-unit fit is a different model (the prior acts on other scales)
-    raw_fit = fit("logistic", raw, method="map")
+    # the raw-unit fit is a different model (the prior acts on other scales); the default is the standardised one
+    raw_fit = fit("logistic", raw, method="map", standardize=False)
+    default = fit("logistic", raw, method="map")
+    xr.testing.assert_equal(default["point_estimate_map"].to_dataset(), inside["point_estimate_map"].to_dataset())
     assert not np.allclose(
         raw_fit["point_estimate_map"]["weights"].values, inside["point_estimate_map"]["weights"].values
     )
 
 
-def test_standardize_with_constant_feature_is_rejected(gaussians_small):
-    X = np.column_stack([gaussians_small.X, np.ones(gaussians_small.n_obs)])
+def test_a_constant_feature_is_centred_not_scaled_with_a_warning(gaussians_small):
+    """A constant column is legal and uninformative: centred to 0 (not scaled), warned of, and the MAP's
+    probabilities are those of the fit without it (its weight stays at the prior's mode, 0)."""
+    X = np.column_stack([gaussians_small.X, np.full(gaussians_small.n_obs, 7.5)])
     constant = dataclasses.replace(
         gaussians_small, X=X, feature_names=("x1", "x2", "one"), feature_kinds=("continuous",) * 3
     )
-    with pytest.raises(ValueError, match="cannot standardize constant feature.*'one'"):
-        fit("logistic", constant, method="map", standardize=True)
+    with pytest.warns(UserWarning, match=r"constant feature\(s\) 'one' in the training data: centred, not scaled"):
+        result = fit("logistic", constant, method="map")
+    center, scale = standardization_of(result)
+    assert center[2] == 7.5 and scale[2] == 1.0
+    without = fit("logistic", gaussians_small, method="map")
+    np.testing.assert_allclose(
+        predict(result, X[:20])["class_proba"].values,
+        predict(without, gaussians_small.X[:20])["class_proba"].values,
+        atol=1e-8,
+    )
 
 
 @pytest.mark.slow

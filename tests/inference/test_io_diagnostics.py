@@ -325,7 +325,8 @@ def on_the_command_line():
 @pytest.mark.parametrize("case", _cases())
 def test_advice_names_only_options_the_fit_has(case, on_the_command_line):
     """For every check alone and all together: each flag advised is a setting the method recorded, a hyperparameter
-    of this family, or --standardize on inputs that were not standardised; a value advised is never the one used."""
+    of this family, or dropping --no-standardize on inputs that were not standardised; a value advised is never the
+    one used."""
     from bayesclass.inference.criticism.diagnostics import CHECKS, convergence_advice
     from bayesclass.inference.result import result_info
 
@@ -335,7 +336,7 @@ def test_advice_names_only_options_the_fit_has(case, on_the_command_line):
     allowed = {"--" + name.replace("_", "-") for name in settings} | _flags_of_the_family(info.model)
     allowed |= {"--method", "--seed"}  # another seed: for a stuck chain
     if info.standardize_mode == "none":
-        allowed.add("--standardize")
+        allowed.add("--no-standardize")
     for checks in [(name,) for name in CHECKS] + [CHECKS]:
         advice = convergence_advice(checks, info)
         text = " ".join(advice)
@@ -344,7 +345,7 @@ def test_advice_names_only_options_the_fit_has(case, on_the_command_line):
         if "target_accept" in settings and "divergences" in checks:
             assert f"--target-accept 0.95, was {settings['target_accept']:g}" in text
         assert ("--chains 4, was 2" in text) == ("r_hat" in checks), advice
-        assert ("--standardize" in text) == (info.standardize_mode == "none" and checks != ("partial",)), advice
+        assert ("--no-standardize" in text) == (info.standardize_mode == "none" and checks != ("partial",)), advice
         if checks == ("partial",):
             assert advice == ("rerun to the end: the draws were interrupted and are incomplete",)
 
@@ -437,11 +438,11 @@ def test_trajectories_at_the_maximum_tree_depth_are_a_note_with_advice(nuts_gaus
     assert report.notes == (f"7 of {hits.size} draws hit the maximum tree depth (slow, long trajectories)",)
     assert report.advice == (  # no option of the sampler: the trajectories' length is not one
         "the centered parametrisation (LogisticRegression(parametrization='centered'), was whitened)",
-        "standardised features (standardize=True): inputs on one scale are easier to explore",
+        "standardised features, the default (standardize=True): inputs on one scale are easier to explore",
     )
     assert "  note: 7 of" in str(report) and str(report).startswith("convergence PASS")
     with speaking("cli"):  # the same advice in flags on the command line
         assert diagnose(_with_stats(nuts_gaussians, reached_max_treedepth=hits)).advice == (
             "the centered parametrisation (--parametrization centered, was whitened)",
-            "standardised features (--standardize): inputs on one scale are easier to explore",
+            "standardised features, the default (--standardize): inputs on one scale are easier to explore",
         )

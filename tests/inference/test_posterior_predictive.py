@@ -27,6 +27,7 @@ import xarray as xr
 import bayesclass as bc
 from bayesclass.inference.criticism import posterior_predictive as pp
 from bayesclass.inference.criticism.loo import loo_pit_weights
+from bayesclass.inference.engines.fit import standardization_of
 from bayesclass.inference.prediction import tiles
 from bayesclass.inference.result import check_result, result_info, write_info
 
@@ -109,12 +110,14 @@ def test_replicated_labels_have_the_posterior_class_probabilities(saved, label):
 def test_replicated_features_have_the_posterior_predictive_class_means(saved, label):
     result = bc.load_result(saved[label])
     group = result["posterior_predictive"]
-    features = group["X"].values  # (replicate, obs, feature); the fit did not standardise
+    features = group["X"].values  # (replicate, obs, feature), in the data's units
     classes = group["y"].values[group["replicate_chain"].values, group["replicate_draw"].values]  # (replicate, obs)
     posterior = result["posterior"]
     name = "gaussian_mean" if "gaussian_mean" in posterior else "class_mean"
     closed_form = result["point_estimate_posterior_mean"][name].transpose("class", ...).values.reshape(2, -1)
     draws = posterior[name].transpose("chain", "draw", "class", ...).values.reshape(-1, 2, closed_form.shape[1])
+    center, scale = standardization_of(result)  # the parameters are in the units the model was fitted in
+    closed_form, draws = closed_form * scale + center, draws * scale + center
     for k in range(2):
         chosen = classes == k
         mean = features[chosen].mean(axis=0)

@@ -341,7 +341,7 @@ def test_stored_covariances_survive_save_and_load_and_feed_predict_and_the_repor
 
     data = seed001_gaussians(120, random_seed=5)
     model = _model("per-class", "inverse_wishart")
-    result = fit(model, data, method="exact", sampler=None, random_seed=1)
+    result = fit(model, data, method="exact", sampler=None, standardize=False, random_seed=1)  # as the raw rows
     save(result, tmp_path / "gcc.nc")
     loaded = load_result(tmp_path / "gcc.nc")
     for kind in ("mle", "map", "unbiased"):

@@ -132,11 +132,11 @@ def test_map_intervals_approach_the_mle_intervals_as_the_prior_widens():
 
 
 def test_standardisation_keeps_mle_probability_intervals_and_changes_the_map():
-    """The MLE is equivariant under affine maps of the inputs; the MAP's prior is not."""
+    """The MLE is equivariant under affine maps of the inputs; the MAP's prior (in the data's units) is not."""
     data = _spector()
     rows = data.X[:10]
     for kind, equal in (("mle", True), ("map", False)):
-        raw = predict(fit("logistic", data, method=kind), rows)
+        raw = predict(fit("logistic", data, method=kind, standardize=False), rows)
         scaled = predict(fit("logistic", data, method=kind, standardize=True), rows)
         difference = np.abs(raw[f"class_proba_{kind}_low"].values - scaled[f"class_proba_{kind}_low"].values).max()
         if equal:
@@ -253,7 +253,7 @@ def test_generic_delta_method_ignores_parameters_without_spread():
 def test_stored_covariance_survives_save_and_load_and_feeds_compare(tmp_path):
     data = _spector()
     reference = _statsmodels_fit(data, "logit")
-    result = fit("logistic", data, method="mle")
+    result = fit("logistic", data, method="mle", standardize=False)  # statsmodels' parameters: the data's units
     save(result, tmp_path / "mle.nc")
     loaded = load(tmp_path / "mle.nc")
     approximation = gaussian_approximation(loaded, "mle")
@@ -298,9 +298,8 @@ def test_nuts_posterior_is_skewed_away_from_the_mle_on_spector():
 
     data = _spector()
     model = LogisticRegression(prior=LogisticPrior(weight_sigma=1000.0, intercept_sigma=1000.0))
-    result = fit(
-        model, data, sampler=SamplerSettings(draws=2000, tune=1000, chains=4, progressbar=False), random_seed=1
-    )
+    sampler = SamplerSettings(draws=2000, tune=1000, chains=4, progressbar=False)
+    result = fit(model, data, sampler=sampler, standardize=False, random_seed=1)  # the issue's numbers: raw units
     mle = gaussian_approximation(result, "mle")
     posterior = result["posterior"]
     draws = np.column_stack([posterior["intercept"].values.ravel(), posterior["weights"].values.reshape(-1, 3)])
@@ -315,7 +314,7 @@ def test_compare_prints_each_estimates_standard_error_and_wald_interval():
 
     data = _spector()
     reference = _statsmodels_fit(data, "logit")
-    text = bc.format_comparison(fit("logistic", data, method="mle"))
+    text = bc.format_comparison(fit("logistic", data, method="mle", standardize=False))  # as statsmodels' units
     header = next(line for line in text.splitlines() if line.startswith("parameter"))
     assert "SE" in header.split() and "89% Wald" in header
     line = next(line for line in text.splitlines() if line.startswith("weights[GPA]"))
