@@ -303,7 +303,10 @@ def _header(frame: object, source: TableSource) -> list[str]:
     return header
 
 
-def _used_features(features: Sequence[str] | str | None, header: list[str], target: str, source: TableSource):
+def _used_features(
+    features: Sequence[str] | str | None, header: list[str], target: str, source: TableSource, *, fitted: bool = False
+):
+    """The feature columns of a table: ``features`` (the user's choice, or with ``fitted`` a fit's), checked."""
     if features is None:
         chosen = [column for column in header if column != target]
         if not chosen:
@@ -315,6 +318,8 @@ def _used_features(features: Sequence[str] | str | None, header: list[str], targ
         features = [part.strip() for part in features.split(",") if part.strip()]
     chosen = [str(feature) for feature in features]
     unknown = [feature for feature in chosen if feature not in header]
+    if unknown and fitted:  # the columns of a fit, not a choice the user made: name what the table lacks
+        raise ValueError(f"{source.label} lacks the fitted feature column(s) {unknown}; its columns are {header}")
     if not chosen or unknown or target in chosen or len(set(chosen)) != len(chosen):
         raise ValueError(
             f"{spelled('features', chosen)} must name distinct columns of {source.label} other than the target "
@@ -396,7 +401,7 @@ def code_table(
             f"target column {target!r} is not in {source.label}; its columns are {header}; pass "
             f"{spelled('target', metavar='COLUMN')}"
         )
-    used = _used_features(features, header, target, source)
+    used = _used_features(features, header, target, source, fitted=class_names is not None)
     kinds = _declared_kinds(feature_kinds, used, source, target)
     columns = {name: _read_column(frame[name], name, source) for name in [target, *used]}
     columns, source, record = _apply_missing(columns, source, options.missing, len(frame))

@@ -249,8 +249,10 @@ def _scores(finding: ScoreFinding, *, among: str = "") -> str:
         if finding.left_out
         else ""
     )
-    if finding.runner_up is None:
+    if finding.runner_up is None and finding.left_out:
         return f"{lead}{best}); it is the only estimate with every row defined, nothing to compare it with{left_out}."
+    if finding.runner_up is None:
+        return f"{lead}{best}); it is the only one compared, nothing to rank it against."
     runner = f"{_estimate(finding.runner_up)}'s {_g(losses[finding.runner_up], '.4f')})"
     zero = dict(finding.zero_probability_rows)
     if math.isinf(finding.difference):

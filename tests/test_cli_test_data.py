@@ -73,7 +73,7 @@ def test_compare_several_families_with_a_test_parquet_ranks_them_on_its_rows(pim
 @pytest.mark.parametrize(
     ("edit", "flags", "fragments"),
     [
-        (lambda f: f.drop(columns="bmi"), (), ("--test-data (", "unknown: ['bmi']")),
+        (lambda f: f.drop(columns="bmi"), (), ("--test-data (", "lacks the fitted feature column(s) ['bmi']")),
         (lambda f: f.assign(type=np.where(f["type"] == "Yes", "Maybe", "No")), (), ("label 'Maybe'", "'type'")),
         (lambda f: f.assign(bmi=f["bmi"].where(f.index != 3)), (), ("column 'bmi' 1 (first: blank cell", "drop")),
         (lambda f: f, ("--split", "0.5,0.25,0.25"), ("with your own test table nothing is split",)),

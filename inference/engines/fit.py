@@ -174,7 +174,7 @@ def fit(
         See the module docstring.
     """
     table_options = {"target": target, "missing": missing, "features": features, "feature_kinds": feature_kinds}
-    data = _as_dataset(data, **table_options, max_levels=max_levels)
+    data = as_dataset(data, **table_options, max_levels=max_levels)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result, info = _fit(
@@ -188,7 +188,7 @@ def fit(
     return result
 
 
-def _as_dataset(data: object, **table_options: Any) -> Dataset:
+def as_dataset(data: object, **table_options: Any) -> Dataset:
     """``data`` as a Dataset: a DataFrame with ``target`` goes through ``Dataset.from_frame``; else checked.
 
     ``table_options`` are ``target``, ``missing``, ``features``, ``feature_kinds`` and ``max_levels`` (None where

@@ -43,8 +43,17 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, load_test, split_row_indices, train_validation_test_split
+from bayesclass.data.arguments import spelled
+from bayesclass.data.origin import MissingPolicy
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, compare, loo
-from bayesclass.inference.engines.fit import DEFAULT_STANDARDIZE, Standardize, check_standardize, fit, resolve_method
+from bayesclass.inference.engines.fit import (
+    DEFAULT_STANDARDIZE,
+    Standardize,
+    as_dataset,
+    check_standardize,
+    fit,
+    resolve_method,
+)
 from bayesclass.inference.engines.methods import SAMPLERS, methods_of
 from bayesclass.inference.engines.sampling import SamplerSettings
 from bayesclass.inference.evaluation.conclusions import (
@@ -496,6 +505,7 @@ def compare_models(
     random_seed: int = 0,
     test: Any = None,
     target: str | None = None,
+    missing: MissingPolicy | None = None,
 ) -> ModelComparison:
     """Fit every family that can take ``data`` on one split and rank them by PSIS-LOO and held-out scores.
 
@@ -505,8 +515,9 @@ def compare_models(
 
     Parameters
     ----------
-    data : Dataset
-        The whole table (:func:`bayesclass.load`); it is split here (without ``test``), else the training rows.
+    data : Dataset or pandas.DataFrame
+        The whole table (:func:`bayesclass.load`, or a DataFrame with its class column ``target``, coded as
+        :func:`~bayesclass.inference.fit` codes one); it is split here (without ``test``), else the training rows.
     families : str or sequence of str, default "all"
         ``"all"`` (every family of the registry), a comma-separated string or a list of registry names.
     fractions : (float, float, float), default (0.6, 0.2, 0.2)
@@ -533,7 +544,10 @@ def compare_models(
         (:func:`bayesclass.data.load_test`: the same columns, levels and classes; blank cells as
         ``data.missing.policy``); ``fractions`` is then unused.
     target : str, optional
-        The class column of a DataFrame or file ``test``.
+        The class column of a DataFrame ``data`` and of a DataFrame or file ``test``.
+    missing : {"error", "drop"}, optional
+        With a DataFrame ``data``: a blank cell in a used column refuses it (default "error") or drops its row;
+        blank cells of ``test`` follow the same policy (that of ``data`` for a Dataset).
 
     Returns
     -------
@@ -549,8 +563,18 @@ def compare_models(
         sampler, bad split fractions or seed, a bad ``standardize`` (or a constant training column to scale), a
         ``test`` table not coded like ``data`` (a column missing, an unseen level or class; named).
     """
+    if not isinstance(data, Dataset):  # a DataFrame is coded as fit codes one; anything else is refused below
+        data = as_dataset(data, target=target, missing=missing, features=None, feature_kinds=None, max_levels=None)
+    elif missing is not None:
+        raise ValueError(
+            f"{spelled('missing', missing)} applies to a DataFrame; data is the Dataset {data.name!r}, whose rows are "
+            f"fixed (blank cells of its test table follow its policy, {data.missing.policy!r}): drop the argument"
+        )
     if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a bayesclass Dataset (bayesclass.load), got {type(data).__name__}")
+        raise TypeError(
+            f"data must be a bayesclass Dataset (bayesclass.load) or a pandas DataFrame with its class column "
+            f"{spelled('target', 'COLUMN')}, got {type(data).__name__}"
+        )
     names = parse_families(families)
     unknown = sorted(set(hyperparameters or {}) - set(names))
     if unknown:

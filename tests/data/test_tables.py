@@ -246,7 +246,7 @@ def test_a_test_table_lacking_a_level_and_a_class_gets_the_training_codes(tmp_pa
         ({"island": ["Mars", "Dream"]}, "level 'Mars' at row 0, column 'island' was not seen in training"),
         ({"species": ["Emperor", "Adelie"]}, "label 'Emperor' at row 0, column 'species' was not seen in training"),
         ({"mass": ["heavy", "light"]}, "column 'mass' holds text levels but the training data hold numbers"),
-        ({"island": None}, "unknown: ['island']"),
+        ({"island": None}, "lacks the fitted feature column(s) ['island']"),
         ({"mass": [np.nan, 3600.0]}, "blank cell"),
     ],
 )

@@ -285,7 +285,7 @@ def test_with_the_analysts_test_table_the_fit_uses_every_row_and_the_scores_are_
             accuracy_score(y, proba["class_proba"].values.argmax(axis=1))
         )
         assert comparison.predictions[name].y.shape == (1000,)
-    with pytest.raises(ValueError, match=r"test \(a DataFrame\): .*unknown: \['ys'\]"):
+    with pytest.raises(ValueError, match=r"test \(a DataFrame\): .*lacks the fitted feature column\(s\) \['ys'\]"):
         compare_models(train, "logistic", method="laplace", test=test_frame.drop(columns="ys"), target="yc")
 
 

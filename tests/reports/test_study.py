@@ -501,5 +501,7 @@ def test_a_data_set_with_a_fixed_test_table_scores_every_cell_on_its_rows(tmp_pa
     plain = bs.read_spec(_spec(tmp_path, plain_text, name="plain.toml"))
     assert {cell.key() for cell in bs.cells(plain)}.isdisjoint(cell.key() for cell in grid)
     pd.read_csv(tmp_path / "Pima.te.csv").drop(columns="glu").to_csv(tmp_path / "Pima.te.csv", index=False)
-    with pytest.raises(ValueError, match=r"dataset 'Pima.tr': test '.*Pima.te.csv' \(.*unknown: \['glu'\]"):
+    with pytest.raises(
+        ValueError, match=r"dataset 'Pima.tr': test '.*Pima.te.csv' \(.*lacks the fitted feature column\(s\) \['glu'\]"
+    ):
         bs.read_spec(_spec(tmp_path, spec_text))
