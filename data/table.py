@@ -250,10 +250,11 @@ def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
     if parses[present].all():
         return _Column(name, missing, numbers=_numbers(text, source.decimal), text=text, cells=text)
     if parses.any():
-        row = int(np.argmax(parses))
+        number, word = int(np.argmax(parses)), int(np.argmax(present & ~parses))
         raise ValueError(
-            f"{source.label}: column {name!r} mixes text and numbers (e.g. {str(text[row])!r} at "
-            f"{source.where(row)}); make the column all numbers or all text labels"
+            f"{source.label}: column {name!r} mixes text and numbers (text {str(text[word])!r} at "
+            f"{source.where(word)}, a number {str(text[number])!r} at {source.where(number)}); make the column all "
+            "numbers (correct the text cell) or all text labels"
         )
     other = "," if source.decimal == "." else "."
     if _parses(text[present], other).all():
