@@ -221,6 +221,8 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
     if random_seed is None:
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     model.check_training_data(data)
+    for message in model.method_warnings(method, data):
+        warnings.warn(message, UserWarning, stacklevel=3)
 
     coding = (
         categorical_levels(data.X, data.feature_names, data.feature_kinds, data.category_names)

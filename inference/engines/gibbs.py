@@ -544,12 +544,26 @@ class _Chain:
             cheap = along_constant is not None and index == self.d + 1  # O(1) per evaluation: stepped out always
             density = along_constant(base) if along_constant is not None and cheap else collapsed
 
-            def on_line(t: float, base=base, axis=axis, density=density) -> float:
-                return density(base + t * axis)
+            power = form.prior.lengthscale_slice_power if index < self.d else 0.0
+            start = np.exp(power * base[index]) if power else 0.0
+
+            def point(t: float, base=base, axis=axis, index=index, power=power, start=start) -> np.ndarray:
+                # log scale, or (power p != 0) the slice coordinate s = e^(p log value), at start + t
+                return base + (np.log(start + t) / power - base[index] if power else t) * axis
+
+            def on_line(t: float, density=density, power=power, start=start, point=point) -> float:
+                if not power:
+                    return density(point(t))
+                # the density of s: that of the log value times |d log value / d s| = 1 / (|p| s), p dropped
+                return density(point(t)) - np.log(start + t) if start + t > 0 else -np.inf
 
             expansions = MAX_EXPANSIONS if cheap else self.expansions
+            if power:
+                current -= np.log(start)
             t, current, used = univariate_slice(on_line, current, rng, width=self.widths[index], expansions=expansions)
-            self.log_theta = base + t * axis
+            self.log_theta = point(t)
+            if power:
+                current += np.log(start + t)
             evaluations += used
             if counted:
                 self._moves[index] += abs(t)

@@ -436,6 +436,8 @@ def test_family_sampling_defaults_fill_only_what_the_settings_leave_none():
     assert SamplerSettings().draws is None and SamplerSettings().tune is None
     resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(), 400)
     assert (resolved.draws, resolved.tune) == (GIBBS_DRAWS, GIBBS_BURN_IN)
+    resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(), 99)  # few rows: twice the draws
+    assert (resolved.draws, resolved.tune) == (2 * GIBBS_DRAWS, GIBBS_BURN_IN)
     resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(draws=77), 400)
     assert (resolved.draws, resolved.tune) == (77, GIBBS_BURN_IN)
     for model, method in ((gp, "nuts"), (logistic, "nuts")):
@@ -448,8 +450,8 @@ def test_family_sampling_defaults_fill_only_what_the_settings_leave_none():
 def test_default_settings_pass_the_verdict_on_every_latent_value():
     """Issue 25: a user's ``fit(gp, data, standardize=True)`` with the default settings (4 chains, the family's
     draws, burn-in and sweep) passes the convergence verdict on every hyperparameter and latent value (seed 004,
-    n = 60, exact GP); the resolved counts are recorded."""
-    from bayesclass.models.gaussian_process import GIBBS_BURN_IN, GIBBS_DRAWS
+    n = 60, exact GP: twice the draws below GIBBS_FEW_ROWS rows); the resolved counts are recorded."""
+    from bayesclass.models.gaussian_process import GIBBS_BURN_IN, GIBBS_DRAWS, GIBBS_FEW_ROWS
 
     result = inference.fit(
         LatentGaussianProcess(),
@@ -459,7 +461,7 @@ def test_default_settings_pass_the_verdict_on_every_latent_value():
         random_seed=1,
     )
     settings = json.loads(result.attrs["sampler_settings"])
-    assert settings == {"draws": GIBBS_DRAWS, "tune": GIBBS_BURN_IN, "chains": 4}
+    assert 60 < GIBBS_FEW_ROWS and settings == {"draws": 2 * GIBBS_DRAWS, "tune": GIBBS_BURN_IN, "chains": 4}
     report = inference.diagnose(result)
     assert report.passed, report.failures
 
