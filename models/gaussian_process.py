@@ -274,7 +274,8 @@ class GaussianProcessPrior(Constrained):
     in the posterior where ``"inverse_gamma"`` (light towards 0 AND a mode at 0.5 with a finite mean) keeps it
     near 1 (issue 39: on Pima.tr three inputs had type-II ML lengthscales at the search bound, e^5, and posterior
     means 1.4-2.6 under InverseGamma(3, 2)). The same density serves every route: the PyMC model (NUTS, exact
-    and HSGP), the Gibbs sampler's slice steps on the log lengthscales and SBC's prior draws; the ``map``
+    and HSGP), the Gibbs sampler's slice steps (on :math:`\ell^{-1/2}`, :attr:`lengthscale_slice_power`) and
+    SBC's prior draws; the ``map``
     plug-in is type-II maximum likelihood and uses none. Measured (bench/bench_gp_prior.py, default fits, held-out
     log loss of the posterior minus the plug-in's, nats per row): Pima -0.005 (InverseGamma(3, 2): +0.038), synth
     with 3 pure-noise inputs -0.005 (+0.019), synth -0.005 (-0.005), seed004_gp +0.002 (+0.003). HSGP: every basis

@@ -18,7 +18,10 @@ posterior :math:`p(\vartheta, \mathbf z \mid \mathbf y)` invariant, so the chain
    \mathcal N(\tilde y \mid 0, C_\vartheta + D)\, p(\vartheta)` with :math:`D` the pseudo-variances
    (HSGP: by the matrix determinant lemma in the weights, O(p^3) per evaluation after one O(n p^2)
    product per sweep). One coordinate-wise slice sweep over :math:`\vartheta` (stepping out and shrinkage, Neal 2003,
-   :func:`univariate_slice`). During the burn-in every bracket starts at width 1 and is stepped out; at its end
+   :func:`univariate_slice`). Each lengthscale is sliced on the coordinate its prior names
+   (``prior.lengthscale_slice_power``: :math:`\ell^{-1/2}` under the PC prior, whose tail on :math:`\log\ell` a
+   bracket sized to the bulk crosses by a random walk; the Jacobian is in its density). During the burn-in every
+   bracket starts at width 1 and is stepped out; at its end
    each coordinate's bracket is set to :data:`WIDTH_PER_MOVE` times its mean move over the burn-in's second half
    and fixed, without stepping out (Neal's m = 1; the constant's O(1) slice keeps stepping out), so every kept
    draw comes from one fixed kernel that leaves the posterior invariant. An exact-GP evaluation costs an (n, n)
