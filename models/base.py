@@ -788,7 +788,7 @@ class ClassifierModel(abc.ABC):
         return ""
 
     def method_warnings(self, method: str, data: Dataset) -> tuple[str, ...]:
-        """Why ``method`` is known to be unreliable for this model on ``data``: ``fit`` warns them before it runs.
+        """Why ``method`` is known to be unreliable for this model on ``data``: ``fit`` warns them before it samples.
 
         A family whose sampler is known not to be calibrated for some settings overrides this, naming what to use
         instead.
