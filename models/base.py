@@ -785,6 +785,26 @@ class ClassifierModel(abc.ABC):
         """
         return ""
 
+    def method_warnings(self, method: str, data: Dataset) -> tuple[str, ...]:
+        """Why ``method`` is known to be unreliable for this model on ``data``: ``fit`` warns them before it samples.
+
+        A family whose sampler is known not to be calibrated for some settings overrides this, naming what to use
+        instead.
+
+        Parameters
+        ----------
+        method : str
+            The method about to run.
+        data : Dataset
+            The training data.
+
+        Returns
+        -------
+        tuple of str
+            The warnings (``UserWarning``): none.
+        """
+        return ()
+
     def sampling_defaults(self, method: str, n_obs: int) -> dict[str, int]:
         """The draws and tuning steps per chain of a posterior sampler where the settings leave them None.
 

@@ -192,6 +192,10 @@ HSGP_MAX_BASIS = 2500
 #: burn-in also sizes the slice brackets (:mod:`bayesclass.inference.engines.gibbs`); 300 sweeps reach r_hat <= 1.008
 #: and 1,200 draws keep the slowest latent's bulk ESS >= 579 at n = 400 on sampler seeds 1 and 2 (issue 30)
 GIBBS_DRAWS, GIBBS_BURN_IN = 1200, 300
+#: with fewer rows than this the Gibbs sampler's default draws are doubled: the labels inform a lengthscale less
+#: and its posterior keeps more of the PC prior's heavy tail, and a sweep costs little (seed 004 at n = 60: 4 x 1,200
+#: draws left the lengthscale's r_hat at 1.012 on sampler seed 1, issue 39)
+GIBBS_FEW_ROWS = 100
 GIBBS_LATENT_UPDATES = 5
 GIBBS_HSGP_THIN = 4
 #: ``method="auto"`` is the Gibbs sampler where its work per kept draw, (inputs + 2) x m^3 x thin
@@ -271,7 +275,8 @@ class GaussianProcessPrior(Constrained):
     in the posterior where ``"inverse_gamma"`` (light towards 0 AND a mode at 0.5 with a finite mean) keeps it
     near 1 (issue 39: on Pima.tr three inputs had type-II ML lengthscales at the search bound, e^5, and posterior
     means 1.4-2.6 under InverseGamma(3, 2)). The same density serves every route: the PyMC model (NUTS, exact
-    and HSGP), the Gibbs sampler's slice steps on the log lengthscales and SBC's prior draws; the ``map``
+    and HSGP), the Gibbs sampler's slice steps (on :math:`\ell^{-1/2}`, :attr:`lengthscale_slice_power`) and
+    SBC's prior draws; the ``map``
     plug-in is type-II maximum likelihood and uses none. Measured (bench/bench_gp_prior.py, default fits, held-out
     log loss of the posterior minus the plug-in's, nats per row): Pima -0.005 (InverseGamma(3, 2): +0.038), synth
     with 3 pure-noise inputs -0.005 (+0.019), synth -0.005 (-0.005), seed004_gp +0.002 (+0.003). HSGP: every basis
@@ -308,6 +313,17 @@ class GaussianProcessPrior(Constrained):
     lengthscale_beta: Annotated[float, Positive()] = 2.0
     amplitude_sigma: Annotated[float, Positive()] = 3.0
     constant_sigma: Annotated[float, Positive()] = 1.0
+
+    @property
+    def lengthscale_slice_power(self) -> float:
+        r"""The Gibbs sampler slices each lengthscale on :math:`\ell^p` for this p, on :math:`\log\ell` where it is 0.
+
+        PC: :math:`p = -1/2`, the prior's own coordinate (:math:`\ell^{-1/2} \sim \text{Exponential}`, light on
+        both sides; :math:`\ell = \infty` is 0). On :math:`\log\ell` its tail is :math:`e^{-t/2}`, which a slice
+        bracket sized to the bulk crosses by a random walk (issue 39: seed 004 at n = 60, lengthscale r_hat 1.03
+        with the default draws). InverseGamma: 0.
+        """
+        return -0.5 if self.lengthscale_prior == "pc" else 0.0
 
     @property
     def pc_rate(self) -> float:
@@ -854,8 +870,37 @@ class LatentGaussianProcess(ClassifierModel):
             thin=GIBBS_HSGP_THIN if hsgp else 1,
         )
 
+    def method_warnings(self, method: str, data: Dataset) -> tuple[str, ...]:
+        """NUTS is not calibrated on the HSGP under the PC lengthscale prior: a warning naming the alternatives.
+
+        Every HSGP basis function's prior sd decays as any one lengthscale grows: in the PC prior's heavy tail they
+        underflow, and NUTS does not reach those lengthscales (simulation-based calibration of HSGP by NUTS fails
+        under ``"pc"``, p = 5e-16, and passes under ``"inverse_gamma"``; the Gibbs sampler passes under both).
+
+        Parameters
+        ----------
+        method : str
+            The method about to run.
+        data : Dataset
+            The training data.
+
+        Returns
+        -------
+        tuple of str
+            That warning, or none.
+        """
+        if method != "nuts" or self.prior.lengthscale_prior != "pc" or not self.uses_hsgp(data):
+            return ()
+        return (
+            "method='nuts' is not calibrated on the HSGP approximation under the PC lengthscale prior (it does not "
+            "reach the long lengthscales, whose basis weights' prior sds underflow); use the default "
+            "method='gibbs', or prior=GaussianProcessPrior(lengthscale_prior='inverse_gamma')",
+        )
+
     def sampling_defaults(self, method: str, n_obs: int) -> dict[str, int]:
-        """The Gibbs sampler's draws and burn-in (:data:`GIBBS_DRAWS`, :data:`GIBBS_BURN_IN`); NUTS the base's.
+        """The Gibbs sampler's draws (:data:`GIBBS_DRAWS`, twice below :data:`GIBBS_FEW_ROWS` rows) and burn-in.
+
+        NUTS: the base's.
 
         With them (and the sweep of :meth:`latent_gaussian_form`) 4 chains pass the convergence verdict on every
         hyperparameter and latent value of seed 004 at n = 400 and 2,000 and of penguins' sex at n = 333
@@ -874,7 +919,7 @@ class LatentGaussianProcess(ClassifierModel):
             ``{"draws": ..., "tune": ...}`` per chain.
         """
         if method == "gibbs":
-            return {"draws": GIBBS_DRAWS, "tune": GIBBS_BURN_IN}
+            return {"draws": GIBBS_DRAWS * (2 if n_obs < GIBBS_FEW_ROWS else 1), "tune": GIBBS_BURN_IN}
         return super().sampling_defaults(method, n_obs)
 
     def gibbs_sweep_work(self, data: Dataset) -> float:

@@ -319,8 +319,11 @@ def _fit(model, data, *, method, sampler, standardize, random_seed) -> tuple[xr.
 def _sample(model, training: Dataset, method: str, sampler: SamplerSettings, random_seed: int) -> SamplerRun:
     """Run the sampler ``method`` after the memory check (:func:`require_fit_memory`).
 
-    With ``keep_partial``, an interrupt before it drew anything says so.
+    With ``keep_partial``, an interrupt before it drew anything says so. The family's warnings about the method
+    (:meth:`~bayesclass.models.base.ClassifierModel.method_warnings`) come first.
     """
+    for message in model.method_warnings(method, training):
+        warnings.warn(message, UserWarning, stacklevel=2)
     with before_draws(sampler.keep_partial, "before sampling began (while the model and sampler were set up)"):
         require_fit_memory(model, training, method, sampler)
         return SAMPLERS[method].run(model, training, sampler, random_seed)

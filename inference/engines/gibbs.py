@@ -18,7 +18,10 @@ posterior :math:`p(\vartheta, \mathbf z \mid \mathbf y)` invariant, so the chain
    \mathcal N(\tilde y \mid 0, C_\vartheta + D)\, p(\vartheta)` with :math:`D` the pseudo-variances
    (HSGP: by the matrix determinant lemma in the weights, O(p^3) per evaluation after one O(n p^2)
    product per sweep). One coordinate-wise slice sweep over :math:`\vartheta` (stepping out and shrinkage, Neal 2003,
-   :func:`univariate_slice`). During the burn-in every bracket starts at width 1 and is stepped out; at its end
+   :func:`univariate_slice`). Each lengthscale is sliced on the coordinate its prior names
+   (``prior.lengthscale_slice_power``: :math:`\ell^{-1/2}` under the PC prior, whose tail on :math:`\log\ell` a
+   bracket sized to the bulk crosses by a random walk; the Jacobian is in its density). During the burn-in every
+   bracket starts at width 1 and is stepped out; at its end
    each coordinate's bracket is set to :data:`WIDTH_PER_MOVE` times its mean move over the burn-in's second half
    and fixed, without stepping out (Neal's m = 1; the constant's O(1) slice keeps stepping out), so every kept
    draw comes from one fixed kernel that leaves the posterior invariant. An exact-GP evaluation costs an (n, n)
@@ -544,12 +547,26 @@ class _Chain:
             cheap = along_constant is not None and index == self.d + 1  # O(1) per evaluation: stepped out always
             density = along_constant(base) if along_constant is not None and cheap else collapsed
 
-            def on_line(t: float, base=base, axis=axis, density=density) -> float:
-                return density(base + t * axis)
+            power = form.prior.lengthscale_slice_power if index < self.d else 0.0
+            start = np.exp(power * base[index]) if power else 0.0
+
+            def point(t: float, base=base, axis=axis, index=index, power=power, start=start) -> np.ndarray:
+                # log scale, or (power p != 0) the slice coordinate s = e^(p log value), at start + t
+                return base + (np.log(start + t) / power - base[index] if power else t) * axis
+
+            def on_line(t: float, density=density, power=power, start=start, point=point) -> float:
+                if not power:
+                    return density(point(t))
+                # the density of s: that of the log value times |d log value / d s| = 1 / (|p| s), p dropped
+                return density(point(t)) - np.log(start + t) if start + t > 0 else -np.inf
 
             expansions = MAX_EXPANSIONS if cheap else self.expansions
+            if power:
+                current -= np.log(start)
             t, current, used = univariate_slice(on_line, current, rng, width=self.widths[index], expansions=expansions)
-            self.log_theta = base + t * axis
+            self.log_theta = point(t)
+            if power:
+                current += np.log(start + t)
             evaluations += used
             if counted:
                 self._moves[index] += abs(t)

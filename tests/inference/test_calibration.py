@@ -247,9 +247,15 @@ def test_gaussian_class_conditional_lkj_nuts_is_calibrated():
 def test_latent_gp_nuts_is_calibrated(approximation, method):
     """Truth from the GP prior the PyMC model states (hyperparameters, then latents), labels from the link; the
     posterior drawn by NUTS and by the data-augmentation Gibbs sampler (``method="gibbs"``)."""
-    from bayesclass.models import LatentGaussianProcess
+    from bayesclass.models import GaussianProcessPrior, LatentGaussianProcess
 
-    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=10)
+    # HSGP by NUTS under the default PC lengthscale prior is NOT calibrated (p = 5e-16, issue 39): in the prior's
+    # heavy tail every basis weight's prior sd underflows and NUTS does not reach those lengthscales, so a fit there
+    # warns (test_hsgp_by_nuts_under_the_pc_prior_warns_at_fit_time). This case pins the InverseGamma(3, 2) prior,
+    # where NUTS is calibrated; the Gibbs sampler (the default method) is tested under the default PC prior.
+    pinned = (approximation, method) == ("hsgp", "nuts")
+    prior = GaussianProcessPrior(lengthscale_prior="inverse_gamma" if pinned else "pc")
+    model = LatentGaussianProcess(approximation=approximation, hsgp_basis=10, prior=prior)
     x = np.linspace(-1.5, 1.5, 24)[:, np.newaxis]
     template = data.Dataset(
         name="sbc",

@@ -422,6 +422,36 @@ def test_slice_brackets_adapt_during_the_burn_in_and_stay_fixed_after_it():
     assert short.expansions == gibbs.MAX_EXPANSIONS  # a burn-in too short to learn from keeps the stepped-out width
 
 
+@pytest.mark.parametrize("lengthscale_prior", ["pc", "inverse_gamma"])
+def test_hyperparameter_slices_leave_the_prior_invariant_in_their_coordinates(lengthscale_prior):
+    """Step 2 with the prior as its whole target draws from the prior: each lengthscale sliced on l^(-1/2) (PC: the
+    Jacobian of that coordinate) or on log l (InverseGamma), the amplitude on its log; Kolmogorov-Smirnov against
+    SciPy's distributions (PC: l^(-1/2) ~ Exponential(rate)), with the brackets fixed after a burn-in as in a fit."""
+    from bayesclass.inference.engines import gibbs
+
+    prior = GaussianProcessPrior(lengthscale_prior=lengthscale_prior)
+    form = LatentGaussianProcess(prior=prior).latent_gaussian_form(seed004_gp(20, random_seed=2))
+    assert prior.lengthscale_slice_power == (-0.5 if lengthscale_prior == "pc" else 0.0)
+    chain = gibbs._Chain(
+        form, np.random.default_rng(3), form.initial_log_theta(), update_hyperparameters=True, adapt_sweeps=200
+    )
+    draws = []
+    for sweep in range(4200):
+        chain._update_hyperparameters(form.log_prior, None)
+        chain.sweeps += 1
+        if chain.sweeps == chain.adapt_sweeps:
+            chain.adapt_widths()
+        if sweep >= 200 and sweep % 2 == 0:
+            draws.append(np.exp(chain.log_theta))
+    lengthscale, amplitude = np.array(draws)[:, 0], np.array(draws)[:, 1]
+    if lengthscale_prior == "pc":
+        expected = scipy.stats.expon(scale=1.0 / prior.pc_rate).cdf
+        assert scipy.stats.kstest(lengthscale**-0.5, expected).pvalue > 0.01
+    else:
+        assert scipy.stats.kstest(lengthscale, scipy.stats.invgamma(3.0, scale=2.0).cdf).pvalue > 0.01
+    assert scipy.stats.kstest(amplitude, scipy.stats.halfnorm(scale=prior.amplitude_sigma).cdf).pvalue > 0.01
+
+
 def test_a_direct_sampler_call_needs_both_counts():
     form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(20, random_seed=2))
     with pytest.raises(ValueError, match=r"draws=None, tune=10: a sampler needs both counts; fit\(\) sets"):
@@ -436,6 +466,8 @@ def test_family_sampling_defaults_fill_only_what_the_settings_leave_none():
     assert SamplerSettings().draws is None and SamplerSettings().tune is None
     resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(), 400)
     assert (resolved.draws, resolved.tune) == (GIBBS_DRAWS, GIBBS_BURN_IN)
+    resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(), 99)  # few rows: twice the draws
+    assert (resolved.draws, resolved.tune) == (2 * GIBBS_DRAWS, GIBBS_BURN_IN)
     resolved = with_sampling_defaults(gp, "gibbs", SamplerSettings(draws=77), 400)
     assert (resolved.draws, resolved.tune) == (77, GIBBS_BURN_IN)
     for model, method in ((gp, "nuts"), (logistic, "nuts")):
@@ -448,8 +480,8 @@ def test_family_sampling_defaults_fill_only_what_the_settings_leave_none():
 def test_default_settings_pass_the_verdict_on_every_latent_value():
     """Issue 25: a user's ``fit(gp, data, standardize=True)`` with the default settings (4 chains, the family's
     draws, burn-in and sweep) passes the convergence verdict on every hyperparameter and latent value (seed 004,
-    n = 60, exact GP); the resolved counts are recorded."""
-    from bayesclass.models.gaussian_process import GIBBS_BURN_IN, GIBBS_DRAWS
+    n = 60, exact GP: twice the draws below GIBBS_FEW_ROWS rows); the resolved counts are recorded."""
+    from bayesclass.models.gaussian_process import GIBBS_BURN_IN, GIBBS_DRAWS, GIBBS_FEW_ROWS
 
     result = inference.fit(
         LatentGaussianProcess(),
@@ -459,7 +491,7 @@ def test_default_settings_pass_the_verdict_on_every_latent_value():
         random_seed=1,
     )
     settings = json.loads(result.attrs["sampler_settings"])
-    assert settings == {"draws": GIBBS_DRAWS, "tune": GIBBS_BURN_IN, "chains": 4}
+    assert 60 < GIBBS_FEW_ROWS and settings == {"draws": 2 * GIBBS_DRAWS, "tune": GIBBS_BURN_IN, "chains": 4}
     report = inference.diagnose(result)
     assert report.passed, report.failures
 

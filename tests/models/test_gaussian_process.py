@@ -380,6 +380,32 @@ def test_lengthscale_prior_options_are_validated():
         GaussianProcessPrior(lengthscale_prior="gamma")
 
 
+def test_hsgp_by_nuts_under_the_pc_prior_warns_at_fit_time():
+    """NUTS is not calibrated on the HSGP under the PC prior (tests/inference/test_calibration.py): a fit warns,
+    naming the default Gibbs sampler and the InverseGamma prior, and records the warning with the result; the default
+    method, NUTS under InverseGamma and NUTS on the exact GP do not warn."""
+    import warnings
+
+    data = seed004_gp(30, random_seed=4)
+    hsgp = LatentGaussianProcess(approximation="hsgp", hsgp_basis=8)
+    message = (
+        r"method='nuts' is not calibrated on the HSGP approximation under the PC lengthscale prior .*; use the "
+        r"default method='gibbs', or prior=GaussianProcessPrior\(lengthscale_prior='inverse_gamma'\)$"
+    )
+    few = SamplerSettings(draws=5, tune=5, chains=1, progressbar=False)
+    with pytest.warns(UserWarning, match=message):
+        result = inference.fit(hsgp, data, method="nuts", sampler=few)
+    assert "method='nuts' is not calibrated" in result.attrs["fit_warnings"]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="method='nuts' is not calibrated", category=UserWarning)
+        result = inference.fit(hsgp, data, sampler=few)
+    assert result.attrs["method"] == "gibbs"
+    inverse_gamma = GaussianProcessPrior(lengthscale_prior="inverse_gamma")
+    assert LatentGaussianProcess(approximation="hsgp", prior=inverse_gamma).method_warnings("nuts", data) == ()
+    assert LatentGaussianProcess(approximation="exact").method_warnings("nuts", data) == ()
+    assert hsgp.method_warnings("gibbs", data) == ()
+
+
 def _with_noise_inputs(data: Dataset, k: int, seed: int) -> Dataset:
     """``data`` with ``k`` more inputs of pure N(0, 1) noise, independent of everything."""
     noise = np.random.default_rng(seed).standard_normal((data.n_obs, k))
