@@ -196,6 +196,10 @@ GIBBS_DRAWS, GIBBS_BURN_IN = 1200, 300
 #: and its posterior keeps more of the PC prior's heavy tail, and a sweep costs little (seed 004 at n = 60: 4 x 1,200
 #: draws left the lengthscale's r_hat at 1.012 on sampler seed 1, issue 39)
 GIBBS_FEW_ROWS = 100
+#: L-BFGS-B's stopping rule for type-II maximum likelihood: far below the defaults (gtol 1e-5, ftol 2.2e-9), so
+#: that the plug-in's class probabilities do not depend on the data's units beyond 1e-8 (a column x 1,000 moves the
+#: standardised inputs by rounding only, which the default rule let the optimiser turn into 3.5e-8 on Pima)
+TYPE2_OPTIONS = {"gtol": 1e-10, "ftol": 1e-15, "maxiter": 2000}
 GIBBS_LATENT_UPDATES = 5
 GIBBS_HSGP_THIN = 4
 #: ``method="auto"`` is the Gibbs sampler where its work per kept draw, (inputs + 2) x m^3 x thin
@@ -892,9 +896,10 @@ class LatentGaussianProcess(ClassifierModel):
         if method != "nuts" or self.prior.lengthscale_prior != "pc" or not self.uses_hsgp(data):
             return ()
         return (
-            "method='nuts' is not calibrated on the HSGP approximation under the PC lengthscale prior (it does not "
-            "reach the long lengthscales, whose basis weights' prior sds underflow); use the default "
-            "method='gibbs', or prior=GaussianProcessPrior(lengthscale_prior='inverse_gamma')",
+            f"{spelled('method', 'nuts')} is not calibrated on the HSGP approximation under the PC lengthscale prior "
+            "(it does not reach the long lengthscales, whose basis weights' prior sds underflow); use the default "
+            f"{spelled('method', 'gibbs')}, or "
+            f"{spelled('lengthscale_prior', 'inverse_gamma', owner='GaussianProcessPrior')}",
         )
 
     def sampling_defaults(self, method: str, n_obs: int) -> dict[str, int]:
@@ -1042,7 +1047,9 @@ class LatentGaussianProcess(ClassifierModel):
     def _type2_maximum_likelihood(objective, d: int, *, jac: bool) -> np.ndarray:
         """Argmax of the Laplace evidence over log theta = (log l, log a, log c), from l = 1, a = 1, c = 0.5."""
         start = np.concatenate([np.zeros(d), [0.0, np.log(0.5)]])
-        found = scipy.optimize.minimize(objective, start, jac=jac, method="L-BFGS-B", bounds=[(-5.0, 5.0)] * (d + 2))
+        found = scipy.optimize.minimize(
+            objective, start, jac=jac, method="L-BFGS-B", bounds=[(-5.0, 5.0)] * (d + 2), options=TYPE2_OPTIONS
+        )
         if not np.isfinite(found.fun):
             raise ConvergenceError(f"type-II maximum likelihood of the GP hyperparameters failed ({found.message})")
         return np.exp(found.x)

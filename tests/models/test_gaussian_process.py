@@ -390,7 +390,7 @@ def test_hsgp_by_nuts_under_the_pc_prior_warns_at_fit_time():
     hsgp = LatentGaussianProcess(approximation="hsgp", hsgp_basis=8)
     message = (
         r"method='nuts' is not calibrated on the HSGP approximation under the PC lengthscale prior .*; use the "
-        r"default method='gibbs', or prior=GaussianProcessPrior\(lengthscale_prior='inverse_gamma'\)$"
+        r"default method='gibbs', or GaussianProcessPrior\(lengthscale_prior='inverse_gamma'\)$"
     )
     few = SamplerSettings(draws=5, tune=5, chains=1, progressbar=False)
     with pytest.warns(UserWarning, match=message):
