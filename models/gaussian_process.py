@@ -196,10 +196,11 @@ GIBBS_DRAWS, GIBBS_BURN_IN = 1200, 300
 #: and its posterior keeps more of the PC prior's heavy tail, and a sweep costs little (seed 004 at n = 60: 4 x 1,200
 #: draws left the lengthscale's r_hat at 1.012 on sampler seed 1, issue 39)
 GIBBS_FEW_ROWS = 100
-#: L-BFGS-B's stopping rule for type-II maximum likelihood: far below the defaults (gtol 1e-5, ftol 2.2e-9), so
+#: L-BFGS-B's stopping rule for type-II maximum likelihood: on the gradient alone, far below the defaults (gtol 1e-5,
+#: ftol 2.2e-9; a relative-decrease rule stops at a rounding-dependent point of a flat direction), so
 #: that the plug-in's class probabilities do not depend on the data's units beyond 1e-8 (a column x 1,000 moves the
 #: standardised inputs by rounding only, which the default rule let the optimiser turn into 3.5e-8 on Pima)
-TYPE2_OPTIONS = {"gtol": 1e-10, "ftol": 1e-15, "maxiter": 2000}
+TYPE2_OPTIONS = {"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000}
 GIBBS_LATENT_UPDATES = 5
 GIBBS_HSGP_THIN = 4
 #: ``method="auto"`` is the Gibbs sampler where its work per kept draw, (inputs + 2) x m^3 x thin
