@@ -618,7 +618,7 @@ def _minimise_newton(objective: Any, penalty: np.ndarray, *, kind: str, max_iter
         gradient_tolerance=GRADIENT_TOLERANCE,
         max_iterations=max_iterations,
         what=f"Newton's method for the {kind.upper()}",
-        hint=f"; standardise the features, the default ({spelled('standardize', True)})",
+        hint=f"; standardise the features, the default (drop {spelled('standardize', False)})",
         at_round_off="raise",  # the returned estimate always meets GRADIENT_TOLERANCE
     )
     return _NewtonSolution(result.point, result.derivatives, result.gradient_norm, result.iterations, -result.objective)

@@ -420,8 +420,8 @@ def convergence_advice(checks: tuple[str, ...], info: ResultInfo, *, min_ess: fl
         continuous = "continuous" in info.data.feature_kinds
         if continuous and info.standardize_mode == "none":
             advice.append(
-                f"standardised features, the default ({spelled('standardize', True)}): inputs on one scale are easier "
-                "to explore"
+                f"standardised features, the default (drop {spelled('standardize', False)}): inputs on one scale are "
+                "easier to explore"
             )
     return tuple(advice)
 

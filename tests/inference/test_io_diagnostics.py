@@ -438,11 +438,11 @@ def test_trajectories_at_the_maximum_tree_depth_are_a_note_with_advice(nuts_gaus
     assert report.notes == (f"7 of {hits.size} draws hit the maximum tree depth (slow, long trajectories)",)
     assert report.advice == (  # no option of the sampler: the trajectories' length is not one
         "the centered parametrisation (LogisticRegression(parametrization='centered'), was whitened)",
-        "standardised features, the default (standardize=True): inputs on one scale are easier to explore",
+        "standardised features, the default (drop standardize=False): inputs on one scale are easier to explore",
     )
     assert "  note: 7 of" in str(report) and str(report).startswith("convergence PASS")
     with speaking("cli"):  # the same advice in flags on the command line
         assert diagnose(_with_stats(nuts_gaussians, reached_max_treedepth=hits)).advice == (
             "the centered parametrisation (--parametrization centered, was whitened)",
-            "standardised features, the default (--standardize): inputs on one scale are easier to explore",
+            "standardised features, the default (drop --no-standardize): inputs on one scale are easier to explore",
         )
