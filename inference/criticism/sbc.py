@@ -180,7 +180,10 @@ def simulation_based_calibration(
     for simulation in range(n_simulations):  # the SBC algorithm's loop over simulated data sets
         truth = draw_truth(simulation, rng)
         data = simulate(truth, rng)
-        result = fit(model, data, method=method, sampler=sampler, random_seed=int(rng.integers(2**31)))
+        # the data as the model simulated them: the truth is on that scale, so no standardisation
+        result = fit(
+            model, data, method=method, sampler=sampler, standardize=False, random_seed=int(rng.integers(2**31))
+        )
         posterior = result["posterior"].to_dataset().stack(sample=("chain", "draw"))
         keep = np.linspace(0, posterior.sizes["sample"] - 1, n_draws).round().astype(int)
         posterior = posterior.isel(sample=keep)
