@@ -572,7 +572,10 @@ def test_gibbs_agrees_with_nuts_for_probit_and_hsgp(link, approximation, n, targ
     against the Gibbs sampler's 0.204 (4.07 MCSE apart; the code of the previous release gives the same draws):
     there the NUTS reference is only trusted to be no wider than the Gibbs sampler (``narrow_reference``)."""
     data = seed004_gp(n, random_seed=1, link=link)
-    model = LatentGaussianProcess(approximation=approximation, link=link, hsgp_basis=20)
+    # NUTS is not calibrated on the HSGP under the default PC lengthscale prior (its fit warns; SBC fails there):
+    # that comparison keeps the InverseGamma(3, 2) prior under which the reference above was measured
+    prior = GaussianProcessPrior(lengthscale_prior="inverse_gamma" if approximation == "hsgp" else "pc")
+    model = LatentGaussianProcess(approximation=approximation, link=link, hsgp_basis=20, prior=prior)
     fits = [
         inference.fit(
             model,
