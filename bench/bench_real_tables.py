@@ -118,7 +118,7 @@ def unit_tolerance(record) -> float:
 
 
 def print_case(label: str, record: dict) -> None:
-    verdict = "" if "passed" not in record else f" verdict {'PASS' if record['passed'] else 'FAIL'}"
+    verdict = "" if "passed" not in record else f" {'converged' if record['passed'] else 'not converged'}"
     verdict += "" if "passed" not in record else f" (r_hat {record['r_hat']:.4f}, ESS {record['ess']:.0f})"
     print(f"  {label}: {record['method']}, fit {record['fit_s']:.1f} s, predict {record['predict_s']:.1f} s{verdict}")
     for name, score in record["scores"].items():
@@ -157,7 +157,7 @@ def main() -> None:
                 "scores": {k: {m: s for m, s in v.items() if m != "rows"} for k, v in ours["scores"].items()}
             }
             if "passed" in ours:
-                run.verdicts.check(f"{name}: convergence verdict (1 = PASS)", float(ours["passed"]), 1.0,
+                run.verdicts.check(f"{name}: converged by the verdict (1 = yes)", float(ours["passed"]), 1.0,
                                    baseline="the verdict's thresholds", unit="", seconds=ours["fit_s"])  # fmt: skip
             gap = paired_gap(ours)
             if gap is not None:
