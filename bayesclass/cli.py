@@ -662,7 +662,7 @@ def _setup(args: argparse.Namespace):
     try:
         model = get_model(args.model, **_hyperparameters(args))
         sampler = _sampler_settings(args)
-        from bayesclass.inference.engines.fit import check_standardize, resolve_method
+        from bayesclass.inference.engines.fit import resolve_method
         from bayesclass.inference.engines.methods import methods_of
 
         requested = args.method
@@ -676,7 +676,6 @@ def _setup(args: argparse.Namespace):
         data = _load_data(args)
         model.check_training_data(data)
         args.method = resolve_method(model, requested, sampler, data=data)  # "auto": the family's choice for data
-        check_standardize(data, _standardize(args))  # a constant column to scale: before any work
         try:
             _ignored_sampler_flags(args.method, sampler)
         except ValueError as error:  # under "auto": say why the family chose this method for these data
@@ -982,9 +981,6 @@ def _compare_families(args: argparse.Namespace, families: tuple[str, ...]) -> No
         hyperparameters = _family_hyperparameters(args, families)
         sampler = _sampler_settings(args)
         data = _load_data(args)
-        from bayesclass.inference.engines.fit import check_standardize
-
-        check_standardize(data, _standardize(args))
         from bayesclass.models import get_model
 
         for family, values in hyperparameters.items():

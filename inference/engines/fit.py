@@ -614,13 +614,11 @@ def standardized_kinds(standardize: Standardize) -> tuple[str, ...]:
     )
 
 
-def check_standardize(data: Dataset, standardize: Standardize) -> None:
-    """Refuse, before any fit, a ``standardize`` that is not one of its values.
+def check_standardize(standardize: Standardize) -> None:
+    """Refuse, before any fit, a ``standardize`` that is not one of its values (a constant column is legal).
 
     Parameters
     ----------
-    data : Dataset
-        The training data (or a table of which the training rows are a part).
     standardize : bool or "all"
         As :func:`fit` takes it.
 

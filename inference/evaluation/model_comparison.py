@@ -588,7 +588,7 @@ def compare_models(
         raise TypeError(f"with_stack must be True or False, got {with_stack!r}")
     models = {name: get_model(name, **(hyperparameters or {}).get(name, {})) for name in names}
     train, heldout, row_ids = heldout_splits(data, fractions, random_seed, test=test, target=target)
-    check_standardize(train, standardize)  # a bad value or a constant column to scale: before any fit
+    check_standardize(standardize)  # a bad value: before any fit
     settings = sampler if sampler is not None else SamplerSettings()
     fits = tuple(
         fit_family(model, train, method=method, sampler=settings, standardize=standardize, random_seed=random_seed)
