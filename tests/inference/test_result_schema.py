@@ -68,8 +68,11 @@ def test_results_of_the_previous_format_load_and_predict_as_a_refit(path):
     settings = bc.SamplerSettings(**info.sampler_settings, progressbar=False)
     new = bc.fit(info.model, data, method=info.method, sampler=settings, standardize=standardize, random_seed=0)
     rows = data.X[:5]
+    # The GP's type-II maximum likelihood stops on a tighter rule since issue 39 (gradient 1e-12, not SciPy's
+    # default 1e-5), so a refit finds the same optimum a few 1e-6 closer; every other method refits to 1e-9.
+    atol = 1e-5 if info.model.name == "gp" and info.method == "map" else 1e-9
     np.testing.assert_allclose(
-        bc.predict(old, rows)["class_proba"].values, bc.predict(new, rows)["class_proba"].values, rtol=0, atol=1e-9
+        bc.predict(old, rows)["class_proba"].values, bc.predict(new, rows)["class_proba"].values, rtol=0, atol=atol
     )
 
 
