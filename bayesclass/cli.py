@@ -473,6 +473,13 @@ def _add_predict_command(commands) -> None:
     predict.add_argument("--id-column", metavar="COLUMN", help="copy this column of the file to the output (first)")
     _csv_arguments(predict)
     predict.add_argument("--interval-prob", type=float, default=0.89, help="ETI probability (default 0.89)")
+    predict.add_argument(
+        "--draws",
+        choices=("auto", "all"),
+        default="auto",
+        help="the posterior draws that predict: auto (default: every draw, but a latent GP uses about as many as "
+        "the posterior's effective sample size, each draw costing an n x n factor) or all",
+    )
     predict.add_argument("--out", required=True, type=Path, help="CSV file to write (atomically)")
     predict.add_argument(
         "--draws-out",
@@ -1281,7 +1288,11 @@ def _predict(args: argparse.Namespace) -> None:
             )
         loss = _loss_matrix(args.loss_matrix)
         predictor = Predictor.of(
-            result, interval_prob=args.interval_prob, return_draws=args.draws_out is not None, loss=loss
+            result,
+            interval_prob=args.interval_prob,
+            return_draws=args.draws_out is not None,
+            loss=loss,
+            draws=args.draws,
         )
         csv_format = None
         if _is_table_file(args.data):
@@ -1315,6 +1326,9 @@ def _predict(args: argparse.Namespace) -> None:
         raise UsageError(f"could not write {args.out}: {error}") from None
     extra = f" and the per-draw probabilities to {args.draws_out}" if args.draws_out is not None else ""
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
+    selection = predictor.draw_selection
+    if selection is not None and selection.step > 1:
+        point = f"posterior mean over {selection.kept:,} of {selection.total:,} draws, about their ESS; --draws all"
     if predictor.stack is not None:
         point = f"mixture of {len(predictor.stack.labels)} members' posterior means by {predictor.stack.method} weights"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")

@@ -35,6 +35,7 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data.dataset import check_features
 from bayesclass.inference.criticism.loo import WEIGHT_METHODS, compare
 from bayesclass.inference.engines.fit import model_inputs
+from bayesclass.inference.prediction.draws import select_draws
 from bayesclass.inference.result import (
     STACK_WEIGHTS_GROUP,
     StackInfo,
@@ -207,7 +208,8 @@ def stack_inputs(result: xr.DataTree, X: Any) -> np.ndarray:
 def _member_kernel(member: xr.DataTree) -> ClassProbaKernel:
     """One member's posterior kernel on rows in the data's units (its coding and standardisation applied inside)."""
     info = result_info(member)
-    kernel = info.model.class_proba_kernel(member["posterior"].to_dataset())
+    posterior, _ = select_draws(member["posterior"].to_dataset(), thin=info.model.predicts_from_effective_draws)
+    kernel = info.model.class_proba_kernel(posterior)
     last = threading.local()  # the stack's kernel and this member's own ask for the same tile: computed once
 
     def evaluate(X: np.ndarray, log: bool) -> np.ndarray:

@@ -27,6 +27,7 @@ __all__ = [
     "hsgp_basis",
     "hsgp_frequencies",
     "kernel_gradients",
+    "kernel_matrices",
     "kernel_matrix",
     "spectral_density",
     "stationary_kernel",
@@ -60,6 +61,50 @@ def kernel_matrix(
     scale = checked_lengthscale(lengthscale, np.shape(x1)[1], kernel)
     a, b = np.asarray(x1, dtype=float) / scale, np.asarray(x2, dtype=float) / scale
     return constant**2 + amplitude**2 * stationary_kernel(a, b, kernel)
+
+
+def kernel_matrices(
+    x1: np.ndarray,
+    x2: np.ndarray,
+    *,
+    lengthscales: np.ndarray,
+    amplitudes: np.ndarray,
+    constants: np.ndarray,
+    kernel: KernelName = "exp_quad",
+) -> np.ndarray:
+    """K_s(x1, x2) of :func:`kernel_matrix` for a batch of hyperparameter draws s, in one batched matrix product.
+
+    Parameters
+    ----------
+    x1, x2 : array of shape (n1, d), (n2, d)
+    lengthscales : array of shape (draws, d)
+        Each draw's lengthscales (ARD), positive and finite (not checked: these are posterior draws).
+    amplitudes, constants : array of shape (draws,)
+        Each draw's amplitude and constant standard deviation.
+    kernel : {"exp_quad", "matern52"}
+        As in :func:`kernel_matrix`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (draws, n1, n2)
+        ``constants[s]^2 + amplitudes[s]^2 k(r_s)``, the same floats as :func:`kernel_matrix` of draw ``s`` up to
+        the matrix product's rounding.
+    """
+    scale = np.asarray(lengthscales, dtype=float)[:, np.newaxis, :]  # (draws, 1, d)
+    a, b = np.asarray(x1, dtype=float) / scale, np.asarray(x2, dtype=float) / scale
+    squared = a @ np.ascontiguousarray(b.transpose(0, 2, 1))  # (draws, n1, n2); in place: |a|^2 + |b|^2 - 2 a.b
+    squared *= -2.0
+    squared += (a**2).sum(axis=-1)[:, :, np.newaxis]
+    squared += (b**2).sum(axis=-1)[:, np.newaxis, :]
+    np.maximum(squared, 0.0, out=squared)
+    if kernel == "exp_quad":
+        squared *= -0.5
+        values = np.exp(squared, out=squared)
+    else:
+        values = stationary_of_squared(squared, kernel)
+    values *= (np.asarray(amplitudes, dtype=float) ** 2)[:, np.newaxis, np.newaxis]
+    values += (np.asarray(constants, dtype=float) ** 2)[:, np.newaxis, np.newaxis]
+    return values
 
 
 def stationary_kernel(scaled1, scaled2, kernel: KernelName, xp=np):

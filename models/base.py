@@ -477,6 +477,10 @@ class ClassifierModel(abc.ABC):
     #: mode and inverse Hessian of the PyMC model's log density over its unconstrained value variables, Jacobian
     #: included, mapped back by the model's graph; :mod:`bayesclass.models._transformed_laplace`)
     laplace_space: ClassVar[Literal["map", "transformed"]] = "map"
+    #: whether a prediction costs so much per posterior draw (a latent GP: one n x n factor and an n x n solve over
+    #: the new rows per draw) that ``predict(draws="auto")`` thins the draws to about the posterior's effective
+    #: sample size (:mod:`bayesclass.inference.prediction.draws`); other families predict from every draw
+    predicts_from_effective_draws: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         """Turn a dict given for a dataclass-typed field (the prior) into that dataclass, then check every field.

@@ -112,6 +112,7 @@ little mass (Riutort-Mayol et al.'s rule m >= 1.75 c / (l / S) gives 23 for l = 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, cast
@@ -127,6 +128,7 @@ from bayesclass.models._kernels import (
     hsgp_basis,
     hsgp_frequencies,
     kernel_gradients,
+    kernel_matrices,
     kernel_matrix,
     spectral_density,
 )
@@ -231,6 +233,34 @@ _HSGP_LATENT_NAMES = LatentGaussianNames(
     feature_dim="feature",
     latent_dim="basis",
 )
+
+
+#: draws per block of exact-GP prediction (batched kernels and factors), and the memory of one block's kernels
+#: (:meth:`LatentGaussianProcess._exact_draw_moments`): 16 draws x 250 x (250 + 1,000) floats is 40 MB
+PREDICTION_BLOCK_DRAWS = 16
+PREDICTION_BLOCK_BYTES = 48 * 2**20
+
+
+def _draw_blocks(block: Callable[[slice], None], n_draws: int, block_size: int) -> None:
+    """``block(draws)`` for consecutive slices of ``block_size`` draws, on the usable cores, one BLAS thread each.
+
+    Each draw's numbers come from its own BLAS calls, so they do not depend on the threads or the blocks.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    slices = [slice(start, min(start + block_size, n_draws)) for start in range(0, n_draws, block_size)]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = min(len(slices), cores)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if workers <= 1:
+            for draws in slices:
+                block(draws)
+            return
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bayesclass-gp-draws") as pool:
+            for future in [pool.submit(block, draws) for draws in slices]:
+                future.result()
 
 
 class _EstimateCache:
@@ -467,6 +497,7 @@ class LatentGaussianProcess(ClassifierModel):
     ] = 1.5
 
     name: ClassVar[str] = "gp"
+    predicts_from_effective_draws: ClassVar[bool] = True
     prior_variables: ClassVar[dict[str, str]] = {
         "prior.lengthscale_prior": "lengthscale",
         "prior.lengthscale_lower": "lengthscale",
@@ -1430,19 +1461,54 @@ class LatentGaussianProcess(ClassifierModel):
                 1,
             )
 
-        def exact(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            mean = np.empty((latent.shape[0], features.shape[0]))
-            variance = np.empty_like(mean)
-            for draw in range(latent.shape[0]):  # one n x n Cholesky factor per parameter draw (memory bound)
-                a, c = amplitude[draw], constant[draw]
-                factor = scipy.linalg.cholesky(training_covariance(draw), lower=True, check_finite=False)
-                cross = self._covariance(x, features, lengthscale[draw], a, c)
-                v = scipy.linalg.solve_triangular(factor, cross, lower=True, check_finite=False)
-                mean[draw] = v.T @ scipy.linalg.solve_triangular(factor, latent[draw], lower=True, check_finite=False)
-                variance[draw] = np.maximum(a**2 + c**2 - (v**2).sum(axis=0), 0.0)
-            return mean.T.copy(), variance.T.copy()
+        return self._exact_draw_moments(x, latent, lengthscale, amplitude, constant), leading, 2 * x.shape[0]
 
-        return exact, leading, 4 * x.shape[0]
+    def _exact_draw_moments(
+        self, x: np.ndarray, latent: np.ndarray, lengthscale: np.ndarray, amplitude: np.ndarray, constant: np.ndarray
+    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        r"""Exact-GP draws with their own hyperparameters: :math:`f_* \mid \mathbf z_s, \theta_s` for every draw s.
+
+        Per draw, :math:`K_s = L_s L_s^\top` (one Cholesky factor) and :math:`L_s^{-1}` (LAPACK ``dtrtri``), then
+        :math:`V = L_s^{-1} K_s(X, X_*)` over every row at once (BLAS-3 ``dtrmm``: three times the speed of a
+        triangular solve ``dtrsm`` here), the mean :math:`V^\top L_s^{-1} \mathbf z_s` and the variance
+        :math:`a_s^2 + c_s^2 - \sum_i V_{ij}^2`. The kernels and factors of a block of draws are batched
+        (:func:`~bayesclass.models._kernels.kernel_matrices`, stacked Cholesky); blocks of draws run on the usable
+        cores (:func:`_draw_blocks`), one BLAS thread each. Memory: one block's ``draws x n x (n + rows)`` floats per
+        core, within :data:`PREDICTION_BLOCK_BYTES`.
+        """
+        n, n_draws = x.shape[0], latent.shape[0]
+        blas, lapack = scipy.linalg.blas, scipy.linalg.lapack
+
+        def moments(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            rows = features.shape[0]
+            mean, variance = np.empty((rows, n_draws)), np.empty((rows, n_draws))
+            block_size = max(1, min(PREDICTION_BLOCK_DRAWS, PREDICTION_BLOCK_BYTES // (8 * n * (n + rows))))
+
+            def block(draws: slice) -> None:
+                hyper = {
+                    "lengthscales": lengthscale[draws],
+                    "amplitudes": amplitude[draws],
+                    "constants": constant[draws],
+                    "kernel": self.kernel,
+                }
+                training = kernel_matrices(x, x, **hyper)
+                training[:, range(n), range(n)] += self.jitter * amplitude[draws, np.newaxis] ** 2
+                factors = np.linalg.cholesky(training)  # (block, n, n), C order: factors[b].T is L' in Fortran order
+                cross = kernel_matrices(features, x, **hyper)  # (block, rows, n): cross[b].T is (n, rows) Fortran
+                for offset, draw in enumerate(range(*draws.indices(n_draws))):  # BLAS-3 over every row, per draw
+                    inverse, info = lapack.dtrtri(factors[offset].T, lower=0, overwrite_c=1)  # (L')^-1 = (L^-1)'
+                    if info != 0:  # a zero pivot: K_s is singular within the jitter
+                        raise np.linalg.LinAlgError(f"the training covariance of draw {draw} is singular")
+                    solved = blas.dtrmm(1.0, inverse, cross[offset].T, lower=0, trans_a=1, overwrite_b=1)
+                    mean[:, draw] = (inverse.T @ latent[draw]) @ solved
+                    explained = np.einsum("ij,ij->j", solved, solved)
+                    variance[:, draw] = amplitude[draw] ** 2 + constant[draw] ** 2 - explained
+
+            _draw_blocks(block, n_draws, block_size)
+            np.maximum(variance, 0.0, out=variance)
+            return mean, variance
+
+        return moments
 
     def _shared_hyperparameter_moments(
         self, x: np.ndarray, latent: np.ndarray, covariance: np.ndarray, lengthscale, amplitude: float, constant: float

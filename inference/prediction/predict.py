@@ -36,6 +36,7 @@ from bayesclass.data.table import TableOptions
 from bayesclass.inference._memory import format_bytes, largest_fitting, require_memory, tile_bytes
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
+from bayesclass.inference.prediction.draws import PREDICTION_DRAWS, DrawSelection, PredictionDraws, select_draws
 from bayesclass.inference.prediction.tiles import (
     draw_log_mean_exp,
     draw_mean,
@@ -79,6 +80,7 @@ def predict(
     workers: int | None = None,
     keep_draws: bool | None = None,
     missing: MissingPolicy | None = None,
+    draws: PredictionDraws = "auto",
 ) -> xr.Dataset:
     """Class probabilities of the rows of ``X`` under every estimate stored in ``result``.
 
@@ -113,6 +115,11 @@ def predict(
         ``bayesclass predict --missing``: ``"error"`` (the default) refuses ``X``, naming the column, the row and
         the fix; ``"drop"`` predicts the other rows and keeps every row, with NaN probabilities and an empty
         ``predicted`` where a feature is blank. A NaN in an array is refused as not finite either way.
+    draws : {"auto", "all"}, default "auto"
+        The posterior draws that predict. ``"auto"``: every draw, but a family whose prediction costs much per
+        draw (the latent GP: one n x n factor per draw) uses every k-th draw of each chain, about as many as the
+        posterior's effective sample size (:mod:`bayesclass.inference.prediction.draws`; the ``draws`` and
+        ``monte_carlo_error`` attrs say which and how precise); ``"all"``: every draw.
 
     Returns
     -------
@@ -150,7 +157,7 @@ def predict(
         )
         return_draws = bool(keep_draws)
     missing = TableOptions(missing=missing or "error").missing
-    predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
+    predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss, draws=draws)
     if isinstance(X, Dataset):  # check_features checks its feature names and takes its X
         _check_labels(X, predictor.class_names)
     complete = None
@@ -191,6 +198,7 @@ def predict_chunks(
     return_draws: bool = False,
     loss: LossMatrix | None = None,
     workers: int | None = None,
+    draws: PredictionDraws = "auto",
 ) -> Iterator[xr.Dataset]:
     """:func:`predict` for rows that arrive in pieces, in bounded memory: one Dataset per tile of rows.
 
@@ -201,7 +209,7 @@ def predict_chunks(
     chunks : iterable of array-like (n_i, n_features)
         The new rows in order, in pieces of any size (e.g. read from a CSV file), in the
         original units. Read lazily: reading the next piece overlaps with predicting.
-    interval_prob, return_draws, loss, workers
+    interval_prob, return_draws, loss, workers, draws
         As in :func:`predict`.
 
     Yields
@@ -216,7 +224,7 @@ def predict_chunks(
     ValueError
         As :func:`predict`; rows are numbered over all chunks in the messages.
     """
-    predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss)
+    predictor = Predictor.of(result, interval_prob=interval_prob, return_draws=return_draws, loss=loss, draws=draws)
     for dataset in predictor.predict_chunks(chunks, workers=workers):
         predictor.warn_undefined(dataset)
         yield dataset
@@ -302,6 +310,9 @@ class Predictor:
     interval_kernels : dict of str to callable
         Per point-estimate variable (``class_proba_<kind>``) whose covariance the result stores, its
         delta-method bounds ``bounds(X) -> (low, high)`` at ``interval_prob``.
+    draw_selection : DrawSelection, optional
+        The posterior draws ``class_proba`` is predicted from (:mod:`bayesclass.inference.prediction.draws`); None
+        without draws, or for a stack.
     stack : StackInfo, optional
         The records of a stack (:mod:`bayesclass.inference.stacking`): ``class_proba`` is then the weighted
         mixture of its members, each member's posterior mean ``class_proba_member_<i>`` beside it, ``info`` that
@@ -320,6 +331,7 @@ class Predictor:
     loss: np.ndarray | None = None  # the loss matrix in the result's class order
     interval_kernels: dict[str, Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
     stack: StackInfo | None = None
+    draw_selection: DrawSelection | None = None
 
     @classmethod
     def of(
@@ -329,6 +341,7 @@ class Predictor:
         interval_prob: float = DEFAULT_INTERVAL_PROB,
         return_draws: bool = False,
         loss: LossMatrix | None = None,
+        draws: PredictionDraws = "auto",
     ) -> Predictor:
         """Prepare the prediction of ``result``: one kernel per estimate and the tile size.
 
@@ -342,6 +355,8 @@ class Predictor:
             Return the per-draw probabilities.
         loss : LossMatrix, optional
             Adds the expected loss of every action and the decisions.
+        draws : {"auto", "all"}, default "auto"
+            The posterior draws that predict (see :func:`predict`).
 
         Returns
         -------
@@ -359,6 +374,8 @@ class Predictor:
             raise ValueError(f"interval_prob must be in (0, 1), e.g. 0.89; got {interval_prob!r}")
         if not isinstance(return_draws, (bool, np.bool_)):
             raise ValueError(f"return_draws must be True or False, got {return_draws!r}")
+        if not isinstance(draws, str) or draws not in PREDICTION_DRAWS:
+            raise ValueError(f"draws must be one of {', '.join(map(repr, PREDICTION_DRAWS))}, got {draws!r}")
         stacked = is_stack(result)
         if stacked and return_draws:
             raise ValueError(
@@ -366,7 +383,11 @@ class Predictor:
                 "predict each member (bayesclass.inference.result.stack_members) with return_draws=True"
             )
         info = result_info(data_result(result))
-        kernels, interval_kernels = _stack_kernels(result) if stacked else _result_kernels(result, info, interval_prob)
+        selection = None
+        if stacked:
+            kernels, interval_kernels = _stack_kernels(result)
+        else:
+            kernels, interval_kernels, selection = _result_kernels(result, info, interval_prob, draws)
         has_draws = stacked or "posterior" in result
         class_names = info.class_names
         if loss is not None and not isinstance(loss, LossMatrix):
@@ -388,6 +409,7 @@ class Predictor:
             info=info,
             interval_kernels=interval_kernels,
             stack=stack_info(result) if stacked else None,
+            draw_selection=selection,
         )
 
     def require_memory(self, n_rows: int | None) -> None:
@@ -607,6 +629,9 @@ class Predictor:
                     for index, (label, weight) in enumerate(zip(self.stack.labels, self.stack.weights, strict=True))
                 ),
             )
+        if self.draw_selection is not None and self.draw_selection.step > 1:
+            dataset.attrs["draws"] = self.draw_selection.statement()
+            dataset.attrs["monte_carlo_error"] = self.draw_selection.error_statement(self.interval_prob)
         if self.interval_kernels:
             dataset.attrs["estimate_interval"] = (
                 f"delta-method interval of probability {self.interval_prob:g} under the Gaussian approximation of "
@@ -650,13 +675,16 @@ class Predictor:
         )
 
 
-def _result_kernels(result: xr.DataTree, info: ResultInfo, interval_prob: float):
-    """(kernels, delta-method interval kernels) of a fitted result: its draws and every stored point estimate."""
+def _result_kernels(result: xr.DataTree, info: ResultInfo, interval_prob: float, draws: PredictionDraws):
+    """(kernels, delta-method interval kernels, draw selection) of a result: its draws and every point estimate."""
     model = info.model
     kernels: dict[str, ClassProbaKernel] = {}
     has_draws = "posterior" in result
+    selection = None
     if has_draws:
-        kernels["class_proba"] = model.class_proba_kernel(result["posterior"].to_dataset())
+        thin = draws == "auto" and model.predicts_from_effective_draws
+        posterior, selection = select_draws(result["posterior"].to_dataset(), thin=thin)
+        kernels["class_proba"] = model.class_proba_kernel(posterior)
     interval_kernels = {}
     for group in result.children:
         if group.startswith("point_estimate_"):
@@ -673,7 +701,7 @@ def _result_kernels(result: xr.DataTree, info: ResultInfo, interval_prob: float)
                 interval_kernels[f"class_proba_{kind}"] = bounds
     if not has_draws:
         kernels = {"class_proba": kernels[f"class_proba_{info.method}"], **kernels}
-    return kernels, interval_kernels
+    return kernels, interval_kernels, selection
 
 
 def _stack_kernels(result: xr.DataTree):
