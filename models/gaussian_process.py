@@ -131,6 +131,7 @@ from bayesclass.models._kernels import (
     kernel_matrices,
     kernel_matrix,
     spectral_density,
+    stationary_matrices,
 )
 from bayesclass.models._laplace import (
     LaplaceFit,
@@ -1468,13 +1469,18 @@ class LatentGaussianProcess(ClassifierModel):
     ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
         r"""Exact-GP draws with their own hyperparameters: :math:`f_* \mid \mathbf z_s, \theta_s` for every draw s.
 
-        Per draw, :math:`K_s = L_s L_s^\top` (one Cholesky factor) and :math:`L_s^{-1}` (LAPACK ``dtrtri``), then
-        :math:`V = L_s^{-1} K_s(X, X_*)` over every row at once (BLAS-3 ``dtrmm``: three times the speed of a
-        triangular solve ``dtrsm`` here), the mean :math:`V^\top L_s^{-1} \mathbf z_s` and the variance
-        :math:`a_s^2 + c_s^2 - \sum_i V_{ij}^2`. The kernels and factors of a block of draws are batched
-        (:func:`~bayesclass.models._kernels.kernel_matrices`, stacked Cholesky); blocks of draws run on the usable
-        cores (:func:`_draw_blocks`), one BLAS thread each. Memory: one block's ``draws x n x (n + rows)`` floats per
-        core, within :data:`PREDICTION_BLOCK_BYTES`.
+        Per draw, :math:`K_s = L_s L_s^\top` (one Cholesky factor) and :math:`L_s^{-1}` (LAPACK ``dtrtri``); with
+        :math:`K_s(X, X_*) = c_s^2 \mathbf 1 \mathbf 1^\top + a_s^2 E_s` (:math:`E_s` the unit stationary kernel),
+        :math:`V = L_s^{-1} K_s(X, X_*) = G + c_s^2 \mathbf w \mathbf 1^\top`, where :math:`G = a_s^2 L_s^{-1} E_s`
+        is one BLAS-3 ``dtrmm`` over every row (three times the speed of a triangular solve here) and
+        :math:`\mathbf w = L_s^{-1} \mathbf 1`. With :math:`\mathbf u = L_s^{-1} \mathbf z_s` the mean is
+        :math:`V^\top \mathbf u = G^\top \mathbf u + c_s^2\, \mathbf w^\top \mathbf u` and the variance
+        :math:`a_s^2 + c_s^2 - \lVert V_{\cdot j} \rVert^2`, :math:`\lVert V_{\cdot j} \rVert^2 =
+        \lVert G_{\cdot j} \rVert^2 + 2 c_s^2\, \mathbf w^\top G_{\cdot j} + c_s^4 \lVert \mathbf w \rVert^2`.
+        The kernels and factors of a block of draws are batched
+        (:func:`~bayesclass.models._kernels.stationary_matrices`, stacked Cholesky); blocks of draws run on the
+        usable cores (:func:`_draw_blocks`), one BLAS thread each. Memory: one block's ``draws x n x (n + rows)``
+        floats per core, within :data:`PREDICTION_BLOCK_BYTES`.
         """
         n, n_draws = x.shape[0], latent.shape[0]
         blas, lapack = scipy.linalg.blas, scipy.linalg.lapack
@@ -1485,24 +1491,22 @@ class LatentGaussianProcess(ClassifierModel):
             block_size = max(1, min(PREDICTION_BLOCK_DRAWS, PREDICTION_BLOCK_BYTES // (8 * n * (n + rows))))
 
             def block(draws: slice) -> None:
-                hyper = {
-                    "lengthscales": lengthscale[draws],
-                    "amplitudes": amplitude[draws],
-                    "constants": constant[draws],
-                    "kernel": self.kernel,
-                }
-                training = kernel_matrices(x, x, **hyper)
+                hyper = {"lengthscales": lengthscale[draws], "kernel": self.kernel}
+                training = kernel_matrices(x, x, amplitudes=amplitude[draws], constants=constant[draws], **hyper)
                 training[:, range(n), range(n)] += self.jitter * amplitude[draws, np.newaxis] ** 2
                 factors = np.linalg.cholesky(training)  # (block, n, n), C order: factors[b].T is L' in Fortran order
-                cross = kernel_matrices(features, x, **hyper)  # (block, rows, n): cross[b].T is (n, rows) Fortran
+                unit = stationary_matrices(features, x, **hyper)  # (block, rows, n): unit[b].T is (n, rows) Fortran
                 for offset, draw in enumerate(range(*draws.indices(n_draws))):  # BLAS-3 over every row, per draw
                     inverse, info = lapack.dtrtri(factors[offset].T, lower=0, overwrite_c=1)  # (L')^-1 = (L^-1)'
                     if info != 0:  # a zero pivot: K_s is singular within the jitter
                         raise np.linalg.LinAlgError(f"the training covariance of draw {draw} is singular")
-                    solved = blas.dtrmm(1.0, inverse, cross[offset].T, lower=0, trans_a=1, overwrite_b=1)
-                    mean[:, draw] = (inverse.T @ latent[draw]) @ solved
-                    explained = np.einsum("ij,ij->j", solved, solved)
-                    variance[:, draw] = amplitude[draw] ** 2 + constant[draw] ** 2 - explained
+                    a2, c2 = amplitude[draw] ** 2, constant[draw] ** 2
+                    solved = blas.dtrmm(a2, inverse, unit[offset].T, lower=0, trans_a=1, overwrite_b=1)  # G
+                    w, u = (inverse.T @ np.column_stack([np.ones(n), latent[draw]])).T  # L^-1 1, L^-1 z
+                    projected = np.stack([w, u]) @ solved  # (2, rows): w'G, u'G
+                    explained = np.einsum("ij,ij->j", solved, solved) + 2.0 * c2 * projected[0] + c2**2 * (w @ w)
+                    mean[:, draw] = projected[1] + c2 * (w @ u)
+                    variance[:, draw] = a2 + c2 - explained
 
             _draw_blocks(block, n_draws, block_size)
             np.maximum(variance, 0.0, out=variance)

@@ -222,7 +222,7 @@ def test_progress_bar_over_rows_on_a_terminal(fitted, tmp_path, capsys, monkeypa
 
     from rich.console import Console
 
-    from bayesclass.inference.prediction import writers
+    from bayesclass.inference.prediction import progress as writers
 
     run_file, _, _ = fitted
     new = write_rows(tmp_path / "new.csv", synthetic_rows(25, seed=8))

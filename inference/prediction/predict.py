@@ -37,6 +37,7 @@ from bayesclass.inference._memory import format_bytes, largest_fitting, require_
 from bayesclass.inference.engines.fit import model_inputs
 from bayesclass.inference.prediction.decisions import LossMatrix, decide
 from bayesclass.inference.prediction.draws import PREDICTION_DRAWS, DrawSelection, PredictionDraws, select_draws
+from bayesclass.inference.prediction.progress import PREDICTION_PROGRESS_DELAY, progress_over_rows
 from bayesclass.inference.prediction.tiles import (
     draw_log_mean_exp,
     draw_mean,
@@ -81,6 +82,7 @@ def predict(
     keep_draws: bool | None = None,
     missing: MissingPolicy | None = None,
     draws: PredictionDraws = "auto",
+    progress: bool = True,
 ) -> xr.Dataset:
     """Class probabilities of the rows of ``X`` under every estimate stored in ``result``.
 
@@ -120,6 +122,10 @@ def predict(
         draw (the latent GP: one n x n factor per draw) uses every k-th draw of each chain, about as many as the
         posterior's effective sample size (:mod:`bayesclass.inference.prediction.draws`; the ``draws`` and
         ``monte_carlo_error`` attrs say which and how precise); ``"all"``: every draw.
+    progress : bool, default True
+        A progress bar over the rows on standard error (a terminal or a notebook) once the prediction has taken
+        more than :data:`~bayesclass.inference.prediction.progress.PREDICTION_PROGRESS_DELAY` (1 s); False draws
+        nothing.
 
     Returns
     -------
@@ -166,8 +172,15 @@ def predict(
         names = predictor.info.feature_names
         X, complete = table_rows(X, feature_names=names, category_names=data.category_names, missing="drop")
         X = X if complete is None else _complete_rows(X, complete)
-    predictor.require_memory(_n_rows(X))
-    tiles = [output for _, output in predictor.tiles([X], workers=workers)]  # per-row arrays: one Dataset at the end
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True or False, got {progress!r}")
+    n_rows = _n_rows(X)
+    predictor.require_memory(n_rows)
+    tiles = []  # per-row arrays: one Dataset at the end
+    with progress_over_rows(n_rows or 1, hide=not progress, delay=PREDICTION_PROGRESS_DELAY) as advance:
+        for _, output in predictor.tiles([X], workers=workers):
+            tiles.append(output)
+            advance(len(output["class_proba"]))
     output = {name: np.concatenate([tile[name] for tile in tiles], axis=0) for name in tiles[0]}
     if complete is not None:  # every input row, NaN where a feature is blank
         output = {name: _spread(values, complete) for name, values in output.items()}

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +30,7 @@ import numpy as np
 
 from bayesclass.data.arguments import spelled
 from bayesclass.data.csvfile import CSV_CHUNK_ROWS
+from bayesclass.inference.prediction.progress import progress_over_rows
 from bayesclass.inference.result import data_result, result_info
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "csv_cells",
     "prediction_columns",
     "prediction_header",
-    "progress_over_rows",
     "write_predictions",
 ]
 
@@ -521,72 +520,6 @@ class DrawsFile:
         self.dataset["class_proba_draws"][:, :, start:stop, :] = values
         self.dataset["obs"][start:stop] = np.arange(start, stop) if positions is None else positions
         self.rows = stop
-
-
-def _progress_console():
-    """The console of the progress bar: stderr (stdout keeps the summary line)."""
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-@contextlib.contextmanager
-def progress_over_rows(total: int, *, hide: bool = False) -> Iterator[Callable[[int], None]]:
-    """A progress bar over rows (rich) on a terminal, yielding ``advance(n)``.
-
-    With ``hide`` or when stderr is not a terminal (a log file, a pipe), nothing is drawn. On an error the bar
-    is cleared, so that the error is the one line left.
-
-    Parameters
-    ----------
-    total : int
-        Rows in all.
-    hide : bool, default False
-        Draw nothing.
-
-    Yields
-    ------
-    callable
-        ``advance(n)``: ``n`` more rows are done.
-    """
-    console = None if hide else _progress_console()
-    if console is None or not console.is_terminal:
-        yield lambda n: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("predicting"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("rows"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    ) as progress:
-        task = progress.add_task("rows", total=max(total, 1))
-        done = 0
-
-        def advance(n: int) -> None:
-            nonlocal done
-            done += n
-            if done > total:  # the total was counted from lines: a cell with a line break makes it low
-                progress.update(task, total=done)
-            progress.update(task, completed=done)
-
-        try:
-            yield advance
-        except BaseException:
-            progress.live.transient = True
-            raise
-        progress.update(task, total=max(done, 1), completed=done)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,13 @@ _IRIS = bc.load("iris")
 
 #: (positional arguments, keyword arguments, exception type, fragment of its message)
 COMPARE_MODELS_CASES = [
-    (("iris",), {}, TypeError, "data must be a bayesclass Dataset (bayesclass.load) or a pandas DataFrame with its class column target='COLUMN', got str"),
+    (
+        ("iris",),
+        {},
+        TypeError,
+        "data must be a bayesclass Dataset (bayesclass.load) or a pandas DataFrame with its class column "
+        "target='COLUMN', got str",
+    ),
     ((_IRIS, "svm"), {}, ValueError, "families='svm': unknown family 'svm'; give 'all' or a comma-separated list"),
     ((_IRIS, ["logistic", 3]), {}, TypeError, "families must be 'all' or names among"),
     ((_IRIS, ""), {}, ValueError, "families=''"),
