@@ -1364,6 +1364,11 @@ def _diagnose(args: argparse.Namespace) -> None:
         raise UsageError(error) from None
     print(report)
     print(report.table.to_string(na_rep="n/a"))  # n/a: not computable, or no mean of a latent block's row
+    if report.table is not report.element_table:
+        print(
+            "(a latent block's row: its worst values over its elements, how many fail r_hat or ESS and where r_hat is "
+            "largest and ESS smallest; --full lists every element)"
+        )
     _strict(args, {str(args.run): report})
 
 
