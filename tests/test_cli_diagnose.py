@@ -77,6 +77,21 @@ def test_compare_leaves_no_blank_lines_where_the_progress_bar_was(capsys):
     assert captured.out.splitlines()[0].startswith("seed004_gp: 36 training")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("model", [("--model", "all"), ("--model", "logistic", "--backend", "pymc")], ids=str)
+def test_compare_of_every_family_or_by_pymc_leaves_no_blank_lines(model, capsys):
+    """The issue's four blank lines: one per family's bar (blackjax's three, the GP's Gibbs); PyMC's own bar drew its
+    final table and blank lines on standard output."""
+    data = ("--data", "seed004_gp", "--rows", "60", "--draws", "200", "--tune", "200", "--chains", "2", "--seed", "1")
+    assert run("compare", *model, *data) == 0
+    captured = capsys.readouterr()
+    assert "\n\n" not in "\n" + captured.err  # no blank line among the notes and warnings
+    blank = [not line.strip() for line in captured.out.splitlines()]
+    assert not any(a and b for a, b in zip(blank, blank[1:], strict=False)), captured.out
+    assert captured.out.splitlines()[0].startswith("seed004_gp: 36 train")
+    assert "Progress" not in captured.out
+
+
 def test_the_sampling_progress_bar_is_drawn_on_a_terminal_and_cleared(monkeypatch):
     terminal = io.StringIO()
     monkeypatch.setattr(_blackjax, "_progress_console", lambda: Console(file=terminal, force_terminal=True))
