@@ -389,7 +389,7 @@ def condensed_table(table: pd.DataFrame, posterior: xr.Dataset, shown: tuple[str
     element; each other variable, a latent block such as a latent GP's ``latent`` (one element per training row),
     becomes one row labelled ``name (n elements)`` that holds its worst values: the largest r_hat, MCSE of the mean
     and of the sd, the smallest bulk and tail ESS (NaN where any element's is undefined, as in the verdict), and no
-    mean, sd or interval (NaN). Four columns are added to every row: ``elements`` (1 for an element's own row),
+    mean, sd or interval (NaN). Five columns are added to every row: ``elements`` (1 for an element's own row),
     ``r_hat_failing`` and ``ess_failing`` (how many elements have r_hat above :data:`MAX_R_HAT` or bulk or tail
     ESS below :data:`MIN_ESS`, an undefined value counted as failing, as the verdict counts it),
     ``worst_element`` (the block's element of the largest r_hat) and ``lowest_ess_element`` (its element of the
