@@ -524,8 +524,17 @@ def _add_check_command(commands) -> None:
 
 
 def _add_diagnose_command(commands) -> None:
-    diagnose = commands.add_parser("diagnose", help="convergence verdict of a saved NUTS result")
-    diagnose.add_argument("--run", required=True, type=Path)
+    diagnose = commands.add_parser(
+        "diagnose",
+        help="convergence verdict of a saved result's posterior draws, with its r_hat / ESS table",
+        description="The convergence verdict of a saved result's draws, then ArviZ's table of r_hat, ESS and MCSE. A "
+        "latent block (a latent GP's value at every training row) is one row of its worst values, how many of its "
+        "elements fail and which is worst; the verdict is judged on every element all the same.",
+    )
+    diagnose.add_argument("--run", required=True, type=Path, help="the saved result (.nc) whose draws to diagnose")
+    diagnose.add_argument(
+        "--full", action="store_true", help="list every parameter element, a latent block's too (one row each)"
+    )
     diagnose.set_defaults(command=_diagnose, name="diagnose")
 
 
@@ -1364,11 +1373,16 @@ def _diagnose(args: argparse.Namespace) -> None:
     from bayesclass.inference import load as load_result
 
     try:
-        report = diagnose(load_result(args.run))
+        report = diagnose(load_result(args.run), full=args.full)
     except ValueError as error:
         raise UsageError(error) from None
     print(report)
-    print(report.table.to_string())
+    print(report.table.to_string(na_rep="n/a"))  # n/a: not computable, or no mean of a latent block's row
+    if report.table is not report.element_table:
+        print(
+            "(a latent block's row: its worst values over its elements, how many fail r_hat or ESS and where r_hat is "
+            "largest and ESS smallest; --full lists every element)"
+        )
     _strict(args, {str(args.run): report})
 
 

@@ -446,8 +446,10 @@ class ClassifierModel(abc.ABC):
 
     #: registry name, also the CLI's ``--model`` value
     name: ClassVar[str]
-    #: the parameters comparison tables show, one row per element (None: all of them); a family
-    #: with one parameter per training row (a latent GP) lists its hyperparameters
+    #: the parameters comparison tables, the forest plot and the convergence table show, one row per element (None:
+    #: all of them); a family with one parameter per training row (a latent GP) lists its hyperparameters. Every
+    #: other posterior variable is a latent block: the convergence table (``diagnose``, the report) shows it as one
+    #: row of its worst values, and ``diagnose(result, full=True)`` lists its elements
     summary_parameter_names: ClassVar[tuple[str, ...] | None] = None
     #: how :func:`bayesclass.inference.engines.fit` presents categorical columns to the family: ``"native"`` (as level
     #: codes, for a family that models them, or refuses them in ``check_training_data``) or ``"treatment"``

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from bayesclass.data.arguments import spelled
 from bayesclass.inference.evaluation import report_data as rd
 from bayesclass.reports import figures
 from bayesclass.reports.labels import SCORE_COLUMNS, estimate_label
@@ -492,29 +493,45 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
     convergence = run.convergence
     if convergence is None:
         return None
-    table = convergence.table
-    worst = table.sort_values("r_hat", ascending=False).index[:10].tolist()
-    worst += [name for name in table.sort_values("ess_bulk").index if name not in worst][: 20 - len(worst)]
-    shown = table.loc[worst] if len(table) > 20 else table
+    table = convergence.table  # every element: the counts
+    readable = table if convergence.summary_table is None else convergence.summary_table
+    latent = readable[~readable.index.isin(table.index)]  # one row of worst values per latent block
+    elements = readable[readable.index.isin(table.index)]
+    worst = elements.sort_values("r_hat", ascending=False).index[:10].tolist()
+    worst += [name for name in elements.sort_values("ess_bulk").index if name not in worst][: 20 - len(worst)]
+    shown = elements.loc[worst] if len(elements) > 20 else elements
     columns = ("mean", "sd", "r_hat", "ess_bulk", "ess_tail", "mcse_mean")
     rows = tuple(
         (str(name), *(number(row[column], ".4g" if column != "r_hat" else ".4f") for column in columns))
         for name, row in shown.iterrows()
+    ) + tuple(
+        (str(name), "-", "-", *(number(row[column], ".4g" if column != "r_hat" else ".4f") for column in columns[2:]))
+        for name, row in latent.iterrows()
     )
     max_r_hat, min_ess = convergence.max_r_hat, convergence.min_ess
     high_r_hat = int((table["r_hat"] > max_r_hat).sum())
     low_ess = int(((table["ess_bulk"] < min_ess) | (table["ess_tail"] < min_ess)).sum())
     undefined = {name: int(table[column].isna().sum()) for name, column in (("r_hat", "r_hat"), ("ESS", "ess_bulk"))}
     not_available = "".join(f", {count} with {name} not available (n/a)" for name, count in undefined.items() if count)
+    which = (
+        f"the worst {len(shown)} of {len(elements)} parameter elements by r_hat and bulk ESS"
+        if len(elements) > 20
+        else ""
+    )
+    if len(latent):
+        which = f"{which or 'the elements of ' + ', '.join(convergence.parameter_names)}, then one row per latent block"
     caption = (
         f"Rank-normalised split r_hat (<= {max_r_hat}), bulk and tail ESS (>= {min_ess}) and the MCSE of the mean, "
-        "from arviz_stats"
-        + (
-            f"; the worst {len(shown)} of {len(table)} parameter elements by r_hat and bulk ESS"
-            if len(table) > 20
-            else ""
-        )
+        "from arviz_stats" + (f"; {which}" if which else "")
     )
+    block_notes = "".join(
+        f" {name}: its worst values over its elements (largest r_hat and MCSE, smallest ESS; no mean or sd); "
+        f"{row['r_hat_failing']} with r_hat > {max_r_hat} or n/a (largest at {row['worst_element']}), "
+        f"{row['ess_failing']} with bulk or tail ESS < {min_ess} or n/a (smallest at {row['lowest_ess_element']})."
+        for name, row in latent.iterrows()
+    )
+    if len(latent):
+        block_notes += f" Every element's row: diagnose with {spelled('full', True)}."
     blocks: list = []
     alerts: tuple[str, ...] = ()
     if convergence.independent:  # independent exact draws: nothing to converge
@@ -535,7 +552,7 @@ def convergence_section(run: rd.RunEvaluation) -> Section | None:
             ("parameter", *columns),
             rows,
             note=f"{len(table)} parameter elements: {high_r_hat} with r_hat > {max_r_hat}, {low_ess} with bulk or "
-            f"tail ESS < {min_ess}{not_available}.",
+            f"tail ESS < {min_ess}{not_available}.{block_notes}",
         )
     )
     blocks.append(

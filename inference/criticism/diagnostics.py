@@ -25,6 +25,15 @@ family's own :meth:`~bayesclass.models.base.ClassifierModel.convergence_advice`.
 
 The summary table is computed variable by variable: ``arviz_stats.summary`` (1.3.3) mislabels the rows of a
 Dataset that mixes the dims ``(class)`` and ``(feature, class)``.
+
+The table a person reads (:attr:`ConvergenceReport.table`) is condensed where the family declares latent blocks:
+the posterior variables outside its
+:attr:`~bayesclass.models.base.ClassifierModel.summary_parameter_names` (a latent GP's ``latent``, one element per
+training row, or its HSGP ``basis_weight``) are one row each, with their worst values, how many of their elements
+fail and which element is worst (:func:`condensed_table`); the hyperparameters keep a row per element.
+``diagnose(result, full=True)`` (``bayesclass diagnose --full``) gives every element's row. The verdict is computed
+from every element either way (:attr:`ConvergenceReport.element_table`): condensing changes what is shown, never
+what is judged.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import numpy as np
 
 from bayesclass._lazy import lazy_import
 from bayesclass.data.arguments import spelled
+from bayesclass.data.constraints import Boolean
 from bayesclass.inference.criticism.unavailable import (
     MIN_CHAINS_R_HAT,
     MIN_DRAWS_PER_CHAIN,
@@ -62,6 +72,7 @@ __all__ = [
     "MIN_BFMI",
     "MAX_REPEATS",
     "MIN_ESS",
+    "condensed_table",
     "convergence_advice",
     "convergence_table",
     "diagnose",
@@ -100,8 +111,12 @@ class ConvergenceReport:
     failures : tuple of str
         One message per failed threshold (empty when ``passed``).
     table : pandas.DataFrame
-        ArviZ's full summary table (``arviz_stats.summary``, 89% equal-tailed intervals), one row per element,
-        summarised variable by variable.
+        The table to read: ArviZ's summary table (``arviz_stats.summary``, 89% equal-tailed intervals), one row per
+        parameter element, condensed to one row per latent block where the family declares such blocks
+        (:func:`condensed_table`); every element's row with ``diagnose(result, full=True)``.
+    element_table : pandas.DataFrame
+        ArviZ's summary table with one row per parameter element, summarised variable by variable: what the
+        verdict and the worst values are computed from (``table`` itself with ``full=True``).
     failed_checks : tuple of str
         The names (:data:`CHECKS`) of the failed checks, in the order of ``failures``.
     notes : tuple of str
@@ -128,6 +143,7 @@ class ConvergenceReport:
     passed: bool
     failures: tuple[str, ...]
     table: pd.DataFrame
+    element_table: pd.DataFrame
     failed_checks: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
@@ -153,13 +169,17 @@ class ConvergenceReport:
         return "\n".join(lines)
 
 
-def diagnose(result: xr.DataTree) -> ConvergenceReport:
+def diagnose(result: xr.DataTree, *, full: bool = False) -> ConvergenceReport:
     """Diagnose the posterior draws of a result (see the module docstring for the checks and the advice).
 
     Parameters
     ----------
     result : xarray.DataTree
         A fitted result with a ``posterior`` group (and, for NUTS, a ``sample_stats`` group).
+    full : bool, default False
+        Whether :attr:`ConvergenceReport.table` has a row for every parameter element. By default a latent block
+        that the family declares (a latent GP's ``latent``, one element per training row) is one row of its
+        worst values (:func:`condensed_table`). The verdict is computed from every element either way.
 
     Returns
     -------
@@ -170,7 +190,10 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
     ------
     ValueError
         The result has no posterior draws (a point estimate).
+    InvalidValueError
+        ``full`` is not True or False.
     """
+    full = Boolean().check(full, argument="full")
     info = result_info(result)
     if "posterior" not in result:
         raise ValueError(
@@ -223,6 +246,7 @@ def diagnose(result: xr.DataTree) -> ConvergenceReport:
         mcse,
         not failed,
         tuple(dict.fromkeys(message for _, message in failed)),  # one message per unavailable statistic
+        table if full else condensed_table(table, posterior, info.model.summary_parameter_names),
         table,
         failed_checks=names,
         notes=tuple(notes.values()),
@@ -355,6 +379,76 @@ def convergence_table(posterior: xr.Dataset) -> pd.DataFrame:
         for name in labelled.data_vars
     ]
     return pd.concat(tables)
+
+
+def condensed_table(table: pd.DataFrame, posterior: xr.Dataset, shown: tuple[str, ...] | None) -> pd.DataFrame:
+    """The summary table with one row per latent block: the variables of ``posterior`` not in ``shown``.
+
+    The variables in ``shown`` (the family's
+    :attr:`~bayesclass.models.base.ClassifierModel.summary_parameter_names`, its hyperparameters) keep one row per
+    element; each other variable, a latent block such as a latent GP's ``latent`` (one element per training row),
+    becomes one row labelled ``name (n elements)`` that holds its worst values: the largest r_hat, MCSE of the mean
+    and of the sd, the smallest bulk and tail ESS (NaN where any element's is undefined, as in the verdict), and no
+    mean, sd or interval (NaN). Five columns are added to every row: ``elements`` (1 for an element's own row),
+    ``r_hat_failing`` and ``ess_failing`` (how many elements have r_hat above :data:`MAX_R_HAT` or bulk or tail
+    ESS below :data:`MIN_ESS`, an undefined value counted as failing, as the verdict counts it),
+    ``worst_element`` (the block's element of the largest r_hat) and ``lowest_ess_element`` (its element of the
+    smallest bulk or tail ESS); an element's own row leaves the two names empty.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The summary table with one row per element (:func:`convergence_table` of ``posterior``).
+    posterior : xarray.Dataset
+        The draws the table summarises, its variables in the table's order.
+    shown : tuple of str or None
+        The variables shown element by element (None: all of them, and ``table`` is returned as it is).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of ``shown`` in order, then one row per latent block; ``table`` itself where there is no block.
+    """
+    blocks = [str(name) for name in posterior.data_vars if shown is not None and name not in shown]
+    if not blocks:
+        return table
+    draws = int(posterior.sizes["chain"]) * int(posterior.sizes["draw"])
+    variables = np.repeat([str(name) for name in posterior.data_vars], [v.size // draws for v in posterior.values()])
+    r_hat_fails = ~(table["r_hat"] <= MAX_R_HAT)  # NaN fails, as in the verdict
+    ess_fails = ~((table["ess_bulk"] >= MIN_ESS) & (table["ess_tail"] >= MIN_ESS))
+    lowest_ess = table[["ess_bulk", "ess_tail"]].min(axis=1, skipna=False)
+    rows = table[~np.isin(variables, blocks)].assign(
+        elements=1,
+        r_hat_failing=r_hat_fails.astype(int),
+        ess_failing=ess_fails.astype(int),
+        worst_element="",
+        lowest_ess_element="",
+    )
+    summaries = {}
+    for name in blocks:  # a handful of variables, each reduced column by column
+        within = variables == name
+        block = table[within]
+        worst: dict[str, object] = dict.fromkeys(table.columns, np.nan)  # no mean, sd or interval of a block
+        worst.update({column: _worst(block[column], np.max) for column in ("r_hat", "mcse_mean", "mcse_sd")})
+        worst.update({column: _worst(block[column], np.min) for column in ("ess_bulk", "ess_tail")})
+        worst.update(
+            elements=len(block),
+            r_hat_failing=int(r_hat_fails[within].sum()),
+            ess_failing=int(ess_fails[within].sum()),
+            worst_element=_first_worst(block["r_hat"], largest=True),
+            lowest_ess_element=_first_worst(lowest_ess[within], largest=False),
+        )
+        summaries[f"{name} ({len(block)} elements)"] = worst
+    return pd.concat([rows, pd.DataFrame.from_dict(summaries, orient="index")])
+
+
+def _first_worst(column: pd.Series, *, largest: bool) -> str:
+    """The label of the worst value of ``column``: an undefined one (NaN) first, else the largest or smallest."""
+    values = column.to_numpy(dtype=float)
+    undefined = np.flatnonzero(np.isnan(values))
+    if undefined.size:
+        return str(column.index[undefined[0]])
+    return str(column.index[np.argmax(values) if largest else np.argmin(values)])
 
 
 def _tree_depth_hits(stats: xr.Dataset | None) -> int:

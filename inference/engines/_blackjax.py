@@ -515,20 +515,28 @@ def jax_block(value) -> None:
     jax.block_until_ready(value)
 
 
+def _progress_console():
+    """The console of the sampling progress bar: standard error (standard output keeps the results)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
 class _Progress:
     """A rich progress bar over warm-up and sampling segments, or Gibbs sweeps (nothing when disabled).
 
-    It draws on standard error: standard output carries the results (``bayesclass fit`` printed a blank line there
-    when the bar stopped).
+    It draws on standard error, and only where that is a terminal: standard output carries the results
+    (``bayesclass fit`` printed a blank line there when the bar stopped), and rich ends a bar on a file or pipe with
+    a blank line and nothing else (``bayesclass compare`` left one per fit).
     """
 
     def __init__(self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)") -> None:
         self._bar = None
-        if enabled:
-            from rich.console import Console
+        console = _progress_console() if enabled else None
+        if console is not None and console.is_terminal:
             from rich.progress import Progress
 
-            self._bar = Progress(transient=True, console=Console(stderr=True))
+            self._bar = Progress(transient=True, console=console)
             self._task = self._bar.add_task(label, total=total)
             self._bar.start()
 

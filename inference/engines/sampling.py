@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -421,7 +422,9 @@ def _sample_pymc(model: pm.Model, *, var_names, settings: SamplerSettings, rando
             random_seed=random_seed,
             target_accept=settings.target_accept,
             nuts_sampler="pymc",
-            progressbar=settings.progressbar,
+            # PyMC's bar draws on standard output, which carries the results: on a file or pipe it would leave its
+            # final table and blank lines among them
+            progressbar=settings.progressbar and sys.stdout.isatty(),
             compute_convergence_checks=False,
             var_names=list(var_names),
             model=model,

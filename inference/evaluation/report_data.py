@@ -215,6 +215,10 @@ class Convergence:
         The checks that cannot be computed from these draws, with why (each one fails the verdict).
     figures_unavailable : tuple of Unavailable, default ()
         The chain figures that cannot be drawn from these draws (rank plots of one chain), with why.
+    summary_table : pandas.DataFrame or None, default None
+        The rows to read: the summary parameters' elements and one row of worst values per latent block
+        (:func:`~bayesclass.inference.criticism.diagnostics.condensed_table`; ``table`` itself where there is no
+        block); None: ``table``.
     """
 
     independent: bool
@@ -231,6 +235,7 @@ class Convergence:
     parameter_names: tuple[str, ...]
     unavailable: tuple[Unavailable, ...] = ()
     figures_unavailable: tuple[Unavailable, ...] = ()
+    summary_table: Any = None  # pandas.DataFrame
 
 
 @dataclass(frozen=True)

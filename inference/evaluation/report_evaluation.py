@@ -23,7 +23,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.data.arguments import spelled
-from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, diagnose
+from bayesclass.inference.criticism.diagnostics import MAX_R_HAT, MIN_ESS, condensed_table, diagnose
 from bayesclass.inference.criticism.loo import PARETO_K_LIMIT, LooSummary, LooUnavailable, compare, loo
 from bayesclass.inference.criticism.predictive_checks import posterior_predictive_check
 from bayesclass.inference.criticism.unavailable import (
@@ -635,8 +635,10 @@ def _value_text(value: object) -> str:
 def convergence(result, info: ResultInfo, report=None) -> rd.Convergence:
     """r_hat, ESS and MCSE per parameter element, the verdict, advice, sampler statistics and summary draws.
 
-    The advice is the verdict's (computed from what failed, the method and the family); the draws are those of
-    the family's summary parameters. ``report`` is the verdict (:func:`diagnose`) where already computed.
+    The table has every element's row, the summary table one row of worst values per latent block (the variables
+    outside the family's summary parameters) beside the summary parameters' elements. The advice is the verdict's
+    (computed from what failed, the method and the family); the draws are those of the family's summary parameters.
+    ``report`` is the verdict (:func:`diagnose`) where already computed.
     """
     report = diagnose(result) if report is None else report
     stats = result["sample_stats"].to_dataset() if "sample_stats" in result.children else None
@@ -649,7 +651,7 @@ def convergence(result, info: ResultInfo, report=None) -> rd.Convergence:
         passed=report.passed,
         failures=report.failures,
         worst=str(report).split("\n")[1].strip(),
-        table=report.table,
+        table=report.element_table,
         max_r_hat=MAX_R_HAT,
         min_ess=MIN_ESS,
         advice=report.advice,
@@ -659,6 +661,7 @@ def convergence(result, info: ResultInfo, report=None) -> rd.Convergence:
         parameter_names=names,
         unavailable=report.unavailable,
         figures_unavailable=chain_figures_unavailable(posterior),
+        summary_table=condensed_table(report.element_table, posterior, shown),
     )
 
 

@@ -400,7 +400,7 @@ def test_every_row_of_the_convergence_table_is_labelled_with_its_own_element(cas
     must give each element's own mean under its own label (multiclass logistic on iris: 3 classes x 4 features)."""
     result = _tiny_fit(case)
     with np.errstate(all="ignore"):
-        table = diagnose(result).table
+        table = diagnose(result, full=True).table  # every element (a latent GP's block condensed otherwise)
     expected = _element_means(result["posterior"].to_dataset())
     assert list(table.index) == list(expected)
     np.testing.assert_allclose(table["mean"].to_numpy(), list(expected.values()), rtol=1e-9, atol=1e-12)
