@@ -43,8 +43,12 @@ __all__ = [
 
 Link = Literal["logit", "probit"]
 
-#: Gauss-Hermite nodes and weights for E[sigmoid(z)], z ~ N(mu, s^2)
-_HERMITE_NODES, _HERMITE_WEIGHTS = np.polynomial.hermite.hermgauss(64)
+#: (largest latent sd, Gauss-Hermite nodes and weights) for E[sigmoid(z)], z ~ N(mu, s^2): fewer nodes where the latent's sd is small,
+#: where they are as exact (the largest error over means in [-15, 15] against adaptive quadrature: 2e-15 for 16
+#: nodes at sd 0.5, 1e-13 for 32 at sd 1); 64 nodes above (9e-11 at sd 2, 1.4e-7 at sd 3, 5e-5 at sd 5)
+_HERMITE_RULES = tuple(
+    (largest_sd, *np.polynomial.hermite.hermgauss(nodes)) for largest_sd, nodes in ((0.5, 16), (1.0, 32), (np.inf, 64))
+)
 #: values per block of the Gauss-Hermite average: a (block x 64 nodes) array of 8 MB at most
 _QUADRATURE_BLOCK = 16_384
 
@@ -96,8 +100,8 @@ def bernoulli_third_derivative(eta: np.ndarray, y: np.ndarray, link: Link) -> np
 def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarray:
     """``E[g^-1(f)]`` for ``f ~ N(mean, variance)``.
 
-    ``Phi(mean / sqrt(1 + variance))`` for the probit link (exact), 64-point Gauss-Hermite quadrature for the
-    logistic (seed 004, GPML eq 3.25).
+    ``Phi(mean / sqrt(1 + variance))`` for the probit link (exact), Gauss-Hermite quadrature for the logistic
+    (seed 004, GPML eq 3.25): 16, 32 or 64 nodes by the latent's sd (``_HERMITE_RULES``).
     """
     if link == "probit":
         return scipy.special.ndtr(mean / np.sqrt(1.0 + variance))
@@ -105,11 +109,14 @@ def link_average(mean: np.ndarray, variance: np.ndarray, link: Link) -> np.ndarr
         return scipy.special.expit(mean)
     mean, scale = np.broadcast_arrays(np.asarray(mean, dtype=float), np.sqrt(2.0 * np.asarray(variance, dtype=float)))
     flat_mean, flat_scale = mean.reshape(-1), scale.reshape(-1)
+    rule = np.searchsorted([largest for largest, _, _ in _HERMITE_RULES], flat_scale / np.sqrt(2.0))
     average = np.empty(flat_mean.size)
-    for start in range(0, flat_mean.size, _QUADRATURE_BLOCK):  # blocks bound the (values x nodes) array
-        block = slice(start, start + _QUADRATURE_BLOCK)
-        z = flat_mean[block, np.newaxis] + flat_scale[block, np.newaxis] * _HERMITE_NODES
-        average[block] = scipy.special.expit(z, out=z) @ _HERMITE_WEIGHTS
+    for index, (_, nodes, weights) in enumerate(_HERMITE_RULES):  # each value by the fewest nodes exact for its sd
+        where = np.flatnonzero(rule == index)
+        for start in range(0, where.size, _QUADRATURE_BLOCK):  # blocks bound the (values x nodes) array
+            block = where[start : start + _QUADRATURE_BLOCK]
+            z = flat_mean[block, np.newaxis] + flat_scale[block, np.newaxis] * nodes
+            average[block] = scipy.special.expit(z, out=z) @ weights
     return (average / np.sqrt(np.pi)).reshape(mean.shape)
 
 

@@ -49,7 +49,7 @@ is :math:`\mathcal N(\mathbf k_*^\top \nabla \log p(\mathbf y \mid \hat{\mathbf 
 k_{**} - \mathbf v^\top \mathbf v)`, :math:`\mathbf v = L^{-1} W^{1/2} \mathbf k_*` (Algorithm 3.2),
 and the class probability averages the link over it:
 :math:`\Phi(\mu / \sqrt{1 + s^2})` exactly for probit; for logit
-:math:`\int \sigma(z) \mathcal N(z \mid \mu, s^2) dz` by 64-point Gauss-Hermite quadrature
+:math:`\int \sigma(z) \mathcal N(z \mid \mu, s^2) dz` by Gauss-Hermite quadrature (16-64 nodes by :math:`s`)
 (scikit-learn instead approximates the sigmoid by five error functions, Williams &
 Barber 1998, which differs by < 1e-3).
 
