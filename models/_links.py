@@ -43,9 +43,10 @@ __all__ = [
 
 Link = Literal["logit", "probit"]
 
-#: (largest latent sd, Gauss-Hermite nodes and weights) for E[sigmoid(z)], z ~ N(mu, s^2): fewer nodes where the latent's sd is small,
-#: where they are as exact (the largest error over means in [-15, 15] against adaptive quadrature: 2e-15 for 16
-#: nodes at sd 0.5, 1e-13 for 32 at sd 1); 64 nodes above (9e-11 at sd 2, 1.4e-7 at sd 3, 5e-5 at sd 5)
+#: (largest latent sd, Gauss-Hermite nodes and weights) for E[sigmoid(z)], z ~ N(mu, s^2): fewer nodes where the
+#: latent's sd is small, where they are as exact (the largest error over means in [-15, 15] against adaptive
+#: quadrature: 2e-15 for 16 nodes at sd 0.5, 1e-13 for 32 at sd 1); 64 nodes above (9e-11 at sd 2, 1.4e-7 at sd 3,
+#: 5e-5 at sd 5)
 _HERMITE_RULES = tuple(
     (largest_sd, *np.polynomial.hermite.hermgauss(nodes)) for largest_sd, nodes in ((0.5, 16), (1.0, 32), (np.inf, 64))
 )

@@ -240,6 +240,9 @@ _HSGP_LATENT_NAMES = LatentGaussianNames(
 #: (:meth:`LatentGaussianProcess._exact_draw_moments`): 16 draws x 250 x (250 + 1,000) floats is 40 MB
 PREDICTION_BLOCK_DRAWS = 16
 PREDICTION_BLOCK_BYTES = 48 * 2**20
+#: the most memory of one call's per-draw probabilities that the exact GP asks callers to evaluate at once
+#: (``setup_rows``: larger calls share each draw's factor over more rows)
+PREDICTION_TILE_BYTES = 128 * 2**20
 
 
 def _draw_blocks(block: Callable[[slice], None], n_draws: int, block_size: int) -> None:
@@ -1462,7 +1465,11 @@ class LatentGaussianProcess(ClassifierModel):
                 1,
             )
 
-        return self._exact_draw_moments(x, latent, lengthscale, amplitude, constant), leading, 2 * x.shape[0]
+        # one factor per draw and call: calls of 32 n rows keep it under ~6% of the work, where their per-draw
+        # probabilities fit in PREDICTION_TILE_BYTES (at least 2 n rows: under ~50%)
+        n = x.shape[0]
+        setup_rows = max(2 * n, min(32 * n, PREDICTION_TILE_BYTES // (16 * latent.shape[0])))
+        return self._exact_draw_moments(x, latent, lengthscale, amplitude, constant), leading, setup_rows
 
     def _exact_draw_moments(
         self, x: np.ndarray, latent: np.ndarray, lengthscale: np.ndarray, amplitude: np.ndarray, constant: np.ndarray
