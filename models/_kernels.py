@@ -214,12 +214,16 @@ def hsgp_basis(x: np.ndarray, center: np.ndarray, half_width: np.ndarray, freque
     """The Laplacian eigenfunctions prod_j sin(omega_j (x_j - center_j + L_j)) / sqrt(L_j), shape (n, m^d).
 
     Equals ``pm.gp.hsgp_approx.calc_eigenvectors`` (tested); NumPy here so that the basis
-    is data of the compiled model and prediction needs no graph compilation.
+    is data of the compiled model and prediction needs no graph compilation. The basis is a tensor product: each
+    input's sines are computed once per distinct frequency (m per input, not m^d), then multiplied out.
     """
     shifted = np.asarray(x, dtype=float) - center + half_width  # (n, d)
-    return np.prod(
-        np.sin(frequencies.T[np.newaxis] * shifted[:, :, np.newaxis]) / np.sqrt(half_width)[:, np.newaxis], axis=1
-    )
+    basis = np.ones((shifted.shape[0], frequencies.shape[0]))
+    for column in range(frequencies.shape[1]):  # the d inputs of the tensor product (d is small: m^d functions)
+        distinct, which = np.unique(frequencies[:, column], return_inverse=True)
+        sines = np.sin(shifted[:, column, np.newaxis] * distinct) / np.sqrt(half_width[column])  # (n, m)
+        basis *= sines[:, which]
+    return basis
 
 
 def spectral_density(

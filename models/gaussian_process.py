@@ -1426,7 +1426,8 @@ class LatentGaussianProcess(ClassifierModel):
                 )
                 mean = basis @ weight  # (obs, draws)
                 if covariance is not None:
-                    return mean, np.maximum(np.einsum("ij,jk,ik->i", basis, covariance, basis), 0.0)[:, np.newaxis]
+                    spread = np.einsum("ij,ij->i", basis @ covariance, basis)  # diag(Phi S Phi'), one product
+                    return mean, np.maximum(spread, 0.0)[:, np.newaxis]
                 return mean, np.zeros((features.shape[0], 1))  # a point value of f per draw
 
             return hsgp, leading, 1
