@@ -843,7 +843,7 @@ def calibration(result, info: ResultInfo, rows: Dataset, *, which: str, random_s
     GP's prediction on its training rows costs a kernel solve per draw).
     """
     figure_result = thinned(result, CALIBRATION_DRAWS)
-    prediction = predict(figure_result, rows, return_draws="posterior" in figure_result.children)
+    prediction = predict(figure_result, rows, return_draws="posterior" in figure_result.children, draws="all")
     proba: dict[str, np.ndarray] = {}
     skipped = []
     if "class_proba_draws" in prediction:

@@ -104,7 +104,7 @@ def boundary(result, info: ResultInfo, features: tuple[str, str]) -> rd.Boundary
     grid[:, columns[0]] = mesh[0].ravel()
     grid[:, columns[1]] = mesh[1].ravel()
     figure_result = thinned(result)
-    prediction = predict(figure_result, grid, return_draws="posterior" in figure_result.children)
+    prediction = predict(figure_result, grid, return_draws="posterior" in figure_result.children, draws="all")
     shape = (GRID_POINTS, GRID_POINTS, prediction.sizes["class"])
     if "class_proba_draws" in prediction:
         draws = prediction["class_proba_draws"].transpose("chain", "draw", "obs", "class").values
@@ -173,7 +173,7 @@ def latent_curve(result, info: ResultInfo, *, random_seed: int = 0) -> rd.Latent
         mean = moments["latent_mean"].transpose(..., "obs").values.reshape(-1, x.size)
         sd = np.sqrt(moments["latent_variance"].transpose(..., "obs").values.reshape(-1, x.size))
         latent_draws = mean + sd * np.random.default_rng(random_seed).standard_normal(mean.shape)
-        prediction = predict(figure_result, x[:, np.newaxis], return_draws=True)
+        prediction = predict(figure_result, x[:, np.newaxis], return_draws=True, draws="all")  # already thinned
         proba_draws = prediction["class_proba_draws"].isel({"class": 1}).transpose("chain", "draw", "obs").values
         proba_draws = proba_draws.reshape(-1, x.size)
     else:
