@@ -131,7 +131,7 @@ def test_auto_thins_a_gp_to_about_its_ess_within_the_stated_monte_carlo_error(gp
     level = (draws < thinned["class_proba_low"].isel({"class": 1}).values).mean(axis=0)
     spread = np.abs(draws.max(axis=0) - draws.min(axis=0)) > 1e-9  # rows whose draws differ
     assert np.all(np.abs(level[spread] - tail) <= 4.0 * np.sqrt(tail * (1 - tail) / effective))
-    assert f"{selection.kept:,} of 2,000 posterior draws" in thinned.attrs["draws"]
+    assert f"{selection.kept:,} of 800 posterior draws" in thinned.attrs["draws"]
     assert f"every {selection.step}th of each chain" in thinned.attrs["draws"]
     assert f"sqrt({effective:,.0f})" in thinned.attrs["monte_carlo_error"]
     assert "draws" not in every.attrs and "monte_carlo_error" not in every.attrs
@@ -146,6 +146,25 @@ def test_other_families_predict_from_every_draw_whatever_draws_says(new_rows):
     assert auto["class_proba_draws"].sizes["draw"] == 400
     assert np.array_equal(auto["class_proba"].values, every["class_proba"].values)
     assert "draws" not in auto.attrs
+
+
+def test_the_step_is_the_draws_over_the_arviz_bulk_ess():
+    import arviz_stats as azs
+    import xarray as xr
+
+    rng = np.random.default_rng(0)
+    noise = rng.standard_normal((4, 2000))
+    chains = np.empty_like(noise)
+    chains[:, 0] = noise[:, 0]
+    for t in range(1, 2000):  # AR(1), rho 0.9: ESS about 8,000 x 0.1 / 1.9 = 421
+        chains[:, t] = 0.9 * chains[:, t - 1] + np.sqrt(1 - 0.81) * noise[:, t]
+    posterior = xr.Dataset({"theta": (("chain", "draw"), chains), "other": (("chain", "draw"), noise)})
+    ess = float(azs.ess(posterior[["theta"]], method="bulk")["theta"])
+    kept, selection = select_draws(posterior, thin=True)
+    assert selection.ess == pytest.approx(ess) and 300 < ess < 600
+    assert selection.step == 8000 // max(int(np.ceil(ess)), MIN_PREDICTION_DRAWS)
+    assert kept.sizes["draw"] == len(range(0, 2000, selection.step))
+    assert np.array_equal(kept["theta"].values, chains[:, :: selection.step])
 
 
 def test_few_draws_are_all_used(gp_fit, new_rows):
@@ -177,3 +196,27 @@ def test_the_progress_bar_appears_on_a_terminal_after_its_delay_and_never_when_o
     assert terminal.getvalue() == ""
     with pytest.raises(ValueError, match="^progress must be True or False, got 'yes'$"):
         bc.predict(gp_fit, new_rows, progress="yes")
+
+
+@pytest.fixture(scope="module")
+def hsgp_fit():
+    """The HSGP by Gibbs on 120 rows of seed 004 (predicted from its basis weights): 2 x 400 draws (thinned by 2)."""
+    data = seed004_gp(120, random_seed=6)
+    settings = bc.SamplerSettings(draws=400, tune=200, chains=2, progressbar=False)
+    return bc.fit(bc.LatentGaussianProcess(approximation="hsgp"), data, sampler=settings, random_seed=3)
+
+
+def test_auto_thins_an_hsgp_within_the_stated_monte_carlo_error(hsgp_fit, new_rows, monkeypatch):
+    from bayesclass.inference.prediction import draws as draws_module
+
+    ess = draws_module._smallest_bulk_ess(hsgp_fit["posterior"].to_dataset())
+    monkeypatch.setattr(draws_module, "_smallest_bulk_ess", lambda posterior: min(ess, 200.0))  # thin by 2
+    _, selection = select_draws(hsgp_fit["posterior"].to_dataset(), thin=True)
+    every = bc.predict(hsgp_fit, new_rows, draws="all", return_draws=True)
+    thinned = bc.predict(hsgp_fit, new_rows)
+    assert selection.step == 2  # 800 draws, MIN_PREDICTION_DRAWS = 400 kept
+    effective = min(selection.kept, selection.ess)
+    draws = every["class_proba_draws"].isel({"class": 1}).values.reshape(-1, len(new_rows))
+    gap = np.abs(thinned["class_proba"].isel({"class": 1}).values - draws.mean(axis=0))
+    assert np.all(gap <= 4.0 * draws.std(axis=0) / np.sqrt(effective) + 1e-12)
+    assert f"{selection.kept:,} of 800 posterior draws" in thinned.attrs["draws"]
