@@ -70,7 +70,13 @@ class DrawSelection:
     ess: float | None = None
 
     def statement(self) -> str:
-        """Which draws, in words (the prediction's ``draws`` attr)."""
+        """Which draws, in words (the prediction's ``draws`` attr).
+
+        Returns
+        -------
+        str
+            The statement.
+        """
         if self.step == 1:
             return f"every one of the {self.total:,} posterior draws"
         return (

@@ -172,6 +172,16 @@ def predict(
         names = predictor.info.feature_names
         X, complete = table_rows(X, feature_names=names, category_names=data.category_names, missing="drop")
         X = X if complete is None else _complete_rows(X, complete)
+    output = _predict_rows(predictor, X, workers=workers, progress=progress)
+    if complete is not None:  # every input row, NaN where a feature is blank
+        output = {name: _spread(values, complete) for name, values in output.items()}
+    dataset = predictor._dataset(output, first_row=0)
+    predictor.warn_undefined(dataset if complete is None else dataset.isel(obs=complete))
+    return dataset.drop_vars("obs")
+
+
+def _predict_rows(predictor: Predictor, X: Any, *, workers: int | None, progress: bool) -> dict[str, np.ndarray]:
+    """Every output of :func:`predict` for the rows of ``X``, tile by tile, with a progress bar after its delay."""
     if not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True or False, got {progress!r}")
     n_rows = _n_rows(X)
@@ -181,12 +191,7 @@ def predict(
         for _, output in predictor.tiles([X], workers=workers):
             tiles.append(output)
             advance(len(output["class_proba"]))
-    output = {name: np.concatenate([tile[name] for tile in tiles], axis=0) for name in tiles[0]}
-    if complete is not None:  # every input row, NaN where a feature is blank
-        output = {name: _spread(values, complete) for name, values in output.items()}
-    dataset = predictor._dataset(output, first_row=0)
-    predictor.warn_undefined(dataset if complete is None else dataset.isel(obs=complete))
-    return dataset.drop_vars("obs")
+    return {name: np.concatenate([tile[name] for tile in tiles], axis=0) for name in tiles[0]}
 
 
 def _complete_rows(X: Any, complete: np.ndarray) -> np.ndarray:
