@@ -131,7 +131,7 @@ def test_auto_thins_a_gp_to_about_its_ess_within_the_stated_monte_carlo_error(gp
     level = (draws < thinned["class_proba_low"].isel({"class": 1}).values).mean(axis=0)
     spread = np.abs(draws.max(axis=0) - draws.min(axis=0)) > 1e-9  # rows whose draws differ
     assert np.all(np.abs(level[spread] - tail) <= 4.0 * np.sqrt(tail * (1 - tail) / effective))
-    assert f"{selection.kept:,} of 800 posterior draws" in thinned.attrs["draws"]
+    assert f"{selection.kept:,} of 2,000 posterior draws" in thinned.attrs["draws"]
     assert f"every {selection.step}th of each chain" in thinned.attrs["draws"]
     assert f"sqrt({effective:,.0f})" in thinned.attrs["monte_carlo_error"]
     assert "draws" not in every.attrs and "monte_carlo_error" not in every.attrs
