@@ -28,6 +28,7 @@ blanks of every such column; ``missing="drop"`` drops those rows and records how
 
 from __future__ import annotations
 
+import decimal
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -222,8 +223,55 @@ class _Column:
         )  # fmt: skip
 
 
+#: what a column of another type holds, and how to make it numbers or text first (by pandas' inferred type)
+_UNREADABLE = {
+    "datetime": ("dates/times", "convert them to numbers (e.g. days since a reference date) or to text first"),
+    "date": ("dates", "convert them to numbers (e.g. days since a reference date) or to text first"),
+    "time": ("times of day", "convert them to numbers (e.g. seconds since midnight) or to text first"),
+    "period": ("periods", "convert them to numbers or to text first"),
+    "timedelta": ("durations", "convert them to numbers first, e.g. column.dt.total_seconds()"),
+    "complex": ("complex numbers", "split them into two numeric columns first (numpy.real, numpy.imag)"),
+    "bytes": ("bytes", "decode them to text first, e.g. column.str.decode('utf-8')"),
+    "interval": ("intervals", "convert them to numbers (e.g. their midpoints) or to text first"),
+    "mixed": (
+        "values that are not numbers, text or booleans",
+        "split lists, arrays and records into one column per element, or write them as text first",
+    ),
+}
+#: the Python types of the cells of an object column that the table reads (numbers, text, booleans)
+_READABLE_CELLS = (str, bool, int, float, np.bool_, np.integer, np.floating, decimal.Decimal)
+
+
+def _refuse_unreadable(series: pd.Series, name: str, source: TableSource) -> None:
+    """Refuse a column of another type than numbers, text, categories or booleans, naming it, its type and the fix.
+
+    Dates, durations, complex numbers, bytes, lists, arrays and records (parquet structs and nested lists) would
+    otherwise be coded silently as text levels, or lose their imaginary part.
+    """
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        return
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+        return
+    inferred = pd.api.types.infer_dtype(series, skipna=True).removesuffix("64")
+    present = series.notna().to_numpy()
+    if inferred in ("mixed", "mixed-integer"):  # text and numbers mixed, or cells of other types
+        present = present & ~series.map(lambda cell: isinstance(cell, _READABLE_CELLS)).to_numpy(dtype=bool)
+        inferred = "mixed"
+    if inferred not in _UNREADABLE or not present.any():
+        return
+    kind, row = inferred, int(np.argmax(present))
+    what, fix = _UNREADABLE[kind]
+    cell = series.iloc[row]
+    raise ValueError(
+        f"{source.label}: column {name!r} holds {what} (dtype {dtype}, e.g. {type(cell).__name__} {str(cell)[:40]!r} "
+        f"at {source.where(row)}); bayesclass reads numbers, text, categories and booleans: {fix}"
+    )
+
+
 def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
     """Type one column (see the module docstring); blanks are marked, not refused, here."""
+    _refuse_unreadable(series, name, source)
     dtype = series.dtype
     absent = series.isna().to_numpy()
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
@@ -689,6 +737,7 @@ def code_new_rows(
 
 def _new_column(series: pd.Series, name: str, levels: Sequence[str] | None, source: TableSource) -> _Column:
     """One column of new rows, typed by the training schema: numbers, or cells coded by ``levels``."""
+    _refuse_unreadable(series, name, source)
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         column = _read_column(series, name, source)
