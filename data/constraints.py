@@ -55,6 +55,7 @@ __all__ = [
     "InRange",
     "Integer",
     "InvalidValueError",
+    "MAX_FEATURE_MAGNITUDE",
     "NumericArray",
     "OneOf",
     "PrintableText",
@@ -62,6 +63,7 @@ __all__ = [
     "check_field",
     "check_fields",
     "check_finite",
+    "check_magnitude",
     "control_character",
     "check_positive",
     "field_rules",
@@ -514,6 +516,51 @@ def check_finite(
     if not _is_number(value) or not math.isfinite(value):
         _refuse(argument, "a finite number", value, fix=fix, optional=optional)
     return float(value)
+
+
+#: The largest magnitude a feature value may have, at fitting and in a result file alike: beyond it a column's
+#: squares (its standard deviation, a covariance, a Hessian) come near float64's 1.8e308, and its posterior-predictive
+#: replicates, stored as float32 (at most 3.4e38), overflow.
+MAX_FEATURE_MAGNITUDE = 1e30
+
+
+def check_magnitude(
+    X: np.ndarray, *, argument: str, feature_names: tuple[str, ...] | None = None, when: str = "fitting"
+) -> np.ndarray:
+    """Refuse a table of finite numbers holding a value beyond :data:`MAX_FEATURE_MAGNITUDE`, naming its column.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Finite numbers, rows by columns.
+    argument : str
+        The name the error message gives the table.
+    feature_names : tuple of str or None, default None
+        Labels of the columns in the message (None: column numbers).
+    when : str, default "fitting"
+        What the column must be rescaled before, in the message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X`` unchanged.
+
+    Raises
+    ------
+    InvalidValueError
+        A value whose magnitude exceeds the bound.
+    """
+    table = X.reshape(X.shape[0], -1)
+    flat = np.flatnonzero(np.abs(table) > MAX_FEATURE_MAGNITUDE)
+    if flat.size:
+        row, column = divmod(int(flat[0]), table.shape[1])
+        label = repr(feature_names[column]) if feature_names is not None and column < len(feature_names) else column
+        raise InvalidValueError(
+            f"{argument} holds {table[row, column]:g} at row {row}, column {label}, beyond {MAX_FEATURE_MAGNITUDE:g} "
+            "in magnitude, where its squares and its posterior-predictive replicates (float32) overflow; rescale "
+            f"the column before {when}, e.g. divide it by a power of ten or take its logarithm"
+        )
+    return X
 
 
 # -- reading the declarations ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
 from bayesclass.data.arguments import spelled
-from bayesclass.data.constraints import PrintableText, check_finite
+from bayesclass.data.constraints import PrintableText, check_finite, check_magnitude
 from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
 from bayesclass.data.table import (
@@ -78,6 +78,7 @@ def _checked_X(value: object, feature_names: tuple[str, ...]) -> np.ndarray:
         raise ValueError("X has 0 columns; a Dataset needs at least one feature")
     X = _frozen(X, np.float64)
     check_finite(X, argument="X", feature_names=feature_names, when="building a Dataset")
+    check_magnitude(X, argument="X", feature_names=feature_names, when="building a Dataset")
     return X
 
 

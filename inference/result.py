@@ -42,7 +42,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
 from bayesclass.data.coding import treatment_code
-from bayesclass.data.constraints import control_character
+from bayesclass.data.constraints import MAX_FEATURE_MAGNITUDE, control_character
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
@@ -670,6 +670,10 @@ def _check_training_arrays(result: Any, info: ResultInfo) -> None:
     y = result["observed_data"]["y"].values
     if y.shape != (X.shape[0],) or not np.isfinite(X).all():
         raise ValueError("constant_data X must be finite, with one observed_data y per row")
+    if np.abs(X).max(initial=0.0) > MAX_FEATURE_MAGNITUDE:
+        raise ValueError(
+            f"constant_data X holds values beyond {MAX_FEATURE_MAGNITUDE:g} in magnitude; no fit takes them"
+        )
     if not np.issubdtype(y.dtype, np.integer) or y.min(initial=0) < 0 or y.max(initial=0) >= len(info.class_names):
         raise ValueError(f"observed_data y must hold class codes 0..{len(info.class_names) - 1} (attr class_names)")
     fingerprint = hashlib.sha256()

@@ -82,3 +82,55 @@ def test_parquet_structs_nested_lists_and_dates_are_refused(tmp_path, capsys, co
     assert run(*argv, "--out", str(tmp_path / "r.nc")) == 2
     assert_one_line_error(capsys.readouterr().err, message.format(dir=tmp_path))
     assert not (tmp_path / "r.nc").exists()
+
+
+# -- 2. magnitudes that overflow ------------------------------------------------------------------------------------
+
+BEYOND = "beyond 1e+30 in magnitude, where its squares and its posterior-predictive replicates (float32) overflow"
+MAGNITUDE_FITS = [
+    ("logistic standardised, 1e307", bc.LogisticRegression(), "map", {"standardize": True}, 1e307),
+    ("logistic, 1e200", bc.LogisticRegression(), "map", {}, 1e200),
+    ("gcc MAP, 1e200", bc.GaussianClassConditional(), "map", {}, 1e200),
+    ("naive Bayes, 1e200 (a variance of 1e400)", bc.NaiveBayes(), "exact", {}, 1e200),
+    ("naive Bayes, 1e50 (float32 replicates)", bc.NaiveBayes(), "exact", {}, 1e50),
+]
+
+
+@pytest.mark.parametrize(
+    ("model", "method", "options", "scale"), [c[1:] for c in MAGNITUDE_FITS], ids=[c[0] for c in MAGNITUDE_FITS]
+)
+def test_overflowing_magnitudes_are_refused_before_any_fit_naming_the_column(model, method, options, scale):
+    frame = _frame(b=np.linspace(-1.0, 1.0, N) * scale)
+    with pytest.raises(ValueError) as caught:
+        bc.fit(model, frame, target="y", method=method, **options)
+    assert f"X holds {-scale:g} at row 0, column 'b', {BEYOND}" in str(caught.value)
+    assert "divide it by a power of ten or take its logarithm" in str(caught.value)
+
+
+def test_the_largest_magnitude_fits_saves_and_reads(tmp_path):
+    """At the bound itself every family's result is written and read back (the posterior predictive included)."""
+    frame = _frame(b=np.random.default_rng(0).uniform(-1.0, 1.0, N) * 1e30)
+    for model, method in ((bc.NaiveBayes(), "exact"), (bc.GaussianClassConditional(), "map")):
+        bc.save_result(bc.fit(model, frame, target="y", method=method), tmp_path / "r.nc")
+        assert bc.load_result(tmp_path / "r.nc").attrs["feature_names"] == '["a", "b"]'
+
+
+def test_a_csv_of_1e307_with_standardisation_is_refused_and_writes_nothing(tmp_path, capsys):
+    (tmp_path / "big.csv").write_text("x,y\n1e307,a\n-1e307,b\n1e307,a\n2e307,b\n")
+    out = tmp_path / "big.nc"
+    assert run("fit", "--data", f"{tmp_path}/big.csv", "--target", "y", "--standardize", "--method", "map",
+               "--out", str(out)) == 2  # fmt: skip
+    assert_one_line_error(capsys.readouterr().err, f"X holds 1e+307 at row 0, column 'x', {BEYOND}")
+    assert not out.exists()
+
+
+def test_a_result_whose_training_rows_exceed_the_bound_is_refused(tmp_path, capsys):
+    """The schema takes the same bound as the fit: a file edited beyond it is no result."""
+    import netCDF4
+
+    path = tmp_path / "r.nc"
+    bc.save_result(_fit(_frame(b=np.linspace(-1.0, 1.0, N))), path)
+    with netCDF4.Dataset(path, "a") as dataset:
+        dataset["constant_data"]["X"][0, 1] = 1e31
+    with pytest.raises(ValueError, match="constant_data X holds values beyond 1e"):
+        bc.load_result(path)
