@@ -844,6 +844,11 @@ def check_features(
     return array
 
 
+def _positions(labels: list[object]) -> bool:
+    """Whether a table's column labels are no names but the positions 0, 1, ... (``pandas.DataFrame(array)``)."""
+    return all(type(label) in (int, np.int64) for label in labels) and labels == list(range(len(labels)))
+
+
 def table_rows(
     X: object,
     *,
@@ -887,13 +892,20 @@ def table_rows(
     pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
     if pandas is None or names is None:
         return X, None
-    if isinstance(X, pandas.Series) and len(X.index) and all(isinstance(label, str) for label in X.index):
+    if isinstance(X, pandas.Series) and not _positions(list(X.index)):
         X = X.to_frame().T  # one row, named by its index (frame.iloc[0])
     if not isinstance(X, pandas.DataFrame):
         return X, None
     columns = list(X.columns)
-    if not columns or not all(isinstance(column, str) for column in columns):
+    if _positions(columns):
         return X, None  # unnamed columns (0, 1, ...): by position, as an array
+    other = [column for column in columns if not isinstance(column, str)]
+    if other:
+        raise ValueError(
+            f"DataFrame {argument} has column names that are not text, {other[:5]} (of {columns[:8]}); its columns "
+            f"are matched by name: name them as fitted, {list(names)}, or pass {argument}.to_numpy() to take them "
+            "by position"
+        )
     absent = [name for name in names if name not in columns]
     unknown = [column for column in columns if column not in names]
     if absent:

@@ -134,3 +134,37 @@ def test_a_result_whose_training_rows_exceed_the_bound_is_refused(tmp_path, caps
         dataset["constant_data"]["X"][0, 1] = 1e31
     with pytest.raises(ValueError, match="constant_data X holds values beyond 1e"):
         bc.load_result(path)
+
+
+# -- 3. a DataFrame to predict whose column names are not all text --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fitted_ab() -> tuple[Any, pd.DataFrame]:
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=30), "b": rng.normal(size=30), "y": ["p", "q", "q"] * 10})
+    return _fit(frame), frame[["a", "b"]]
+
+
+@pytest.mark.parametrize(
+    ("relabel", "message"),
+    [
+        (lambda X: X[["b", "a"]].set_axis(["b", 0], axis=1), "has column names that are not text, [0] (of ['b', 0])"),
+        (lambda X: X.set_axis(pd.MultiIndex.from_tuples([("x", "a"), ("x", "b")]), axis=1), "[('x', 'a'), ('x', 'b')]"),
+        (lambda X: X.set_axis([1, 0], axis=1), "has column names that are not text, [1, 0] (of [1, 0])"),
+        (lambda X: X.iloc[0].set_axis(["a", 0]), "has column names that are not text, [0] (of ['a', 0])"),
+    ],
+    ids=["mixed ['b', 0]", "MultiIndex", "integers other than positions", "a Series row"],
+)
+def test_predict_refuses_columns_named_by_other_than_text(fitted_ab, relabel, message):
+    result, X = fitted_ab
+    with pytest.raises(ValueError) as caught:
+        bc.predict(result, relabel(X))
+    assert message in str(caught.value), caught.value
+    assert "name them as fitted, ['a', 'b'], or pass X.to_numpy() to take them by position" in str(caught.value)
+
+
+def test_predict_takes_unnamed_columns_0_1_by_position(fitted_ab):
+    result, X = fitted_ab
+    by_name = bc.predict(result, X)["class_proba"].values
+    np.testing.assert_array_equal(bc.predict(result, pd.DataFrame(X.to_numpy()))["class_proba"].values, by_name)
