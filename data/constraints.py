@@ -55,6 +55,7 @@ __all__ = [
     "InRange",
     "Integer",
     "InvalidValueError",
+    "MAX_ATTR_TEXT",
     "MAX_FEATURE_MAGNITUDE",
     "NumericArray",
     "OneOf",
@@ -518,6 +519,9 @@ def check_finite(
     return float(value)
 
 
+#: The most characters one text attr of a result file may hold (names as JSON text, escapes included), at fitting and
+#: in reading alike: a tampered file cannot make a page of megabytes out of one attr, and no fit writes more.
+MAX_ATTR_TEXT = 100_000
 #: The largest magnitude a feature value may have, at fitting and in a result file alike: beyond it a column's
 #: squares (its standard deviation, a covariance, a Hessian) come near float64's 1.8e308, and its posterior-predictive
 #: replicates, stored as float32 (at most 3.4e38), overflow.

@@ -21,7 +21,7 @@ import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
 from bayesclass.data.arguments import spelled
-from bayesclass.data.constraints import PrintableText, check_finite, check_magnitude
+from bayesclass.data.constraints import MAX_ATTR_TEXT, PrintableText, check_finite, check_magnitude
 from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
 from bayesclass.data.table import (
@@ -238,6 +238,32 @@ class Dataset:
         set_("X", X)
         set_("y", y)
         set_("category_names", category_names)
+        self._check_stored_text()
+
+    def _check_stored_text(self) -> None:
+        """Each name attr of a result (JSON text, as the schema reads it) fits in :data:`MAX_ATTR_TEXT` characters."""
+        levels = {feature: list(names) for feature, names in self.category_names.items()}
+        every = [f"{feature}={level}" for feature, names in levels.items() for level in names]
+        coded = [f"{feature}={level}" for feature, names in levels.items() for level in names[1:]]  # the reference out
+        stored = {
+            "name": (self.name, self.name),
+            "provenance": (self.provenance, self.provenance),
+            "feature_names": (json.dumps(list(self.feature_names)), max(self.feature_names, key=len)),
+            "class_names": (json.dumps(list(self.class_names)), max(self.class_names, key=len)),
+            "category_names": (json.dumps(levels), max(every or [""], key=len)),
+            "feature_names and category_names (as coded names 'feature=level')": (
+                json.dumps([*self.feature_names, *coded]),
+                max([*self.feature_names, *coded], key=len),
+            ),
+        }
+        for argument, (text, longest) in stored.items():
+            if len(text) > MAX_ATTR_TEXT:
+                raise ValueError(
+                    f"as a result file stores them, {argument} take {len(text):,} characters, more than the "
+                    f"{MAX_ATTR_TEXT:,} it holds (the longest, {longest[:40]!r}..., has {len(longest):,}); shorten "
+                    "the names, labels or text levels (a long text column is no category: leave it out of the "
+                    "features)"
+                )
 
     @staticmethod
     def _check_values(X, columns, feature_names, kind, allowed, is_bad) -> None:

@@ -42,7 +42,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
 from bayesclass.data.coding import treatment_code
-from bayesclass.data.constraints import MAX_FEATURE_MAGNITUDE, control_character
+from bayesclass.data.constraints import MAX_ATTR_TEXT, MAX_FEATURE_MAGNITUDE, control_character
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
@@ -94,8 +94,9 @@ StandardizeMode = Literal["none", "continuous", "all"]
 #: the group beside ``point_estimate_<kind>`` holding its covariance: ``estimate_covariance_<kind>`` (not a
 #: ``point_estimate_*`` name: every such group is an estimate kind)
 COVARIANCE_GROUP_PREFIX = "estimate_covariance_"
-#: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr)
-MAX_TEXT = 100_000
+#: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr; fitting refuses
+#: names that would exceed it)
+MAX_TEXT = MAX_ATTR_TEXT
 #: the group of replicated training labels (and features) that ArviZ's predictive checks read
 POSTERIOR_PREDICTIVE_GROUP = "posterior_predictive"
 

@@ -168,3 +168,45 @@ def test_predict_takes_unnamed_columns_0_1_by_position(fitted_ab):
     result, X = fitted_ab
     by_name = bc.predict(result, X)["class_proba"].values
     np.testing.assert_array_equal(bc.predict(result, pd.DataFrame(X.to_numpy()))["class_proba"].values, by_name)
+
+
+# -- 4. names a result file cannot hold: refused at input, as its reader refuses them ------------------------------
+
+HOLDS = "more than the 100,000 it holds"
+LONG_NAMES = [
+    ("a 130,000-character text level", {"t": ["x" * 130_000, "z"] * (N // 2)}, "y", "category_names take 130,016"),
+    ("a 1e6-character text level", {"t": ["x" * 1_000_000, "z"] * (N // 2)}, "y", "category_names take 1,000,016"),
+    ("a 100,001-character column name", {"n" * 100_001: np.ones(N)}, "y", "feature_names take 100,010"),
+    ("a 100,001-character class label", {"c": ["p" * 100_001, "q"] * (N // 2)}, "c", "class_names take 100,010"),
+]
+
+
+@pytest.mark.parametrize(("columns", "target", "message"), [c[1:] for c in LONG_NAMES], ids=[c[0] for c in LONG_NAMES])
+def test_names_longer_than_a_result_holds_are_refused_before_fitting(columns, target, message):
+    frame = _frame(**columns)
+    with pytest.raises(ValueError) as caught:
+        bc.fit(bc.LogisticRegression(), frame, target=target, method="map")
+    assert message in str(caught.value) and HOLDS in str(caught.value), caught.value
+
+
+def test_a_long_column_name_times_its_levels_is_refused_as_coded_names():
+    """A 10,000-character name of a column of 12 levels: each attr alone fits, its 11 coded names 'name=level' do not."""
+    frame = _frame(**{"c" * 10_000: list("abcdefghijkl")})
+    with pytest.raises(ValueError) as caught:
+        _fit(frame)
+    assert "feature_names and category_names (as coded names 'feature=level') take 120,0" in str(caught.value)
+
+
+def test_names_up_to_the_limit_fit_save_and_read(tmp_path):
+    frame = _frame(t=["x" * 99_000, "z"] * (N // 2))
+    bc.save_result(_fit(frame), tmp_path / "r.nc")
+    assert len(bc.load_result(tmp_path / "r.nc").attrs["category_names"]) > 99_000
+
+
+def test_a_csv_with_a_long_text_field_is_a_usage_error_and_writes_nothing(tmp_path, capsys):
+    (tmp_path / "long.csv").write_text("x,t,y\n" + "".join(f"{i},{'w' * 130_000 if i % 2 else 'v'},{'ab'[i % 2]}\n"
+                                                           for i in range(6)))  # fmt: skip
+    out = tmp_path / "r.nc"
+    assert run("fit", "--data", f"{tmp_path}/long.csv", "--target", "y", "--method", "map", "--out", str(out)) == 2
+    assert_one_line_error(capsys.readouterr().err, f"category_names take 130,016 characters, {HOLDS}")
+    assert not out.exists()
