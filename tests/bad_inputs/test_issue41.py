@@ -190,7 +190,7 @@ def test_names_longer_than_a_result_holds_are_refused_before_fitting(columns, ta
 
 
 def test_a_long_column_name_times_its_levels_is_refused_as_coded_names():
-    """A 10,000-character name of a column of 12 levels: each attr alone fits, its 11 coded names 'name=level' do not."""
+    """A 10,000-character name of a 12-level column: each attr alone fits, its 11 coded names name=level do not."""
     frame = _frame(**{"c" * 10_000: list("abcdefghijkl")})
     with pytest.raises(ValueError) as caught:
         _fit(frame)
