@@ -57,6 +57,8 @@ __all__ = [
     "InvalidValueError",
     "MAX_ATTR_TEXT",
     "MAX_FEATURE_MAGNITUDE",
+    "MAX_SEED",
+    "SEED",
     "NumericArray",
     "OneOf",
     "PrintableText",
@@ -565,6 +567,13 @@ def check_magnitude(
             f"the column before {when}, e.g. divide it by a power of ten or take its logarithm"
         )
     return X
+
+
+#: The largest random seed, at fitting and in a result file alike: a seed is an integer in [0, 2**32), the range of
+#: NumPy's legacy generators and of the seeds a result records (its own and its posterior predictive's).
+MAX_SEED = 2**32 - 1
+#: The one definition of a valid seed (``random_seed=``, ``--seed``), checked on input.
+SEED = Integer(minimum=0, maximum=MAX_SEED, fix="a seed is an integer in [0, 2**32), e.g. 0")
 
 
 # -- reading the declarations ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
 from bayesclass.data.coding import treatment_code
-from bayesclass.data.constraints import MAX_ATTR_TEXT, MAX_FEATURE_MAGNITUDE, control_character
+from bayesclass.data.constraints import MAX_ATTR_TEXT, MAX_FEATURE_MAGNITUDE, MAX_SEED, control_character
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
@@ -989,7 +989,7 @@ def _seed(attrs: dict[str, Any]) -> int:
         or not isinstance(seed, (int, float, np.integer, np.floating))
         or not math.isfinite(float(seed))
         or not float(seed).is_integer()
-        or not 0 <= int(seed) < 2**32
+        or not 0 <= int(seed) <= MAX_SEED
     ):
         raise ValueError(f"attr random_seed = {str(seed)[:40]!r} is not a seed (an integer in [0, 2**32))")
     return int(seed)

@@ -210,3 +210,29 @@ def test_a_csv_with_a_long_text_field_is_a_usage_error_and_writes_nothing(tmp_pa
     assert run("fit", "--data", f"{tmp_path}/long.csv", "--target", "y", "--method", "map", "--out", str(out)) == 2
     assert_one_line_error(capsys.readouterr().err, f"category_names take 130,016 characters, {HOLDS}")
     assert not out.exists()
+
+
+# -- 5. one definition of a valid seed, checked on input --------------------------------------------------------------
+
+SEED_RANGE = "must be an integer in 0..4294967295, got 4294967296; a seed is an integer in [0, 2**32), e.g. 0"
+
+
+@pytest.mark.parametrize("command", ["fit", "check"])
+def test_a_seed_of_2_to_the_32_is_refused_on_the_command_line(tmp_path, capsys, command):
+    argv = {
+        "fit": ("fit", "--data", "iris", "--method", "map", "--out", str(tmp_path / "r.nc")),
+        "check": ("check", "--run", str(tmp_path / "absent.nc")),
+    }[command]
+    assert run(*argv, "--seed", str(2**32)) == 2
+    assert_one_line_error(capsys.readouterr().err, f"--seed {SEED_RANGE}")
+    assert not (tmp_path / "r.nc").exists()
+
+
+def test_a_seed_of_2_to_the_32_is_refused_in_python_and_the_largest_seed_is_written_and_read(tmp_path):
+    frame = _frame(b=np.random.default_rng(1).normal(size=N))
+    with pytest.raises(ValueError) as caught:
+        bc.fit(bc.NaiveBayes(), frame, target="y", method="exact", random_seed=2**32)
+    assert f"random_seed {SEED_RANGE}" in str(caught.value)
+    result = bc.fit(bc.NaiveBayes(), frame, target="y", method="exact", random_seed=2**32 - 1)
+    bc.save_result(result, tmp_path / "r.nc")
+    assert bc.load_result(tmp_path / "r.nc").attrs["random_seed"] == 2**32 - 1
