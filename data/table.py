@@ -286,7 +286,8 @@ def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
         return _Column(name, absent, text=text, cells=text, order=order, fixed_text=True)
     if pd.api.types.is_numeric_dtype(dtype):
         numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        return _Column(name, absent | np.isnan(numbers), numbers=numbers, cells=numbers.astype(object))
+        cells = series.to_numpy(dtype=object)  # as the dtype writes them: 1 (int), 1.0 (float), as a CSV file holds
+        return _Column(name, absent | np.isnan(numbers), numbers=numbers, cells=cells)
     cells = series.astype(object).where(~absent, "").map(str).to_numpy(dtype=object)
     text = pd.Series(cells, dtype=object).str.strip()
     missing = absent | text.str.lower().isin(MISSING_TOKENS).to_numpy()
@@ -588,13 +589,20 @@ def _levels(column: _Column, source: TableSource) -> tuple[np.ndarray, tuple[str
 def _code_target(
     column: _Column, class_names: Sequence[str] | None, source: TableSource
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """(codes, class names): labels as spelled (text cells), numbers sorted by value."""
+    """(codes, class names): labels as spelled, numbers sorted by value.
+
+    A number is named as its first cell spells it: a text cell as written, a number of a numeric dtype as pandas
+    writes it to a CSV file (``1`` for an integer, ``1.0`` for a float), so that the same table gives the same
+    class names from a DataFrame, a parquet file or that DataFrame written as CSV.
+    """
     if class_names is not None:
         classes = tuple(str(name) for name in class_names)
         return _codes_of(column, classes, source, what="label").astype(np.int64), classes
-    if column.numbers is not None and column.text is not None and not column.fixed_text:
+    if column.numbers is not None and not column.fixed_text:
         distinct, first, codes = np.unique(_finite(column, source), return_index=True, return_inverse=True)
-        return codes.astype(np.int64), tuple(str(column.text[index]) for index in first)
+        spelling = column.text if column.text is not None else column.cells
+        assert spelling is not None
+        return codes.astype(np.int64), tuple(str(spelling[index]) for index in first)
     codes, levels = _levels(column, source)
     return np.asarray(codes, dtype=np.int64), levels
 

@@ -236,3 +236,32 @@ def test_a_seed_of_2_to_the_32_is_refused_in_python_and_the_largest_seed_is_writ
     result = bc.fit(bc.NaiveBayes(), frame, target="y", method="exact", random_seed=2**32 - 1)
     bc.save_result(result, tmp_path / "r.nc")
     assert bc.load_result(tmp_path / "r.nc").attrs["random_seed"] == 2**32 - 1
+
+
+# -- 6. numeric labels: the same class names from a DataFrame, its CSV and its parquet file --------------------------
+
+
+@pytest.mark.parametrize(
+    ("labels", "names"),
+    [
+        ([1.0, 2.0, 1.0, 2.0], ("1.0", "2.0")),
+        ([1, 2, 1, 2], ("1", "2")),
+        ([0.5, 10.0, 0.5, 1e20], ("0.5", "10.0", "1e+20")),
+        (pd.array([1, 2, None, 2], dtype="Int64"), ("1", "2")),
+    ],
+    ids=["float 1.0/2.0", "int 1/2", "floats 0.5/10/1e20", "nullable Int64"],
+)
+def test_numeric_labels_are_named_alike_whatever_the_container(tmp_path, labels, names):
+    from bayesclass.data import Dataset, load_csv
+
+    frame = pd.DataFrame({"x": [0.1, 0.7, 0.3, 0.9], "label": labels})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet")
+    loaded = [
+        Dataset.from_frame(frame, target="label", missing="drop"),
+        load_csv(tmp_path / "t.csv", target="label", missing="drop"),
+        bc.data.load(str(tmp_path / "t.parquet"), target="label", missing="drop"),
+    ]
+    assert [dataset.class_names for dataset in loaded] == [names] * 3
+    for dataset in loaded[1:]:
+        np.testing.assert_array_equal(dataset.y, loaded[0].y)
