@@ -15,8 +15,6 @@ def require_int(value: object, *, argument: str, minimum: int) -> int:
     return Integer(minimum=minimum).check(value, argument=argument)
 
 
-
-
 def require_seed(random_seed: object, *, argument: str = "random_seed") -> int:
     """Validate a seed: an integer in ``[0, 2**32)`` (:data:`~bayesclass.data.constraints.SEED`; ``bool`` refused)."""
     return SEED.check(random_seed, argument=argument)

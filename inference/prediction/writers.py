@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from bayesclass.data.arguments import spelled
-from bayesclass.data.csvfile import CSV_CHUNK_ROWS
+from bayesclass.data.csvfile import CSV_CHUNK_ROWS, refuse_absent_columns
 from bayesclass.inference.prediction.progress import progress_over_rows
 from bayesclass.inference.result import data_result, result_info
 
@@ -138,6 +138,10 @@ class PredictionRows:
         feature_names, class_names = info.feature_names, info.class_names
         if missing not in ("error", "drop"):
             raise ValueError(f"missing must be 'error' or 'drop', got {missing!r}")
+        if id_column is not None and not id_column.strip():
+            raise ValueError(
+                f"{spelled('id_column', id_column)} names no column; give the name of the file's id column"
+            )
         suffix = _table_suffix(data)
         if suffix is None and isinstance(data, str) and data in builtin_tables():  # streamed as the file it is
             data, default_target = builtin_table_file(data)
@@ -278,11 +282,7 @@ def _parquet_chunks(data, *, chunk_rows: int, feature_names, extra_columns, targ
     except (pa.ArrowException, OSError) as error:
         raise ValueError(f"{file} is not a readable parquet file ({error}); check the file") from None
     wanted = list(dict.fromkeys([*feature_names, *([target] if target else []), *extra_columns]))
-    absent = [name for name in wanted if name not in parquet.schema_arrow.names]
-    if absent:
-        raise ValueError(
-            f"parquet file {file} lacks the column(s) {absent}; its columns are {parquet.schema_arrow.names}"
-        )
+    refuse_absent_columns(f"parquet file {file}", parquet.schema_arrow.names, feature_names, target, extra_columns)
 
     def chunks():
         start = 0
@@ -619,6 +619,11 @@ def write_predictions(
     if draws_out is not None:
         require_draws_disk(draws_out, predictor, rows.total_rows)
     header = prediction_header(predictor, labelled=rows.labelled, id_column=rows.id_column)
+    if rows.id_column is not None and rows.id_column in header[1:]:
+        raise ValueError(
+            f"{spelled('id_column', rows.id_column)} is also the name of an output column, so the predictions would "
+            f"hold two {rows.id_column!r} columns; rename that column of the input file"
+        )
     width = len(prediction_header(predictor, labelled=False))
     written = 0
     with (

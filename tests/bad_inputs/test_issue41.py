@@ -6,6 +6,7 @@ reader refuses.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -265,3 +266,51 @@ def test_numeric_labels_are_named_alike_whatever_the_container(tmp_path, labels,
     assert [dataset.class_names for dataset in loaded] == [names] * 3
     for dataset in loaded[1:]:
         np.testing.assert_array_equal(dataset.y, loaded[0].y)
+
+
+# -- 7. --id-column: an output column's name, a column the file lacks, an empty name ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def id_files(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("ids")
+    frame = pd.DataFrame({"id": [1, 2, 3, 4], "x": [0.5, 1.5, 2.5, 3.5], "label": ["a", "b", "a", "b"]})
+    frame.to_csv(folder / "t.csv", index=False)
+    frame.to_parquet(folder / "t.parquet")
+    frame.rename(columns={"id": "predicted"}).to_csv(folder / "predicted.csv", index=False)
+    frame.rename(columns={"id": "p_a"}).to_parquet(folder / "p_a.parquet")
+    fit = ("fit", "--data", str(folder / "t.csv"), "--target", "label", "--features", "x", "--method", "map")
+    assert run(*fit, "--out", str(folder / "r.nc")) == 0
+    return folder
+
+
+ID_CASES = [
+    ("predicted.csv", "predicted", (), "--id-column predicted is also the name of an output column, so the "
+     "predictions would hold two 'predicted' columns; rename that column of the input file"),
+    ("p_a.parquet", "p_a", (), "--id-column p_a is also the name of an output column"),
+    ("t.csv", "nope", (), "CSV file {dir}/t.csv lacks the id column (--id-column nope); its columns are ['id', 'x', "
+     "'label']"),
+    ("t.parquet", "nope", (), "parquet file {dir}/t.parquet lacks the id column (--id-column nope); its columns are"),
+    ("t.csv", "", (), "--id-column '' names no column; give the name of the file's id column"),
+    ("t.parquet", " ", (), "--id-column ' ' names no column"),
+    ("t.csv", "nope", ("--target", "lab"), "lacks the target column (--target lab) and the id column (--id-column "
+     "nope)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("data", "id_column", "more", "message"), ID_CASES, ids=[f"{c[0]} {c[1]!r}" for c in ID_CASES])
+def test_a_bad_id_column_is_named_as_such_and_nothing_is_written(id_files, capsys, data, id_column, more, message):
+    out = id_files / "p.csv"
+    argv = ("predict", "--run", str(id_files / "r.nc"), "--data", str(id_files / data), "--id-column", id_column)
+    assert run(*argv, *more, "--out", str(out)) == 2
+    error = capsys.readouterr().err
+    assert_one_line_error(error, message.format(dir=id_files))
+    assert "feature column" not in error and not out.exists()
+
+
+def test_an_id_column_is_copied_first(id_files):
+    out = id_files / "ids.csv"
+    assert run("predict", "--run", str(id_files / "r.nc"), "--data", str(id_files / "t.parquet"), "--id-column",
+               "id", "--out", str(out)) == 0  # fmt: skip
+    written = pd.read_csv(out)
+    assert list(written.columns[:1]) == ["id"] and list(written["id"]) == [1, 2, 3, 4]
