@@ -370,7 +370,7 @@ class Each(Constraint):
 
 @dataclasses.dataclass(frozen=True)
 class PrintableText(Constraint):
-    """Text without control characters (Unicode category ``Cc``: NUL, tab, newline, ESC, DEL, ...).
+    """Text without control characters (Unicode category ``Cc``: NUL, tab, newline, ESC, DEL, ...) or lone surrogates.
 
     Names (columns, class labels, category levels) are shown in pages, tables and SVG figures, where a control
     character is invisible, breaks a row of a table or makes the figure ill-formed XML: they are refused where
@@ -392,6 +392,12 @@ class PrintableText(Constraint):
         if not isinstance(value, str):
             _refuse(argument, "text", value, optional=optional, kind=True)
         bad = control_character(value)
+        if bad is not None and unicodedata.category(bad) == "Cs":
+            raise InvalidValueError(
+                f"{argument}: {self.what} {value!r} holds the lone surrogate {bad!r} (U+{ord(bad):04X}), half of a "
+                "character that no text file (UTF-8) can hold; decode the text with its source's encoding, or "
+                "replace it"
+            )
         if bad is not None:
             fix = self.fix or "rename it without control characters (they are invisible and break HTML/SVG reports)"
             raise InvalidValueError(
@@ -405,7 +411,7 @@ class PrintableText(Constraint):
 
 
 def control_character(value: str) -> str | None:
-    """The first control character (Unicode category ``Cc``) of ``value``, or None.
+    """The first control character (Unicode category ``Cc``) or lone surrogate (``Cs``) of ``value``, or None.
 
     Parameters
     ----------
@@ -417,7 +423,7 @@ def control_character(value: str) -> str | None:
     str or None
         The character, or None when there is none.
     """
-    return next((char for char in value if unicodedata.category(char) == "Cc"), None)
+    return next((char for char in value if unicodedata.category(char) in ("Cc", "Cs")), None)
 
 
 # -- the two checks also called directly (function arguments, data arrays) ---------------------------

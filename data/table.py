@@ -258,6 +258,13 @@ def _refuse_unreadable(series: pd.Series, name: str, source: TableSource) -> Non
     if inferred in ("mixed", "mixed-integer"):  # text and numbers mixed, or cells of other types
         present = present & ~series.map(lambda cell: isinstance(cell, _READABLE_CELLS)).to_numpy(dtype=bool)
         inferred = "mixed"
+    if dtype == object and inferred in ("string", "mixed"):  # a lone surrogate (pandas' string dtype holds none)
+        lone = series.str.contains("[\ud800-\udfff]", regex=True, na=False).to_numpy(dtype=bool)
+        if lone.any():
+            row = int(np.argmax(lone))
+            PrintableText(what="cell").check(
+                series.iloc[row], argument=f"{source.label}, column {name!r}, {source.where(row)}"
+            )
     if inferred not in _UNREADABLE or not present.any():
         return
     kind, row = inferred, int(np.argmax(present))

@@ -314,3 +314,44 @@ def test_an_id_column_is_copied_first(id_files):
                "id", "--out", str(out)) == 0  # fmt: skip
     written = pd.read_csv(out)
     assert list(written.columns[:1]) == ["id"] and list(written["id"]) == [1, 2, 3, 4]
+
+
+# -- 8. a lone surrogate in a name or a cell ------------------------------------------------------------------------
+
+LONE = "holds the lone surrogate '\\ud800' (U+D800), half of a character that no text file (UTF-8) can hold"
+
+
+def _object_frame(a: str = "a", b: tuple[Any, Any] = ("r", "s"), y: tuple[str, str] = ("p", "q")) -> pd.DataFrame:
+    """A frame of object columns and names (pandas' default string dtype cannot even hold a lone surrogate)."""
+    columns = {0: np.arange(N) * 1.0, 1: pd.Series(list(b) * (N // 2), dtype=object)}
+    columns[2] = pd.Series(list(y) * (N // 2), dtype=object)
+    return pd.DataFrame(columns).set_axis(pd.Index([a, "b", "y"], dtype=object), axis=1)
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (lambda: _object_frame(a="a\ud800"), f"DataFrame: column name 'a\\ud800' {LONE}"),
+        (lambda: _object_frame(y=("p\ud800", "q")), f"DataFrame, column 'y', row 0: cell 'p\\ud800' {LONE}"),
+        (lambda: _object_frame(b=("r", "s\ud800")), f"DataFrame, column 'b', row 1: cell 's\\ud800' {LONE}"),
+        (lambda: _object_frame(b=(1.5, "s\ud800")), f"column 'b', row 1: cell 's\\ud800' {LONE}"),
+    ],
+    ids=["column name", "class label", "text level", "among numbers"],
+)
+def test_a_lone_surrogate_is_refused_at_input(frame, message):
+    with pytest.raises(ValueError) as caught:
+        _fit(frame())
+    assert message in str(caught.value) and "decode the text with its source's encoding" in str(caught.value)
+
+
+def test_a_lone_surrogate_is_refused_at_prediction_and_in_dataset_names():
+    from bayesclass.data import Dataset
+
+    result = _fit(_object_frame())
+    with pytest.raises(ValueError, match="DataFrame X, column 'b', row 1: cell 's.ud800' holds the lone surrogate"):
+        bc.predict(result, _object_frame(b=("r", "s\ud800")).drop(columns="y"))
+    with pytest.raises(ValueError, match="feature_names.0.: feature name 'a.ud800' holds the lone surrogate"):
+        Dataset(
+            name="t", X=np.zeros((2, 1)), y=np.array([0, 1]), feature_names=("a\ud800",), class_names=("p", "q"),
+            feature_kinds=("continuous",),
+        )  # fmt: skip
