@@ -258,7 +258,10 @@ def _refuse_unreadable(series: pd.Series, name: str, source: TableSource) -> Non
     if inferred in ("mixed", "mixed-integer"):  # text and numbers mixed, or cells of other types
         present = present & ~series.map(lambda cell: isinstance(cell, _READABLE_CELLS)).to_numpy(dtype=bool)
         inferred = "mixed"
-    if dtype == object and inferred in ("string", "mixed"):  # a lone surrogate (pandas' string dtype holds none)
+    if pd.api.types.is_object_dtype(dtype) and inferred in (
+        "string",
+        "mixed",
+    ):  # a lone surrogate (pandas' string dtype holds none)
         lone = series.str.contains("[\ud800-\udfff]", regex=True, na=False).to_numpy(dtype=bool)
         if lone.any():
             row = int(np.argmax(lone))
