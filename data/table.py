@@ -464,7 +464,8 @@ def code_table(
     used = _used_features(features, header, target, source, fitted=class_names is not None)
     kinds = _declared_kinds(feature_kinds, used, source, target)
     columns = {name: _read_column(frame[name], name, source) for name in [target, *used]}
-    columns, source, record = _apply_missing(columns, source, options.missing, len(frame))
+    training = target if class_names is None else None  # a test table coded by a fit may hold one class
+    columns, source, record = _apply_missing(columns, source, options.missing, len(frame), training)
     known = dict(category_names or {})
     coded = [_code_feature(columns[name], kinds.get(name), known.get(name), options, source) for name in used]
     y, classes = _code_target(columns[target], class_names, source)
@@ -490,7 +491,7 @@ def _declared_kinds(feature_kinds, features: list[str], source: TableSource, tar
 
 
 def _apply_missing(
-    columns: dict[str, _Column], source: TableSource, policy: str, n_rows: int
+    columns: dict[str, _Column], source: TableSource, policy: str, n_rows: int, target: str | None
 ) -> tuple[dict[str, _Column], TableSource, MissingRecord]:
     """Refuse or drop the rows with a blank cell in a used column; the record of what was done."""
     blanks = {name: int(column.missing.sum()) for name, column in columns.items() if column.missing.any()}
@@ -509,10 +510,29 @@ def _apply_missing(
             f"({', '.join(map(repr, blanks))}); nothing is left after {spelled('missing', 'drop')}; choose other "
             "features"
         )
+    if target is not None:
+        _refuse_lost_classes(columns[target], keep, source, blanks)
     record = MissingRecord(
         policy="drop", dropped_rows=int(n_rows - keep.sum()), blanks_per_column=tuple(blanks.items())
     )
     return {name: column.take(keep) for name, column in columns.items()}, source.take(keep), record
+
+
+def _refuse_lost_classes(target: _Column, keep: np.ndarray, source: TableSource, blanks: dict[str, int]) -> None:
+    """Refuse a drop of the rows with blanks that leaves fewer than two classes, saying which it removed."""
+    labels = pd.Series(target.cells, dtype=object).map(str).to_numpy(dtype=object)
+    before = pd.unique(labels[~target.missing])
+    after = pd.unique(labels[keep])
+    if len(after) >= 2 or len(before) < 2:
+        return
+    lost = sorted(set(before.tolist()) - set(after.tolist()))
+    removed = int(np.isin(labels[~target.missing], lost).sum())
+    raise ValueError(
+        f"{source.label}: {spelled('missing', 'drop')} drops the {int((~keep).sum())} row(s) with a blank cell "
+        f"(blanks per column: {blanks}), among them all {removed} row(s) of the class(es) {lost}, which leaves the "
+        f"single class {str(after[0]) if len(after) else None!r}; fill the blank cells in, or choose features "
+        f"without them ({spelled('features', metavar='...')})"
+    )
 
 
 def _code_feature(

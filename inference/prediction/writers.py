@@ -200,6 +200,11 @@ class PredictionRows:
             self.incomplete += int((~np.asarray(complete)).sum())
             if np.any(complete):
                 yield X[complete]
+        if self.read and self.incomplete == self.read:
+            raise ValueError(
+                f"every one of the {self.read} rows has a blank cell in the fitted feature columns, so "
+                f"{spelled('missing', 'drop')} leaves none to predict; fill the cells in"
+            )
 
     def take_rows(self, n_complete: int | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """The next rows to write: up to the ``n_complete``-th complete one (None: all left), in input order.
@@ -270,23 +275,24 @@ def _csv_chunks(data, suffix: str, csv_format, *, chunk_rows: int, **schema):
 def _parquet_chunks(data, *, chunk_rows: int, feature_names, extra_columns, target, **schema):
     """The chunks of a parquet file (record batches read by pyarrow) and its row count."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from bayesclass.data.loaders import damaged_parquet, open_parquet
     from bayesclass.data.table import TableSource, code_new_rows
 
-    file = os.path.abspath(os.fspath(data))
-    if not os.path.isfile(file):
-        raise ValueError(f"path {os.fspath(data)!r} is not an existing file (resolved to {file}); check the file name")
-    try:
-        parquet = pq.ParquetFile(file)
-    except (pa.ArrowException, OSError) as error:
-        raise ValueError(f"{file} is not a readable parquet file ({error}); check the file") from None
+    file, parquet = open_parquet(data)
     wanted = list(dict.fromkeys([*feature_names, *([target] if target else []), *extra_columns]))
     refuse_absent_columns(f"parquet file {file}", parquet.schema_arrow.names, feature_names, target, extra_columns)
 
     def chunks():
         start = 0
-        for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+        batches = parquet.iter_batches(batch_size=chunk_rows, columns=wanted)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as error:
+                raise damaged_parquet(file, error, start) from None
+            if batch is None:
+                return
             frame = batch.to_pandas()
             source = TableSource(f"parquet file {file}", first_row=start)
             rows = code_new_rows(frame, feature_names=feature_names, target=target, source=source, **schema)

@@ -355,3 +355,81 @@ def test_a_lone_surrogate_is_refused_at_prediction_and_in_dataset_names():
             name="t", X=np.zeros((2, 1)), y=np.array([0, 1]), feature_names=("a\ud800",), class_names=("p", "q"),
             feature_kinds=("continuous",),
         )  # fmt: skip
+
+
+# -- 9. vague messages made specific --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vague(tmp_path_factory) -> Path:
+    """The files of the vague cases: a fit, blanks that remove a class, damaged and repeated parquet, a .txt CSV."""
+    folder = tmp_path_factory.mktemp("vague")
+    (folder / "train.csv").write_text("x,label\n1,a\n2,b\n3,a\n4,b\n")
+    (folder / "blank_class.csv").write_text("x,z,label\n1,,a\n2,,a\n3,5,b\n4,6,b\n5,7,b\n")
+    (folder / "blank.csv").write_text("x,label\n,a\n,b\n")
+    (folder / "train.txt").write_text("x,label\n1,a\n2,b\n3,a\n4,b\n")
+    assert run("fit", "--data", str(folder / "train.csv"), "--target", "label", "--method", "map",
+               "--out", str(folder / "r.nc")) == 0  # fmt: skip
+    frame = pd.DataFrame({"x": np.arange(4000) * 1.0, "label": ["a", "b"] * 2000})
+    pq.write_table(pa.Table.from_pandas(frame), folder / "big.parquet", row_group_size=1000)
+    offset = pq.ParquetFile(folder / "big.parquet").metadata.row_group(2).column(0).data_page_offset
+    damaged = bytearray((folder / "big.parquet").read_bytes())
+    damaged[offset : offset + 40] = b"\xff" * 40  # the third row group's first page header
+    (folder / "damaged.parquet").write_bytes(bytes(damaged))
+    columns = [pa.array([1.0, 2, 3, 4]), pa.array([1.0, 2, 3, 4]), pa.array(["a", "b", "a", "b"])]
+    pq.write_table(pa.Table.from_arrays(columns, names=["x", "x", "label"]), folder / "dup.parquet")
+    return folder
+
+
+FIT = ("fit", "--method", "map", "--out", "{dir}/out.nc", "--data")
+PREDICT = ("predict", "--run", "{dir}/r.nc", "--out", "{dir}/out.csv", "--data")
+VAGUE_CASES = [
+    ("--missing drop removes a class", (*FIT, "{dir}/blank_class.csv", "--target", "label", "--missing", "drop"),
+     "CSV file {dir}/blank_class.csv: --missing drop drops the 2 row(s) with a blank cell (blanks per column: "
+     "{{'z': 2}}), among them all 2 row(s) of the class(es) ['a'], which leaves the single class 'b'; fill the blank "
+     "cells in, or choose features without them (--features ...)"),
+    ("every row blank in predict", (*PREDICT, "{dir}/blank.csv", "--missing", "drop"),
+     "every one of the 2 rows has a blank cell in the fitted feature columns, so --missing drop leaves none to "
+     "predict; fill the cells in"),
+    ("parquet damaged in a later row group", (*PREDICT, "{dir}/damaged.parquet", "--chunk-rows", "1000"),
+     "parquet file {dir}/damaged.parquet is damaged: its rows from row 2000 on cannot be read (Couldn't deserialize "
+     "thrift"),
+    ("fit on a damaged parquet", (*FIT, "{dir}/damaged.parquet", "--target", "label"),
+     "parquet file {dir}/damaged.parquet is damaged: its rows from row 0 on cannot be read"),
+    ("repeated parquet column names, fit", (*FIT, "{dir}/dup.parquet", "--target", "label"),
+     "parquet file {dir}/dup.parquet repeats the column name(s) ['x']; give each column a unique name"),
+    ("repeated parquet column names, predict", (*PREDICT, "{dir}/dup.parquet"),
+     "parquet file {dir}/dup.parquet repeats the column name(s) ['x']"),
+    ("a CSV named .txt, fit", (*FIT, "{dir}/train.txt", "--target", "label"),
+     "--data {dir}/train.txt is a file; table files are read by their suffix (.csv, .tsv or .parquet, any case) and "
+     "'train.txt' has the suffix '.txt': rename it, e.g. to 'train.csv' for a CSV file, or name a built-in"),
+    ("a CSV named .txt, predict", (*PREDICT, "{dir}/train.txt"), "--data {dir}/train.txt is a file;"),
+    ("a missing .txt file", (*FIT, "{dir}/nosuch.txt"),
+     "--data {dir}/nosuch.txt is neither a built-in data set nor an existing file; table files are read by"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "message"), [c[1:] for c in VAGUE_CASES], ids=[c[0] for c in VAGUE_CASES])
+def test_vague_errors_say_what_happened(vague, capsys, argv, message):
+    assert run(*(part.format(dir=vague) for part in argv)) == 2
+    error = capsys.readouterr().err
+    assert_one_line_error(error, message.format(dir=vague))
+    assert error.count("\n") == 1
+    assert not (vague / "out.nc").exists() and not (vague / "out.csv").exists()
+
+
+def test_every_row_blank_in_python_predict_says_so(vague):
+    result = bc.load_result(vague / "r.nc")
+    with pytest.raises(
+        ValueError, match=r"every one of the 3 rows of X has a blank cell in the fitted feature columns"
+    ):
+        bc.predict(result, pd.DataFrame({"x": [np.nan] * 3}), missing="drop")
+
+
+def test_a_test_table_with_one_class_left_after_blanks_still_codes():
+    """The lost-class check is for training: a table coded by a fit's classes may hold one class."""
+    from bayesclass.data.table import TableOptions, code_table
+
+    frame = pd.DataFrame({"x": [1.0, np.nan, 3.0], "y": ["p", "q", "p"]})
+    coded = code_table(frame, target="y", options=TableOptions(missing="drop"), class_names=("p", "q"))
+    np.testing.assert_array_equal(coded.y, [0, 0])
