@@ -844,10 +844,16 @@ def _standardize(args: argparse.Namespace) -> bool | typing.Literal["all"]:
 
 
 def _is_table_file(name: str) -> bool:
-    """Whether ``--data`` names a table file (.csv, .tsv or .parquet, any case) rather than a built-in data set."""
-    from bayesclass.data.loaders import table_suffix
+    """Whether ``--data`` names a table file (.csv, .tsv or .parquet, any case) rather than a built-in data set.
 
-    return table_suffix(name) is not None
+    A name that is neither (a file of another suffix, a misspelt name) is a ValueError saying which it is.
+    """
+    from bayesclass.data.loaders import require_known_data, table_suffix
+
+    if table_suffix(name) is None:
+        require_known_data(name)  # neither a table file nor a built-in name: say which it is
+        return False
+    return True
 
 
 def _check_output(path: Path, suffix: str, *, flag: str = "--out") -> None:

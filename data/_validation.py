@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesclass.data.constraints import Integer
+from bayesclass.data.constraints import SEED, Integer
 
 
 def require_int(value: object, *, argument: str, minimum: int) -> int:
@@ -15,16 +15,9 @@ def require_int(value: object, *, argument: str, minimum: int) -> int:
     return Integer(minimum=minimum).check(value, argument=argument)
 
 
-#: seeds are stored in results as 64-bit signed integers (netCDF attrs): 0 <= seed < 2**63
-MAX_SEED = 2**63 - 1
-
-
 def require_seed(random_seed: object, *, argument: str = "random_seed") -> int:
-    """Validate a seed: an integer in ``[0, 2**63)`` (stored with the result; ``bool`` refused)."""
-    seed = require_int(random_seed, argument=argument, minimum=0)
-    if seed > MAX_SEED:
-        raise ValueError(f"{argument} must be below 2**63 (the result stores it as a 64-bit integer), got {seed}")
-    return seed
+    """Validate a seed: an integer in ``[0, 2**32)`` (:data:`~bayesclass.data.constraints.SEED`; ``bool`` refused)."""
+    return SEED.check(random_seed, argument=argument)
 
 
 def first_true(mask: np.ndarray) -> tuple[int, int] | None:

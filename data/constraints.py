@@ -55,6 +55,10 @@ __all__ = [
     "InRange",
     "Integer",
     "InvalidValueError",
+    "MAX_ATTR_TEXT",
+    "MAX_FEATURE_MAGNITUDE",
+    "MAX_SEED",
+    "SEED",
     "NumericArray",
     "OneOf",
     "PrintableText",
@@ -62,6 +66,7 @@ __all__ = [
     "check_field",
     "check_fields",
     "check_finite",
+    "check_magnitude",
     "control_character",
     "check_positive",
     "field_rules",
@@ -365,7 +370,7 @@ class Each(Constraint):
 
 @dataclasses.dataclass(frozen=True)
 class PrintableText(Constraint):
-    """Text without control characters (Unicode category ``Cc``: NUL, tab, newline, ESC, DEL, ...).
+    """Text without control characters (Unicode category ``Cc``: NUL, tab, newline, ESC, DEL, ...) or lone surrogates.
 
     Names (columns, class labels, category levels) are shown in pages, tables and SVG figures, where a control
     character is invisible, breaks a row of a table or makes the figure ill-formed XML: they are refused where
@@ -387,6 +392,12 @@ class PrintableText(Constraint):
         if not isinstance(value, str):
             _refuse(argument, "text", value, optional=optional, kind=True)
         bad = control_character(value)
+        if bad is not None and unicodedata.category(bad) == "Cs":
+            raise InvalidValueError(
+                f"{argument}: {self.what} {value!r} holds the lone surrogate {bad!r} (U+{ord(bad):04X}), half of a "
+                "character that no text file (UTF-8) can hold; decode the text with its source's encoding, or "
+                "replace it"
+            )
         if bad is not None:
             fix = self.fix or "rename it without control characters (they are invisible and break HTML/SVG reports)"
             raise InvalidValueError(
@@ -400,7 +411,7 @@ class PrintableText(Constraint):
 
 
 def control_character(value: str) -> str | None:
-    """The first control character (Unicode category ``Cc``) of ``value``, or None.
+    """The first control character (Unicode category ``Cc``) or lone surrogate (``Cs``) of ``value``, or None.
 
     Parameters
     ----------
@@ -412,7 +423,7 @@ def control_character(value: str) -> str | None:
     str or None
         The character, or None when there is none.
     """
-    return next((char for char in value if unicodedata.category(char) == "Cc"), None)
+    return next((char for char in value if unicodedata.category(char) in ("Cc", "Cs")), None)
 
 
 # -- the two checks also called directly (function arguments, data arrays) ---------------------------
@@ -514,6 +525,61 @@ def check_finite(
     if not _is_number(value) or not math.isfinite(value):
         _refuse(argument, "a finite number", value, fix=fix, optional=optional)
     return float(value)
+
+
+#: The most characters one text attr of a result file may hold (names as JSON text, escapes included), at fitting and
+#: in reading alike: a tampered file cannot make a page of megabytes out of one attr, and no fit writes more.
+MAX_ATTR_TEXT = 100_000
+#: The largest magnitude a feature value may have, at fitting and in a result file alike: beyond it a column's
+#: squares (its standard deviation, a covariance, a Hessian) come near float64's 1.8e308, and its posterior-predictive
+#: replicates, stored as float32 (at most 3.4e38), overflow.
+MAX_FEATURE_MAGNITUDE = 1e30
+
+
+def check_magnitude(
+    X: np.ndarray, *, argument: str, feature_names: tuple[str, ...] | None = None, when: str = "fitting"
+) -> np.ndarray:
+    """Refuse a table of finite numbers holding a value beyond :data:`MAX_FEATURE_MAGNITUDE`, naming its column.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Finite numbers, rows by columns.
+    argument : str
+        The name the error message gives the table.
+    feature_names : tuple of str or None, default None
+        Labels of the columns in the message (None: column numbers).
+    when : str, default "fitting"
+        What the column must be rescaled before, in the message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X`` unchanged.
+
+    Raises
+    ------
+    InvalidValueError
+        A value whose magnitude exceeds the bound.
+    """
+    table = X.reshape(X.shape[0], -1)
+    flat = np.flatnonzero(np.abs(table) > MAX_FEATURE_MAGNITUDE)
+    if flat.size:
+        row, column = divmod(int(flat[0]), table.shape[1])
+        label = repr(feature_names[column]) if feature_names is not None and column < len(feature_names) else column
+        raise InvalidValueError(
+            f"{argument} holds {table[row, column]:g} at row {row}, column {label}, beyond {MAX_FEATURE_MAGNITUDE:g} "
+            "in magnitude, where its squares and its posterior-predictive replicates (float32) overflow; rescale "
+            f"the column before {when}, e.g. divide it by a power of ten or take its logarithm"
+        )
+    return X
+
+
+#: The largest random seed, at fitting and in a result file alike: a seed is an integer in [0, 2**32), the range of
+#: NumPy's legacy generators and of the seeds a result records (its own and its posterior predictive's).
+MAX_SEED = 2**32 - 1
+#: The one definition of a valid seed (``random_seed=``, ``--seed``), checked on input.
+SEED = Integer(minimum=0, maximum=MAX_SEED, fix="a seed is an integer in [0, 2**32), e.g. 0")
 
 
 # -- reading the declarations ---------------------------------------------------------------------------

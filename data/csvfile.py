@@ -334,7 +334,7 @@ def read_csv_chunks(
     try:
         with open(file, encoding=codec, newline="") as stream:
             rows = _CsvRows(file, stream, csv_format)
-            positions = _column_positions(rows, wanted, target)
+            positions = _column_positions(rows, feature_names, target, extra_columns)
             n_read = 0
             while True:
                 cells, lines = rows.take(chunk_rows)
@@ -372,17 +372,50 @@ def read_csv_chunks(
         csv.field_size_limit(previous_limit)
 
 
-def _column_positions(rows: _CsvRows, wanted: list[str], target: str | None) -> dict[str, int]:
-    """Read the header of ``rows``; the position of every ``wanted`` column in it (a missing one is an error)."""
+def _column_positions(
+    rows: _CsvRows, features: Sequence[str], target: str | None, extra_columns: Sequence[str]
+) -> dict[str, int]:
+    """Read the header of ``rows``; the position of every column asked for in it (a missing one is an error)."""
     header = rows.header()
-    absent = [column for column in wanted if column not in header]
+    refuse_absent_columns(
+        f"CSV file {rows.file}", header, features, target, extra_columns, _delimiter_hint(header, rows.delimiter)
+    )
+    return {column: header.index(column) for column in [*features, *([target] if target else []), *extra_columns]}
+
+
+def refuse_absent_columns(
+    label: str, header: Sequence[str], features: Sequence[str], target: str | None, extra_columns: Sequence[str],
+    hint: str = "",
+) -> None:  # fmt: skip
+    """Refuse a table lacking a column asked for, each named by its role: fitted feature, target or extra column.
+
+    Parameters
+    ----------
+    label : str
+        How the message names the table, e.g. ``"CSV file /data/new.csv"``.
+    header : sequence of str
+        The table's column names.
+    features : sequence of str
+        The fitted feature columns.
+    target : str or None
+        The label column asked for (``target=``, ``--target``).
+    extra_columns : sequence of str
+        Columns copied to the output (``id_column=``, ``--id-column``).
+    hint : str, default ""
+        Appended to the message (e.g. a delimiter hint).
+
+    Raises
+    ------
+    ValueError
+        Naming the absent columns by role, and the table's columns.
+    """
+    lacking = [name for name in features if name not in header]
+    absent = [f"the fitted feature column(s) {lacking}"] if lacking else []
+    if target and target not in header:
+        absent.append(f"the target column ({spelled('target', target)})")
+    absent += [f"the id column ({spelled('id_column', name)})" for name in extra_columns if name not in header]
     if absent:
-        what = "fitted feature column(s)" if target is None or absent != [target] else "target column"
-        raise ValueError(
-            f"CSV file {rows.file} lacks the {what} {absent}; its columns are {header}"
-            f"{_delimiter_hint(header, rows.delimiter)}"
-        )
-    return {column: header.index(column) for column in wanted}
+        raise ValueError(f"{label} lacks {' and '.join(absent)}; its columns are {list(header)}{hint}")
 
 
 def count_csv_rows(path: str | os.PathLike[str]) -> int:

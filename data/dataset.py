@@ -21,7 +21,7 @@ import numpy as np
 
 from bayesclass.data._validation import column_label, first_true, numeric_2d
 from bayesclass.data.arguments import spelled
-from bayesclass.data.constraints import PrintableText, check_finite
+from bayesclass.data.constraints import MAX_ATTR_TEXT, PrintableText, check_finite, check_magnitude
 from bayesclass.data.kinds import FEATURE_KINDS, FeatureKind, check_feature_kinds
 from bayesclass.data.origin import DataOrigin, MissingPolicy, MissingRecord
 from bayesclass.data.table import (
@@ -78,6 +78,7 @@ def _checked_X(value: object, feature_names: tuple[str, ...]) -> np.ndarray:
         raise ValueError("X has 0 columns; a Dataset needs at least one feature")
     X = _frozen(X, np.float64)
     check_finite(X, argument="X", feature_names=feature_names, when="building a Dataset")
+    check_magnitude(X, argument="X", feature_names=feature_names, when="building a Dataset")
     return X
 
 
@@ -237,6 +238,32 @@ class Dataset:
         set_("X", X)
         set_("y", y)
         set_("category_names", category_names)
+        self._check_stored_text()
+
+    def _check_stored_text(self) -> None:
+        """Each name attr of a result (JSON text, as the schema reads it) fits in :data:`MAX_ATTR_TEXT` characters."""
+        levels = {feature: list(names) for feature, names in self.category_names.items()}
+        every = [f"{feature}={level}" for feature, names in levels.items() for level in names]
+        coded = [f"{feature}={level}" for feature, names in levels.items() for level in names[1:]]  # the reference out
+        stored = {
+            "name": (self.name, self.name),
+            "provenance": (self.provenance, self.provenance),
+            "feature_names": (json.dumps(list(self.feature_names)), max(self.feature_names, key=len)),
+            "class_names": (json.dumps(list(self.class_names)), max(self.class_names, key=len)),
+            "category_names": (json.dumps(levels), max(every or [""], key=len)),
+            "feature_names and category_names (as coded names 'feature=level')": (
+                json.dumps([*self.feature_names, *coded]),
+                max([*self.feature_names, *coded], key=len),
+            ),
+        }
+        for argument, (text, longest) in stored.items():
+            if len(text) > MAX_ATTR_TEXT:
+                raise ValueError(
+                    f"as a result file stores them, {argument} take {len(text):,} characters, more than the "
+                    f"{MAX_ATTR_TEXT:,} it holds (the longest, {longest[:40]!r}..., has {len(longest):,}); shorten "
+                    "the names, labels or text levels (a long text column is no category: leave it out of the "
+                    "features)"
+                )
 
     @staticmethod
     def _check_values(X, columns, feature_names, kind, allowed, is_bad) -> None:
@@ -843,6 +870,11 @@ def check_features(
     return array
 
 
+def _positions(labels: list[object]) -> bool:
+    """Whether a table's column labels are no names but the positions 0, 1, ... (``pandas.DataFrame(array)``)."""
+    return all(type(label) in (int, np.int64) for label in labels) and labels == list(range(len(labels)))
+
+
 def table_rows(
     X: object,
     *,
@@ -886,13 +918,20 @@ def table_rows(
     pandas = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
     if pandas is None or names is None:
         return X, None
-    if isinstance(X, pandas.Series) and len(X.index) and all(isinstance(label, str) for label in X.index):
+    if isinstance(X, pandas.Series) and not _positions(list(X.index)):
         X = X.to_frame().T  # one row, named by its index (frame.iloc[0])
     if not isinstance(X, pandas.DataFrame):
         return X, None
     columns = list(X.columns)
-    if not columns or not all(isinstance(column, str) for column in columns):
+    if _positions(columns):
         return X, None  # unnamed columns (0, 1, ...): by position, as an array
+    other = [column for column in columns if not isinstance(column, str)]
+    if other:
+        raise ValueError(
+            f"DataFrame {argument} has column names that are not text, {other[:5]} (of {columns[:8]}); its columns "
+            f"are matched by name: name them as fitted, {list(names)}, or pass {argument}.to_numpy() to take them "
+            "by position"
+        )
     absent = [name for name in names if name not in columns]
     unknown = [column for column in columns if column not in names]
     if absent:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -438,9 +438,73 @@ def load_parquet(
     )
 
 
+def require_known_data(name: object) -> None:
+    """Refuse a data name that is neither a built-in data set nor a path with a table suffix, saying which it is.
+
+    Parameters
+    ----------
+    name : object
+        What ``--data`` (``load(name)``) was given, with no table suffix.
+
+    Raises
+    ------
+    ValueError
+        For a file (or a path) without a table suffix: that files are read by their suffix, and the fix; for
+        any other name: the built-in names.
+    """
+    if isinstance(name, str) and name in _REGISTRY:
+        return
+    shown = os.fspath(name) if isinstance(name, (str, os.PathLike)) else repr(name)
+    path = Path(shown).expanduser()
+    if path.is_file() or path.suffix or os.sep in shown:
+        found = "is a file" if path.is_file() else "is neither a built-in data set nor an existing file"
+        raise ValueError(
+            f"{spelled('data', shown)} {found}; table files are read by their suffix (.csv, .tsv or .parquet, any "
+            f"case) and {path.name!r} has {'the suffix ' + repr(path.suffix) if path.suffix else 'none'}: rename "
+            f"it, e.g. to {path.with_suffix('.csv').name!r} for a CSV file, or name a built-in data set, one of "
+            f"{sorted(_REGISTRY)}"
+        )
+    raise ValueError(
+        f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
+        f"or pass the path of a .csv, .tsv or .parquet file with {spelled('target', metavar='COLUMN')}"
+    )
+
+
 def _read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = None):
     """(resolved path, DataFrame, sha256 hex) of a parquet file; a missing or unreadable file is a ValueError."""
     import pandas as pd
+    import pyarrow as pa
+
+    file, parquet = open_parquet(path)
+    try:
+        table = parquet.read(columns=None if columns is None else list(columns))
+    except (pa.ArrowException, OSError) as error:
+        raise damaged_parquet(file, error) from None
+    frame: pd.DataFrame = table.to_pandas()
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    return file, frame, digest
+
+
+def open_parquet(path: str | os.PathLike[str]) -> tuple[Path, Any]:
+    """A parquet file opened for reading: its resolved path and ``pyarrow.parquet.ParquetFile``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file.
+
+    Returns
+    -------
+    file : pathlib.Path
+        The resolved path.
+    parquet : pyarrow.parquet.ParquetFile
+        The open file, whose column names are unique.
+
+    Raises
+    ------
+    ValueError
+        A missing file, one that is no parquet file (its footer unreadable), or one repeating a column name.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -448,12 +512,44 @@ def _read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = 
     if not file.is_file():
         raise ValueError(f"path {os.fspath(path)!r} is not an existing file (resolved to {file}); check the file name")
     try:
-        table = pq.read_table(file, columns=None if columns is None else list(columns))
+        parquet = pq.ParquetFile(file)
     except (pa.ArrowException, OSError) as error:
-        raise ValueError(f"{file} is not a readable parquet file ({error}); check the file") from None
-    frame: pd.DataFrame = table.to_pandas()
-    digest = hashlib.sha256(file.read_bytes()).hexdigest()
-    return file, frame, digest
+        raise ValueError(f"{file} is not a readable parquet file ({_one_line(error)}); check the file") from None
+    names = parquet.schema_arrow.names
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"parquet file {file} repeats the column name(s) {repeated}; give each column a unique name and write "
+            "the file again"
+        )
+    return file, parquet
+
+
+def damaged_parquet(file: Path, error: BaseException, first_row: int = 0) -> ValueError:
+    """The error of a parquet file whose footer reads but whose rows (from ``first_row`` on) do not.
+
+    Parameters
+    ----------
+    file : pathlib.Path
+        The file.
+    error : BaseException
+        pyarrow's error.
+    first_row : int, default 0
+        The first row of the batch that failed.
+
+    Returns
+    -------
+    ValueError
+        One line naming the file, where reading failed, pyarrow's reason and the fix.
+    """
+    return ValueError(
+        f"parquet file {file} is damaged: its rows from row {first_row} on cannot be read ({_one_line(error)}); "
+        "write the file again, or check the copy"
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 def _load_table_file(path: str | os.PathLike[str], suffix: str, kwargs: dict[str, object]) -> Dataset:
@@ -522,11 +618,7 @@ def load(name: str | os.PathLike[str], **kwargs: object) -> Dataset:
     suffix = table_suffix(name)
     if suffix is not None or isinstance(name, os.PathLike):
         return _load_table_file(name, suffix or ".csv", dict(kwargs))
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(
-            f"unknown dataset name {name!r}; choose one of {sorted(_REGISTRY)} "
-            f"or pass the path of a .csv, .tsv or .parquet file with {spelled('target', metavar='COLUMN')}"
-        )
+    require_known_data(name)
     if "csv_format" in kwargs:
         raise ValueError(f"csv_format applies to CSV files, not to the built-in {name!r}")
     loader = _REGISTRY[name][1]

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from bayesclass.data.constraints import MAX_SEED
+
 __all__ = ["DataOrigin", "MissingPolicy", "MissingRecord", "SplitOrigin", "SplitPart"]
 
 SplitPart = Literal["train", "validation", "test"]
@@ -86,7 +88,7 @@ class SplitOrigin:
             or not math.isclose(sum(fractions), 1.0, abs_tol=1e-9)
         ):
             raise ValueError(f"split fractions must be 3 numbers in (0, 1) summing to 1, got {fractions!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
             raise ValueError(f"split random_seed must be an integer in [0, 2**32), got {seed!r}")
         if not isinstance(stratify, bool):
             raise ValueError(f"split stratify must be true or false, got {stratify!r}")

@@ -28,6 +28,7 @@ blanks of every such column; ``missing="drop"`` drops those rows and records how
 
 from __future__ import annotations
 
+import decimal
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -222,8 +223,65 @@ class _Column:
         )  # fmt: skip
 
 
+#: what a column of another type holds, and how to make it numbers or text first (by pandas' inferred type)
+_UNREADABLE = {
+    "datetime": ("dates/times", "convert them to numbers (e.g. days since a reference date) or to text first"),
+    "date": ("dates", "convert them to numbers (e.g. days since a reference date) or to text first"),
+    "time": ("times of day", "convert them to numbers (e.g. seconds since midnight) or to text first"),
+    "period": ("periods", "convert them to numbers or to text first"),
+    "timedelta": ("durations", "convert them to numbers first, e.g. column.dt.total_seconds()"),
+    "complex": ("complex numbers", "split them into two numeric columns first (numpy.real, numpy.imag)"),
+    "bytes": ("bytes", "decode them to text first, e.g. column.str.decode('utf-8')"),
+    "interval": ("intervals", "convert them to numbers (e.g. their midpoints) or to text first"),
+    "mixed": (
+        "values that are not numbers, text or booleans",
+        "split lists, arrays and records into one column per element, or write them as text first",
+    ),
+}
+#: the Python types of the cells of an object column that the table reads (numbers, text, booleans)
+_READABLE_CELLS = (str, bool, int, float, np.bool_, np.integer, np.floating, decimal.Decimal)
+
+
+def _refuse_unreadable(series: pd.Series, name: str, source: TableSource) -> None:
+    """Refuse a column of another type than numbers, text, categories or booleans, naming it, its type and the fix.
+
+    Dates, durations, complex numbers, bytes, lists, arrays and records (parquet structs and nested lists) would
+    otherwise be coded silently as text levels, or lose their imaginary part.
+    """
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        return
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+        return
+    inferred = pd.api.types.infer_dtype(series, skipna=True).removesuffix("64")
+    present = series.notna().to_numpy()
+    if inferred in ("mixed", "mixed-integer"):  # text and numbers mixed, or cells of other types
+        present = present & ~series.map(lambda cell: isinstance(cell, _READABLE_CELLS)).to_numpy(dtype=bool)
+        inferred = "mixed"
+    if pd.api.types.is_object_dtype(dtype) and inferred in (
+        "string",
+        "mixed",
+    ):  # a lone surrogate (pandas' string dtype holds none)
+        lone = series.str.contains("[\ud800-\udfff]", regex=True, na=False).to_numpy(dtype=bool)
+        if lone.any():
+            row = int(np.argmax(lone))
+            PrintableText(what="cell").check(
+                series.iloc[row], argument=f"{source.label}, column {name!r}, {source.where(row)}"
+            )
+    if inferred not in _UNREADABLE or not present.any():
+        return
+    kind, row = inferred, int(np.argmax(present))
+    what, fix = _UNREADABLE[kind]
+    cell = series.iloc[row]
+    raise ValueError(
+        f"{source.label}: column {name!r} holds {what} (dtype {dtype}, e.g. {type(cell).__name__} {str(cell)[:40]!r} "
+        f"at {source.where(row)}); bayesclass reads numbers, text, categories and booleans: {fix}"
+    )
+
+
 def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
     """Type one column (see the module docstring); blanks are marked, not refused, here."""
+    _refuse_unreadable(series, name, source)
     dtype = series.dtype
     absent = series.isna().to_numpy()
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
@@ -238,7 +296,8 @@ def _read_column(series: pd.Series, name: str, source: TableSource) -> _Column:
         return _Column(name, absent, text=text, cells=text, order=order, fixed_text=True)
     if pd.api.types.is_numeric_dtype(dtype):
         numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        return _Column(name, absent | np.isnan(numbers), numbers=numbers, cells=numbers.astype(object))
+        cells = series.to_numpy(dtype=object)  # as the dtype writes them: 1 (int), 1.0 (float), as a CSV file holds
+        return _Column(name, absent | np.isnan(numbers), numbers=numbers, cells=cells)
     cells = series.astype(object).where(~absent, "").map(str).to_numpy(dtype=object)
     text = pd.Series(cells, dtype=object).str.strip()
     missing = absent | text.str.lower().isin(MISSING_TOKENS).to_numpy()
@@ -405,7 +464,8 @@ def code_table(
     used = _used_features(features, header, target, source, fitted=class_names is not None)
     kinds = _declared_kinds(feature_kinds, used, source, target)
     columns = {name: _read_column(frame[name], name, source) for name in [target, *used]}
-    columns, source, record = _apply_missing(columns, source, options.missing, len(frame))
+    training = target if class_names is None else None  # a test table coded by a fit may hold one class
+    columns, source, record = _apply_missing(columns, source, options.missing, len(frame), training)
     known = dict(category_names or {})
     coded = [_code_feature(columns[name], kinds.get(name), known.get(name), options, source) for name in used]
     y, classes = _code_target(columns[target], class_names, source)
@@ -431,7 +491,7 @@ def _declared_kinds(feature_kinds, features: list[str], source: TableSource, tar
 
 
 def _apply_missing(
-    columns: dict[str, _Column], source: TableSource, policy: str, n_rows: int
+    columns: dict[str, _Column], source: TableSource, policy: str, n_rows: int, target: str | None
 ) -> tuple[dict[str, _Column], TableSource, MissingRecord]:
     """Refuse or drop the rows with a blank cell in a used column; the record of what was done."""
     blanks = {name: int(column.missing.sum()) for name, column in columns.items() if column.missing.any()}
@@ -450,10 +510,29 @@ def _apply_missing(
             f"({', '.join(map(repr, blanks))}); nothing is left after {spelled('missing', 'drop')}; choose other "
             "features"
         )
+    if target is not None:
+        _refuse_lost_classes(columns[target], keep, source, blanks)
     record = MissingRecord(
         policy="drop", dropped_rows=int(n_rows - keep.sum()), blanks_per_column=tuple(blanks.items())
     )
     return {name: column.take(keep) for name, column in columns.items()}, source.take(keep), record
+
+
+def _refuse_lost_classes(target: _Column, keep: np.ndarray, source: TableSource, blanks: dict[str, int]) -> None:
+    """Refuse a drop of the rows with blanks that leaves fewer than two classes, saying which it removed."""
+    labels = pd.Series(target.cells, dtype=object).map(str).to_numpy(dtype=object)
+    before = pd.unique(labels[~target.missing])
+    after = pd.unique(labels[keep])
+    if len(after) >= 2 or len(before) < 2:
+        return
+    lost = sorted(set(before.tolist()) - set(after.tolist()))
+    removed = int(np.isin(labels[~target.missing], lost).sum())
+    raise ValueError(
+        f"{source.label}: {spelled('missing', 'drop')} drops the {int((~keep).sum())} row(s) with a blank cell "
+        f"(blanks per column: {blanks}), among them all {removed} row(s) of the class(es) {lost}, which leaves the "
+        f"single class {str(after[0]) if len(after) else None!r}; fill the blank cells in, or choose features "
+        f"without them ({spelled('features', metavar='...')})"
+    )
 
 
 def _code_feature(
@@ -540,13 +619,20 @@ def _levels(column: _Column, source: TableSource) -> tuple[np.ndarray, tuple[str
 def _code_target(
     column: _Column, class_names: Sequence[str] | None, source: TableSource
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    """(codes, class names): labels as spelled (text cells), numbers sorted by value."""
+    """(codes, class names): labels as spelled, numbers sorted by value.
+
+    A number is named as its first cell spells it: a text cell as written, a number of a numeric dtype as pandas
+    writes it to a CSV file (``1`` for an integer, ``1.0`` for a float), so that the same table gives the same
+    class names from a DataFrame, a parquet file or that DataFrame written as CSV.
+    """
     if class_names is not None:
         classes = tuple(str(name) for name in class_names)
         return _codes_of(column, classes, source, what="label").astype(np.int64), classes
-    if column.numbers is not None and column.text is not None and not column.fixed_text:
+    if column.numbers is not None and not column.fixed_text:
         distinct, first, codes = np.unique(_finite(column, source), return_index=True, return_inverse=True)
-        return codes.astype(np.int64), tuple(str(column.text[index]) for index in first)
+        spelling = column.text if column.text is not None else column.cells
+        assert spelling is not None
+        return codes.astype(np.int64), tuple(str(spelling[index]) for index in first)
     codes, levels = _levels(column, source)
     return np.asarray(codes, dtype=np.int64), levels
 
@@ -689,6 +775,7 @@ def code_new_rows(
 
 def _new_column(series: pd.Series, name: str, levels: Sequence[str] | None, source: TableSource) -> _Column:
     """One column of new rows, typed by the training schema: numbers, or cells coded by ``levels``."""
+    _refuse_unreadable(series, name, source)
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         column = _read_column(series, name, source)

@@ -42,7 +42,7 @@ import numpy as np
 from bayesclass._lazy import lazy_import
 from bayesclass.data import DataOrigin, SplitOrigin
 from bayesclass.data.coding import treatment_code
-from bayesclass.data.constraints import control_character
+from bayesclass.data.constraints import MAX_ATTR_TEXT, MAX_FEATURE_MAGNITUDE, MAX_SEED, control_character
 from bayesclass.data.dataset import FEATURE_KINDS, FeatureKind
 from bayesclass.data.origin import MissingRecord
 from bayesclass.inference.engines.methods import SAMPLERS, method_names
@@ -94,8 +94,9 @@ StandardizeMode = Literal["none", "continuous", "all"]
 #: the group beside ``point_estimate_<kind>`` holding its covariance: ``estimate_covariance_<kind>`` (not a
 #: ``point_estimate_*`` name: every such group is an estimate kind)
 COVARIANCE_GROUP_PREFIX = "estimate_covariance_"
-#: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr)
-MAX_TEXT = 100_000
+#: longest text attr accepted (a tampered file cannot make a page of megabytes out of one attr; fitting refuses
+#: names that would exceed it)
+MAX_TEXT = MAX_ATTR_TEXT
 #: the group of replicated training labels (and features) that ArviZ's predictive checks read
 POSTERIOR_PREDICTIVE_GROUP = "posterior_predictive"
 
@@ -670,6 +671,10 @@ def _check_training_arrays(result: Any, info: ResultInfo) -> None:
     y = result["observed_data"]["y"].values
     if y.shape != (X.shape[0],) or not np.isfinite(X).all():
         raise ValueError("constant_data X must be finite, with one observed_data y per row")
+    if np.abs(X).max(initial=0.0) > MAX_FEATURE_MAGNITUDE:
+        raise ValueError(
+            f"constant_data X holds values beyond {MAX_FEATURE_MAGNITUDE:g} in magnitude; no fit takes them"
+        )
     if not np.issubdtype(y.dtype, np.integer) or y.min(initial=0) < 0 or y.max(initial=0) >= len(info.class_names):
         raise ValueError(f"observed_data y must hold class codes 0..{len(info.class_names) - 1} (attr class_names)")
     fingerprint = hashlib.sha256()
@@ -984,7 +989,7 @@ def _seed(attrs: dict[str, Any]) -> int:
         or not isinstance(seed, (int, float, np.integer, np.floating))
         or not math.isfinite(float(seed))
         or not float(seed).is_integer()
-        or not 0 <= int(seed) < 2**32
+        or not 0 <= int(seed) <= MAX_SEED
     ):
         raise ValueError(f"attr random_seed = {str(seed)[:40]!r} is not a seed (an integer in [0, 2**32))")
     return int(seed)

@@ -692,7 +692,7 @@ class WeightedKNearestNeighbours(_SklearnBaseline):
 
 # -- trees -------------------------------------------------------------------------------------------
 def _sklearn_random_state(random_seed: int) -> int:
-    """scikit-learn's ``random_state`` (an integer below 2**32) derived from a bayesclass seed (below 2**63)."""
+    """scikit-learn's ``random_state`` (an integer below 2**32) hashed from a bayesclass seed (also below 2**32)."""
     return int(np.random.SeedSequence(random_seed).generate_state(1)[0])
 
 

@@ -197,7 +197,10 @@ def _predict_rows(predictor: Predictor, X: Any, *, workers: int | None, progress
 def _complete_rows(X: Any, complete: np.ndarray) -> np.ndarray:
     """The rows of coded ``X`` without a blank feature; an error where there are none."""
     if not complete.any():
-        raise ValueError(f"every one of the {len(complete)} rows of X has a blank feature cell; nothing to predict")
+        raise ValueError(
+            f"every one of the {len(complete)} rows of X has a blank cell in the fitted feature columns, so "
+            f"{spelled('missing', 'drop')} leaves none to predict; fill the cells in"
+        )
     return np.asarray(X)[complete]
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from bayesclass.data.arguments import spelled
-from bayesclass.data.csvfile import CSV_CHUNK_ROWS
+from bayesclass.data.csvfile import CSV_CHUNK_ROWS, refuse_absent_columns
 from bayesclass.inference.prediction.progress import progress_over_rows
 from bayesclass.inference.result import data_result, result_info
 
@@ -138,6 +138,10 @@ class PredictionRows:
         feature_names, class_names = info.feature_names, info.class_names
         if missing not in ("error", "drop"):
             raise ValueError(f"missing must be 'error' or 'drop', got {missing!r}")
+        if id_column is not None and not id_column.strip():
+            raise ValueError(
+                f"{spelled('id_column', id_column)} names no column; give the name of the file's id column"
+            )
         suffix = _table_suffix(data)
         if suffix is None and isinstance(data, str) and data in builtin_tables():  # streamed as the file it is
             data, default_target = builtin_table_file(data)
@@ -196,6 +200,11 @@ class PredictionRows:
             self.incomplete += int((~np.asarray(complete)).sum())
             if np.any(complete):
                 yield X[complete]
+        if self.read and self.incomplete == self.read:
+            raise ValueError(
+                f"every one of the {self.read} rows has a blank cell in the fitted feature columns, so "
+                f"{spelled('missing', 'drop')} leaves none to predict; fill the cells in"
+            )
 
     def take_rows(self, n_complete: int | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """The next rows to write: up to the ``n_complete``-th complete one (None: all left), in input order.
@@ -266,27 +275,24 @@ def _csv_chunks(data, suffix: str, csv_format, *, chunk_rows: int, **schema):
 def _parquet_chunks(data, *, chunk_rows: int, feature_names, extra_columns, target, **schema):
     """The chunks of a parquet file (record batches read by pyarrow) and its row count."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from bayesclass.data.loaders import damaged_parquet, open_parquet
     from bayesclass.data.table import TableSource, code_new_rows
 
-    file = os.path.abspath(os.fspath(data))
-    if not os.path.isfile(file):
-        raise ValueError(f"path {os.fspath(data)!r} is not an existing file (resolved to {file}); check the file name")
-    try:
-        parquet = pq.ParquetFile(file)
-    except (pa.ArrowException, OSError) as error:
-        raise ValueError(f"{file} is not a readable parquet file ({error}); check the file") from None
+    file, parquet = open_parquet(data)
     wanted = list(dict.fromkeys([*feature_names, *([target] if target else []), *extra_columns]))
-    absent = [name for name in wanted if name not in parquet.schema_arrow.names]
-    if absent:
-        raise ValueError(
-            f"parquet file {file} lacks the column(s) {absent}; its columns are {parquet.schema_arrow.names}"
-        )
+    refuse_absent_columns(f"parquet file {file}", parquet.schema_arrow.names, feature_names, target, extra_columns)
 
     def chunks():
         start = 0
-        for batch in parquet.iter_batches(batch_size=chunk_rows, columns=wanted):
+        batches = parquet.iter_batches(batch_size=chunk_rows, columns=wanted)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as error:
+                raise damaged_parquet(file, error, start) from None
+            if batch is None:
+                return
             frame = batch.to_pandas()
             source = TableSource(f"parquet file {file}", first_row=start)
             rows = code_new_rows(frame, feature_names=feature_names, target=target, source=source, **schema)
@@ -619,6 +625,11 @@ def write_predictions(
     if draws_out is not None:
         require_draws_disk(draws_out, predictor, rows.total_rows)
     header = prediction_header(predictor, labelled=rows.labelled, id_column=rows.id_column)
+    if rows.id_column is not None and rows.id_column in header[1:]:
+        raise ValueError(
+            f"{spelled('id_column', rows.id_column)} is also the name of an output column, so the predictions would "
+            f"hold two {rows.id_column!r} columns; rename that column of the input file"
+        )
     width = len(prediction_header(predictor, labelled=False))
     written = 0
     with (

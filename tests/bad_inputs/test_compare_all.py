@@ -66,7 +66,7 @@ COMPARE_MODELS_CASES = [
     ((_IRIS, "logistic"), {"hyperparameters": {"gp": {}}}, ValueError, "hyperparameters given for gp, not among"),
     ((_IRIS, "logistic"), {"hyperparameters": {"logistic": {"link": "cauchit"}}}, ValueError, "link must be"),
     ((_IRIS, "logistic"), {"fractions": (0.5, 0.5, 0)}, ValueError, "fractions must be 3 positive numbers"),
-    ((_IRIS, "logistic"), {"random_seed": -1}, ValueError, "random_seed must be an integer >= 0"),
+    ((_IRIS, "logistic"), {"random_seed": -1}, ValueError, "random_seed must be an integer in 0..4294967295"),
     ((_IRIS, "logistic"), {"method": "bogus"}, ValueError, "method='bogus' must be 'auto'"),
     ((_IRIS, "logistic"), {"method": "map"}, ValueError, "method='map' must be 'auto'"),
     ((_IRIS, "logistic"), {"standardize": "yes"}, ValueError, "standardize must be False, True"),

@@ -133,17 +133,17 @@ REPORT_CASES = [
     Case("check of 1 draw", ("check", "--run", "{nb_1_draw}", "--replicates", "20"), 0,
          "20 replicates from the posterior draws", "stdout"),
     Case("report --seed -1", ("report", "--run", "{nb_1_chain}", "--out", "{out}", "--seed", "-1"), 2,
-         "--seed must be an integer >= 0, got -1"),
+         "--seed must be an integer in 0..4294967295, got -1"),
     Case("report --seed 1.5", ("report", "--run", "{nb_1_chain}", "--out", "{out}", "--seed", "1.5"), 2,
-         "--seed must be an integer >= 0, got '1.5'"),
+         "--seed must be an integer in 0..4294967295, got '1.5'"),
     Case("check --seed -1", ("check", "--run", "{nb_1_chain}", "--seed", "-1"), 2,
-         "--seed must be an integer >= 0, got -1"),
+         "--seed must be an integer in 0..4294967295, got -1"),
     Case("check --replicates 0", ("check", "--run", "{nb_1_chain}", "--replicates", "0"), 2,
          "--replicates must be an integer >= 1, got 0"),
     Case("fit --seed -1", ("fit", "--data", "iris", "--method", "map", "--out", "{out}", "--seed", "-1"), 2,
-         "--seed must be an integer >= 0, got -1"),
+         "--seed must be an integer in 0..4294967295, got -1"),
     Case("compare --seed -1", ("compare", "--data", "iris", "--seed", "-1"), 2,
-         "--seed must be an integer >= 0, got -1"),
+         "--seed must be an integer in 0..4294967295, got -1"),
 ]  # fmt: skip
 
 SUFFIX = {"report": ".html", "predict": ".csv", "fit": ".nc"}

@@ -189,7 +189,7 @@ def test_tsv_and_parquet_are_predicted_as_the_same_csv(runs, tmp_path):
         write_predictions(Predictor.of(result), rows, out, progress=False)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
-    with pytest.raises(ValueError, match=r"parquet file .* lacks the column\(s\) \['weight'\]"):
+    with pytest.raises(ValueError, match=r"parquet file .* lacks the id column \(id_column='weight'\)"):
         PredictionRows.open(tmp_path / "new.parquet", result, id_column="weight")
 
 

@@ -392,7 +392,7 @@ def test_bad_training_inputs_are_clear_errors(gaussians):
         (dict(X=X, y=np.zeros_like(y)), r"y holds only class 'C1'; a classifier needs training rows of at least 2"),
         (dict(X=X, y=y, class_names=("C1",)), r"class_names must hold at least 2 distinct strings, got \('C1',\)"),
         (dict(X=X, y=y, class_names="C1C2"), r"class_names must be a sequence of class-name strings"),
-        (dict(X=X, y=y, random_seed=-1), r"random_seed must be an integer >= 0, got -1"),
+        (dict(X=X, y=y, random_seed=-1), r"random_seed must be an integer in 0..4294967295, got -1"),
     ]
     for arguments, message in cases:
         arguments = {"class_names": names, **arguments}
