@@ -120,13 +120,15 @@ def bernoulli_third_derivative(eta: np.ndarray, y: np.ndarray, link: Link) -> np
 
 def _hermite_average(mean: np.ndarray, sd: np.ndarray, nodes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``E[sigmoid(f)]``, ``f ~ N(mean, sd^2)`` elementwise, by Gauss-Hermite ``nodes`` and ``weights``."""
-    z = mean[:, np.newaxis] + sd[:, np.newaxis] * nodes
+    z = np.multiply(sd[:, np.newaxis], nodes)  # one (values x nodes) array, updated in place
+    z += mean[:, np.newaxis]
     return scipy.special.expit(z, out=z) @ weights
 
 
 def _logistic_side_average(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """``E[sigmoid(f)] = E_L[Phi((mean - L) / sd)]``, ``L ~ Logistic(0, 1)``, by the trapezoidal rule (sd >= 2)."""
-    t = (mean[:, np.newaxis] - _LOGISTIC_NODES) / sd[:, np.newaxis]
+    t = np.subtract(mean[:, np.newaxis], _LOGISTIC_NODES)  # one (values x nodes) array, updated in place
+    t /= sd[:, np.newaxis]
     return scipy.special.ndtr(t, out=t) @ _LOGISTIC_WEIGHTS
 
 
