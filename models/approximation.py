@@ -11,12 +11,16 @@ follow from it generically, in the style of statsmodels' results classes (``para
 .. math::
 
     \operatorname{se}_j = \sqrt{\Sigma_{jj}}, \qquad
-    \hat\theta_j \pm z_{1-\alpha/2}\, \operatorname{se}_j .
+    \hat\theta_j \pm z_{1-\alpha/2}\, \operatorname{se}_j ,
+
+each interval clipped to its parameter's support where the family states one (a probability's to [0, 1], as
+statsmodels' ``proportion_confint(method="normal")`` clips it).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +102,9 @@ class GaussianApproximation:
         Its covariance: the inverse Hessian of the negative log-likelihood (MLE) or log posterior (MAP).
     curvature : str
         What the covariance is, in words (for reports).
+    support : numpy.ndarray of shape (p, 2) or None
+        Each parameter's lower and upper bound (``-inf``/``inf`` where it has none), which :meth:`conf_int`
+        clips to; None: no bounds.
     """
 
     kind: str
@@ -106,6 +113,7 @@ class GaussianApproximation:
     params: np.ndarray
     covariance: np.ndarray
     curvature: str = "inverse Hessian at the estimate"
+    support: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         p = len(self.labels)
@@ -114,12 +122,30 @@ class GaussianApproximation:
                 f"a Gaussian approximation over {p} parameters needs params of shape ({p},) and a ({p}, {p}) "
                 f"covariance, got {self.params.shape} and {self.covariance.shape}"
             )
-        for array in (self.params, self.covariance):
-            array.flags.writeable = False
+        if self.support is not None and self.support.shape != (p, 2):
+            raise ValueError(
+                f"support should be a ({p}, 2) array of bounds (low, high), got shape {self.support.shape}"
+            )
+        if (
+            self.support is not None
+            and not ((self.support[:, 0] <= self.params) & (self.params <= self.support[:, 1])).all()
+        ):
+            raise ValueError(
+                "support (low, high) should hold each estimate; it is NaN or excludes one (refit the model)"
+            )
+        for array in (self.params, self.covariance, self.support):
+            if array is not None:
+                array.flags.writeable = False
 
     @classmethod
     def of(
-        cls, kind: str, estimate: xr.Dataset, names: tuple[str, ...], covariance: np.ndarray, curvature: str
+        cls,
+        kind: str,
+        estimate: xr.Dataset,
+        names: tuple[str, ...],
+        covariance: np.ndarray,
+        curvature: str,
+        support: Mapping[str, tuple[float, float]] | None = None,
     ) -> GaussianApproximation:
         """The approximation of ``estimate`` with ``covariance`` over its parameters ``names``.
 
@@ -135,6 +161,9 @@ class GaussianApproximation:
             The covariance (symmetrised here).
         curvature : str
             What the covariance is, in words.
+        support : mapping of str to (float, float), optional
+            The bounds (low, high) of the named parameters' elements (a probability's ``(0, 1)``); the others
+            have none.
 
         Returns
         -------
@@ -143,6 +172,11 @@ class GaussianApproximation:
         """
         covariance = np.array(covariance, dtype=float)
         covariance = 0.5 * (covariance + covariance.T)
+        bounds = None
+        if support:
+            bounds = np.concatenate(
+                [np.tile(support.get(name, (-np.inf, np.inf)), (estimate[name].size, 1)) for name in names]
+            )
         return cls(
             kind=kind,
             names=tuple(names),
@@ -150,6 +184,7 @@ class GaussianApproximation:
             params=flatten_parameters(estimate, names),
             covariance=covariance,
             curvature=curvature,
+            support=bounds,
         )
 
     @property
@@ -168,7 +203,10 @@ class GaussianApproximation:
         return self.covariance
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
-        """Wald intervals ``params -+ z_{1-alpha/2} bse``, as statsmodels' ``conf_int(alpha)``.
+        """Wald intervals ``params -+ z_{1-alpha/2} bse``, as statsmodels' ``conf_int(alpha)``, in :attr:`support`.
+
+        Each is clipped to its parameter's support: a probability's is statsmodels'
+        ``proportion_confint(count, nobs, alpha, method="normal")``, which clips to [0, 1] too.
 
         Parameters
         ----------
@@ -183,7 +221,10 @@ class GaussianApproximation:
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05 for 95% intervals; got {alpha!r}")
         z = scipy.stats.norm.ppf(1.0 - alpha / 2.0)
-        return np.column_stack([self.params - z * self.bse, self.params + z * self.bse])
+        bounds = np.column_stack([self.params - z * self.bse, self.params + z * self.bse])
+        if self.support is None:
+            return bounds
+        return np.clip(bounds, self.support[:, :1], self.support[:, 1:])
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """Estimate, standard error and Wald interval per parameter, one row each.
@@ -212,11 +253,15 @@ class GaussianApproximation:
         Returns
         -------
         xarray.Dataset
-            ``covariance`` (dims ``parameter``, ``parameter_column``) labelled with :attr:`labels`; attrs
+            ``covariance`` (dims ``parameter``, ``parameter_column``) labelled with :attr:`labels`, ``support``
+            (dims ``parameter``, ``bound``) where there are bounds; attrs
             ``kind``, ``names`` (comma-separated) and ``curvature``.
         """
+        variables = {"covariance": (("parameter", "parameter_column"), np.array(self.covariance))}
+        if self.support is not None:
+            variables["support"] = (("parameter", "bound"), np.array(self.support))
         return xr.Dataset(
-            {"covariance": (("parameter", "parameter_column"), np.array(self.covariance))},
+            variables,
             coords={"parameter": list(self.labels), "parameter_column": list(self.labels)},
             attrs={"kind": self.kind, "names": ",".join(self.names), "curvature": self.curvature},
         )
@@ -241,7 +286,7 @@ class GaussianApproximation:
         ------
         ValueError
             Parameters the estimate lacks, a covariance of another shape or labels, not finite, not symmetric, or
-        with a negative variance.
+            with a negative variance; a support that does not hold the estimate.
         """
         if "covariance" not in dataset:
             raise ValueError("has no covariance variable")
@@ -265,6 +310,7 @@ class GaussianApproximation:
         if np.abs(covariance - covariance.T).max() > 1e-8 * scale or (np.diag(covariance) < 0).any():
             raise ValueError("covariance is not symmetric with non-negative variances")
         curvature = dataset.attrs.get("curvature", "")
+        support = np.asarray(dataset["support"].values, dtype=float) if "support" in dataset else None
         return cls(
             kind=str(dataset.attrs.get("kind", "")),
             names=tuple(names),
@@ -272,4 +318,5 @@ class GaussianApproximation:
             params=flatten_parameters(estimate, names),
             covariance=covariance.astype(float),
             curvature=curvature if isinstance(curvature, str) else "",
+            support=support,
         )

@@ -218,6 +218,14 @@ __all__ = ["MAX_COVARIANCE_PARAMETERS", "NaiveBayes", "NaiveBayesPrior"]
 #: (2048 parameters: a 32 MiB matrix per estimate, stored uncompressed in the result file); above it the estimate has
 #: no stored covariance (no standard errors), see the method
 MAX_COVARIANCE_PARAMETERS = 2048
+#: each parameter's support, which its Wald interval is clipped to (the Gaussian means have none)
+_SUPPORT = {
+    "class_prior": (0.0, 1.0),
+    "binary_proba": (0.0, 1.0),
+    "category_proba": (0.0, 1.0),
+    "count_proba": (0.0, 1.0),
+    "gaussian_variance": (0.0, np.inf),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -844,6 +852,10 @@ class NaiveBayes(GenerativeClassifierModel):
         there. (The MLE of a Gaussian feature with a class of one row, or constant within a class, does not
         exist at all: :meth:`point_estimate` raises.)
 
+        Every Wald interval is clipped to its parameter's support (:data:`_SUPPORT`): a probability's to [0, 1],
+        as ``proportion_confint(method="normal")`` clips it (2 successes in 14: [0, 0.326], not [-0.040, 0.326]),
+        a variance's to [0, inf).
+
         Other kinds: ``"posterior_mean"`` and ``"unbiased"`` are not extrema of an objective, so they have no
         curvature and get None (the posterior mean's uncertainty is the conjugate posterior itself,
         ``method="exact"``). None too above :data:`MAX_COVARIANCE_PARAMETERS` parameters, whose dense covariance
@@ -896,7 +908,7 @@ class NaiveBayes(GenerativeClassifierModel):
             blocks["gaussian_variance"] = np.diag(np.ravel(variance**2 / variance_size))
         covariance = scipy.linalg.block_diag(*(blocks[name] for name in names))
         curvature = _curvature_text(kind, names, estimate, covariance)
-        return GaussianApproximation.of(kind, estimate, names, covariance, curvature)
+        return GaussianApproximation.of(kind, estimate, names, covariance, curvature, support=_SUPPORT)
 
     def class_proba_interval_kernel(
         self, estimate: xr.Dataset, approximation: GaussianApproximation, interval_prob: float

@@ -166,6 +166,15 @@ def _block_off_diagonal_asymmetric(tree: xr.DataTree) -> None:
     tree[GROUP] = xr.DataTree(dataset.assign(covariance=(("parameter", "parameter_column"), covariance)))
 
 
+def _support(low: float, columns: int = 2) -> Callable[[xr.DataTree], None]:
+    def tamper(tree: xr.DataTree) -> None:
+        dataset = tree[GROUP].to_dataset()
+        support = np.full((dataset.sizes["parameter"], columns), low)
+        tree[GROUP] = xr.DataTree(dataset.drop_vars("support").assign(support=(("parameter", "side"), support)))
+
+    return tamper
+
+
 #: (id, damage to the saved naive Bayes result, exit code, fragment of the one-line error)
 NB_COVARIANCE_FILE_CASES = [
     ("NaN at a boundary probability", _set(np.nan, 0.0), 2, "estimate_covariance_mle: covariance holds NaN or inf"),
@@ -174,6 +183,14 @@ NB_COVARIANCE_FILE_CASES = [
     ("classes relabelled", _classes_swapped, 2, "covariance labels differ from the point estimate's parameters"),
     ("names without the Gaussian block", _without_gaussian_names, 2, "covariance should be a ("),
     ("asymmetric across blocks", _block_off_diagonal_asymmetric, 2, "covariance is not symmetric"),
+    ("support above the estimates", _support(2.0), 2, "support (low, high) should hold each estimate; it is NaN"),
+    ("support NaN", _support(np.nan), 2, "support (low, high) should hold each estimate; it is NaN or excludes"),
+    (
+        "support of three columns",
+        _support(0.0, 3),
+        2,
+        "support should be a (20, 2) array of bounds (low, high), got shape (20, 3)",
+    ),
 ]
 
 

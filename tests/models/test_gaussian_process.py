@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
 import numpy as np
 import pymc as pm
@@ -402,8 +403,45 @@ def test_hsgp_by_nuts_under_the_pc_prior_warns_at_fit_time():
     assert result.attrs["method"] == "gibbs"
     inverse_gamma = GaussianProcessPrior(lengthscale_prior="inverse_gamma")
     assert LatentGaussianProcess(approximation="hsgp", prior=inverse_gamma).method_warnings("nuts", data) == ()
-    assert LatentGaussianProcess(approximation="exact").method_warnings("nuts", data) == ()
     assert hsgp.method_warnings("gibbs", data) == ()
+
+
+EXACT_NUTS_WARNING = (
+    "method='nuts' is not the recommended sampler for the exact GP: it mixes slowly through the lengthscale's long "
+    "right tail (read the lengthscale's r_hat and ESS in the convergence verdict); the default method='gibbs' is the "
+    "calibrated sampler here"
+)
+
+
+def test_exact_gp_by_nuts_warns_that_gibbs_is_the_calibrated_sampler():
+    """Issue 41: NUTS mixes slowly through the exact GP's lengthscale tail (the slow test below): its method warning
+    names the Gibbs sampler under either lengthscale prior; the Gibbs sampler and the HSGP under InverseGamma do
+    not warn."""
+    data = seed004_gp(30, random_seed=4)
+    for prior in ("pc", "inverse_gamma"):
+        exact = LatentGaussianProcess(approximation="exact", prior=GaussianProcessPrior(lengthscale_prior=prior))
+        assert exact.method_warnings("nuts", data) == (EXACT_NUTS_WARNING,)
+        assert exact.method_warnings("gibbs", data) == ()
+    inverse_gamma = GaussianProcessPrior(lengthscale_prior="inverse_gamma")
+    assert LatentGaussianProcess(approximation="hsgp", prior=inverse_gamma).method_warnings("nuts", data) == ()
+
+
+@pytest.mark.slow
+def test_exact_gp_by_nuts_on_the_issues_case_warns_and_the_verdict_fails_on_the_lengthscale():
+    """Issue 41's case (seed004_gp, 100 rows, default settings, seed 0; about 200 s): NUTS takes a chain out to a
+    lengthscale of 7.7. The fit warns (and records it), and the convergence verdict fails on the lengthscale's
+    r_hat and ESS rather than passing the excursion."""
+    from bayesclass.inference.criticism.diagnostics import diagnose
+
+    with pytest.warns(UserWarning, match=re.escape(EXACT_NUTS_WARNING)):
+        result = inference.fit(LatentGaussianProcess(), seed004_gp(100), method="nuts", random_seed=0)
+    assert EXACT_NUTS_WARNING in result.attrs["fit_warnings"]
+    lengthscale = result["posterior"]["lengthscale"].values[..., 0]
+    assert lengthscale.max() > 7.0  # the excursion
+    report = diagnose(result, full=True)
+    assert not report.passed and {"r_hat", "ess_bulk"} <= set(report.failed_checks)
+    row = report.element_table.loc["lengthscale[x]"]
+    assert row["r_hat"] > 1.01 and row["ess_bulk"] < 400  # the lengthscale itself fails, not only a latent
 
 
 def _with_noise_inputs(data: Dataset, k: int, seed: int) -> Dataset:

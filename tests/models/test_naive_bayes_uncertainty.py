@@ -25,7 +25,7 @@ from bayesclass.inference import load as load_result
 from bayesclass.inference.evaluation.parameters import parameter_comparison
 from bayesclass.inference.result import COVARIANCE_GROUP_PREFIX, gaussian_approximation
 from bayesclass.models import naive_bayes
-from bayesclass.models.approximation import flatten_parameters, parameter_labels
+from bayesclass.models.approximation import GaussianApproximation, flatten_parameters, parameter_labels
 from bayesclass.models.naive_bayes import NaiveBayes, NaiveBayesPrior
 
 proportion = pytest.importorskip("statsmodels.stats.proportion")
@@ -144,6 +144,51 @@ def test_mle_wald_intervals_equal_statsmodels_proportion_confint(alpha):
         np.testing.assert_allclose(bounds[rows], np.column_stack([low, high]), rtol=1e-12, atol=1e-14)
         worst = max(worst, float(np.abs(bounds[rows] - np.column_stack([low, high])).max()))
     assert worst < 1e-14
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.11])
+def test_wald_intervals_are_clipped_to_the_support_as_statsmodels_clips_them(alpha):
+    """Issue 41: 2 successes in 14 gave [-0.040, 0.326] where proportion_confint(method="normal") gives [0, 0.326].
+
+    Five classes whose binary counts reach past 0 (2 of 14, 1 of 3, the class prior's 3 of 43) and past 1 (13 of
+    14), and sit on both boundaries (0 of 7, 5 of 5); a Gaussian variance of a class of 3 rows reaches below 0.
+    """
+    sizes, ones = np.array([14, 5, 7, 3, 14]), np.array([2, 5, 0, 1, 13])
+    y = np.repeat(np.arange(5), sizes)
+    binary = np.concatenate([np.arange(size) < one for size, one in zip(sizes, ones, strict=True)])
+    continuous = np.random.default_rng(0).normal(size=y.size)
+    data = Dataset(
+        name="clipped",
+        X=np.column_stack([binary, continuous]).astype(float),
+        y=y,
+        feature_names=("b0", "g0"),
+        class_names=tuple("ABCDE"),
+        feature_kinds=("binary", "continuous"),
+    )
+    approximation = NaiveBayes().gaussian_approximation(data, "mle")
+    bounds = approximation.conf_int(alpha)
+    labels = list(approximation.labels)
+    for name, count, nobs in (("class_prior", sizes, np.full(5, y.size)), ("binary_proba", ones, sizes)):
+        rows = [i for i, label in enumerate(labels) if label.startswith(f"{name}[")]
+        low, high = proportion.proportion_confint(count, nobs, alpha=alpha, method="normal")
+        np.testing.assert_allclose(bounds[rows], np.column_stack([low, high]), rtol=1e-12, atol=1e-14)
+    z = scipy.stats.norm.ppf(1 - alpha / 2)
+    a_row = labels.index("binary_proba[A, b0]")
+    assert bounds[a_row, 0] == 0.0 and approximation.params[a_row] - z * approximation.bse[a_row] < 0
+    assert bounds[labels.index("binary_proba[E, b0]"), 1] == 1.0
+    # the MLE variance's se is variance * sqrt(2 / N_c): class D's (3 rows) interval would reach below 0
+    rows = [labels.index(f"gaussian_variance[{name}, g0]") for name in "ABCDE"]
+    variance = approximation.params[rows]
+    half = z * variance * np.sqrt(2 / sizes)
+    np.testing.assert_allclose(bounds[rows], np.column_stack([np.maximum(variance - half, 0.0), variance + half]))
+    assert bounds[rows[3], 0] == 0.0 and variance[3] - half[3] < 0
+    mean_rows = [labels.index(f"gaussian_mean[{name}, g0]") for name in "ABCDE"]  # no support: not clipped
+    np.testing.assert_allclose(bounds[mean_rows, 0], approximation.params[mean_rows] - z * approximation.bse[mean_rows])
+    # the support travels with the stored covariance; a result stored before it had none is read unclipped
+    estimate, stored = NaiveBayes().point_estimate(data, "mle"), approximation.to_dataset()
+    np.testing.assert_array_equal(GaussianApproximation.from_dataset(stored, estimate).conf_int(alpha), bounds)
+    unclipped = GaussianApproximation.from_dataset(stored.drop_vars("support"), estimate).conf_int(alpha)
+    assert unclipped[a_row, 0] < 0 and unclipped[rows[3], 0] < 0
 
 
 def _numerical_covariance(data: Dataset, kind: str, prior: NaiveBayesPrior, labels: tuple[str, ...]) -> np.ndarray:

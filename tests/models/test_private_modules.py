@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.integrate
 import scipy.optimize
 import scipy.special
 
@@ -80,6 +81,40 @@ def test_probit_link_average_is_the_exact_gaussian_integral_and_logit_matches_qu
     for link, inverse in (("probit", scipy.special.ndtr), ("logit", scipy.special.expit)):
         monte_carlo = inverse(mean[:, None] + np.sqrt(variance)[:, None] * draws).mean(axis=1)
         np.testing.assert_allclose(link_average(mean, variance, link), monte_carlo, atol=3e-3)
+
+
+def _gaussian_average_by_quad(mean: float, sd: float, inverse) -> float:
+    """E[inverse(mean + sd z)], z ~ N(0, 1), by adaptive quadrature split at the link's transition z = -mean / sd."""
+
+    def integrand(z):
+        return inverse(mean + sd * z) * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)
+
+    transition = -mean / sd
+    points = [transition] if abs(transition) < 12 else None  # N(0, 1) holds 1 - 4e-33 of its mass in [-12, 12]
+    return scipy.integrate.quad(integrand, -12.0, 12.0, points=points, epsabs=1e-12, epsrel=1e-12, limit=200)[0]
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_link_average_is_within_1e_6_of_adaptive_quadrature_at_any_mean_and_sd(link):
+    """Issue 41: Gauss-Hermite alone erred by 2e-4 at s = 7 and 5e-2 at s = 120; every rule, both sides of the
+    rules' borders (sd 0.5, 1, 2) and sds up to 1,000 against scipy.integrate.quad of the defining integral."""
+    means = np.linspace(-50.0, 50.0, 21)
+    sds = np.array([0.05, 0.5, 0.5001, 1.0, 1.0001, 2.0, 2.0001, 3.0, 7.0, 12.0, 120.0, 1000.0])
+    inverse = scipy.special.expit if link == "logit" else scipy.special.ndtr
+    mean, sd = (grid.ravel() for grid in np.meshgrid(means, sds))
+    expected = [_gaussian_average_by_quad(m, s, inverse) for m, s in zip(mean, sd, strict=True)]
+    np.testing.assert_allclose(link_average(mean, sd**2, link), expected, rtol=0, atol=1e-6)
+    assert link_average(mean.reshape(12, 21), (sd**2).reshape(12, 21), link).shape == (12, 21)
+
+
+def test_link_average_gives_the_issues_two_logit_cases():
+    """Issue 41's latent Gaussians: seed004_gp unstandardised (s = 120, the model's own 0.4500 where 64 Gauss-Hermite
+    nodes gave 0.49997) and synth far from the data (s = 6.9, 0.48932 where they gave 0.48954)."""
+    mean, sd = np.array([-15.081084, -0.190903]), np.array([120.0, 6.9])
+    average = link_average(mean, sd**2, "logit")
+    np.testing.assert_allclose(average, [0.4500, 0.48932], rtol=0, atol=5e-7)
+    expected = [_gaussian_average_by_quad(m, s, scipy.special.expit) for m, s in zip(mean, sd, strict=True)]
+    np.testing.assert_allclose(average, expected, rtol=0, atol=1e-6)
 
 
 def _logistic_problem(seed: int = 0):
