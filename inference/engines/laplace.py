@@ -136,6 +136,16 @@ def _run(model: Any, training: Dataset, settings: SamplerSettings, random_seed: 
     )
 
 
+def _values_per_draw(model: Any, training: Dataset) -> int:
+    """Values per draw: from the family's declared density where it has one (no PyMC model built, nor imported)."""
+    from bayesclass.inference._memory import parameter_values
+
+    declared = model.laplace_log_density(training) if model.laplace_space == "transformed" else None
+    if declared is None:
+        return parameter_values(model, training)
+    return sum(int(np.size(values)) for values in declared.parameters(declared.initial[np.newaxis]))
+
+
 SAMPLER = Sampler(
     name="laplace",
     description="independent draws from the Laplace approximation N(MAP, inverse Hessian) of the posterior",
@@ -144,4 +154,5 @@ SAMPLER = Sampler(
     independent_draws=True,
     settings=("draws", "chains"),
     stored_steps=kept_draws,
+    values_per_draw=_values_per_draw,
 )

@@ -262,6 +262,18 @@ def test_a_model_of_new_data_of_the_same_layout_reuses_the_compiled_functions_wi
     )
 
 
+@pytest.mark.parametrize(
+    "family", [NaiveBayes(), GaussianClassConditional(covariance="per-class"), IW], ids=["nb", "gcc_per_class", "iw"]
+)
+def test_the_memory_check_counts_the_declared_parameters_as_the_pymc_model_declares_them(family):
+    from bayesclass.inference._memory import parameter_values
+    from bayesclass.inference.engines.laplace import SAMPLER
+
+    for data in (bc.load("iris"), seed001_gaussians(40)):
+        assert SAMPLER.values_per_draw is not None
+        assert SAMPLER.values_per_draw(family, data) == parameter_values(family, data)
+
+
 def test_naive_bayes_and_gcc_fit_by_laplace_without_compiling_or_warning(monkeypatch):
     """Their densities are declared: nothing is compiled (a fit took 10-50 s and printed Numba's object-mode
     warning about ``Blockwise{Pad...}``); measured 0.25-0.7 s a fit on 40 rows on a loaded machine."""
