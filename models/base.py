@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     import scipy
     import xarray as xr
     from _typeshed import DataclassInstance
+
+    from bayesclass.models._transformed_laplace import TransformedPosterior
 else:
     scipy = lazy_import("scipy")  # SciPy loads its submodules (scipy.special ...) on first use
     pm = lazy_import("pymc")
@@ -854,6 +856,28 @@ class ClassifierModel(abc.ABC):
         if self.laplace_space == "transformed":
             return True
         return self.map_approximation_unconstrained and "map" in self.available_point_estimates()
+
+    def laplace_log_density(self, data: Dataset) -> TransformedPosterior | None:
+        """The family's own log density over its PyMC model's value variables, where it has one in closed form.
+
+        Where :attr:`laplace_space` is ``"transformed"`` the Laplace approximation is the mode and inverse Hessian
+        of the log density of the model's raveled value variables (Jacobian included). A family that can state that
+        density and its derivatives without PyTensor declares it here
+        (:func:`~bayesclass.models._transformed_laplace.closed_form_posterior`), and no Hessian graph is compiled;
+        the default, None, compiles them from :meth:`build`'s model.
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        TransformedPosterior or None
+            The same value variables (names, shapes, order), log density (up to a constant), derivatives and map
+            to :meth:`parameter_names` as the compiled route's; None where the family states none.
+        """
+        return None
 
     def laplace_approximation(self, data: Dataset) -> tuple[xr.Dataset, GaussianApproximation]:
         """The Laplace approximation of the posterior: a Gaussian in an unconstrained space, at the mode.

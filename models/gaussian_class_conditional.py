@@ -176,6 +176,14 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, Finite, InRange, Positive, renamed_from
+from bayesclass.models._transformed_laplace import (
+    TransformedPosterior,
+    closed_form_posterior,
+    numerical_derivatives,
+    simplex_log_density,
+    simplex_mode,
+    simplex_point,
+)
 from bayesclass.models.approximation import GaussianApproximation
 from bayesclass.models.base import (
     ClassProbaKernel,
@@ -833,6 +841,67 @@ class GaussianClassConditional(GenerativeClassifierModel):
         blocks["class_mean_prior"] = (mean_columns, -float(K) if self._shared else -1.0, None)
         return class_mean, cholesky, log_diagonal
 
+    def laplace_log_density(self, data: Dataset) -> TransformedPosterior:
+        r"""The log density of :meth:`build`'s value variables in numpy, its curvature without a compiled graph.
+
+        ``class_prior`` (PyMC's simplex coordinates) is on its own, in closed form
+        (:func:`~bayesclass.models._transformed_laplace.simplex_log_density`, concentrations
+        :math:`lpha + N_k`). The rest is the model's density written out over a batch of points:
+        :math:`-	frac12 \operatorname{tr}(oldsymbol\Sigma_g^{-1}\mathbf M_g) + w_g \log|\mathbf L_g|` plus the
+        priors, with :math:`\mathbf M_g = \mathbf S_g + \sum_{k \in g} N_k (ar{\mathbf x}_k -
+        oldsymbol\mu_k)(\cdot)^	op` (under inverse-Wishart also :math:`oldsymbol\Psi_0` and
+        :math:`\kappa_0 \sum_k (oldsymbol\mu_k - \mathbf m_0)(\cdot)^	op`), and :math:`\mathbf L_g` from the
+        value variables as PyMC's transforms make it: under LKJ ``diag(exp(feature_sd_log__))`` times the
+        correlations' Cholesky factor (``cholesky_corr``: the off-diagonal values filled in TensorFlow
+        Probability's spiral order below a unit diagonal, each row normalised), the LKJ density
+        :math:`\sum_i (2\eta - 2 + d - i)\log 	ilde L_{ii}` and the transform's log Jacobian
+        :math:`\sum_i (i + 1)\log 	ilde L_{ii}` (1-based :math:`i`), the half-normal and its log Jacobian;
+        under inverse-Wishart :meth:`build`'s potentials. Its gradient is exact (the complex step), its
+        Hessian central differences of that gradient
+        (:func:`~bayesclass.models._transformed_laplace.numerical_derivatives`, about 1e-8 relative).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        TransformedPosterior
+            Over ``class_prior_simplex__``, then ``class_mean``, ``feature_sd_log__``,
+            ``correlation_cholesky_cholesky_corr__`` (LKJ; no correlations for one feature) or
+            ``cholesky_log_diagonal``, ``cholesky_lower``, ``class_mean`` (inverse-Wishart), from a start near the
+            mode (the class means and the pooled within-class scatter).
+        """
+        self.check_training_data(data)
+        stats, constants, _ = self._fitted(data)
+        K = data.n_classes
+        concentration = self.prior.class_concentration + stats.class_counts
+        density = _TransformedDensity.of(stats, constants, self.prior, shared=self._shared)
+        mode = {"class_prior_simplex__": simplex_mode(concentration), **density.start}
+
+        def derivatives(z: np.ndarray) -> list[np.ndarray]:
+            value, gradient, hessian = simplex_log_density(z[: K - 1], concentration)
+            rest_value, rest_gradient, rest_hessian = numerical_derivatives(density, z[K - 1 :])
+            return [
+                np.asarray(value + rest_value),
+                np.concatenate([gradient, rest_gradient]),
+                scipy.linalg.block_diag(hessian, rest_hessian),
+            ]
+
+        def parameters(rows_z: np.ndarray) -> list[np.ndarray]:
+            factor = density.cholesky(rows_z[:, K - 1 :])[0]
+            covariance = factor @ factor.swapaxes(-1, -2)
+            return [
+                simplex_point(rows_z[:, : K - 1]),
+                density.split(rows_z[:, K - 1 :])["class_mean"],
+                covariance[:, 0] if self._shared else covariance,
+            ]
+
+        group = () if self._shared else ("class",)
+        dims = (("class",), ("class", "feature"), (*group, "feature", "other_feature"))
+        return closed_form_posterior(mode, derivatives, parameters, self.parameter_names(data), dims)
+
     # -- exact posterior --------------------------------------------------------------------------
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
         r"""Independent draws from the Normal-Inverse-Wishart posterior, dims ``(chain, draw, ...)``.
@@ -1385,6 +1454,143 @@ def _trace_potentials(cholesky, log_diagonal, blocks: dict[str, tuple[Any, Any, 
         if extra is not None:
             value = value + extra
         pm.Potential(name, value)
+
+
+@dataclass(frozen=True, eq=False)
+class _TransformedDensity:
+    """gcc's log density over its value variables after ``class_prior`` (:meth:`laplace_log_density`).
+
+    Called on a batch of points ``Z (n, q)`` (complex too: written without ``abs`` or ``conj``), it returns their log
+    densities (n,) up to a constant; ``start`` is a point near the mode, by value variable in the model's order.
+    """
+
+    stats: _Statistics
+    constants: _PriorConstants
+    prior: GaussianClassConditionalPrior
+    shared: bool
+    start: dict[str, np.ndarray]
+    exponents: np.ndarray  # the multiples of each log L_ii (LKJ: of the correlations' factor) the priors add
+    weight: np.ndarray  # per group: the multiple of log|L| (the likelihood's, and the inverse-Wishart's)
+
+    @classmethod
+    def of(
+        cls, stats: _Statistics, constants: _PriorConstants, prior: GaussianClassConditionalPrior, *, shared: bool
+    ) -> _TransformedDensity:
+        """The density of these statistics, and its start: the class means, the within-class covariance."""
+        K, d = stats.class_means.shape
+        counts = stats.class_counts
+        group_counts = np.array([counts.sum()]) if shared else counts
+        batch = () if shared else (K,)
+        factor = _scatter_start(stats, constants, group_counts)  # (G, d, d)
+        start: dict[str, np.ndarray] = {}
+        if prior.covariance_prior == "lkj":
+            sd = np.sqrt(np.einsum("gij,gij->gi", factor, factor))
+            unit_lower = factor / np.einsum("gii->gi", factor)[..., np.newaxis]  # [w, 1] rows: w = L_ij / L_ii
+            start["class_mean"] = stats.class_means.copy()
+            start["feature_sd_log__"] = np.log(sd).reshape(*batch, d)
+            if d > 1:
+                order, rows, columns = _spiral(d)
+                unconstrained = np.zeros((len(factor), len(order)))
+                unconstrained[:, order] = unit_lower[:, rows, columns]
+                start["correlation_cholesky_cholesky_corr__"] = unconstrained.reshape(*batch, len(order))
+            exponents = (2 * prior.lkj_eta - 2 + d - np.arange(1, d + 1)) + np.arange(2, 2 + d)
+            weight = -group_counts
+        else:
+            start["cholesky_log_diagonal"] = np.log(np.einsum("gii->gi", factor) / constants.unit).reshape(*batch, d)
+            if d > 1:
+                lower = np.tril_indices(d, -1)
+                start["cholesky_lower"] = (factor / constants.unit[:, np.newaxis])[:, lower[0], lower[1]].reshape(
+                    *batch, -1
+                )
+            start["class_mean"] = (
+                prior.mean_strength * constants.center + counts[:, np.newaxis] * stats.class_means
+            ) / (prior.mean_strength + counts)[:, np.newaxis]
+            exponents = -(constants.wishart_dof + d + 1) + (d + 1 - np.arange(d))
+            weight = -group_counts - (K if shared else 1)
+        return cls(stats, constants, prior, shared, start, exponents, np.asarray(weight, dtype=float))
+
+    def split(self, Z: np.ndarray) -> dict[str, np.ndarray]:
+        """``Z (n, q)`` as one array ``(n, *shape)`` per value variable."""
+        offsets = np.cumsum([0, *(value.size for value in self.start.values())])
+        return {
+            name: Z[:, offsets[i] : offsets[i + 1]].reshape(len(Z), *value.shape)
+            for i, (name, value) in enumerate(self.start.items())
+        }
+
+    def _by_group(self, per_class: np.ndarray) -> np.ndarray:  # (n, K, d, d) -> (n, G, d, d)
+        return per_class.sum(axis=1, keepdims=True) if self.shared else per_class
+
+    def cholesky(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(L (n, G, d, d), log diag L (n, G, d), the priors' log density (n,)) of each point, as PyMC makes them."""
+        values, n = self.split(Z), len(Z)
+        constants = self.constants
+        G, d = len(self.weight), self.stats.class_means.shape[1]
+        diagonal = np.diag_indices(d)
+        if self.prior.covariance_prior == "lkj":
+            log_sd = values["feature_sd_log__"].reshape(n, G, d)
+            unit_lower = np.zeros((n, G, d, d), dtype=Z.dtype)
+            unit_lower[..., diagonal[0], diagonal[1]] = 1.0
+            if d > 1:
+                order, rows, columns = _spiral(d)
+                correlations = values["correlation_cholesky_cholesky_corr__"].reshape(n, G, len(order))
+                unit_lower[..., rows, columns] = correlations[..., order]
+            squared_norm = (unit_lower**2).sum(axis=-1)  # (n, G, d): no conj, the density stays analytic
+            log_correlation_diagonal = -0.5 * np.log(squared_norm)
+            factor = np.exp(log_sd)[..., np.newaxis] * unit_lower / np.sqrt(squared_norm)[..., np.newaxis]
+            log_prior = (
+                -0.5 * (((values["class_mean"] - constants.center) / constants.mean_sd) ** 2).sum(axis=(1, 2))
+                + (-np.exp(2 * log_sd) / (2 * constants.sd_scale**2) + log_sd).sum(axis=(1, 2))
+                + (self.exponents * log_correlation_diagonal).sum(axis=(1, 2))
+            )
+            return factor, log_sd + log_correlation_diagonal, log_prior
+        log_diag = values["cholesky_log_diagonal"].reshape(n, G, d)
+        raw = np.zeros((n, G, d, d), dtype=Z.dtype)
+        raw[..., diagonal[0], diagonal[1]] = np.exp(log_diag)
+        if d > 1:
+            lower = np.tril_indices(d, -1)
+            raw[..., lower[0], lower[1]] = values["cholesky_lower"].reshape(n, G, -1)
+        log_diagonal = np.log(constants.unit) + log_diag
+        return constants.unit[:, np.newaxis] * raw, log_diagonal, (self.exponents * log_diagonal).sum(axis=(1, 2))
+
+    def __call__(self, Z: np.ndarray) -> np.ndarray:
+        """The log density of each point: -1/2 tr(Sigma_g^-1 M_g) + weight_g log|L_g| + the priors."""
+        stats = self.stats
+        factor, log_diagonal, log_prior = self.cholesky(Z)
+        mean = self.split(Z)["class_mean"]
+        residual = stats.class_means - mean  # (n, K, d)
+        counts = stats.class_counts[:, np.newaxis, np.newaxis]
+        spread = stats.scatter + self._by_group(counts * residual[..., :, np.newaxis] * residual[..., np.newaxis, :])
+        if self.prior.covariance_prior != "lkj":
+            offset = mean - self.constants.center
+            spread = (
+                spread
+                + np.diag(self.constants.wishart_scale)
+                + self.prior.mean_strength * self._by_group(offset[..., :, np.newaxis] * offset[..., np.newaxis, :])
+            )
+        inverse = np.linalg.inv(factor)
+        trace = ((inverse @ spread) * inverse).sum(axis=(-2, -1))  # tr(L^-1 M L^-T), (n, G)
+        return log_prior - 0.5 * trace.sum(axis=-1) + (self.weight * log_diagonal.sum(axis=-1)).sum(axis=-1)
+
+
+def _spiral(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PyMC's ``cholesky_corr`` fill (TensorFlow Probability's spiral, ``upper=False``) of a d x d unit-lower factor.
+
+    Returns ``(order, rows, columns)``: the strict-lower entry ``(rows[i], columns[i])`` holds value ``order[i]``.
+    """
+    values = np.arange(d * (d - 1) // 2)
+    filled = np.concatenate([values[d - 1 :], values[::-1]]).reshape(d - 1, d - 1)
+    rows, columns = np.tril_indices(d - 1)
+    return filled[rows, columns], rows + 1, columns
+
+
+def _scatter_start(stats: _Statistics, constants: _PriorConstants, group_counts: np.ndarray) -> np.ndarray:
+    """(G, d, d) Cholesky factors of each group's within-class covariance, where the Laplace mode's search starts.
+
+    Shrunk a tenth of the way towards the pooled variances, so that it exists for any data.
+    """
+    covariance = stats.scatter / group_counts[:, np.newaxis, np.newaxis]
+    covariance = 0.9 * covariance + 0.1 * np.diag(constants.unit**2)
+    return np.linalg.cholesky(covariance)
 
 
 def _arrays(params: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:

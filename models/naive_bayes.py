@@ -186,6 +186,14 @@ from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset, FeatureKind
 from bayesclass.data.arguments import spelled
 from bayesclass.data.constraints import Constrained, Finite, Positive, renamed_from
+from bayesclass.models._transformed_laplace import (
+    TransformedPosterior,
+    block_diagonal,
+    closed_form_posterior,
+    simplex_log_density,
+    simplex_mode,
+    simplex_point,
+)
 from bayesclass.models.approximation import GaussianApproximation, parameter_labels
 from bayesclass.models.base import (
     ClassProbaKernel,
@@ -702,6 +710,92 @@ class NaiveBayes(GenerativeClassifierModel):
                     ),
                 )
         return model
+
+    def laplace_log_density(self, data: Dataset) -> TransformedPosterior:
+        r"""The log density of :meth:`build`'s value variables in closed form: conjugate blocks, each on its own.
+
+        Every block is its conjugate posterior written in PyMC's unconstrained coordinates, the log Jacobian
+        included (which adds 1 to each power of a probability and cancels the weight's and the variance's
+        ``-1``), with :math:`a, b, c` the posterior concentrations of :meth:`_conjugate`:
+
+        * ``class_prior`` and each class's ``count_proba`` (simplex): :math:`\sum_k a_k \log p_k`
+          (:func:`~bayesclass.models._transformed_laplace.simplex_log_density`), mode :math:`p = a / \sum a`;
+        * ``binary_proba`` (log-odds :math:`z`): :math:`a \log\sigma(z) + b \log\sigma(-z)`, gradient
+          :math:`a - (a + b)\sigma`, Hessian :math:`-(a + b)\sigma(1 - \sigma)`, mode :math:`z = \log(a / b)`;
+        * ``category_weight`` (:math:`v = \log w`, Gamma(:math:`\gamma`, 1) weights normalised per class and
+          feature): :math:`\sum_l (c_l v_l - w_l) - N_j \log T`, :math:`T = \sum_{l} w_l` over the feature's
+          levels; gradient :math:`c_l - w_l - N_j s_l` (:math:`s = w / T`), Hessian :math:`-\operatorname{diag}(w)
+          - N_j(\operatorname{diag} s - s s^	op)` within the feature; mode :math:`T = L\gamma`,
+          :math:`w_l = c_l T / (T + N_j)`;
+        * ``gaussian_variance`` (:math:`u = \log\sigma^2`) with ``gaussian_mean`` :math:`\mu`:
+          :math:`-(a_n + 	frac12) u - e^{-u} Q`, :math:`Q = b_n + \kappa_n(\mu - m_n)^2 / 2`; mode
+          :math:`\mu = m_n`, :math:`e^u = b_n / (a_n + 	frac12)`.
+
+        The search for the mode starts at that closed-form mode (and stops there: its gradient is zero).
+
+        Parameters
+        ----------
+        data : Dataset
+            Training data.
+
+        Returns
+        -------
+        TransformedPosterior
+            Over ``class_prior_simplex__``, ``binary_proba_logodds__``, ``category_weight_log__``,
+            ``count_proba_simplex__``, ``gaussian_variance_log__``, ``gaussian_mean`` (those present, in the
+            model's order).
+        """
+        self.check_training_data(data)
+        layout, stats, conjugate = self._conjugate(data)
+        mode = _transformed_mode(layout, stats, conjugate, self.prior.category_concentration)
+        sizes = [value.size for value in mode.values()]
+        starts = dict(zip(mode, np.cumsum([0, *sizes[:-1]]), strict=True))
+        spans = {
+            name: slice(start, start + value.size)
+            for (name, start), value in zip(starts.items(), mode.values(), strict=True)
+        }
+
+        def split(z: np.ndarray) -> dict[str, np.ndarray]:
+            return {name: z[..., spans[name]].reshape(*z.shape[:-1], *value.shape) for name, value in mode.items()}
+
+        def derivatives(z: np.ndarray) -> list[np.ndarray]:
+            values = split(z)
+            hessian = np.zeros((z.size, z.size))
+            gradient = np.zeros(z.size)
+
+            def put(name: str, value: np.ndarray, grad: np.ndarray, block: np.ndarray) -> float:
+                gradient[spans[name]] = grad.ravel()
+                hessian[spans[name], spans[name]] = block
+                return float(np.sum(value))
+
+            value, grad, blocks = simplex_log_density(values["class_prior_simplex__"], conjugate.class_concentration)
+            total = put("class_prior_simplex__", value, grad, blocks)
+            if layout.binary.size:
+                terms = _log_odds_terms(values["binary_proba_logodds__"], conjugate.binary_alpha, conjugate.binary_beta)
+                total += put("binary_proba_logodds__", *terms)
+            if layout.categorical.size:
+                terms = _weight_terms(values["category_weight_log__"], conjugate.level_concentration, stats, layout)
+                total += put("category_weight_log__", *terms)
+            if layout.count.size:
+                value, grad, blocks = simplex_log_density(values["count_proba_simplex__"], conjugate.word_concentration)
+                total += put("count_proba_simplex__", value, grad, block_diagonal(blocks))
+            if layout.continuous.size:
+                log_variance, mean, cross = _normal_inverse_gamma_terms(
+                    values["gaussian_variance_log__"], values["gaussian_mean"], conjugate
+                )
+                total += put("gaussian_variance_log__", *log_variance) + put("gaussian_mean", *mean)
+                hessian[spans["gaussian_variance_log__"], spans["gaussian_mean"]] = cross
+                hessian[spans["gaussian_mean"], spans["gaussian_variance_log__"]] = cross
+            return [np.asarray(total), gradient, hessian]
+
+        names = self.parameter_names(data)
+
+        def parameters(rows_z: np.ndarray) -> list[np.ndarray]:
+            out = _transformed_parameters(split(rows_z), layout)
+            return [out[name] for name in names]
+
+        dims = tuple(_PARAMETER_DIMS[name] for name in names)
+        return closed_form_posterior(mode, derivatives, parameters, names, dims)
 
     # -- exact posterior --------------------------------------------------------------------------
     def exact_posterior(self, data: Dataset, *, draws: int, chains: int, random_seed: int) -> xr.Dataset:
@@ -1537,3 +1631,92 @@ def _categorical_draws(rng: np.random.Generator, proba: np.ndarray, params: xr.D
     levels = block.sum(axis=0).astype(np.int64)
     columns = [feature_names.index(str(level_feature[j])) for j in first]
     return columns, np.minimum(codes, levels - 1)
+
+
+#: the dims of each parameter in :meth:`NaiveBayes.build`'s model
+_PARAMETER_DIMS = {
+    "class_prior": ("class",),
+    "binary_proba": ("class", "binary_feature"),
+    "category_proba": ("class", "category_level"),
+    "count_proba": ("class", "count_feature"),
+    "gaussian_mean": ("class", "continuous_feature"),
+    "gaussian_variance": ("class", "continuous_feature"),
+}
+
+
+def _level_totals(layout: _Layout) -> np.ndarray:
+    """(levels, categorical features): 1 where the level belongs to the feature (``w @ it`` sums each block)."""
+    return np.eye(max(layout.categorical.size, 1))[layout.level_feature]
+
+
+def _transformed_mode(
+    layout: _Layout, stats: _Statistics, conjugate: _Conjugate, category_concentration: float
+) -> dict[str, np.ndarray]:
+    """The mode of :meth:`NaiveBayes.laplace_log_density` in closed form, by value variable (the model's order)."""
+    mode: dict[str, np.ndarray] = {"class_prior_simplex__": simplex_mode(conjugate.class_concentration)}
+    if layout.binary.size:
+        mode["binary_proba_logodds__"] = np.log(conjugate.binary_alpha / conjugate.binary_beta)
+    if layout.categorical.size:
+        total = (category_concentration * layout.level_counts)[layout.level_feature]  # T = L gamma at the mode
+        rows = stats.class_counts[:, np.newaxis]
+        mode["category_weight_log__"] = np.log(conjugate.level_concentration * total / (total + rows))
+    if layout.count.size:
+        mode["count_proba_simplex__"] = simplex_mode(conjugate.word_concentration)
+    if layout.continuous.size:
+        mode["gaussian_variance_log__"] = np.log(conjugate.variance_scale / (conjugate.variance_shape + 0.5))
+        mode["gaussian_mean"] = conjugate.mean.copy()
+    return mode
+
+
+def _log_odds_terms(z: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Beta(a, b) in log-odds: value, gradient and (diagonal) Hessian of ``a log sigma(z) + b log sigma(-z)``."""
+    sigma = scipy.special.expit(z)
+    value = a * scipy.special.log_expit(z) + b * scipy.special.log_expit(-z)
+    return value, a - (a + b) * sigma, np.diag((-(a + b) * sigma * (1 - sigma)).ravel())
+
+
+def _weight_terms(
+    v: np.ndarray, concentration: np.ndarray, stats: _Statistics, layout: _Layout
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The log-gamma weights of the categorical levels: value, gradient and Hessian (coupled within a block)."""
+    w = np.exp(v)
+    level_total = _level_totals(layout)
+    share = (w / (w @ level_total)[:, layout.level_feature]).ravel()  # w / T of each level's feature, per class
+    counts = np.broadcast_to(stats.class_counts[:, np.newaxis], w.shape).ravel()
+    value = np.sum(concentration * v - w) - np.sum(stats.class_counts * np.log(w @ level_total).sum(axis=1))
+    block = np.arange(w.shape[0])[:, np.newaxis] * max(layout.categorical.size, 1) + layout.level_feature
+    same_block = block.ravel()[:, np.newaxis] == block.ravel()[np.newaxis, :]
+    hessian = np.diag(-w.ravel() - counts * share) + counts[:, np.newaxis] * np.outer(share, share) * same_block
+    return value, concentration.ravel() - w.ravel() - counts * share, hessian
+
+
+def _normal_inverse_gamma_terms(
+    u: np.ndarray, mu: np.ndarray, conjugate: _Conjugate
+) -> tuple[tuple, tuple, np.ndarray]:
+    """(log variance terms, mean terms, cross Hessian) of -(a_n + 1/2) u - exp(-u) (b_n + kappa_n (mu - m_n)^2 / 2)."""
+    shape, strength = conjugate.variance_shape + 0.5, conjugate.mean_strength
+    inverse, offset = np.exp(-u), mu - conjugate.mean
+    quadratic = conjugate.variance_scale + strength * offset**2 / 2
+    log_variance = (
+        -shape * u - inverse * quadratic,
+        -shape + inverse * quadratic,
+        np.diag((-inverse * quadratic).ravel()),
+    )
+    mean = (np.zeros(0), -inverse * strength * offset, np.diag((-inverse * strength).ravel()))
+    return log_variance, mean, np.diag((inverse * strength * offset).ravel())
+
+
+def _transformed_parameters(values: dict[str, np.ndarray], layout: _Layout) -> dict[str, np.ndarray]:
+    """The parameters of value-variable rows, as PyMC's backward transforms and the model's graph map them."""
+    out = {"class_prior": simplex_point(values["class_prior_simplex__"])}
+    if layout.binary.size:
+        out["binary_proba"] = scipy.special.expit(values["binary_proba_logodds__"])
+    if layout.categorical.size:
+        w = np.exp(values["category_weight_log__"])
+        out["category_proba"] = w / (w @ _level_totals(layout))[..., layout.level_feature]
+    if layout.count.size:
+        out["count_proba"] = simplex_point(values["count_proba_simplex__"])
+    if layout.continuous.size:
+        out["gaussian_mean"] = values["gaussian_mean"]
+        out["gaussian_variance"] = np.exp(values["gaussian_variance_log__"])
+    return out

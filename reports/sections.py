@@ -940,8 +940,21 @@ def calibration_section(run: rd.RunEvaluation) -> Section:
     class_names = list(calibration.class_names)
     with figures.figure_title(f"{_subject(run)} — calibration on {calibration.rows}"):
         svg = figures.reliability_plot(
-            proba, calibration.y, class_names=class_names, random_seed=calibration.replicate_seed
+            proba,
+            calibration.y,
+            class_names=class_names,
+            random_seed=calibration.replicate_seed,
+            classes=calibration.classes,
         )
+    shown = [class_names[k] for k in calibration.classes]
+    picked = (
+        f" (one-vs-others, one panel per class; {len(shown)} of the {len(class_names)} classes, those with the most "
+        f"rows here: {', '.join(shown)}; a figure draws at most {rd.MAX_CALIBRATION_PANELS} panels)"
+        if len(class_names) > 2 and len(shown) < len(class_names)
+        else " (one-vs-others, one panel per class)"
+        if len(class_names) > 2
+        else ""
+    )
     blocks: list = [
         Figure(
             svg,
@@ -950,8 +963,7 @@ def calibration_section(run: rd.RunEvaluation) -> Section:
             "class occurred at that forecast, fitted by PAV isotonic regression); solid line: the observed labels; "
             "band: the same fit on outcomes replicated from the estimate (posterior predictive draws, or a point "
             "estimate's plug-in probabilities); dashed diagonal: perfect calibration. A solid line outside its band "
-            "is miscalibration beyond chance"
-            + (" (one-vs-others, one panel per class)" if len(class_names) > 2 else ""),
+            "is miscalibration beyond chance" + picked,
         )
     ]
     if calibration.skipped:

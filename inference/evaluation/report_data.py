@@ -37,6 +37,8 @@ HEADLINE_INTERVAL_PROB = 0.95
 
 __all__ = [
     "HEADLINE_INTERVAL_PROB",
+    "MAX_CALIBRATION_PANELS",
+    "calibration_classes",
     "standard_errors_for",
     "Boundary",
     "ESTIMATE_NAMES",
@@ -468,6 +470,10 @@ class Calibration:
         Point estimate kinds left out (their probabilities are undefined somewhere).
     replicate_seed : int
         Seed of the replicated outcomes of the consistency bands.
+    classes : tuple of int
+        More than two classes: the codes whose one-vs-others diagrams are drawn (:func:`calibration_classes`),
+        every class where one panel per estimate and class fits :data:`MAX_CALIBRATION_PANELS`. Two classes:
+        ``(1,)``, the event of the single diagram per estimate.
     """
 
     proba: dict[str, np.ndarray]
@@ -477,6 +483,42 @@ class Calibration:
     n_rows: int
     skipped: tuple[str, ...]
     replicate_seed: int
+    classes: tuple[int, ...]
+
+
+#: the most panels (estimates x classes drawn) of the reliability diagrams: arviz_plots refuses more than 40 in one
+#: figure, and at the page's width a panel is then already narrow
+MAX_CALIBRATION_PANELS = 30
+
+
+def calibration_classes(y: np.ndarray, n_classes: int, n_estimates: int) -> tuple[int, ...]:
+    """The classes whose one-vs-others reliability diagrams a figure of ``n_estimates`` estimates draws.
+
+    Every class where ``n_estimates x n_classes`` panels fit :data:`MAX_CALIBRATION_PANELS`; otherwise as many as
+    fit (at least one) of the classes with the most rows in ``y`` (ties: the lower code), in code order. Two
+    classes: ``(1,)`` (one diagram per estimate, the event the second class).
+
+    Parameters
+    ----------
+    y : numpy.ndarray of shape (n,)
+        The rows' class codes.
+    n_classes : int
+        The number of classes.
+    n_estimates : int
+        The estimates drawn (the posterior and the point estimates).
+
+    Returns
+    -------
+    tuple of int
+        Class codes, ascending.
+    """
+    if n_classes == 2:
+        return (1,)
+    fit = max(1, MAX_CALIBRATION_PANELS // max(n_estimates, 1))
+    if n_classes <= fit:
+        return tuple(range(n_classes))
+    counts = np.bincount(np.asarray(y, dtype=np.intp), minlength=n_classes)
+    return tuple(sorted(int(k) for k in np.argsort(-counts, kind="stable")[:fit]))
 
 
 @dataclass(frozen=True)

@@ -347,7 +347,16 @@ def evaluate_stack_run(
         no_heldout_reason=no_heldout_reason,
         loo=None,
         pareto_k_limit=PARETO_K_LIMIT,
-        calibration=rd.Calibration(proba, y, info.class_names, which, rows.n_obs, (), random_seed),
+        calibration=rd.Calibration(
+            proba,
+            y,
+            info.class_names,
+            which,
+            rows.n_obs,
+            (),
+            random_seed,
+            rd.calibration_classes(y, len(info.class_names), len(proba)),
+        ),
         boundary=None,
         generative=None,
         decisions=decisions(info, predicted, loss=loss) if loss is not None else None,
@@ -856,7 +865,8 @@ def calibration(result, info: ResultInfo, rows: Dataset, *, which: str, random_s
             continue
         proba[kind] = values
     y, _ = result_codes(result, rows)
-    return rd.Calibration(proba, y, info.class_names, which, rows.n_obs, tuple(skipped), random_seed)
+    classes = rd.calibration_classes(y, len(info.class_names), len(proba))
+    return rd.Calibration(proba, y, info.class_names, which, rows.n_obs, tuple(skipped), random_seed, classes)
 
 
 def _input_figure(

@@ -96,6 +96,7 @@ def reliability_plot(
     class_names: Sequence[str],
     random_seed: int = 0,
     n_replicates: int = CALIBRATION_DRAWS,
+    classes: Sequence[int] | None = None,
 ) -> str:
     """PAV (CORP) reliability diagrams with consistency bands, by ``arviz_plots.plot_ppc_pava``.
 
@@ -114,6 +115,10 @@ def reliability_plot(
         Replicated outcome vectors per estimate (:func:`categorical_replicates`): from the plug-in
         probabilities, or one per posterior draw (``n_replicates`` draws evenly spaced; the report predicts
         exactly that many).
+    classes : sequence of int, optional
+        More than two classes: the codes whose one-vs-others diagrams are drawn, in this order (the report's
+        record picks them, :func:`~bayesclass.inference.evaluation.report_data.calibration_classes`, so that a
+        10-class fit's figure stays within arviz_plots' 40 panels); all by default.
 
     Returns
     -------
@@ -122,8 +127,14 @@ def reliability_plot(
         holds the replicates (chain 1, draw R, obs n) and ``observed_data`` ``y``. Two classes: one panel
         per estimate (columns), the event being the second class, x = the forecast P(class 1) (the
         replicate mean), y = the conditional event probability (CEP), band = ArviZ's ``ci_prob``
-        interval of the PAV fits of the replicates. K > 2: ``data_type="categorical"``, one-vs-others
-        per class; one row per estimate, one column per class.
+        interval of the PAV fits of the replicates. K > 2: one-vs-others per class of ``classes`` (the fit of
+        ``data_type="categorical"``, class by class: replicates and labels equal to the class, a binary
+        diagram); one row per estimate, one column per class.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or probabilities, fewer than two classes, or a class of ``classes`` that is not a code.
     """
     import_arviz_base()  # without jax (its docstring): a point estimate's report imports ArviZ first here
     import arviz_plots as azp
@@ -137,29 +148,34 @@ def reliability_plot(
         raise ValueError(f"y must have shape (n,) (one class code per row); got shape {y_array.shape}")
     codes = _codes(y_array, "y", y_array.shape[0], n_classes)
     proba = _check_proba(proba, codes.size, n_classes)
-    posterior_predictive, observed = {}, {}
+    binary = n_classes == 2
+    shown = (1,) if binary else tuple(range(n_classes)) if classes is None else tuple(classes)
+    if (
+        not shown
+        or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in shown)
+        or not set(shown) <= set(range(n_classes))
+    ):
+        raise ValueError(f"classes must be class codes in 0..{n_classes - 1}; got {classes!r}")
+    posterior_predictive, observed, titles = {}, {}, {}
     for j, (label, array) in enumerate(proba.items()):
         replicates = categorical_replicates(array, n_replicates, random_seed=random_seed + j)
-        posterior_predictive[label] = (("chain", "draw", "obs"), replicates[np.newaxis])
-        observed[label] = (("obs",), codes)
+        for k in shown:  # a handful of panels: the figure's variables, one per estimate and class
+            name = label if binary else f"{label} {k} vs others"
+            posterior_predictive[name] = (("chain", "draw", "obs"), (replicates[np.newaxis] == k).astype(np.int64))
+            observed[name] = (("obs",), (codes == k).astype(np.int64))
+            titles[name] = f"{label}: P({class_names[1]})" if binary else f"{label}: {class_names[k]} vs others"
     tree = xr.DataTree.from_dict(
         {"posterior_predictive": xr.Dataset(posterior_predictive), "observed_data": xr.Dataset(observed)}
     )
-    titles = {}
-    for label in proba:
-        titles[label] = f"{label}: P({class_names[1]})"
-        for k, name in enumerate(class_names):
-            titles[f"{label} {k} vs others"] = f"{label}: {name} vs others"
     labeller = _TitleLabeller(titles)
-    binary = n_classes == 2
-    columns = min(len(proba), PANELS_PER_ROW) if binary else n_classes
+    columns = min(len(proba), PANELS_PER_ROW) if binary else len(shown)
     rows = -(-len(proba) // columns) if binary else len(proba)
     size = (min(PANEL_SIZE[0] * columns, 11.0), PANEL_SIZE[1] * rows + 0.4)  # the page's width at most
     with _style():
         collection = azp.plot_ppc_pava(
             tree,
-            var_names=list(proba),
-            data_type="binary" if binary else "categorical",
+            var_names=list(titles),
+            data_type="binary",
             backend="matplotlib",
             labeller=labeller,
             col_wrap=columns,

@@ -397,6 +397,28 @@ def test_reliability_plot_multiclass_one_vs_others():
     check_svg(svg, "MLE: a vs others", "MLE: c vs others")
 
 
+def test_reliability_plot_draws_the_classes_it_is_given_and_refuses_other_codes():
+    """A 10-class fit's figure would ask arviz_plots for 50 panels (it allows 40): the record picks the classes
+    (:func:`calibration_classes`) and the figure draws those only, one-vs-others, in the categorical fit's terms."""
+    from bayesclass.inference.evaluation.report_data import MAX_CALIBRATION_PANELS, calibration_classes
+
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet(np.ones(10), size=200)
+    y = np.array([rng.choice(10, p=p) for p in proba])
+    names = [f"digit{k}" for k in range(10)]
+    estimates = {label: proba for label in ("posterior", "MLE", "MAP", "posterior mean", "unbiased")}
+    classes = calibration_classes(y, 10, len(estimates))
+    counts = np.bincount(y, minlength=10)
+    assert len(classes) * len(estimates) <= MAX_CALIBRATION_PANELS and len(classes) == 6
+    assert min(counts[list(classes)]) >= max(np.delete(counts, classes))  # the most frequent classes
+    assert calibration_classes(y, 10, 1) == tuple(range(10)) and calibration_classes(y[:5] % 2, 2, 5) == (1,)
+    svg = figures.reliability_plot(estimates, y, class_names=names, n_replicates=20, classes=classes)
+    shown = [k for k in range(10) if f"MAP: digit{k} vs others" in svg]
+    assert shown == list(classes)
+    with pytest.raises(ValueError, match=r"classes must be class codes in 0\.\.9; got \(3, 10\)"):
+        figures.reliability_plot(estimates, y, class_names=names, classes=(3, 10))
+
+
 def test_reliability_plot_rejects_bad_shapes():
     proba = np.full((10, 2), 0.5)
     with pytest.raises(ValueError, match=r"proba\['MAP'\]"):

@@ -318,3 +318,35 @@ def test_every_family_page_renders_in_a_real_browser(browser, transport_nb, wine
         assert seen.console_errors == () and seen.foreign_requests == (), name
         assert seen.images and seen.broken_images == (), name
         assert SECTION_TITLES["summary"] in seen.heading_texts and SECTION_TITLES["warnings"] in seen.heading_texts
+
+
+def test_a_ten_class_report_renders_its_calibration_for_a_documented_subset_of_classes():
+    """Ten classes by naive Bayes: the posterior and four point estimates x ten classes is 50 panels, beyond
+    arviz_plots' 40; the report rendered nothing (exit 2 on digits). The record picks the classes with the most
+    rows, and the caption says which."""
+    from bayesclass.inference.evaluation.report_data import MAX_CALIBRATION_PANELS
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.arange(10), rng.integers(0, 10, 290)]
+    X = rng.normal(np.c_[np.cos(y), np.sin(y)] * 3, 1.0)
+    blobs = data.Dataset(
+        name="ten_blobs",
+        X=X,
+        y=y,
+        feature_names=("x1", "x2"),
+        class_names=tuple(f"c{k}" for k in range(10)),
+        feature_kinds=("continuous", "continuous"),
+    )
+    train, validation, _ = data.train_validation_test_split(blobs, random_seed=0)
+    settings = SamplerSettings(draws=20, chains=2, progressbar=False)
+    result = inference.fit("naive_bayes", train, method="exact", sampler=settings, random_seed=0)
+    page = html.unescape(report(result, validation))
+    assert "Calibration" in headings(page) and "Traceback" not in page
+    match = re.search(r"(\d+) of the 10 classes, those with the most rows here: ([^;]*);", page)
+    assert match is not None, "the caption names the classes drawn"
+    shown = match.group(2).split(", ")
+    assert len(shown) == int(match.group(1)) == MAX_CALIBRATION_PANELS // 5  # the posterior and 4 point estimates
+    counts = np.bincount(validation.y, minlength=10)
+    drawn = [validation.class_names.index(name) for name in shown]
+    assert min(counts[drawn]) >= max(np.delete(counts, drawn))
+    assert f"at most {MAX_CALIBRATION_PANELS} panels" in page
