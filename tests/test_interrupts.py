@@ -678,16 +678,17 @@ def _descendants(pid: int) -> list:
         return []
 
 
-def _signal_once_a_chain_runs(process: subprocess.Popen, signum: int, watched: int | None = None) -> tuple:
-    """Send ``signum`` once a Gibbs chain process runs under ``watched`` (default the process); return the exit
-    code, stderr, the seconds from the signal to the exit, and the processes ``watched`` had started."""
+def _signal_once_a_child_runs(process: subprocess.Popen, signum: int, watched: int | None = None) -> tuple:
+    """Send ``signum`` once a process started by ``spawn`` (a Gibbs chain, a Dask worker) runs under ``watched``
+    (default the process); the exit code, stderr and the seconds from the signal to the exit. Every process that
+    ``watched`` had started by then must be gone within 10 s of the exit."""
     import psutil
 
     deadline = time.monotonic() + 300
     while not any("spawn_main" in " ".join(child.cmdline()) for child in _descendants(watched or process.pid)):
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise AssertionError(f"no chain process started:\n{process.communicate()[1]}")
+            raise AssertionError(f"no child process started:\n{process.communicate()[1]}")
         time.sleep(0.05)
     time.sleep(0.5)
     children = _descendants(watched or process.pid)
@@ -743,13 +744,38 @@ def test_an_interrupt_stops_the_command_and_goes_to_whoever_owns_the_signal(tmp_
     program = [str(Path(sys.executable).parent / "bayesclass")]
     command = program if how == "program" else [sys.executable, "-c", IN_PROCESS_DRIVER]
     process = _popen(tmp_path, [*command, *LONG_GIBBS])
-    returncode, errors, seconds = _signal_once_a_chain_runs(process, signum)
+    returncode, errors, seconds = _signal_once_a_child_runs(process, signum)
     assert returncode == expected, errors
     assert "bayesclass fit: interrupted; nothing was written" in errors and "Traceback" not in errors, errors
     if expected == 7:
         assert errors.strip().splitlines()[-1] == "the caller got KeyboardInterrupt; its handlers restored: True"
     assert sorted(path.name for path in tmp_path.iterdir()) == [], errors
     assert seconds < 15, f"{seconds:.1f} s from the signal to the exit"
+
+
+#: a study of 400 cells of exact naive Bayes: minutes on 2 Dask workers
+LONG_STUDY = (
+    'name = "long"\nseed = 0\ntraining_sizes = [20, 50]\nrepeats = 200\ntest_fraction = 0.3\n'
+    "[sampler]\ndraws = 100\nchains = 2\n"
+    '[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\n'
+    '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 200, random_seed = 1 }\n'
+)
+
+
+@pytest.mark.parametrize("how", ["program", pytest.param("in-process", marks=pytest.mark.slow)])  # 8-10 s each
+def test_an_interrupted_study_leaves_no_dask_worker_running(tmp_path, how):
+    """SIGTERM to a study on a local Dask cluster (the process only): every worker process is stopped, by the
+    program (exit 130) or before the signal goes on to main()'s caller (ended by it). Before, a signal while the
+    workers started left the cluster to Dask's exit hook, which printed a traceback ("Status.init")."""
+    (tmp_path / "long.toml").write_text(LONG_STUDY)
+    program = [str(Path(sys.executable).parent / "bayesclass")]
+    command = program if how == "program" else [sys.executable, "-c", IN_PROCESS_DRIVER]
+    arguments = ["study", "long.toml", "--out", "study", "--workers", "2", "--no-progress"]
+    process = _popen(tmp_path, [*command, *arguments])
+    returncode, errors, seconds = _signal_once_a_child_runs(process, signal.SIGTERM)
+    assert returncode == (130 if how == "program" else -signal.SIGTERM), errors
+    assert "bayesclass study: interrupted" in errors and "Traceback" not in errors, errors
+    assert seconds < 30, f"{seconds:.1f} s from the signal to the exit"
 
 
 #: a test file that runs the command line in-process, then one that says the run carried on
@@ -782,7 +808,7 @@ def test_the_test_command_under_timeout_stops_within_seconds_of_sigterm(tmp_path
     while not (pytest_process := [child for child in _descendants(process.pid) if "pytest" in child.cmdline()]):
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.05)
-    returncode, errors, seconds = _signal_once_a_chain_runs(process, signal.SIGTERM, watched=pytest_process[0].pid)
+    returncode, errors, seconds = _signal_once_a_child_runs(process, signal.SIGTERM, watched=pytest_process[0].pid)
     assert returncode == -signal.SIGTERM, errors  # timeout ends as its child did: by the signal
     assert not psutil.pid_exists(pytest_process[0].pid) or pytest_process[0].status() == psutil.STATUS_ZOMBIE
     assert sorted(path.name for path in tmp_path.iterdir() if path.name != "__pycache__") == ["test_in_process.py"]
