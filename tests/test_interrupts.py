@@ -753,6 +753,29 @@ def test_an_interrupt_stops_the_command_and_goes_to_whoever_owns_the_signal(tmp_
     assert seconds < 15, f"{seconds:.1f} s from the signal to the exit"
 
 
+@pytest.mark.slow  # 10 s
+def test_a_chain_process_whose_parent_was_killed_stops(tmp_path):
+    """SIGKILL leaves no cleanup to run: the chain process sees its parent gone and ends within a sweep (before, it
+    ran its 50,000 sweeps for minutes, an orphan)."""
+    import psutil
+
+    program = str(Path(sys.executable).parent / "bayesclass")
+    # no pipes: a chain process left running would hold them open
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    process = subprocess.Popen([program, *LONG_GIBBS], cwd=tmp_path, **quiet)
+    deadline = time.monotonic() + 300
+    while not (chains := [child for child in _descendants(process.pid) if "spawn_main" in " ".join(child.cmdline())]):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.kill()
+    process.wait()
+    _, alive = psutil.wait_procs(chains, timeout=15)  # it may still be starting (imports) when its parent dies
+    for chain in alive:
+        chain.kill()
+    assert alive == []
+
+
 #: a study of 400 cells of exact naive Bayes: minutes on 2 Dask workers
 LONG_STUDY = (
     'name = "long"\nseed = 0\ntraining_sizes = [20, 50]\nrepeats = 200\ntest_fraction = 0.3\n'
