@@ -17,6 +17,13 @@ Three things can go wrong with Python's own handling, and each was seen:
   :func:`atomic_write` chooses the temporary name before the file exists, creates it inside the ``try`` that
   removes it, and renames it and records the finished file (:func:`written_files`) with interrupts deferred.
 
+The handlers live only as long as the outermost :func:`handling_interrupts` block; the caller's are restored at
+its end. There the signal is passed on to the caller's handler (a library call, ``bayesclass.cli.main`` run
+in-process from a test or a notebook): after the block's cleanup (no file completed, chain processes stopped), a
+SIGTERM at its default still ends the process and a caller's own handler still runs; Python's SIGINT handler
+would have raised the ``KeyboardInterrupt`` this module raised. Only the ``bayesclass`` program
+(:mod:`bayesclass.__main__`) keeps the signal, and exits with code 130.
+
 Interrupts are deferred without any function call between entering the deferral and the guarded work: a
 Python signal handler runs only in the main thread, at a function call or a backward jump, and this module's
 handler raises only outside deferrals. Threads other than the main one never receive a ``KeyboardInterrupt``
@@ -44,6 +51,7 @@ __all__ = [
     "interrupt_handled",
     "interrupt_pending",
     "no_draws_yet",
+    "pass_on_interrupt",
     "raise_unhandled_interrupt",
     "written_files",
 ]
@@ -58,12 +66,15 @@ class _State:
     scopes = 0  # nested handling_interrupts blocks
     deferring = 0  # nested deferrals: the handler records and does not raise
     received: int | None = None  # the last signal not yet raised through or handled
+    signalled: int | None = None  # the first signal of the outermost scope, handled or not (pass_on_interrupt)
     handled = 0  # interrupts dealt with (draws kept) in the outermost scope
     written: list[Path] = []  # files completed by atomic_write in the outermost scope
 
 
 def _handler(signum: int, frame) -> None:
     _State.received = signum
+    if _State.signalled is None:
+        _State.signalled = signum
     if not _State.deferring:
         raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
@@ -161,13 +172,20 @@ def interrupt_pending() -> bool:
 
 
 @contextlib.contextmanager
-def handling_interrupts() -> Iterator[None]:
+def handling_interrupts(pass_on: bool = True) -> Iterator[None]:
     """SIGINT and SIGTERM raise ``KeyboardInterrupt`` and are recorded while the block runs (main thread only).
 
     The outermost block starts a fresh record and list of written files, and keeps Python from printing an
     interrupt it loses ("Exception ignored in ...": it is recorded and raised later); the previous handlers
-    are restored at its end. A signal that its parent process set to be ignored (a background job's SIGINT)
-    stays ignored.
+    are restored at its end, and the first signal that arrived is then passed on to them (module docstring).
+    A signal that its parent process set to be ignored (a background job's SIGINT) stays ignored.
+
+    Parameters
+    ----------
+    pass_on : bool, default True
+        Whether the outermost block gives its signal to the restored handlers as it ends
+        (:func:`pass_on_interrupt`); False for the command line, which does so itself once it has said what was
+        written, or, as the ``bayesclass`` program, ends with exit code 130 instead. Ignored by an inner block.
     """
     if not _is_main_thread():  # signals are handled in the main thread only
         yield
@@ -179,7 +197,7 @@ def handling_interrupts() -> Iterator[None]:
         finally:
             _State.scopes -= 1
         return
-    _State.received, _State.written, _State.handled = None, [], 0
+    _State.received, _State.signalled, _State.written, _State.handled = None, None, [], 0
     previous: dict[int, object] = {}
     previous_hook = sys.unraisablehook
     sys.unraisablehook = functools.partial(_unraisable, previous_hook)
@@ -196,6 +214,25 @@ def handling_interrupts() -> Iterator[None]:
         for number, handler in previous.items():
             signal.signal(number, handler)  # type: ignore[arg-type]
         sys.unraisablehook = previous_hook
+        if pass_on:
+            pass_on_interrupt()
+
+
+def pass_on_interrupt() -> None:
+    """Give the signal that reached the last outermost :func:`handling_interrupts` block to the handlers now in place.
+
+    :func:`handling_interrupts` calls it as it ends, after restoring the caller's handlers, unless told not to
+    (the command line calls it once it has said what was written). Python's SIGINT handler would have done what
+    this module's did (raise ``KeyboardInterrupt``, which went on to the caller or was handled: draws kept with
+    ``keep_partial``) and gets nothing; any other disposition (SIGTERM at its default: the process ends; a
+    caller's own handler) gets the signal now. Once per block; nothing inside a block or outside the main thread.
+    """
+    signum = _State.signalled
+    if signum is None or _State.scopes or not _is_main_thread():
+        return
+    _State.signalled = None
+    if signal.getsignal(signum) is not signal.default_int_handler:
+        signal.raise_signal(signum)
 
 
 def _unraisable(previous, unraisable) -> None:

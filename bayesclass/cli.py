@@ -15,7 +15,8 @@ Exit codes:
 - 2 invalid arguments or input (one line on stderr);
 - 3 with ``--strict`` (fit, compare, diagnose, report): the convergence verdict failed; the outputs were written
   all the same, and stderr says which checks failed;
-- 130 interrupted (Ctrl-C or SIGTERM): nothing written, or the partial draws kept with ``--keep-partial``; never
+- 130 interrupted (Ctrl-C or SIGTERM; the ``bayesclass`` program only: :func:`main` called in-process passes
+  the signal on to its caller's handlers): nothing written, or the partial draws kept with ``--keep-partial``; never
   a half-written or temporary file. The message says which files (if any) were completed before the interrupt,
   and, with ``--keep-partial``, why nothing could be kept (no draws yet: still compiling or tuning).
 """
@@ -45,7 +46,7 @@ from bayesclass.inference.engines.sampling import Backend
 from bayesclass.models import REGISTRY
 from bayesclass.models.base import POINT_ESTIMATE_KINDS
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 # Heavy imports (PyMC, ArviZ) happen inside the commands, so `--help` and
 # argument errors answer at once.
@@ -72,13 +73,16 @@ STRICT_COMMANDS = ("fit", "compare", "report", "diagnose")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``bayesclass`` command line and return its exit code.
+    """Run the ``bayesclass`` command line in this process and return its exit code.
 
-    SIGTERM is handled as Ctrl-C for the whole command (:mod:`bayesclass._interrupts`); the previous handlers are
-    restored at the end. An interrupt never leaves a half-written or temporary file, and the message says which
-    files, if any, were completed before it. Notes and warnings (Python's included) are one line each on stderr
-    while the command runs (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`), and every message names
-    flags, not Python arguments (:mod:`bayesclass.data.arguments`; the caller's interface is restored after it).
+    For callers in Python (tests, notebooks): SIGINT and SIGTERM stop the command and, after its cleanup, reach
+    the caller's own handlers, restored when the command ends (:mod:`bayesclass._interrupts`). An interrupt never
+    leaves a half-written or temporary file, nor a chain process running, and stderr says which files, if any,
+    were completed before it; then Python's SIGINT handler raises ``KeyboardInterrupt`` here, and a SIGTERM at its
+    default ends the process. Only the ``bayesclass`` program (:func:`bayesclass.__main__.console_main`) turns them
+    into exit code 130. Notes and warnings (Python's included) are one line each on stderr while the command runs
+    (``-q`` and ``-v`` set how many; :mod:`bayesclass._logging`), and every message names flags, not Python
+    arguments (:mod:`bayesclass.data.arguments`; the caller's interface is restored after it).
 
     Parameters
     ----------
@@ -90,24 +94,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         The exit code: 0 success; 1 a fit that failed (the reason on stderr); 2 invalid arguments or input (one
         line on stderr); 3 with ``--strict``, a failed convergence verdict (the outputs written all the same);
-        130 interrupted (nothing written, or the partial draws kept with ``--keep-partial``); 141 stdout closed by
-        its reader (a pipe into ``head``), as a shell reports SIGPIPE.
+        141 stdout closed by its reader (a pipe into ``head``), as a shell reports SIGPIPE.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Interrupted (SIGINT, or another signal whose handler raises it): nothing written, or the partial draws
+        kept with ``--keep-partial``.
     """
-    from bayesclass._interrupts import handling_interrupts, interrupt_pending
+    return run(argv, program=False)
+
+
+def run(argv: Sequence[str] | None, *, program: bool) -> int:
+    """Run the ``bayesclass`` command line: :func:`main`, or, with ``program``, as the ``bayesclass`` program.
+
+    Parameters
+    ----------
+    argv : sequence of str or None
+        The arguments after the program name (None: ``sys.argv[1:]``).
+    program : bool
+        True only for the process's own entry point (:func:`bayesclass.__main__.console_main`): an interrupt
+        (Ctrl-C or SIGTERM) ends the command with exit code 130 and one line; False: as :func:`main`.
+
+    Returns
+    -------
+    int
+        The exit code (:func:`main`); with ``program``, 130 interrupted (nothing written, or the partial draws kept
+        with ``--keep-partial``).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Without ``program``: interrupted (:func:`main`).
+    """
+    from bayesclass._interrupts import handling_interrupts, interrupt_pending, pass_on_interrupt
     from bayesclass.data.arguments import speaking
 
     name = "bayesclass"
     try:  # the parser too: an interrupt at any point ends with exit code 130, not a traceback
-        with handling_interrupts(), speaking("cli"):  # messages name flags, until the command returns or raises
+        with handling_interrupts(pass_on=False), speaking("cli"):  # messages name flags, until it ends
             parser = _parser()
             args = parser.parse_args(argv)
             name = f"bayesclass {args.name}"
-            return _run_command(parser, args)
+            code = _run_command(parser, args)
+        if not program:
+            pass_on_interrupt()  # a signal the command dealt with and did not raise reaches the caller
+        return code
     except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (bayesclass._interrupts), also one a library lost
         print(f"{name}: interrupted; {_what_was_written(interrupt)}", file=sys.stderr)
+        if not program:
+            pass_on_interrupt()  # the caller's disposition: SIGTERM at its default ends the process here
+            raise
         return 130
     except PartialResult as partial:
         print(f"{name}: interrupted: {partial}", file=sys.stderr)
+        if not program:
+            pass_on_interrupt()
+            raise KeyboardInterrupt(str(partial)) from None
         return 130
     except BrokenPipeError:  # the reader of stdout has gone (`bayesclass datasets | head -1`): as SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at the final flush
@@ -116,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not interrupt_pending():
             raise
         print(f"{name}: interrupted; {_what_was_written(KeyboardInterrupt(str(error)))}", file=sys.stderr)
+        if not program:
+            pass_on_interrupt()
+            raise KeyboardInterrupt(str(error)) from error
         return 130
 
 

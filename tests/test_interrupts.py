@@ -4,6 +4,7 @@ the draws it has, marked partial. Real subprocesses receive real signals."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,7 +36,7 @@ DRIVER = textwrap.dedent(
         warm[out] = warm[out] + ".warm.nc"
         main(warm)
     print("ready", flush=True)
-    sys.exit(entry.main(arguments))
+    sys.exit(entry.console_main(arguments))
     """
 )
 
@@ -300,7 +301,8 @@ def _assert_told_the_truth(
 
 
 #: a child that writes ``target`` over and over with atomic_write until a signal stops it, then prints how many
-#: writes completed (``in-command``: inside handling_interrupts, as a command; else as a library call)
+#: writes completed (``in-command``: inside handling_interrupts, as the program's command, which keeps the signal;
+#: else as a library call)
 REWRITER = textwrap.dedent(
     """
     import contextlib, sys
@@ -312,7 +314,7 @@ REWRITER = textwrap.dedent(
     padding = b"x" * size
     print("ready", flush=True)
     try:
-        with handling_interrupts() if scope == "in-command" else contextlib.nullcontext():
+        with handling_interrupts(pass_on=False) if scope == "in-command" else contextlib.nullcontext():
             while True:
                 with atomic_write(target) as temporary:
                     temporary.write_bytes(b"%d|" % (completed + 1) + padding)
@@ -357,6 +359,21 @@ def test_an_interrupt_anywhere_in_atomic_write_leaves_no_temporary_file(tmp_path
     assert len(content) == (len(b"0|earlier") if on_disk == 0 else len(b"%d|" % on_disk) + size)
 
 
+def test_sigterm_in_a_library_call_of_atomic_write_still_ends_the_process(tmp_path):
+    """Outside a command the signal is the caller's: SIGTERM at its default ends the process (before, atomic_write
+    turned it into a ``KeyboardInterrupt`` the caller could catch and carry on after), once the write it cut is
+    undone: the target holds the earlier content or one whole write, and no temporary file is left."""
+    (tmp_path / "target.bin").write_bytes(b"0|earlier")
+    process = _popen(tmp_path, [sys.executable, "-c", REWRITER, "library", "0"])
+    _wait_for_line(process, "ready")
+    returncode, errors, _ = _interrupt(process, signal.SIGTERM, 0.3)
+    assert returncode == -signal.SIGTERM, errors
+    assert "completed" not in errors, errors
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["target.bin"], errors
+    content = (tmp_path / "target.bin").read_bytes()
+    assert content == b"0|earlier" or content == b"%d|" % int(content.split(b"|")[0]), content
+
+
 #: imports what the commands use first, so that the signal lands in the command's work, not in an import
 COMMAND_DRIVER = textwrap.dedent(
     """
@@ -367,7 +384,7 @@ COMMAND_DRIVER = textwrap.dedent(
     import bayesclass._report, bayesclass.inference, bayesclass.study  # noqa: F401
 
     print("ready", flush=True)
-    sys.exit(entry.main(sys.argv[1:]))
+    sys.exit(entry.console_main(sys.argv[1:]))
     """
 )
 
@@ -443,7 +460,7 @@ def test_every_command_interrupted_exits_130_and_says_what_it_wrote(tmp_path, in
 
 
 #: the console script's own module: a signal while it still imports the command line
-STARTUP_DRIVER = 'import sys, bayesclass.__main__ as entry; print("ready", flush=True); sys.exit(entry.main())'
+STARTUP_DRIVER = 'import sys, bayesclass.__main__ as entry; print("ready", flush=True); sys.exit(entry.console_main())'
 
 #: (what, arguments): before, a signal before the command line was imported or while its parser was built
 #: ended in a traceback and exit -2
@@ -527,7 +544,7 @@ SWALLOWING_DRIVER = textwrap.dedent(
         return "<!doctype html><title>a page</title>"
 
     bayesclass._report.report = report
-    sys.exit(entry.main(sys.argv[1:]))
+    sys.exit(entry.console_main(sys.argv[1:]))
     """
 )
 
@@ -644,3 +661,194 @@ def test_keep_partial_keeps_every_chain_when_chains_run_in_rounds(tmp_path, case
     assert "saved run.nc" in errors, errors
     sizes = load(tmp_path / "run.nc")["posterior"].sizes
     assert sizes["chain"] == 4 and 0 < sizes["draw"] < 200_000
+
+
+# -- whose signal it is: the program's, or, for main() called in-process, its caller's ----------------------------
+
+#: a fit that runs its second Gibbs chain in a child process for minutes (stopped by the signal)
+LONG_GIBBS = [*GP_GIBBS, "--seed", "0", "--draws", "50000", "--tune", "100", "--out", "run.nc"]
+
+
+def _descendants(pid: int) -> list:
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _signal_once_a_child_runs(process: subprocess.Popen, signum: int, watched: int | None = None) -> tuple:
+    """Send ``signum`` once a process started by ``spawn`` (a Gibbs chain, a Dask worker) runs under ``watched``
+    (default the process); the exit code, stderr and the seconds from the signal to the exit. Every process that
+    ``watched`` had started by then must be gone within 10 s of the exit."""
+    import psutil
+
+    deadline = time.monotonic() + 300
+    while not any("spawn_main" in " ".join(child.cmdline()) for child in _descendants(watched or process.pid)):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"no child process started:\n{process.communicate()[1]}")
+        time.sleep(0.05)
+    time.sleep(0.5)
+    children = _descendants(watched or process.pid)
+    process.send_signal(signum)
+    sent = time.monotonic()
+    try:
+        _, errors = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise AssertionError(f"still running 60 s after the signal:\n{process.communicate()[1]}") from None
+    seconds = time.monotonic() - sent
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert [" ".join(child.cmdline()) for child in alive] == [], errors
+    return process.returncode, errors, seconds
+
+
+#: (how the command runs, signal, the exit code): the program exits 130; main() in-process gives the signal back
+#: to its caller: SIGTERM at its default ends the process, SIGINT raises the caller's KeyboardInterrupt
+#: (before, main() in-process returned 130 for both, and a test run under `timeout` carried on for minutes)
+OWNER_CASES = [
+    ("the bayesclass program, SIGTERM", "program", signal.SIGTERM, 130),
+    ("the bayesclass program, SIGINT", "program", signal.SIGINT, 130),
+    ("main() in-process, SIGTERM", "in-process", signal.SIGTERM, -signal.SIGTERM),
+    ("main() in-process, SIGINT", "in-process", signal.SIGINT, 7),
+]
+
+#: main() called in-process: a caller that catches KeyboardInterrupt, says so, and checks its handlers are back
+IN_PROCESS_DRIVER = textwrap.dedent(
+    """
+    import signal, sys
+    from bayesclass.cli import main
+
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    try:
+        main(sys.argv[1:])
+    except KeyboardInterrupt:
+        restored = before == (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+        print(f"the caller got KeyboardInterrupt; its handlers restored: {restored}", file=sys.stderr)
+        sys.exit(7)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(case, id=case[0], marks=[] if case[2] == signal.SIGTERM else [pytest.mark.slow])
+     for case in OWNER_CASES],
+)  # fmt: skip
+def test_an_interrupt_stops_the_command_and_goes_to_whoever_owns_the_signal(tmp_path, case):
+    """A real signal to the process only (not its chain process): the chain process is stopped, nothing is
+    written, and the exit is the program's 130 or what the caller's own handler makes of the signal."""
+    _, how, signum, expected = case
+    program = [str(Path(sys.executable).parent / "bayesclass")]
+    command = program if how == "program" else [sys.executable, "-c", IN_PROCESS_DRIVER]
+    process = _popen(tmp_path, [*command, *LONG_GIBBS])
+    returncode, errors, seconds = _signal_once_a_child_runs(process, signum)
+    assert returncode == expected, errors
+    assert "bayesclass fit: interrupted; nothing was written" in errors and "Traceback" not in errors, errors
+    if expected == 7:
+        assert errors.strip().splitlines()[-1] == "the caller got KeyboardInterrupt; its handlers restored: True"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [], errors
+    assert seconds < 15, f"{seconds:.1f} s from the signal to the exit"
+
+
+@pytest.mark.slow  # 10 s
+def test_a_chain_process_whose_parent_was_killed_stops(tmp_path):
+    """SIGKILL leaves no cleanup to run: the chain process sees its parent gone and ends within a sweep (before, it
+    ran its 50,000 sweeps for minutes, an orphan)."""
+    import psutil
+
+    program = str(Path(sys.executable).parent / "bayesclass")
+    # no pipes: a chain process left running would hold them open
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    process = subprocess.Popen([program, *LONG_GIBBS], cwd=tmp_path, **quiet)
+    deadline = time.monotonic() + 300
+    while not (chains := [child for child in _descendants(process.pid) if "spawn_main" in " ".join(child.cmdline())]):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.kill()
+    process.wait()
+    _, alive = psutil.wait_procs(chains, timeout=15)  # it may still be starting (imports) when its parent dies
+    for chain in alive:
+        chain.kill()
+    assert alive == []
+
+
+#: a study of 400 cells of exact naive Bayes: minutes on 2 Dask workers
+LONG_STUDY = (
+    'name = "long"\nseed = 0\ntraining_sizes = [20, 50]\nrepeats = 200\ntest_fraction = 0.3\n'
+    "[sampler]\ndraws = 100\nchains = 2\n"
+    '[[models]]\nfamily = "naive_bayes"\nmethod = "exact"\n'
+    '[[datasets]]\nname = "seed001_gaussians"\ngenerator = { n = 200, random_seed = 1 }\n'
+)
+
+
+@pytest.mark.parametrize("how", ["program", pytest.param("in-process", marks=pytest.mark.slow)])  # 8-10 s each
+def test_an_interrupted_study_leaves_no_dask_worker_running(tmp_path, how):
+    """SIGTERM to a study on a local Dask cluster (the process only): every worker process is stopped, by the
+    program (exit 130) or before the signal goes on to main()'s caller (ended by it). Before, a signal while the
+    workers started left the cluster to Dask's exit hook, which printed a traceback ("Status.init")."""
+    (tmp_path / "long.toml").write_text(LONG_STUDY)
+    program = [str(Path(sys.executable).parent / "bayesclass")]
+    command = program if how == "program" else [sys.executable, "-c", IN_PROCESS_DRIVER]
+    arguments = ["study", "long.toml", "--out", "study", "--workers", "2", "--no-progress"]
+    process = _popen(tmp_path, [*command, *arguments])
+    returncode, errors, seconds = _signal_once_a_child_runs(process, signal.SIGTERM)
+    assert returncode == (130 if how == "program" else -signal.SIGTERM), errors
+    assert "bayesclass study: interrupted" in errors and "Traceback" not in errors, errors
+    assert seconds < 30, f"{seconds:.1f} s from the signal to the exit"
+
+
+#: a test file that runs the command line in-process, then one that says the run carried on
+IN_PROCESS_TESTS = textwrap.dedent(
+    """
+    from pathlib import Path
+    from bayesclass.cli import main
+
+    def test_a_long_fit():
+        main({arguments!r})
+
+    def test_after_it():
+        Path("carried-on").touch()
+    """
+)
+
+
+def test_the_test_command_under_timeout_stops_within_seconds_of_sigterm(tmp_path):
+    """The README's test command, ``timeout ... python -m pytest``, while a test runs ``main()`` in-process: a
+    SIGTERM (to ``timeout``, which sends it to pytest and its process group) ends pytest within seconds, after
+    the fit's cleanup (its chain process stopped, no file written). Before, the CLI's handler turned it into exit
+    130 for that one test, and pytest went on with the next ones (6.5 minutes of them in the issue)."""
+    (tmp_path / "test_in_process.py").write_text(IN_PROCESS_TESTS.format(arguments=LONG_GIBBS))
+    import psutil
+
+    command = [shutil.which("timeout"), "600", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    process = _popen(tmp_path, [*command, "test_in_process.py"])
+
+    deadline = time.monotonic() + 120
+    while not (pytest_process := [child for child in _descendants(process.pid) if "pytest" in child.cmdline()]):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+    returncode, errors, seconds = _signal_once_a_child_runs(process, signal.SIGTERM, watched=pytest_process[0].pid)
+    assert returncode == -signal.SIGTERM, errors  # timeout ends as its child did: by the signal
+    assert not psutil.pid_exists(pytest_process[0].pid) or pytest_process[0].status() == psutil.STATUS_ZOMBIE
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name != "__pycache__") == ["test_in_process.py"]
+    assert seconds < 15, f"{seconds:.1f} s from the signal to the exit"
+
+
+def test_main_in_process_leaves_the_callers_handlers_as_they_were(capsys):
+    from bayesclass.cli import main
+
+    def mine(signum, frame):
+        raise AssertionError("not called")
+
+    previous = {signum: signal.signal(signum, mine) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert main(["datasets"]) == 0
+        assert [signal.getsignal(signum) for signum in previous] == [mine, mine]
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    assert "breast_cancer" in capsys.readouterr().out

@@ -831,8 +831,11 @@ class _SharedArrays:
                 block.unlink()
 
 
-def _chain_process(form, seed, log_theta, total, update, options, shapes, names, index, errors) -> None:
-    """One chain in a child process: sweeps written to the shared arrays until done or ``stop`` is set."""
+def _chain_process(form, seed, log_theta, total, update, options, shapes, names, index, errors, parent) -> None:
+    """One chain in a child process: sweeps written to the shared arrays until done, ``stop`` set or the parent gone.
+
+    A parent killed (SIGKILL) could not set ``stop``; nobody reads the chain's draws then.
+    """
     import signal
     import traceback
 
@@ -846,7 +849,7 @@ def _chain_process(form, seed, log_theta, total, update, options, shapes, names,
         chain = _Chain(form, np.random.default_rng(seed), log_theta, update_hyperparameters=update, **options)
         with threadpool_limits(limits=1, user_api="blas"):
             for step in range(total):
-                if arrays["stop"][0]:
+                if arrays["stop"][0] or os.getppid() != parent:
                     return
                 _record(arrays, index, step, chain)
     except BaseException:  # noqa: BLE001  (sent to the parent, which raises it)
@@ -871,11 +874,11 @@ def _run_chain_processes(form, seeds, starts, total, update, options, memory: _S
     from threadpoolctl import threadpool_limits
 
     context = multiprocessing.get_context("spawn")
-    errors = context.SimpleQueue()
+    errors, parent = context.SimpleQueue(), os.getpid()
     processes = [
         context.Process(
             target=_chain_process,
-            args=(form, seed, log_theta, total, update, options, memory.shapes, memory.names, index, errors),
+            args=(form, seed, log_theta, total, update, options, memory.shapes, memory.names, index, errors, parent),
             daemon=True,
             name=f"bayesclass-gibbs-chain-{index}",
         )

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayesclass._interrupts import deferred_interrupts
 from bayesclass._lazy import lazy_import
 from bayesclass.data import Dataset
 from bayesclass.data.arguments import spelled
@@ -567,19 +568,22 @@ def _run_on_dask(pending: Iterator[Cell], out: Path, *, workers, scheduler, fini
             client = stack.enter_context(Client(scheduler, timeout="10s"))
         else:
             stack.enter_context(spawn_skips_main_script())  # for the cluster's whole life: a dead worker restarts
-            cluster = LocalCluster(
-                n_workers=workers or min(4, len(os.sched_getaffinity(0))),
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                env=WORKER_ENV,
-            )
             nanny = logging.getLogger("distributed.nanny")
             stack.callback(nanny.setLevel, nanny.level)  # restored once the cluster is closed
-            stack.enter_context(cluster)
-            # closing stops the workers on purpose: no "Worker process still alive after 4.0 seconds, killing"
-            stack.callback(nanny.setLevel, logging.ERROR)
-            client = stack.enter_context(Client(cluster))
+            # an interrupt waits until the cluster and its client have started and are closed on the way out: one
+            # that cut them while the workers started left them to Dask's exit hook (a traceback, "Status.init")
+            with deferred_interrupts():
+                cluster = LocalCluster(
+                    n_workers=workers or min(4, len(os.sched_getaffinity(0))),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    env=WORKER_ENV,
+                )
+                stack.enter_context(cluster)
+                # closing stops the workers on purpose: no "Worker process still alive after 4.0 seconds, killing"
+                stack.callback(nanny.setLevel, logging.ERROR)
+                client = stack.enter_context(Client(cluster))
         addresses = sorted(client.scheduler_info()["workers"])
         described: dict[str, Cell] = {}
         homes: dict[tuple, str] = {}  # compiled shape -> the worker that compiles it
