@@ -708,7 +708,9 @@ def sample_gibbs(
         and _parallel(form, total)
         and not multiprocessing.current_process().daemon  # a daemonic process (a Dask worker) may have no children
     )
-    progress = _Progress(len(seeds) * total, enabled=settings.progressbar, label="Gibbs (data augmentation)")
+    progress = _Progress(
+        total, enabled=settings.progressbar, label="Gibbs (data augmentation)", chains=len(seeds), unit="sweeps"
+    )
     memory = _SharedArrays(shapes) if processes else None
     arrays = memory.arrays if memory is not None else {name: np.zeros(shape) for name, shape in shapes.items()}
     partial = False
@@ -731,7 +733,8 @@ def sample_gibbs(
                     for index, chain in enumerate(chains):
                         _record(arrays, index, step, chain)
                     if (step + 1) % PROGRESS_EVERY == 0:
-                        progress.advance(PROGRESS_EVERY * len(chains))
+                        for index in range(len(chains)):
+                            progress.advance(PROGRESS_EVERY, index)
     except KeyboardInterrupt:
         if not settings.keep_partial:
             raise
@@ -742,6 +745,8 @@ def sample_gibbs(
         interrupt_handled()
         partial = True
     finally:
+        for index, done in enumerate(arrays["done"]):  # every chain's last sweeps
+            progress.update(index, int(done))
         progress.close()
         if memory is not None:
             arrays = {name: value.copy() for name, value in arrays.items()}
@@ -899,20 +904,18 @@ def _run_chain_processes(form, seeds, starts, total, update, options, memory: _S
     slots = max(1, cores - 1)  # while this process runs the first chain, one core is its own
     arrays, pending = memory.arrays, list(processes)
     running: list[multiprocessing.process.BaseProcess] = []
-    shown = 0
 
     def tend() -> None:
         """Start waiting processes as slots free up, raise a chain's error, advance the progress bar."""
-        nonlocal running, shown
+        nonlocal running
         running = [process for process in running if process.is_alive()]
         while pending and len(running) < slots:
             running.append(pending.pop(0))
             running[-1].start()
         if not errors.empty():
             raise RuntimeError(f"a Gibbs chain failed:\n{errors.get()}")
-        now = int(arrays["done"].sum())
-        progress.advance(now - shown)
-        shown = now
+        for index, done in enumerate(arrays["done"]):
+            progress.update(index, int(done))
 
     try:
         tend()
