@@ -46,6 +46,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -524,7 +525,8 @@ class _Progress:
 
     Where standard error is interactive (a terminal, Jupyter) the bars are live and vanish when done. Elsewhere (a
     log file, a pipe, ``python script.py 2>log``) rich draws no transient bar at all, so a plain line with every
-    chain's count and rate is written every :data:`PLAIN_EVERY_S` seconds, and one when done. Standard output
+    chain's count and rate is written every :data:`PLAIN_EVERY_S` seconds, and one when done where any was (a run
+    shorter than that writes nothing). Standard output
     carries the results (``bayesclass fit`` printed a blank line there when the bar stopped).
 
     Parameters
@@ -544,13 +546,15 @@ class _Progress:
     def __init__(
         self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)", chains: int = 0, unit: str = "steps"
     ) -> None:
-        self._bar, self._live, self.label, self.unit, self.total = None, False, label, unit, total
+        self._bar: Any = None
+        self.label, self.unit, self.total = label, unit, total
         self.names = [f"chain {index + 1}" for index in range(chains)] if chains else [label]
         self.done = [0] * len(self.names)
         self._tasks: list = []
         self._first: list[tuple[float, int] | None] = [None] * len(self.names)  # (time, count) first seen moving
         self._last = [0.0] * len(self.names)  # the time of each task's last update
         self._start = self._printed = time.perf_counter()
+        self._lines = 0
         self.enabled = enabled
         if not enabled:
             return
@@ -558,8 +562,7 @@ class _Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         console = Console(stderr=True)
-        self._live = console.is_interactive or console.is_jupyter
-        if self._live:
+        if console.is_interactive or console.is_jupyter:
             self._bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -590,7 +593,7 @@ class _Progress:
         if self._bar is not None:
             shown = f"{rate:.0f} {self.unit}/s" if rate is not None else ""
             self._bar.update(self._tasks[index], completed=completed, rate=shown)
-        elif not self._live and time.perf_counter() - self._printed >= PLAIN_EVERY_S:
+        elif time.perf_counter() - self._printed >= PLAIN_EVERY_S:  # not interactive: a plain line now and then
             self._print()
 
     def advance(self, steps: int = 1, index: int = 0) -> None:
@@ -600,7 +603,7 @@ class _Progress:
     def _print(self, end: str = "") -> None:
         import sys
 
-        self._printed = time.perf_counter()
+        self._printed, self._lines = time.perf_counter(), self._lines + 1
         parts = []
         for index, name in enumerate(self.names):
             rate = self.rate(index)
@@ -612,5 +615,5 @@ class _Progress:
         """Stop the bars, or write the last plain line."""
         if self._bar is not None:
             self._bar.stop()
-        elif self.enabled and not self._live and any(self.done):
+        elif self._lines:
             self._print(f"; {time.perf_counter() - self._start:.1f} s")
