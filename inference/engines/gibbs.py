@@ -532,8 +532,15 @@ class _Chain:
         # Phi' D^-1 Phi, once per sweep: its lower triangle (BLAS syrk, half a product's work), all that potrf reads
         gram = scipy.linalg.blas.dsyrk(1.0, (form.basis * np.sqrt(precision)[:, np.newaxis]).T, lower=1)
         projected = form.basis.T @ (pseudo * precision)
+        last: list = [b"", None]  # the last point's system: step 2 ends on the point whose weights step 3 draws
 
         def weight_system(log_theta):
+            if log_theta.tobytes() == last[0]:
+                return last[1]
+            last[0], last[1] = log_theta.tobytes(), weights(log_theta)
+            return last[1]
+
+        def weights(log_theta):
             sd = form.prior_sd(log_theta)
             system = np.multiply(gram, sd[:, np.newaxis], order="F")  # Fortran-ordered: potrf reads its lower part
             system *= sd
