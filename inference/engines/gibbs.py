@@ -445,7 +445,7 @@ class _Chain:
         if self.form.exact:
             collapsed, along_constant = self._exact_densities(pseudo, variance)
         else:
-            collapsed, weight_system = self._weight_densities(pseudo, variance)
+            collapsed, weight_system, along_constant = self._weight_densities(pseudo, variance)
         evaluations = self._update_hyperparameters(collapsed, along_constant) if self.update else 0
         if weight_system is None:
             covariance = self._covariance(self.log_theta)
@@ -525,8 +525,11 @@ class _Chain:
 
         return collapsed, along_constant
 
-    def _weight_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable]:
-        """Step 2's collapsed log density of the HSGP (in the weights), and the weights' linear system."""
+    def _weight_densities(self, pseudo: np.ndarray, variance: np.ndarray) -> tuple[Callable, Callable, Callable]:
+        """Step 2's collapsed log density of the HSGP (in the weights), its weights' system, its form along c.
+
+        Along the log constant each value costs O(1) after one factor (``along_constant``), as the exact GP's.
+        """
         form = self.form
         precision = 1.0 / variance
         # Phi' D^-1 Phi, once per sweep: its lower triangle (BLAS syrk, half a product's work), all that potrf reads
@@ -555,7 +558,34 @@ class _Chain:
                 return -np.inf
             return float(-np.log(np.diag(factor)).sum() + 0.5 * whitened @ whitened + form.log_prior(log_theta))
 
-        return collapsed, weight_system
+        def along_constant(log_theta):
+            """``collapsed`` along the log constant c, the prior sd of the constant basis function (the first).
+
+            With S = diag(c, s) (s fixed on this line), I + S G S has the fixed block R = I + s G_rr s; by its factor
+            L, u = L^-1 s g_r0 and v = L^-1 s p_r (p: the projected pseudo-observations), its determinant is
+            det R (1 + c^2 k) and the quadratic v'v + c^2 q^2 / (1 + c^2 k), k = g_00 - u'u, q = p_0 - u'v.
+            """
+            sd = form.prior_sd(log_theta)
+            rest = np.multiply(gram[1:, 1:], sd[1:, np.newaxis], order="F")
+            rest *= sd[1:]
+            factor = _cholesky(_add_to_diagonal(rest, 1.0), overwrite=True)
+            if factor is None:
+                return collapsed
+            u, v = _solve(factor, np.column_stack([sd[1:] * gram[1:, 0], sd[1:] * projected[1:]])).T
+            log_det, quadratic = 2.0 * np.log(np.diag(factor)).sum(), v @ v
+            k, q = gram[0, 0] - u @ u, projected[0] - u @ v
+
+            def value(point):
+                c2 = np.exp(2.0 * point[self.d + 1])
+                schur = 1.0 + c2 * k
+                if not schur > 0:
+                    return -np.inf
+                result = -0.5 * (log_det + np.log(schur)) + 0.5 * (quadratic + c2 * q * q / schur)
+                return float(result + form.log_prior(point))
+
+            return value
+
+        return collapsed, weight_system, along_constant
 
     def _update_hyperparameters(self, collapsed: Callable, along_constant: Callable | None) -> int:
         """Step 2: one coordinate-wise slice sweep over the log hyperparameters; returns the evaluations made."""

@@ -239,6 +239,25 @@ def test_scale_move_shifts_amplitude_and_constant_and_scales_the_covariance():
     np.testing.assert_allclose(form.covariance(shifted), np.exp(0.6) * form.covariance(log_theta), rtol=1e-12)
 
 
+def test_hsgp_density_along_the_constant_is_the_full_factors():
+    """The HSGP's O(1) form along the log constant (a Schur complement of the fixed block) gives, at every constant,
+    the collapsed log density that factors the whole weights' system, log N(pseudo | 0, Phi S^2 Phi' + D) + prior
+    (each up to the same constant), to 1e-9."""
+    import bayesclass.inference.engines.gibbs as gibbs
+
+    data = seed004_gp(300, random_seed=3)
+    form = LatentGaussianProcess(approximation="hsgp", hsgp_basis=12).latent_gaussian_form(data)
+    chain = gibbs._Chain(form, np.random.default_rng(1), form.initial_log_theta(), update_hyperparameters=True)
+    rng = np.random.default_rng(2)
+    pseudo, variance = rng.normal(size=data.n_obs), rng.uniform(0.5, 4.0, data.n_obs)
+    collapsed, _, along_constant = chain._weight_densities(pseudo, variance)
+    line = along_constant(chain.log_theta)
+    for log_constant in (-4.0, -1.0, 0.0, 0.8, 2.5):
+        point = chain.log_theta.copy()
+        point[form.n_lengthscales + 1] = log_constant
+        assert line(point) == pytest.approx(collapsed(point), rel=1e-12, abs=1e-9)
+
+
 @pytest.mark.parametrize("kernel", ["exp_quad", "matern52"])
 def test_one_lengthscale_updates_give_the_log_density_of_the_full_kernel(kernel):
     """Step 2 updates the squared distances by one term when one lengthscale changes (and sums them in full
