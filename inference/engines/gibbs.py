@@ -17,8 +17,9 @@ posterior :math:`p(\vartheta, \mathbf z \mid \mathbf y)` invariant, so the chain
    Gaussian process regression, so :math:`p(\vartheta \mid \tilde y) \propto
    \mathcal N(\tilde y \mid 0, C_\vartheta + D)\, p(\vartheta)` with :math:`D` the pseudo-variances
    (HSGP: by the matrix determinant lemma in the weights, O(p^3) per evaluation after one O(n p^2)
-   product per sweep). One coordinate-wise slice sweep over :math:`\vartheta` (stepping out and shrinkage, Neal 2003,
-   :func:`univariate_slice`). Each lengthscale is sliced on the coordinate its prior names
+   product per sweep; along the log constant, exact GP or HSGP, O(1) per evaluation after one factor of the block
+   the constant does not touch). One coordinate-wise slice sweep over :math:`\vartheta` (stepping out and
+   shrinkage, Neal 2003, :func:`univariate_slice`). Each lengthscale is sliced on the coordinate its prior names
    (``prior.lengthscale_slice_power``: :math:`\ell^{-1/2}` under the PC prior, whose tail on :math:`\log\ell` a
    bracket sized to the bulk crosses by a random walk; the Jacobian is in its density). During the burn-in every
    bracket starts at width 1 and is stepped out; at its end
