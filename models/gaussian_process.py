@@ -7,7 +7,7 @@ hyperparameters at type-II maximum likelihood) and ``map`` (the Laplace approxim
 maximum-likelihood hyperparameters, the "closed-form" side).
 
 Default method (``method="auto"``, :meth:`LatentGaussianProcess.default_method_for`): ``gibbs`` where its work per
-kept draw, (inputs + 2) x rows^3 (HSGP: x (basis functions + 1)^3 x 4, the thinning), is at most
+kept draw, (inputs + 2) x rows^3 (HSGP: x (basis functions + 1)^3 x 3, the thinning), is at most
 :data:`GIBBS_MAX_SWEEP_WORK` = 4e8, else ``laplace``. Step 2 of a sweep factors one rows x rows matrix per slice
 evaluation, about 5 per hyperparameter in the burn-in and 2-3 after it (its brackets adapted); measured on 2 cores
 before that adaptation, a sweep takes 17 ms for seed 004 at 400 rows of one
@@ -207,7 +207,10 @@ GIBBS_FEW_ROWS = 100
 #: standardised inputs by rounding only, which the default rule let the optimiser turn into 3.5e-8 on Pima)
 TYPE2_OPTIONS = {"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000}
 GIBBS_LATENT_UPDATES = 5
-GIBBS_HSGP_THIN = 4
+#: the HSGP keeps every 3rd sweep (4 before issue 40: 4 chains x 1,200 draws of every 3rd sweep still pass the verdict
+#: with bulk ESS >= 920 on seed 004 at n = 2,000, 1,630 at n = 1,000 and synth.te's 1,000 rows, and save a quarter of
+#: the sweeps; bench/bench_gp_fit_speed.py)
+GIBBS_HSGP_THIN = 3
 #: ``method="auto"`` is the Gibbs sampler where its work per kept draw, (inputs + 2) x m^3 x thin
 #: (:meth:`LatentGaussianProcess.gibbs_sweep_work`: step 2 factors one m x m matrix per slice evaluation, about 5
 #: per hyperparameter; m = rows, or basis functions + 1 for HSGP), is at most this, and ``laplace`` above it.
@@ -1032,7 +1035,7 @@ class LatentGaussianProcess(ClassifierModel):
         """
         if method != "laplace" or self.default_method_for(data) != "laplace":
             return ""
-        size = "(basis functions + 1)^3 x 4" if self.uses_hsgp(data) else "rows^3"
+        size = f"(basis functions + 1)^3 x {GIBBS_HSGP_THIN}" if self.uses_hsgp(data) else "rows^3"
         return (
             f"laplace is the gp's default on {data.n_obs} rows x {data.n_features} inputs: the Gibbs sampler's work "
             f"per draw, (inputs + 2) x {size} = {self.gibbs_sweep_work(data):.2g}, exceeds "

@@ -46,6 +46,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -421,7 +422,7 @@ def sample(
     carries = [_initial_carry(np.stack([starts[c] for c in chains_of]), mass_init) for chains_of in members]
     pieces: list[list[tuple]] = [[] for _ in range(chains)]  # per chain: (outputs, stats) of each segment
     partial = False
-    progress = _Progress(rounds * segments, enabled=progressbar)
+    progress = _Progress(rounds * segments * segment, enabled=progressbar)
     try:
         # segment-major: the rounds (more chains than devices) advance together, so an interrupt leaves every
         # chain about as long as the others
@@ -443,7 +444,7 @@ def sample(
                 outputs, stats = [np.asarray(value) for value in outputs], [np.asarray(value) for value in stats]
                 for slot, chain in enumerate(owned):
                     pieces[chain].append(([value[slot] for value in outputs], [value[slot] for value in stats]))
-                progress.advance()
+                progress.advance(segment)
     except KeyboardInterrupt:
         if not keep_partial:
             raise
@@ -515,35 +516,110 @@ def jax_block(value) -> None:
     jax.block_until_ready(value)
 
 
+#: seconds between the progress lines written where standard error is not interactive (a log file, a pipe)
+PLAIN_EVERY_S = 10.0
+
+
 def _progress_console():
-    """The console of the sampling progress bar: standard error (standard output keeps the results)."""
+    """The console of the sampling progress: standard error (standard output keeps the results)."""
     from rich.console import Console
 
     return Console(stderr=True)
 
 
 class _Progress:
-    """A rich progress bar over warm-up and sampling segments, or Gibbs sweeps (nothing when disabled).
+    """Sampling progress on standard error: a rich bar per chain (or one in all) with its rate; nothing when disabled.
 
-    It draws on standard error, and only where that is a terminal: standard output carries the results
-    (``bayesclass fit`` printed a blank line there when the bar stopped), and rich ends a bar on a file or pipe with
-    a blank line and nothing else (``bayesclass compare`` left one per fit).
+    Where standard error is interactive (a terminal, Jupyter) the bars are live and vanish when done. Elsewhere (a
+    log file, a pipe, ``python script.py 2>log``) rich draws no transient bar at all, so a plain line with every
+    chain's count and rate is written every :data:`PLAIN_EVERY_S` seconds, and one when done where any was (a run
+    shorter than that writes nothing). Standard output
+    carries the results (``bayesclass fit`` printed a blank line there when the bar stopped).
+
+    Parameters
+    ----------
+    total : int
+        Steps of each chain (or of the one task where ``chains`` is 0).
+    enabled : bool
+        False: nothing is shown (``SamplerSettings(progressbar=False)``, the CLI's ``--no-progress`` and ``-q``).
+    label : str
+        What runs.
+    chains : int, default 0
+        One task per chain ("chain 1" ...); 0: one task in all.
+    unit : str, default "steps"
+        What a step is, for the rate ("sweeps/s").
     """
 
-    def __init__(self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)") -> None:
-        self._bar = None
-        console = _progress_console() if enabled else None
-        if console is not None and console.is_terminal:
-            from rich.progress import Progress
+    def __init__(
+        self, total: int, *, enabled: bool, label: str = "NUTS (blackjax)", chains: int = 0, unit: str = "steps"
+    ) -> None:
+        self._bar: Any = None
+        self.label, self.unit, self.total = label, unit, total
+        self.names = [f"chain {index + 1}" for index in range(chains)] if chains else [label]
+        self.done = [0] * len(self.names)
+        self._tasks: list = []
+        self._first: list[tuple[float, int] | None] = [None] * len(self.names)  # (time, count) first seen moving
+        self._last = [0.0] * len(self.names)  # the time of each task's last update
+        self._start = self._printed = time.perf_counter()
+        self._lines = 0
+        self.enabled = enabled
+        if not enabled:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-            self._bar = Progress(transient=True, console=console)
-            self._task = self._bar.add_task(label, total=total)
+        console = _progress_console()
+        if console.is_interactive or console.is_jupyter:
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeRemainingColumn(),
+                transient=True,
+                console=console,
+            )
+            prefix = f"{label} " if chains else ""
+            self._tasks = [self._bar.add_task(prefix + name, total=total, rate="") for name in self.names]
             self._bar.start()
 
-    def advance(self, steps: int = 1) -> None:
+    def rate(self, index: int) -> float | None:
+        """Steps per second of task ``index`` from when it was first seen moving to its last update (None before)."""
+        first = self._first[index]
+        elapsed = self._last[index] - first[0] if first is not None else 0.0
+        return (self.done[index] - first[1]) / elapsed if first is not None and elapsed > 0 else None
+
+    def update(self, index: int, completed: int) -> None:
+        """Set task ``index`` (a chain) to ``completed`` steps."""
+        if not self.enabled or completed == self.done[index]:
+            return
+        if self._first[index] is None:
+            self._first[index] = (time.perf_counter(), self.done[index])
+        self.done[index], self._last[index] = completed, time.perf_counter()
+        rate = self.rate(index)
         if self._bar is not None:
-            self._bar.advance(self._task, steps)
+            shown = f"{rate:.0f} {self.unit}/s" if rate is not None else ""
+            self._bar.update(self._tasks[index], completed=completed, rate=shown)
+        elif time.perf_counter() - self._printed >= PLAIN_EVERY_S:  # not interactive: a plain line now and then
+            self._print()
+
+    def advance(self, steps: int = 1, index: int = 0) -> None:
+        """Advance task ``index`` by ``steps``."""
+        self.update(index, self.done[index] + steps)
+
+    def _print(self, end: str = "") -> None:
+        import sys
+
+        self._printed, self._lines = time.perf_counter(), self._lines + 1
+        parts = []
+        for index, name in enumerate(self.names):
+            rate = self.rate(index)
+            parts.append(f"{name} {self.done[index]}/{self.total}" + (f" ({rate:.0f} {self.unit}/s)" if rate else ""))
+        prefix = f"{self.label}: " if len(self.names) > 1 else ""
+        print(f"{prefix}{', '.join(parts)}{end}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
+        """Stop the bars, or write the last plain line."""
         if self._bar is not None:
             self._bar.stop()
+        elif self._lines:
+            self._print(f"; {time.perf_counter() - self._start:.1f} s")

@@ -239,6 +239,25 @@ def test_scale_move_shifts_amplitude_and_constant_and_scales_the_covariance():
     np.testing.assert_allclose(form.covariance(shifted), np.exp(0.6) * form.covariance(log_theta), rtol=1e-12)
 
 
+def test_hsgp_density_along_the_constant_is_the_full_factors():
+    """The HSGP's O(1) form along the log constant (a Schur complement of the fixed block) gives, at every constant,
+    the collapsed log density that factors the whole weights' system, log N(pseudo | 0, Phi S^2 Phi' + D) + prior
+    (each up to the same constant), to 1e-9."""
+    import bayesclass.inference.engines.gibbs as gibbs
+
+    data = seed004_gp(300, random_seed=3)
+    form = LatentGaussianProcess(approximation="hsgp", hsgp_basis=12).latent_gaussian_form(data)
+    chain = gibbs._Chain(form, np.random.default_rng(1), form.initial_log_theta(), update_hyperparameters=True)
+    rng = np.random.default_rng(2)
+    pseudo, variance = rng.normal(size=data.n_obs), rng.uniform(0.5, 4.0, data.n_obs)
+    collapsed, _, along_constant = chain._weight_densities(pseudo, variance)
+    line = along_constant(chain.log_theta)
+    for log_constant in (-4.0, -1.0, 0.0, 0.8, 2.5):
+        point = chain.log_theta.copy()
+        point[form.n_lengthscales + 1] = log_constant
+        assert line(point) == pytest.approx(collapsed(point), rel=1e-12, abs=1e-9)
+
+
 @pytest.mark.parametrize("kernel", ["exp_quad", "matern52"])
 def test_one_lengthscale_updates_give_the_log_density_of_the_full_kernel(kernel):
     """Step 2 updates the squared distances by one term when one lengthscale changes (and sums them in full
@@ -365,6 +384,58 @@ def test_chains_draw_the_same_in_processes_as_in_turn(monkeypatch):
         runs.append(sample_gibbs(form, settings=settings, random_seed=4))
     xr.testing.assert_identical(runs[0].posterior, runs[1].posterior)
     xr.testing.assert_identical(runs[0].sample_stats, runs[1].sample_stats)
+
+
+def _terminal(monkeypatch, interactive: bool) -> None:
+    """Standard error as rich sees it: a terminal (live bars) or not (a log file, a pipe), whatever runs the tests."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JPY_PARENT_PID"):
+        monkeypatch.delenv(name, raising=False)
+    if interactive:
+        monkeypatch.setenv("TTY_COMPATIBLE", "1")
+        monkeypatch.setenv("TTY_INTERACTIVE", "1")
+
+
+def test_progress_shows_one_task_per_chain_with_its_rate(monkeypatch):
+    """In a terminal each chain has its own bar (label, count of its own total, sweeps/s)."""
+    from bayesclass.inference.engines._blackjax import _Progress
+
+    _terminal(monkeypatch, interactive=True)
+    progress = _Progress(50, enabled=True, label="Gibbs", chains=3, unit="sweeps")
+    try:
+        progress.update(0, 10)
+        progress.update(0, 30)
+        progress.advance(50, 2)
+        tasks = progress._bar.tasks
+        assert [task.description for task in tasks] == ["Gibbs chain 1", "Gibbs chain 2", "Gibbs chain 3"]
+        assert [(task.completed, task.total) for task in tasks] == [(30, 50), (0, 50), (50, 50)]
+        assert tasks[0].fields["rate"].endswith(" sweeps/s") and tasks[1].fields["rate"] == ""
+    finally:
+        progress.close()
+
+
+def test_gibbs_progress_where_standard_error_is_not_a_terminal_is_plain_lines_per_chain(monkeypatch, capsys):
+    """``python script.py 2>log``: rich draws no transient bar there, so plain lines name every chain's count."""
+    import bayesclass.inference.engines._blackjax as blackjax
+
+    _terminal(monkeypatch, interactive=False)
+    monkeypatch.setattr(blackjax, "PLAIN_EVERY_S", 0.0)  # a line at every update
+    form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(20, random_seed=2))
+    sample_gibbs(form, settings=SamplerSettings(draws=150, tune=50, chains=2), random_seed=3)
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert captured.out == "" and "\x1b" not in captured.err  # no control codes in a log
+    assert lines[0].startswith("Gibbs (data augmentation): chain 1 100/200 (") and "chain 2 0/200" in lines[0]
+    assert lines[-1].startswith("Gibbs (data augmentation): chain 1 200/200 (") and "chain 2 200/200 (" in lines[-1]
+    assert lines[-1].endswith(" s") and "sweeps/s" in lines[-1]
+
+
+@pytest.mark.parametrize("interactive", [True, False])
+def test_gibbs_prints_nothing_with_the_progress_bar_off(monkeypatch, capsys, interactive):
+    """``SamplerSettings(progressbar=False)`` (the CLI's --no-progress and -q) silences the bars and the lines."""
+    _terminal(monkeypatch, interactive=interactive)
+    form = LatentGaussianProcess().latent_gaussian_form(seed004_gp(20, random_seed=2))
+    sample_gibbs(form, settings=SamplerSettings(draws=150, tune=50, chains=2, progressbar=False), random_seed=3)
+    assert capsys.readouterr() == ("", "")
 
 
 def test_thinning_keeps_every_thin_th_sweep_after_the_burn_in():
