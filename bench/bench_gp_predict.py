@@ -103,6 +103,8 @@ def agreement(fast, every) -> float:
     """The largest |fast - every-draw mean| over rows, in the fast prediction's stated MC standard errors."""
     draws = every["class_proba_draws"].isel({"class": 1}).values
     draws = draws.reshape(-1, draws.shape[-1])
+    if "monte_carlo_error" not in fast.attrs:  # every draw used (few draws): the same prediction
+        return float(np.abs(fast["class_proba"].values - every["class_proba"].values).max())
     ess = float(fast.attrs["monte_carlo_error"].split("sqrt(")[1].split(")")[0].replace(",", ""))
     gap = np.abs(fast["class_proba"].isel({"class": 1}).values - draws.mean(axis=0))
     return float((gap / np.maximum(draws.std(axis=0) / np.sqrt(ess), 1e-12)).max())
