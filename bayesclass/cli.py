@@ -1389,7 +1389,10 @@ def _predict(args: argparse.Namespace) -> None:
     point = "posterior mean over draws" if predictor.has_draws else f"{result_info(result).method} plug-in"
     selection = predictor.draw_selection
     if selection is not None and selection.step > 1:
-        point = f"posterior mean over {selection.kept:,} of {selection.total:,} draws, about their ESS; --draws all uses every one"
+        point = (
+            f"posterior mean over {selection.kept:,} of {selection.total:,} draws, about their ESS; --draws all uses "
+            "every one"
+        )
     if predictor.stack is not None:
         point = f"mixture of {len(predictor.stack.labels)} members' posterior means by {predictor.stack.method} weights"
     print(f"wrote {summary.written} predictions to {args.out}{extra} ({point})")
