@@ -9,19 +9,12 @@ import re
 import pytest
 from rich.console import Console
 
-from bayesclass.cli import main
 from bayesclass.inference import diagnose
 from bayesclass.inference import load as load_result
 from bayesclass.inference.engines import _blackjax
+from tests.bad_inputs.harness import run
 
 GP_RUN = ("--model", "gp", "--data", "seed004_gp", "--rows", "60", "--draws", "200", "--chains", "2", "--seed", "1")
-
-
-def run(*argv: str) -> int:
-    try:
-        return main(list(argv))
-    except SystemExit as exit_:  # argparse's own errors
-        return int(exit_.code)
 
 
 @pytest.fixture(scope="module")
